@@ -1,0 +1,98 @@
+#include "interception/yamldocument.h"
+
+#include <QFile>
+#include <QJsonArray>
+
+#include <yaml-cpp/yaml.h>
+
+namespace loopscope {
+
+namespace {
+
+// Scalars keep YAML's plain/quoted distinction: a quoted "5" stays a string, a plain 5 a number.
+QJsonValue scalarToJson(const YAML::Node &node) {
+    const std::string &text = node.Scalar();
+    const QString qtext = QString::fromStdString(text);
+    if (node.Tag() == "!") // explicitly quoted scalar
+        return qtext;
+    if (text == "~" || text == "null" || text == "Null" || text == "NULL" || text.empty())
+        return QJsonValue::Null;
+    if (text == "true" || text == "True" || text == "TRUE")
+        return true;
+    if (text == "false" || text == "False" || text == "FALSE")
+        return false;
+    bool isInt = false;
+    const qlonglong asInt = qtext.toLongLong(&isInt);
+    if (isInt)
+        return QJsonValue(asInt);
+    bool isDouble = false;
+    const double asDouble = qtext.toDouble(&isDouble);
+    if (isDouble)
+        return asDouble;
+    return qtext;
+}
+
+QJsonValue toJson(const YAML::Node &node, const QString &path, QHash<QString, int> &lines) {
+    lines.insert(path, node.Mark().line + 1);
+    switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+        return scalarToJson(node);
+    case YAML::NodeType::Sequence: {
+        QJsonArray array;
+        int index = 0;
+        for (const auto &child : node)
+            array.append(toJson(child, path + u'[' + QString::number(index++) + u']', lines));
+        return array;
+    }
+    case YAML::NodeType::Map: {
+        QJsonObject object;
+        for (const auto &pair : node) {
+            const QString key = QString::fromStdString(pair.first.as<std::string>());
+            const QString childPath = path.isEmpty() ? key : path + u'.' + key;
+            object.insert(key, toJson(pair.second, childPath, lines));
+        }
+        return object;
+    }
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+        return QJsonValue::Null;
+    }
+    return QJsonValue::Null;
+}
+
+} // namespace
+
+YamlDocument YamlDocument::fromText(const QByteArray &text) {
+    YamlDocument doc;
+    try { // yaml-cpp reports errors by exception; they stop here.
+        const YAML::Node root = YAML::Load(text.toStdString());
+        if (!root.IsDefined() || root.IsNull()) {
+            doc.m_root = {};
+            return doc;
+        }
+        if (!root.IsMap()) {
+            doc.m_error =
+                QStringLiteral("config root must be a mapping (line %1)").arg(root.Mark().line + 1);
+            return doc;
+        }
+        doc.m_root = toJson(root, QString(), doc.m_lines).toObject();
+    } catch (const YAML::Exception &e) {
+        doc.m_error = QStringLiteral("invalid YAML at line %1, column %2: %3")
+                          .arg(e.mark.line + 1)
+                          .arg(e.mark.column + 1)
+                          .arg(QString::fromStdString(e.msg));
+    }
+    return doc;
+}
+
+YamlDocument YamlDocument::fromFile(const QString &path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        YamlDocument doc;
+        doc.m_error = QStringLiteral("cannot read config %1: %2").arg(path, file.errorString());
+        return doc;
+    }
+    return fromText(file.readAll());
+}
+
+} // namespace loopscope

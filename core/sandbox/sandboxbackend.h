@@ -1,0 +1,41 @@
+#pragma once
+
+#include "sandbox/outcome.h"
+#include "sandbox/sandboxtypes.h"
+
+#include <QFuture>
+#include <QObject>
+#include <QStringList>
+
+namespace loopscope {
+
+// Whether a backend can serve requests on this machine, and if not, exactly what is missing.
+struct SandboxSelfTest {
+    bool available = false;
+    QStringList problems; // each names what is missing and the Debian package that fixes it
+    QStringList warnings; // e.g. "isolation disabled by configuration"
+};
+
+// Asynchronous create / run / delete of sandboxes. Futures finish on the backend's thread;
+// callers attach continuations with QFuture::then(context, ...). Failures are Outcome errors,
+// never exceptions. A backend lives on the proxy thread, owned by its parent.
+class SandboxBackend : public QObject {
+    Q_OBJECT
+public:
+    using QObject::QObject;
+    ~SandboxBackend() override = default;
+
+    // Provider name as used in sandbox_tools (`litellm_params.sandbox_provider`).
+    virtual QString provider() const = 0;
+
+    virtual QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) = 0;
+    virtual QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
+                                                  const SandboxParams &params) = 0;
+    // Resolves to true when something was deleted, false when it was already gone.
+    virtual QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
+                                          const SandboxParams &params) = 0;
+
+    virtual SandboxSelfTest selfTest() const = 0;
+};
+
+} // namespace loopscope

@@ -1,0 +1,92 @@
+#pragma once
+
+#include "sandbox/sandboxbackend.h"
+
+#include <QFuture>
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+
+#include <functional>
+#include <optional>
+
+namespace loopscope {
+
+// One cached sandbox (LiteLLM's `_container_cache` value, plus what the inspector shows).
+struct SandboxEntry {
+    QString key; // sandbox key: server-minted nonce or "<identity>:<session>"
+    SandboxHandle handle;
+    std::optional<SandboxParams> params; // captured at creation; nullopt for injected backends
+    QPointer<SandboxBackend> backend;    // who deletes it
+    std::optional<QString> identity;     // set only for session-scoped sandboxes
+    QString sessionId;                   // informational (inspector); empty when ephemeral
+    qint64 createdMs = 0;
+    qint64 lastAccessedMs = 0;
+    int runs = 0;
+
+    bool isSessionScoped() const { return identity.has_value(); }
+};
+
+enum class SandboxRemovalReason { Completed, Failed, Expired, Evicted, Deleted, Shutdown };
+
+// Produces a fresh sandbox: handle, params and backend filled in; the registry sets the rest.
+using SandboxFactory = std::function<QFuture<Outcome<SandboxEntry>>()>;
+
+// Sandboxes by key: 15-minute idle TTL refreshed on access, per-identity cap of 10 session
+// sandboxes with LRU eviction, exactly one creation per key even when requests race, and
+// idempotent deletes whose failures are reported but never propagated. Lives on the proxy thread.
+class SandboxRegistry : public QObject {
+    Q_OBJECT
+public:
+    static constexpr qint64 kIdleTtlMs = 15 * 60 * 1000;
+    static constexpr int kSessionCapPerIdentity = 10;
+
+    explicit SandboxRegistry(QObject *parent = nullptr);
+    ~SandboxRegistry() override;
+
+    // Test seam: milliseconds since the epoch. Defaults to the wall clock.
+    void setClock(std::function<qint64()> nowMs);
+    qint64 now() const;
+
+    // Cached sandbox for `key` (refreshing its last access), or a new one from `factory`.
+    // An empty key creates an uncached sandbox the caller must delete. When `identity` is set
+    // the per-identity cap applies before the new entry is stored.
+    QFuture<Outcome<SandboxEntry>> getOrCreate(const QString &key,
+                                               const std::optional<QString> &identity,
+                                               const SandboxFactory &factory,
+                                               const QString &sessionId = {});
+
+    // Runs code in the cached sandbox for `key` with its captured params; refreshes last access.
+    QFuture<Outcome<ExecutionResult>> run(const QString &key, const QString &code);
+
+    // Pops and deletes the entry for `key`; a missing key is a no-op (idempotent).
+    QFuture<void> remove(const QString &key, SandboxRemovalReason reason);
+    // Deletes a sandbox that is not (or no longer) cached; errors are reported, never raised.
+    QFuture<void> deleteSandbox(const SandboxEntry &entry, SandboxRemovalReason reason);
+    // Pops and deletes every entry idle for longer than the TTL.
+    QFuture<void> pruneExpired();
+    // Deletes everything (app shutdown).
+    QFuture<void> removeAll(SandboxRemovalReason reason = SandboxRemovalReason::Shutdown);
+
+    bool contains(const QString &key) const;
+    std::optional<SandboxEntry> entry(const QString &key) const;
+    std::optional<SandboxEntry> entryByContainerId(const QString &containerId) const;
+    QList<SandboxEntry> entries() const;
+    int size() const;
+    // Test seam mirroring LiteLLM tests that age cache entries by hand.
+    void setLastAccessed(const QString &key, qint64 ms);
+
+signals:
+    void sandboxCreated(const loopscope::SandboxEntry &entry);
+    void sandboxReused(const loopscope::SandboxEntry &entry);
+    void sandboxRemoved(const loopscope::SandboxEntry &entry,
+                        loopscope::SandboxRemovalReason reason);
+    void sandboxRemoveFailed(const loopscope::SandboxEntry &entry, const QString &error);
+
+private:
+    // Implementation owns: entries by key, pending creations by key (shared future), clock.
+    struct Private;
+    std::unique_ptr<Private> d;
+};
+
+} // namespace loopscope
