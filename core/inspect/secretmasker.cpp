@@ -1,0 +1,63 @@
+#include "inspect/secretmasker.h"
+
+#include <QJsonArray>
+
+namespace loopscope {
+
+namespace {
+
+QJsonValue maskValue(const QJsonValue &value);
+
+QJsonArray maskArray(const QJsonArray &array) {
+    QJsonArray out;
+    for (const QJsonValue &v : array)
+        out.append(maskValue(v));
+    return out;
+}
+
+QJsonValue maskValue(const QJsonValue &value) {
+    if (value.isObject())
+        return SecretMasker::maskJson(value.toObject());
+    if (value.isArray())
+        return maskArray(value.toArray());
+    return value;
+}
+
+} // namespace
+
+QString SecretMasker::mask(const QString &secret) {
+    const QChar ellipsis(0x2026);
+    if (secret.size() < 8)
+        return QString(ellipsis);
+    return ellipsis + secret.right(4);
+}
+
+QString SecretMasker::maskAuthorization(const QString &headerValue) {
+    const qsizetype space = headerValue.indexOf(u' ');
+    if (space < 0)
+        return mask(headerValue);
+    return headerValue.left(space + 1) + mask(headerValue.mid(space + 1).trimmed());
+}
+
+bool SecretMasker::isSecretKey(const QString &key) {
+    const QString k = key.toLower();
+    return k == QLatin1String("api_key") || k == QLatin1String("apikey") ||
+           k == QLatin1String("authorization") || k == QLatin1String("x-api-key") ||
+           k == QLatin1String("master_key") || k == QLatin1String("token") ||
+           k == QLatin1String("access_token") || k == QLatin1String("x-access-token") ||
+           k.endsWith(QLatin1String("_api_key")) || k.endsWith(QLatin1String("accesstoken")) ||
+           k == QLatin1String("user_api_key_hash");
+}
+
+QJsonObject SecretMasker::maskJson(const QJsonObject &object) {
+    QJsonObject out;
+    for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
+        if (isSecretKey(it.key()) && it.value().isString())
+            out.insert(it.key(), mask(it.value().toString()));
+        else
+            out.insert(it.key(), maskValue(it.value()));
+    }
+    return out;
+}
+
+} // namespace loopscope

@@ -1,0 +1,53 @@
+#include "inspect/secretmasker.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+using loopscope::SecretMasker;
+
+class TestSecretMasker : public QObject {
+    Q_OBJECT
+private slots:
+    void mask_data() {
+        QTest::addColumn<QString>("secret");
+        QTest::addColumn<QString>("expected");
+        const QChar e(0x2026);
+        QTest::newRow("long key") << QStringLiteral("sk-proj-abcdef123456")
+                                  << e + QStringLiteral("3456");
+        QTest::newRow("exactly eight") << QStringLiteral("abcd9876") << e + QStringLiteral("9876");
+        QTest::newRow("short key hides everything") << QStringLiteral("abc1234") << QString(e);
+        QTest::newRow("empty") << QString() << QString(e);
+    }
+    void mask() {
+        QFETCH(QString, secret);
+        QFETCH(QString, expected);
+        QCOMPARE(SecretMasker::mask(secret), expected);
+    }
+
+    void keepsAuthorizationScheme() {
+        QCOMPARE(SecretMasker::maskAuthorization(QStringLiteral("Bearer sk-test-00001111")),
+                 QStringLiteral("Bearer ") + QChar(0x2026) + QStringLiteral("1111"));
+    }
+
+    void masksNestedSecretFields() {
+        const QJsonObject in{
+            {QStringLiteral("model"), QStringLiteral("gpt-5")},
+            {QStringLiteral("api_key"), QStringLiteral("sk-secret-value-9999")},
+            {QStringLiteral("nested"),
+             QJsonObject{{QStringLiteral("Authorization"), QStringLiteral("Bearer-xyz-8888")}}},
+            {QStringLiteral("list"), QJsonArray{QJsonObject{{QStringLiteral("openai_api_key"),
+                                                             QStringLiteral("k-77776666")}}}},
+        };
+        const QJsonObject out = SecretMasker::maskJson(in);
+        const QByteArray text = QJsonDocument(out).toJson(QJsonDocument::Compact);
+        QVERIFY(!text.contains("sk-secret-value"));
+        QVERIFY(!text.contains("Bearer-xyz"));
+        QVERIFY(!text.contains("k-7777"));
+        QVERIFY(text.contains("9999"));
+        QCOMPARE(out.value(QStringLiteral("model")).toString(), QStringLiteral("gpt-5"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSecretMasker)
+#include "tst_secretmasker.moc"
