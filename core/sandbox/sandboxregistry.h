@@ -8,6 +8,7 @@
 #include <QPointer>
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace loopscope {
@@ -84,6 +85,9 @@ signals:
     void sandboxRemoveFailed(const loopscope::SandboxEntry &entry, const QString &error);
 
 private:
+    // Evicts the least recently used session sandboxes of `identity` until one more fits.
+    void enforceCap(const QString &identity);
+
     // Implementation owns: entries by key, pending creations by key (shared future), clock.
     struct Private;
     std::unique_ptr<Private> d;

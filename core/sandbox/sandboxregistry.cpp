@@ -1,0 +1,352 @@
+#include "sandbox/sandboxregistry.h"
+
+#include <QDateTime>
+#include <QFutureWatcher>
+#include <QMutex>
+#include <QPromise>
+
+#include <algorithm>
+#include <memory>
+
+namespace loopscope {
+
+namespace {
+
+// Calls `onFinished(future)` on `owner`'s thread once `future` finishes (also when cancelled),
+// and never after `owner` is gone. QFuture::then(context, ...) is not used here: in Qt 6.4 it
+// asserts when the context dies first, and the registry must be destroyable with work pending.
+template<class T, class F>
+QFutureWatcher<T> *watchFuture(const QFuture<T> &future, QObject *owner, F onFinished) {
+    auto *watcher = new QFutureWatcher<T>(owner);
+    QObject::connect(watcher, &QFutureWatcherBase::finished, owner,
+                     [watcher, onFinished = std::move(onFinished)]() mutable {
+                         onFinished(watcher->future());
+                         watcher->deleteLater();
+                     });
+    watcher->setFuture(future);
+    return watcher;
+}
+
+QFuture<void> joinAll(const QList<QFuture<void>> &futures) {
+    if (futures.isEmpty())
+        return QtFuture::makeReadyFuture();
+    // Finishes when the last one does. Synchronous continuations (no context object): they only
+    // count down, so they are safe on whichever thread finishes each future.
+    struct Join {
+        QPromise<void> promise;
+        int remaining = 0;
+        QMutex mutex;
+    };
+    auto join = std::make_shared<Join>();
+    join->remaining = int(futures.size());
+    join->promise.start();
+    const QFuture<void> done = join->promise.future();
+    for (QFuture<void> future : futures) {
+        const auto countDown = [join] {
+            QMutexLocker lock(&join->mutex);
+            if (--join->remaining == 0)
+                join->promise.finish();
+        };
+        future.then(countDown).onCanceled(countDown);
+    }
+    return done;
+}
+
+QFuture<Outcome<SandboxEntry>> readyFailure(const QString &message) {
+    return QtFuture::makeReadyFuture(Outcome<SandboxEntry>::failure(message));
+}
+
+} // namespace
+
+struct SandboxRegistry::Private {
+    // One creation in flight. Waiters share `promise`'s future, so a key is created once.
+    struct Inflight {
+        QString key;
+        std::optional<QString> identity;
+        QString sessionId;
+        QFuture<Outcome<SandboxEntry>> factoryFuture;
+        std::shared_ptr<QPromise<Outcome<SandboxEntry>>> promise;
+        QFutureWatcherBase *watcher = nullptr;
+        bool discard = false; // removed/shut down meanwhile: delete the sandbox on arrival
+    };
+
+    QHash<QString, SandboxEntry> entries;
+    QHash<QString, quint64> accessSeq; // LRU tie-break when clocks report equal times
+    quint64 nextAccessSeq = 0;
+    QHash<quint64, Inflight> inflight;
+    QHash<QString, quint64> inflightByKey; // non-empty keys only
+    quint64 nextInflightId = 0;
+    std::function<qint64()> clock;
+
+    void touch(const QString &key) { accessSeq.insert(key, ++nextAccessSeq); }
+};
+
+SandboxRegistry::SandboxRegistry(QObject *parent)
+    : QObject(parent)
+    , d(std::make_unique<Private>()) {
+    d->clock = [] { return QDateTime::currentMSecsSinceEpoch(); };
+}
+
+SandboxRegistry::~SandboxRegistry() {
+    // Creations still in flight: stop watching, fail the waiters, and make sure a sandbox that
+    // arrives later is deleted rather than leaked.
+    for (auto &in : d->inflight) {
+        delete in.watcher;
+        in.factoryFuture.then([](const Outcome<SandboxEntry> &created) {
+            if (!created.ok() || !created.value.backend)
+                return;
+            const QPointer<SandboxBackend> backend = created.value.backend;
+            const SandboxEntry entry = created.value;
+            QMetaObject::invokeMethod(backend.data(), [backend, entry] {
+                if (backend)
+                    backend->remove(entry.handle, entry.params.value_or(SandboxParams{}));
+            });
+        });
+        in.promise->addResult(
+            Outcome<SandboxEntry>::failure(QStringLiteral("sandbox registry shut down")));
+        in.promise->finish();
+    }
+    // Cached sandboxes whose backend still exists are deleted fire-and-forget; the app calls
+    // removeAll() first to wait for them, this only guards against leaks.
+    for (const SandboxEntry &entry : std::as_const(d->entries)) {
+        if (entry.backend)
+            entry.backend->remove(entry.handle, entry.params.value_or(SandboxParams{}));
+    }
+}
+
+void SandboxRegistry::setClock(std::function<qint64()> nowMs) {
+    d->clock = nowMs ? std::move(nowMs) : [] { return QDateTime::currentMSecsSinceEpoch(); };
+}
+
+qint64 SandboxRegistry::now() const {
+    return d->clock();
+}
+
+QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
+                                                            const std::optional<QString> &identity,
+                                                            const SandboxFactory &factory,
+                                                            const QString &sessionId) {
+    if (!key.isEmpty()) {
+        auto it = d->entries.find(key);
+        if (it != d->entries.end()) {
+            it->lastAccessedMs = now();
+            d->touch(key);
+            const SandboxEntry entry = *it;
+            emit sandboxReused(entry);
+            return QtFuture::makeReadyFuture(Outcome<SandboxEntry>::success(entry));
+        }
+        // Same key already being created: share that creation instead of racing it.
+        const auto pending = d->inflightByKey.constFind(key);
+        if (pending != d->inflightByKey.constEnd())
+            return d->inflight.value(*pending).promise->future();
+    }
+    if (!factory)
+        return readyFailure(QStringLiteral("no sandbox factory configured"));
+
+    const quint64 id = ++d->nextInflightId;
+    Private::Inflight in;
+    in.key = key;
+    in.identity = identity;
+    in.sessionId = sessionId;
+    in.promise = std::make_shared<QPromise<Outcome<SandboxEntry>>>();
+    in.promise->start();
+    const QFuture<Outcome<SandboxEntry>> result = in.promise->future();
+    // Registered before the factory runs so a re-entrant getOrCreate for this key joins it.
+    d->inflight.insert(id, in);
+    if (!key.isEmpty())
+        d->inflightByKey.insert(key, id);
+
+    const QFuture<Outcome<SandboxEntry>> created = factory();
+    auto it = d->inflight.find(id);
+    if (it == d->inflight.end()) // cannot happen: only finishCreation erases, from the watcher
+        return result;
+    it->factoryFuture = created;
+    it->watcher = watchFuture(created, this, [this, id](const QFuture<Outcome<SandboxEntry>> &f) {
+        Private::Inflight done = d->inflight.take(id);
+        if (!done.key.isEmpty() && d->inflightByKey.value(done.key) == id)
+            d->inflightByKey.remove(done.key);
+
+        Outcome<SandboxEntry> outcome =
+            (f.isCanceled() || f.resultCount() == 0)
+                ? Outcome<SandboxEntry>::failure(QStringLiteral("sandbox creation was cancelled"))
+                : f.result();
+        if (outcome.ok()) {
+            SandboxEntry &entry = outcome.value;
+            entry.key = done.key;
+            entry.identity = done.identity;
+            entry.sessionId = done.sessionId;
+            entry.createdMs = entry.lastAccessedMs = now();
+            entry.runs = 0;
+            if (done.discard) {
+                // Removed (or shut down) while being created: never hand it out.
+                deleteSandbox(entry, SandboxRemovalReason::Deleted);
+                outcome = Outcome<SandboxEntry>::failure(
+                    QStringLiteral("sandbox was removed before its creation finished"));
+            } else {
+                if (!entry.key.isEmpty()) {
+                    if (entry.identity)
+                        enforceCap(*entry.identity);
+                    d->entries.insert(entry.key, entry);
+                    d->touch(entry.key);
+                }
+                emit sandboxCreated(entry);
+            }
+        }
+        done.promise->addResult(outcome);
+        done.promise->finish();
+    });
+    return result;
+}
+
+void SandboxRegistry::enforceCap(const QString &identity) {
+    // LiteLLM's per-identity LRU: only session-scoped entries of this identity count.
+    for (;;) {
+        QString oldestKey;
+        qint64 oldestMs = 0;
+        quint64 oldestSeq = 0;
+        int count = 0;
+        for (auto it = d->entries.cbegin(); it != d->entries.cend(); ++it) {
+            if (it->identity != identity)
+                continue;
+            ++count;
+            const quint64 seq = d->accessSeq.value(it.key());
+            if (oldestKey.isEmpty() || it->lastAccessedMs < oldestMs ||
+                (it->lastAccessedMs == oldestMs && seq < oldestSeq)) {
+                oldestKey = it.key();
+                oldestMs = it->lastAccessedMs;
+                oldestSeq = seq;
+            }
+        }
+        if (count < kSessionCapPerIdentity)
+            return;
+        remove(oldestKey, SandboxRemovalReason::Evicted);
+    }
+}
+
+QFuture<Outcome<ExecutionResult>> SandboxRegistry::run(const QString &key, const QString &code) {
+    auto it = d->entries.find(key);
+    if (key.isEmpty() || it == d->entries.end())
+        return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(
+            QStringLiteral("no cached sandbox for this sandbox key")));
+    if (!it->backend)
+        return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(
+            QStringLiteral("the backend of this sandbox no longer exists")));
+    ++it->runs;
+    it->lastAccessedMs = now();
+    d->touch(key);
+    // Captured params only: a reloaded sandbox_tools registry never re-targets a live sandbox.
+    return it->backend->run(it->handle, code, it->params.value_or(SandboxParams{}));
+}
+
+QFuture<void> SandboxRegistry::remove(const QString &key, SandboxRemovalReason reason) {
+    if (key.isEmpty())
+        return QtFuture::makeReadyFuture();
+    const auto pending = d->inflightByKey.constFind(key);
+    if (pending != d->inflightByKey.constEnd()) {
+        // Still being created: its waiters get an error and the sandbox is deleted on arrival;
+        // a later getOrCreate for this key starts afresh.
+        d->inflight[*pending].discard = true;
+        d->inflightByKey.erase(pending);
+    }
+    auto it = d->entries.find(key);
+    if (it == d->entries.end())
+        return QtFuture::makeReadyFuture();
+    const SandboxEntry entry = *it;
+    d->entries.erase(it);
+    d->accessSeq.remove(key);
+    return deleteSandbox(entry, reason);
+}
+
+QFuture<void> SandboxRegistry::deleteSandbox(const SandboxEntry &entry,
+                                             SandboxRemovalReason reason) {
+    const auto reportFailure = [this, entry](const QString &error) {
+        qWarning("sandbox %s: delete failed (ignored): %s", qUtf8Printable(entry.handle.id),
+                 qUtf8Printable(error));
+        emit sandboxRemoveFailed(entry, error);
+    };
+    if (!entry.backend) {
+        reportFailure(QStringLiteral("the backend of this sandbox no longer exists"));
+        return QtFuture::makeReadyFuture();
+    }
+    auto promise = std::make_shared<QPromise<void>>();
+    promise->start();
+    const QFuture<void> done = promise->future();
+    const QFuture<Outcome<bool>> removal =
+        entry.backend->remove(entry.handle, entry.params.value_or(SandboxParams{}));
+    watchFuture(removal, this,
+                [this, entry, reason, reportFailure, promise](const QFuture<Outcome<bool>> &f) {
+                    if (f.isCanceled() || f.resultCount() == 0)
+                        reportFailure(QStringLiteral("sandbox delete was cancelled"));
+                    else if (const Outcome<bool> outcome = f.result(); !outcome.ok())
+                        reportFailure(outcome.error);
+                    else
+                        emit sandboxRemoved(entry, reason);
+                    promise->finish();
+                });
+    return done;
+}
+
+QFuture<void> SandboxRegistry::pruneExpired() {
+    const qint64 current = now();
+    QStringList expired;
+    for (auto it = d->entries.cbegin(); it != d->entries.cend(); ++it) {
+        if (current - it->lastAccessedMs > kIdleTtlMs)
+            expired.append(it.key());
+    }
+    QList<QFuture<void>> deletions;
+    for (const QString &key : std::as_const(expired))
+        deletions.append(remove(key, SandboxRemovalReason::Expired));
+    return joinAll(deletions);
+}
+
+QFuture<void> SandboxRegistry::removeAll(SandboxRemovalReason reason) {
+    for (auto &in : d->inflight)
+        in.discard = true;
+    d->inflightByKey.clear();
+    const QStringList keys = d->entries.keys();
+    QList<QFuture<void>> deletions;
+    for (const QString &key : keys)
+        deletions.append(remove(key, reason));
+    return joinAll(deletions);
+}
+
+bool SandboxRegistry::contains(const QString &key) const {
+    return d->entries.contains(key);
+}
+
+std::optional<SandboxEntry> SandboxRegistry::entry(const QString &key) const {
+    const auto it = d->entries.constFind(key);
+    if (it == d->entries.constEnd())
+        return std::nullopt;
+    return *it;
+}
+
+std::optional<SandboxEntry> SandboxRegistry::entryByContainerId(const QString &containerId) const {
+    if (containerId.isEmpty())
+        return std::nullopt;
+    for (const SandboxEntry &entry : std::as_const(d->entries)) {
+        if (entry.handle.id == containerId)
+            return entry;
+    }
+    return std::nullopt;
+}
+
+QList<SandboxEntry> SandboxRegistry::entries() const {
+    QList<SandboxEntry> list = d->entries.values();
+    std::sort(list.begin(), list.end(), [](const SandboxEntry &a, const SandboxEntry &b) {
+        return a.createdMs != b.createdMs ? a.createdMs < b.createdMs : a.key < b.key;
+    });
+    return list;
+}
+
+int SandboxRegistry::size() const {
+    return int(d->entries.size());
+}
+
+void SandboxRegistry::setLastAccessed(const QString &key, qint64 ms) {
+    auto it = d->entries.find(key);
+    if (it != d->entries.end())
+        it->lastAccessedMs = ms;
+}
+
+} // namespace loopscope

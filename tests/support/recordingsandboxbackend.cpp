@@ -1,0 +1,99 @@
+#include "support/recordingsandboxbackend.h"
+
+namespace loopscope {
+
+RecordingSandboxBackend::RecordingSandboxBackend(QObject *parent)
+    : SandboxBackend(parent) {}
+
+RecordingSandboxBackend::~RecordingSandboxBackend() {
+    // Unfinished promises would leave waiters hanging; fail them instead.
+    for (const auto &promise : m_pending) {
+        promise->addResult(
+            Outcome<SandboxHandle>::failure(QStringLiteral("test backend destroyed")));
+        promise->finish();
+    }
+}
+
+Outcome<SandboxHandle> RecordingSandboxBackend::makeCreateOutcome() {
+    if (failCreate)
+        return Outcome<SandboxHandle>::failure(createError);
+    SandboxHandle handle;
+    handle.id = uniqueIds ? handleId + u'_' + QString::number(++m_nextId) : handleId;
+    handle.provider = providerName;
+    liveIds.insert(handle.id);
+    return Outcome<SandboxHandle>::success(handle);
+}
+
+QFuture<Outcome<SandboxHandle>> RecordingSandboxBackend::create(const SandboxParams &params) {
+    createCalls.append({params});
+    if (deferCreates) {
+        auto promise = std::make_shared<QPromise<Outcome<SandboxHandle>>>();
+        promise->start();
+        m_pending.push_back(promise);
+        return promise->future();
+    }
+    return QtFuture::makeReadyFuture(makeCreateOutcome());
+}
+
+int RecordingSandboxBackend::completePendingCreates() {
+    // Swap first: finishing a promise may run code that creates again.
+    auto pending = std::move(m_pending);
+    m_pending.clear();
+    for (const auto &promise : pending) {
+        promise->addResult(makeCreateOutcome());
+        promise->finish();
+    }
+    return int(pending.size());
+}
+
+QFuture<Outcome<ExecutionResult>> RecordingSandboxBackend::run(const SandboxHandle &sandbox,
+                                                               const QString &code,
+                                                               const SandboxParams &params) {
+    runCalls.append({sandbox, code, params});
+    if (failRun)
+        return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(runError));
+    ExecutionResult result;
+    result.stdoutText = stdoutText;
+    result.stderrText = stderrText;
+    result.error = executionError;
+    result.executionCount = ++m_runsPerSandbox[sandbox.id];
+    return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::success(result));
+}
+
+QFuture<Outcome<bool>> RecordingSandboxBackend::remove(const SandboxHandle &sandbox,
+                                                       const SandboxParams &params) {
+    removeCalls.append({sandbox, params});
+    if (failRemove)
+        return QtFuture::makeReadyFuture(Outcome<bool>::failure(removeError));
+    const bool existed = liveIds.remove(sandbox.id);
+    return QtFuture::makeReadyFuture(Outcome<bool>::success(existed));
+}
+
+SandboxSelfTest RecordingSandboxBackend::selfTest() const {
+    SandboxSelfTest result;
+    result.available = true;
+    return result;
+}
+
+SandboxFactory RecordingSandboxBackend::factory(std::optional<SandboxParams> params) {
+    QPointer<RecordingSandboxBackend> self(this);
+    return [self, params]() -> QFuture<Outcome<SandboxEntry>> {
+        if (!self)
+            return QtFuture::makeReadyFuture(
+                Outcome<SandboxEntry>::failure(QStringLiteral("test backend destroyed")));
+        // Synchronous continuation: the handle future finishes on this thread, and a context
+        // object would not outlive a destroyed backend safely in Qt 6.4.
+        return self->create(params.value_or(SandboxParams{}))
+            .then([self, params](const Outcome<SandboxHandle> &created) {
+                if (!created.ok())
+                    return Outcome<SandboxEntry>::failure(created.error);
+                SandboxEntry entry;
+                entry.handle = created.value;
+                entry.params = params;
+                entry.backend = self.data();
+                return Outcome<SandboxEntry>::success(entry);
+            });
+    };
+}
+
+} // namespace loopscope
