@@ -1,0 +1,554 @@
+#include "sandbox/sandboxregistry.h"
+#include "support/futurewait.h"
+#include "support/recordingsandboxbackend.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+#include <memory>
+
+using namespace loopscope;
+
+Q_DECLARE_METATYPE(loopscope::SandboxRemovalReason)
+
+namespace {
+
+// A manual clock: tests move time instead of sleeping 15 minutes.
+struct FakeClock {
+    std::shared_ptr<qint64> ms = std::make_shared<qint64>(1'700'000'000'000);
+    std::function<qint64()> fn() const {
+        return [ms = ms] { return *ms; };
+    }
+    void advance(qint64 delta) { *ms += delta; }
+    qint64 now() const { return *ms; }
+};
+
+SandboxParams e2bParams() {
+    return {QStringLiteral("e2b"), QStringLiteral("e2b_secret_1234"),
+            QStringLiteral("https://api.e2b.example")};
+}
+
+} // namespace
+
+class TestSandboxRegistry : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init() {
+        backend = std::make_unique<RecordingSandboxBackend>();
+        backend->uniqueIds = true;
+        registry = std::make_unique<SandboxRegistry>();
+        clock = FakeClock{};
+        registry->setClock(clock.fn());
+    }
+    void cleanup() {
+        registry.reset();
+        backend.reset();
+    }
+
+    void reuseByKeyCreatesOnce() {
+        QSignalSpy created(registry.get(), &SandboxRegistry::sandboxCreated);
+        QSignalSpy reused(registry.get(), &SandboxRegistry::sandboxReused);
+        const auto first = awaitFuture(registry->getOrCreate(QStringLiteral("k1"), std::nullopt,
+                                                             backend->factory(e2bParams())));
+        QVERIFY2(first.ok(), qPrintable(first.error));
+        clock.advance(5000);
+        const auto second = awaitFuture(registry->getOrCreate(QStringLiteral("k1"), std::nullopt,
+                                                              backend->factory(e2bParams())));
+        QVERIFY2(second.ok(), qPrintable(second.error));
+        QCOMPARE(backend->createCount(), 1);
+        QCOMPARE(second.value.handle, first.value.handle);
+        QCOMPARE(second.value.createdMs, first.value.createdMs);
+        QCOMPARE(second.value.lastAccessedMs, clock.now());
+        QCOMPARE(registry->entry(QStringLiteral("k1"))->lastAccessedMs, clock.now());
+        QCOMPARE(created.count(), 1);
+        QCOMPARE(reused.count(), 1);
+        QCOMPARE(registry->size(), 1);
+    }
+
+    void reuseKeepsOriginalIdentity() {
+        awaitFuture(registry->getOrCreate(QStringLiteral("alice:s1"), QStringLiteral("alice"),
+                                          backend->factory(), QStringLiteral("s1")));
+        const auto again = awaitFuture(registry->getOrCreate(
+            QStringLiteral("alice:s1"), QStringLiteral("mallory"), backend->factory()));
+        QVERIFY(again.ok());
+        QCOMPARE(again.value.identity, std::optional<QString>(QStringLiteral("alice")));
+        QCOMPARE(again.value.sessionId, QStringLiteral("s1"));
+        QCOMPARE(backend->createCount(), 1);
+    }
+
+    void distinctKeysGetDistinctSandboxes() {
+        const auto a = awaitFuture(
+            registry->getOrCreate(QStringLiteral("a"), std::nullopt, backend->factory()));
+        const auto b = awaitFuture(
+            registry->getOrCreate(QStringLiteral("b"), std::nullopt, backend->factory()));
+        QVERIFY(a.ok() && b.ok());
+        QCOMPARE(backend->createCount(), 2);
+        QVERIFY(a.value.handle.id != b.value.handle.id);
+        QCOMPARE(registry->size(), 2);
+        QCOMPARE(registry->entry(QStringLiteral("a"))->handle, a.value.handle);
+        QCOMPARE(registry->entry(QStringLiteral("b"))->handle, b.value.handle);
+    }
+
+    void emptyKeyIsNotCached() {
+        QSignalSpy created(registry.get(), &SandboxRegistry::sandboxCreated);
+        const auto one =
+            awaitFuture(registry->getOrCreate(QString(), std::nullopt, backend->factory()));
+        const auto two =
+            awaitFuture(registry->getOrCreate(QString(), std::nullopt, backend->factory()));
+        QVERIFY(one.ok() && two.ok());
+        QVERIFY(one.value.handle.isValid());
+        QCOMPARE(backend->createCount(), 2);
+        QCOMPARE(registry->size(), 0);
+        QVERIFY(!registry->contains(QString()));
+        QCOMPARE(created.count(), 2);
+        // The caller owns it: deleteSandbox reaches the backend.
+        awaitFuture(registry->deleteSandbox(one.value, SandboxRemovalReason::Completed));
+        QCOMPARE(backend->removeCount(), 1);
+        QCOMPARE(backend->removeCalls.first().handle, one.value.handle);
+        QVERIFY(!backend->liveIds.contains(one.value.handle.id));
+    }
+
+    void pruneDeletesExpiredSandbox_data() {
+        QTest::addColumn<qint64>("idleMs");
+        QTest::addColumn<bool>("expired");
+        QTest::newRow("fresh") << qint64(0) << false;
+        QTest::newRow("one minute") << qint64(60'000) << false;
+        QTest::newRow("exactly ttl") << SandboxRegistry::kIdleTtlMs << false;
+        QTest::newRow("ttl + 1 ms") << SandboxRegistry::kIdleTtlMs + 1 << true;
+        QTest::newRow("one hour") << qint64(3'600'000) << true;
+    }
+    void pruneDeletesExpiredSandbox() {
+        QFETCH(qint64, idleMs);
+        QFETCH(bool, expired);
+        QSignalSpy removed(registry.get(), &SandboxRegistry::sandboxRemoved);
+        const auto made = awaitFuture(registry->getOrCreate(
+            QStringLiteral("s"), QStringLiteral("alice"), backend->factory(e2bParams())));
+        QVERIFY(made.ok());
+        clock.advance(idleMs);
+        awaitFuture(registry->pruneExpired());
+        QCOMPARE(registry->contains(QStringLiteral("s")), !expired);
+        QCOMPARE(backend->removeCount(), expired ? 1 : 0);
+        QCOMPARE(removed.count(), expired ? 1 : 0);
+        if (expired) {
+            QCOMPARE(backend->removeCalls.first().handle, made.value.handle);
+            QCOMPARE(backend->removeCalls.first().params, e2bParams());
+            QCOMPARE(removed.first().at(1).value<SandboxRemovalReason>(),
+                     SandboxRemovalReason::Expired);
+            QVERIFY(backend->liveIds.isEmpty());
+        }
+    }
+
+    void accessRefreshesTtl_data() {
+        QTest::addColumn<bool>("viaRun");
+        QTest::newRow("getOrCreate") << false;
+        QTest::newRow("run") << true;
+    }
+    void accessRefreshesTtl() {
+        QFETCH(bool, viaRun);
+        awaitFuture(registry->getOrCreate(QStringLiteral("s"), std::nullopt, backend->factory()));
+        clock.advance(SandboxRegistry::kIdleTtlMs - 1000);
+        if (viaRun) {
+            QVERIFY(awaitFuture(registry->run(QStringLiteral("s"), QStringLiteral("1"))).ok());
+        } else {
+            QVERIFY(awaitFuture(registry->getOrCreate(QStringLiteral("s"), std::nullopt,
+                                                      backend->factory()))
+                        .ok());
+        }
+        clock.advance(2000); // 1 s past the creation's TTL, 2 s after the access
+        awaitFuture(registry->pruneExpired());
+        QVERIFY(registry->contains(QStringLiteral("s")));
+        QCOMPARE(backend->removeCount(), 0);
+        clock.advance(SandboxRegistry::kIdleTtlMs);
+        awaitFuture(registry->pruneExpired());
+        QVERIFY(!registry->contains(QStringLiteral("s")));
+        QCOMPARE(backend->removeCount(), 1);
+    }
+
+    void pruneOnlyTouchesExpiredEntries() {
+        awaitFuture(registry->getOrCreate(QStringLiteral("old"), std::nullopt, backend->factory()));
+        awaitFuture(registry->getOrCreate(QStringLiteral("new"), std::nullopt, backend->factory()));
+        registry->setLastAccessed(QStringLiteral("old"),
+                                  clock.now() - SandboxRegistry::kIdleTtlMs - 1);
+        const QString oldId = registry->entry(QStringLiteral("old"))->handle.id;
+        awaitFuture(registry->pruneExpired());
+        QVERIFY(!registry->contains(QStringLiteral("old")));
+        QVERIFY(registry->contains(QStringLiteral("new")));
+        QCOMPARE(backend->removeCount(), 1);
+        QCOMPARE(backend->removeCalls.first().handle.id, oldId);
+    }
+
+    void lruCapEvictsLeastRecentlyUsed() {
+        QSignalSpy removed(registry.get(), &SandboxRegistry::sandboxRemoved);
+        QStringList ids;
+        for (int i = 0; i < SandboxRegistry::kSessionCapPerIdentity; ++i) {
+            const auto made = awaitFuture(
+                registry->getOrCreate(QStringLiteral("alice:s%1").arg(i), QStringLiteral("alice"),
+                                      backend->factory(), QStringLiteral("s%1").arg(i)));
+            QVERIFY(made.ok());
+            ids.append(made.value.handle.id);
+            clock.advance(1000);
+        }
+        QCOMPARE(backend->removeCount(), 0);
+        // Touch s0 so s1 becomes the least recently used.
+        QVERIFY(awaitFuture(registry->run(QStringLiteral("alice:s0"), QStringLiteral("x"))).ok());
+        clock.advance(1000);
+        const auto eleventh = awaitFuture(registry->getOrCreate(
+            QStringLiteral("alice:s10"), QStringLiteral("alice"), backend->factory()));
+        QVERIFY(eleventh.ok());
+        QCOMPARE(registry->size(), SandboxRegistry::kSessionCapPerIdentity);
+        QVERIFY(!registry->contains(QStringLiteral("alice:s1")));
+        QVERIFY(registry->contains(QStringLiteral("alice:s0")));
+        QVERIFY(registry->contains(QStringLiteral("alice:s10")));
+        QCOMPARE(backend->removeCount(), 1);
+        QCOMPARE(backend->removeCalls.first().handle.id, ids.at(1));
+        QCOMPARE(removed.count(), 1);
+        QCOMPARE(removed.first().at(1).value<SandboxRemovalReason>(),
+                 SandboxRemovalReason::Evicted);
+    }
+
+    void lruTieBreakUsesAccessOrder() {
+        // A frozen clock: equal timestamps still evict the least recently touched entry.
+        for (int i = 0; i < SandboxRegistry::kSessionCapPerIdentity; ++i)
+            awaitFuture(registry->getOrCreate(QStringLiteral("k%1").arg(i), QStringLiteral("alice"),
+                                              backend->factory()));
+        awaitFuture(registry->getOrCreate(QStringLiteral("k0"), QStringLiteral("alice"),
+                                          backend->factory()));
+        awaitFuture(registry->getOrCreate(QStringLiteral("k10"), QStringLiteral("alice"),
+                                          backend->factory()));
+        QVERIFY(registry->contains(QStringLiteral("k0")));
+        QVERIFY(!registry->contains(QStringLiteral("k1")));
+    }
+
+    void nonSessionEntriesNeverCountTowardCap() {
+        for (int i = 0; i < 15; ++i)
+            awaitFuture(registry->getOrCreate(QStringLiteral("nonce%1").arg(i), std::nullopt,
+                                              backend->factory()));
+        for (int i = 0; i < SandboxRegistry::kSessionCapPerIdentity; ++i) {
+            clock.advance(10);
+            awaitFuture(registry->getOrCreate(QStringLiteral("alice:s%1").arg(i),
+                                              QStringLiteral("alice"), backend->factory()));
+        }
+        QCOMPARE(backend->removeCount(), 0);
+        QCOMPARE(registry->size(), 25);
+        clock.advance(10);
+        awaitFuture(registry->getOrCreate(QStringLiteral("alice:s10"), QStringLiteral("alice"),
+                                          backend->factory()));
+        QCOMPARE(backend->removeCount(), 1);
+        QVERIFY(!registry->contains(QStringLiteral("alice:s0")));
+        for (int i = 0; i < 15; ++i)
+            QVERIFY(registry->contains(QStringLiteral("nonce%1").arg(i)));
+    }
+
+    void identitiesHaveSeparateCaps_data() {
+        QTest::addColumn<QString>("other");
+        QTest::newRow("bob") << QStringLiteral("bob");
+        // No API key hash: identity "" still is an identity with its own cap.
+        QTest::newRow("empty identity") << QString();
+    }
+    void identitiesHaveSeparateCaps() {
+        QFETCH(QString, other);
+        for (int i = 0; i < SandboxRegistry::kSessionCapPerIdentity; ++i) {
+            clock.advance(10);
+            awaitFuture(registry->getOrCreate(QStringLiteral("alice:%1").arg(i),
+                                              QStringLiteral("alice"), backend->factory()));
+            clock.advance(10);
+            awaitFuture(registry->getOrCreate(QStringLiteral("other:%1").arg(i), other,
+                                              backend->factory()));
+        }
+        QCOMPARE(backend->removeCount(), 0);
+        QCOMPARE(registry->size(), 2 * SandboxRegistry::kSessionCapPerIdentity);
+        clock.advance(10);
+        awaitFuture(registry->getOrCreate(QStringLiteral("other:new"), other, backend->factory()));
+        QCOMPARE(backend->removeCount(), 1);
+        QVERIFY(!registry->contains(QStringLiteral("other:0")));
+        for (int i = 0; i < SandboxRegistry::kSessionCapPerIdentity; ++i)
+            QVERIFY(registry->contains(QStringLiteral("alice:%1").arg(i)));
+    }
+
+    void runUsesCapturedParamsAndCountsRuns() {
+        const auto made = awaitFuture(registry->getOrCreate(QStringLiteral("k"), std::nullopt,
+                                                            backend->factory(e2bParams())));
+        QVERIFY(made.ok());
+        QCOMPARE(backend->createCalls.first().params, e2bParams());
+        backend->stdoutText = QStringLiteral("hello\n");
+        const auto ran =
+            awaitFuture(registry->run(QStringLiteral("k"), QStringLiteral("print(1)")));
+        QVERIFY2(ran.ok(), qPrintable(ran.error));
+        QCOMPARE(ran.value.stdoutText, QStringLiteral("hello\n"));
+        QCOMPARE(ran.value.executionCount, 1);
+        QCOMPARE(backend->runCount(), 1);
+        QCOMPARE(backend->runCalls.first().code, QStringLiteral("print(1)"));
+        QCOMPARE(backend->runCalls.first().handle, made.value.handle);
+        QCOMPARE(backend->runCalls.first().params, e2bParams());
+        awaitFuture(registry->run(QStringLiteral("k"), QStringLiteral("2")));
+        QCOMPARE(registry->entry(QStringLiteral("k"))->runs, 2);
+        awaitFuture(registry->remove(QStringLiteral("k"), SandboxRemovalReason::Completed));
+        QCOMPARE(backend->removeCalls.first().params, e2bParams());
+    }
+
+    void runFailures_data() {
+        QTest::addColumn<bool>("cached");
+        QTest::addColumn<bool>("backendFails");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("missing key")
+            << false << false << QStringLiteral("no cached sandbox for this sandbox key");
+        QTest::newRow("infrastructure failure")
+            << true << true << QStringLiteral("sandbox interpreter crashed");
+    }
+    void runFailures() {
+        QFETCH(bool, cached);
+        QFETCH(bool, backendFails);
+        QFETCH(QString, error);
+        if (cached)
+            awaitFuture(
+                registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory()));
+        backend->failRun = backendFails;
+        const auto ran = awaitFuture(registry->run(QStringLiteral("k"), QStringLiteral("1")));
+        QVERIFY(!ran.ok());
+        QCOMPARE(ran.error, error);
+        QCOMPARE(backend->runCount(), cached ? 1 : 0);
+    }
+
+    void executionErrorIsAResultNotAFailure() {
+        awaitFuture(registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory()));
+        backend->executionError =
+            ExecutionError{QStringLiteral("ZeroDivisionError"), QStringLiteral("division by zero"),
+                           QStringLiteral("Traceback ...")};
+        const auto ran = awaitFuture(registry->run(QStringLiteral("k"), QStringLiteral("1/0")));
+        QVERIFY(ran.ok());
+        QVERIFY(ran.value.error.has_value());
+        QCOMPARE(ran.value.error->name, QStringLiteral("ZeroDivisionError"));
+    }
+
+    void removeIsIdempotent() {
+        QSignalSpy removed(registry.get(), &SandboxRegistry::sandboxRemoved);
+        awaitFuture(registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory()));
+        awaitFuture(registry->remove(QStringLiteral("k"), SandboxRemovalReason::Completed));
+        awaitFuture(registry->remove(QStringLiteral("k"), SandboxRemovalReason::Completed));
+        awaitFuture(registry->remove(QString(), SandboxRemovalReason::Completed));
+        QCOMPARE(backend->removeCount(), 1);
+        QCOMPARE(removed.count(), 1);
+        QCOMPARE(removed.first().at(1).value<SandboxRemovalReason>(),
+                 SandboxRemovalReason::Completed);
+        QVERIFY(!registry->contains(QStringLiteral("k")));
+    }
+
+    void deleteFailureIsSwallowedAndReported_data() {
+        QTest::addColumn<QString>("path");
+        QTest::newRow("remove") << QStringLiteral("remove");
+        QTest::newRow("prune") << QStringLiteral("prune");
+        QTest::newRow("evict") << QStringLiteral("evict");
+        QTest::newRow("removeAll") << QStringLiteral("removeAll");
+    }
+    void deleteFailureIsSwallowedAndReported() {
+        QFETCH(QString, path);
+        QSignalSpy failed(registry.get(), &SandboxRegistry::sandboxRemoveFailed);
+        QSignalSpy removed(registry.get(), &SandboxRegistry::sandboxRemoved);
+        const auto victim = awaitFuture(registry->getOrCreate(
+            QStringLiteral("victim"), QStringLiteral("alice"), backend->factory()));
+        QVERIFY(victim.ok());
+        backend->failRemove = true;
+        QTest::ignoreMessage(QtWarningMsg,
+                             QRegularExpression(QStringLiteral("delete failed.*e2b unreachable")));
+        if (path == QLatin1String("remove")) {
+            awaitFuture(registry->remove(QStringLiteral("victim"), SandboxRemovalReason::Deleted));
+        } else if (path == QLatin1String("prune")) {
+            clock.advance(SandboxRegistry::kIdleTtlMs + 1);
+            awaitFuture(registry->pruneExpired());
+        } else if (path == QLatin1String("evict")) {
+            for (int i = 1; i <= SandboxRegistry::kSessionCapPerIdentity; ++i) {
+                clock.advance(10);
+                QVERIFY(
+                    awaitFuture(registry->getOrCreate(QStringLiteral("s%1").arg(i),
+                                                      QStringLiteral("alice"), backend->factory()))
+                        .ok());
+            }
+        } else {
+            awaitFuture(registry->removeAll());
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
+        QCOMPARE(removed.count(), 0);
+        QCOMPARE(failed.first().at(0).value<SandboxEntry>().handle, victim.value.handle);
+        QCOMPARE(failed.first().at(1).toString(), QStringLiteral("e2b unreachable"));
+        QVERIFY(!registry->contains(QStringLiteral("victim")));
+        QCOMPARE(backend->removeCount(), 1);
+    }
+
+    void concurrentGetOrCreateCreatesOnce() {
+        backend->deferCreates = true;
+        QSignalSpy created(registry.get(), &SandboxRegistry::sandboxCreated);
+        const auto first = registry->getOrCreate(QStringLiteral("alice:s"), QStringLiteral("alice"),
+                                                 backend->factory(), QStringLiteral("s"));
+        const auto second =
+            registry->getOrCreate(QStringLiteral("alice:s"), QStringLiteral("alice"),
+                                  backend->factory(), QStringLiteral("s"));
+        QVERIFY(!first.isFinished());
+        QVERIFY(!second.isFinished());
+        QCOMPARE(backend->createCount(), 1);
+        QCOMPARE(backend->pendingCreateCount(), 1);
+        QVERIFY(!registry->contains(QStringLiteral("alice:s")));
+        QCOMPARE(backend->completePendingCreates(), 1);
+        const auto a = awaitFuture(first);
+        const auto b = awaitFuture(second);
+        QVERIFY2(a.ok(), qPrintable(a.error));
+        QVERIFY2(b.ok(), qPrintable(b.error));
+        QCOMPARE(a.value.handle, b.value.handle);
+        QCOMPARE(backend->createCount(), 1);
+        QCOMPARE(registry->size(), 1);
+        QCOMPARE(created.count(), 1);
+        // And a third caller after completion reuses it.
+        const auto c = awaitFuture(registry->getOrCreate(
+            QStringLiteral("alice:s"), QStringLiteral("alice"), backend->factory()));
+        QCOMPARE(c.value.handle, a.value.handle);
+        QCOMPARE(backend->createCount(), 1);
+    }
+
+    void concurrentDistinctKeysCreateEach() {
+        backend->deferCreates = true;
+        const auto first =
+            registry->getOrCreate(QStringLiteral("a"), std::nullopt, backend->factory());
+        const auto second =
+            registry->getOrCreate(QStringLiteral("b"), std::nullopt, backend->factory());
+        QCOMPARE(backend->pendingCreateCount(), 2);
+        backend->completePendingCreates();
+        QVERIFY(awaitFuture(first).ok());
+        QVERIFY(awaitFuture(second).ok());
+        QCOMPARE(registry->size(), 2);
+    }
+
+    void failedCreateCachesNothing_data() {
+        QTest::addColumn<bool>("concurrent");
+        QTest::newRow("sequential: each attempt creates") << false;
+        QTest::newRow("concurrent: two waiters share one attempt") << true;
+    }
+    void failedCreateCachesNothing() {
+        QFETCH(bool, concurrent);
+        QSignalSpy created(registry.get(), &SandboxRegistry::sandboxCreated);
+        backend->failCreate = true;
+        backend->deferCreates = concurrent;
+        const auto first =
+            registry->getOrCreate(QStringLiteral("k"), QStringLiteral("alice"), backend->factory());
+        if (!concurrent)
+            QVERIFY(waitForFuture(first));
+        const auto second =
+            registry->getOrCreate(QStringLiteral("k"), QStringLiteral("alice"), backend->factory());
+        if (concurrent) {
+            QCOMPARE(backend->createCount(), 1);
+            backend->completePendingCreates();
+        }
+        const auto a = awaitFuture(first);
+        const auto b = awaitFuture(second);
+        QVERIFY(!a.ok());
+        QVERIFY(!b.ok());
+        QCOMPARE(a.error, QStringLiteral("sandbox create failed"));
+        QCOMPARE(b.error, QStringLiteral("sandbox create failed"));
+        QCOMPARE(backend->createCount(), concurrent ? 1 : 2);
+        QCOMPARE(registry->size(), 0);
+        QCOMPARE(created.count(), 0);
+        // Nothing poisoned: the next attempt creates again and succeeds.
+        backend->failCreate = false;
+        backend->deferCreates = false;
+        const auto retry = awaitFuture(registry->getOrCreate(
+            QStringLiteral("k"), QStringLiteral("alice"), backend->factory()));
+        QVERIFY2(retry.ok(), qPrintable(retry.error));
+        QVERIFY(registry->contains(QStringLiteral("k")));
+        QCOMPARE(backend->createCount(), concurrent ? 2 : 3);
+    }
+
+    void missingFactoryFails() {
+        const auto result =
+            awaitFuture(registry->getOrCreate(QStringLiteral("k"), std::nullopt, SandboxFactory()));
+        QVERIFY(!result.ok());
+        QCOMPARE(registry->size(), 0);
+    }
+
+    void removeDuringCreationDeletesOnArrival() {
+        backend->deferCreates = true;
+        const auto pending =
+            registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory());
+        awaitFuture(registry->remove(QStringLiteral("k"), SandboxRemovalReason::Deleted));
+        backend->completePendingCreates();
+        const auto result = awaitFuture(pending);
+        QVERIFY(!result.ok());
+        QVERIFY(!registry->contains(QStringLiteral("k")));
+        QTRY_COMPARE_WITH_TIMEOUT(backend->removeCount(), 1, 10000);
+        QVERIFY(backend->liveIds.isEmpty());
+    }
+
+    void removeAllDeletesEverything() {
+        QSignalSpy removed(registry.get(), &SandboxRegistry::sandboxRemoved);
+        awaitFuture(registry->getOrCreate(QStringLiteral("a"), std::nullopt, backend->factory()));
+        awaitFuture(registry->getOrCreate(QStringLiteral("b"), QStringLiteral("alice"),
+                                          backend->factory()));
+        awaitFuture(
+            registry->getOrCreate(QStringLiteral("c"), QStringLiteral("bob"), backend->factory()));
+        QCOMPARE(backend->liveIds.size(), 3);
+        awaitFuture(registry->removeAll());
+        QCOMPARE(registry->size(), 0);
+        QCOMPARE(backend->removeCount(), 3);
+        QVERIFY(backend->liveIds.isEmpty());
+        QCOMPARE(removed.count(), 3);
+        for (const auto &args : std::as_const(removed))
+            QCOMPARE(args.at(1).value<SandboxRemovalReason>(), SandboxRemovalReason::Shutdown);
+    }
+
+    void removeAllDiscardsCreationsInFlight() {
+        backend->deferCreates = true;
+        const auto pending =
+            registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory());
+        awaitFuture(registry->removeAll());
+        backend->completePendingCreates();
+        QVERIFY(!awaitFuture(pending).ok());
+        QCOMPARE(registry->size(), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(backend->liveIds.isEmpty(), 10000);
+    }
+
+    void lookupByContainerId() {
+        const auto a = awaitFuture(
+            registry->getOrCreate(QStringLiteral("a"), std::nullopt, backend->factory()));
+        awaitFuture(registry->getOrCreate(QStringLiteral("b"), std::nullopt, backend->factory()));
+        const auto found = registry->entryByContainerId(a.value.handle.id);
+        QVERIFY(found.has_value());
+        QCOMPARE(found->key, QStringLiteral("a"));
+        QVERIFY(!registry->entryByContainerId(QStringLiteral("sbx_nope")).has_value());
+        QVERIFY(!registry->entryByContainerId(QString()).has_value());
+        QCOMPARE(registry->entries().size(), 2);
+    }
+
+    void destroyingRegistryWithPendingCreationIsSafe() {
+        backend->deferCreates = true;
+        auto pending = registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory());
+        registry.reset();
+        const auto result = awaitFuture(pending);
+        QVERIFY(!result.ok());
+        // The sandbox arriving after the registry died is deleted, not leaked.
+        backend->completePendingCreates();
+        QTRY_COMPARE_WITH_TIMEOUT(backend->removeCount(), 1, 10000);
+        QVERIFY(backend->liveIds.isEmpty());
+    }
+
+    void destroyingRegistryDeletesCachedSandboxes() {
+        awaitFuture(registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory()));
+        registry.reset();
+        QTRY_COMPARE_WITH_TIMEOUT(backend->removeCount(), 1, 10000);
+    }
+
+    void backendDestroyedBeforeDelete() {
+        awaitFuture(registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory()));
+        QSignalSpy failed(registry.get(), &SandboxRegistry::sandboxRemoveFailed);
+        backend.reset();
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("delete failed")));
+        awaitFuture(registry->remove(QStringLiteral("k"), SandboxRemovalReason::Deleted));
+        QCOMPARE(failed.count(), 1);
+        QVERIFY(!awaitFuture(registry->run(QStringLiteral("k"), QStringLiteral("1"))).ok());
+    }
+
+private:
+    std::unique_ptr<RecordingSandboxBackend> backend;
+    std::unique_ptr<SandboxRegistry> registry;
+    FakeClock clock;
+};
+
+QTEST_GUILESS_MAIN(TestSandboxRegistry)
+#include "tst_sandboxregistry.moc"
