@@ -2,8 +2,11 @@
 
 #include <QFile>
 #include <QJsonArray>
+#include <QRegularExpression>
 
 #include <yaml-cpp/yaml.h>
+
+#include <limits>
 
 namespace loopscope {
 
@@ -13,7 +16,7 @@ namespace {
 QJsonValue scalarToJson(const YAML::Node &node) {
     const std::string &text = node.Scalar();
     const QString qtext = QString::fromStdString(text);
-    if (node.Tag() == "!") // explicitly quoted scalar
+    if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") // quoted, or tagged !!str
         return qtext;
     if (text == "~" || text == "null" || text == "Null" || text == "NULL" || text.empty())
         return QJsonValue::Null;
@@ -21,14 +24,26 @@ QJsonValue scalarToJson(const YAML::Node &node) {
         return true;
     if (text == "false" || text == "False" || text == "FALSE")
         return false;
-    bool isInt = false;
-    const qlonglong asInt = qtext.toLongLong(&isInt);
-    if (isInt)
-        return QJsonValue(asInt);
-    bool isDouble = false;
-    const double asDouble = qtext.toDouble(&isDouble);
-    if (isDouble)
-        return asDouble;
+    // Numbers only in YAML 1.2 core-schema spellings, so plain `inf`, `nan` or `1_000` stay text.
+    static const QRegularExpression intPattern(QStringLiteral("^[-+]?[0-9]+$"));
+    static const QRegularExpression floatPattern(
+        QStringLiteral("^[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?$"));
+    if (intPattern.match(qtext).hasMatch()) {
+        bool isInt = false;
+        const qlonglong asInt = qtext.toLongLong(&isInt);
+        if (isInt)
+            return QJsonValue(asInt);
+        return qtext.toDouble(); // too large for 64 bits
+    }
+    if (floatPattern.match(qtext).hasMatch())
+        return qtext.toDouble();
+    if (text == ".inf" || text == ".Inf" || text == ".INF" || text == "+.inf" || text == "+.Inf" ||
+        text == "+.INF")
+        return std::numeric_limits<double>::infinity();
+    if (text == "-.inf" || text == "-.Inf" || text == "-.INF")
+        return -std::numeric_limits<double>::infinity();
+    if (text == ".nan" || text == ".NaN" || text == ".NAN")
+        return std::numeric_limits<double>::quiet_NaN();
     return qtext;
 }
 
@@ -50,6 +65,9 @@ QJsonValue toJson(const YAML::Node &node, const QString &path, QHash<QString, in
             const QString key = QString::fromStdString(pair.first.as<std::string>());
             const QString childPath = path.isEmpty() ? key : path + u'.' + key;
             object.insert(key, toJson(pair.second, childPath, lines));
+            // A key's line is where users look ("enabled_providers:"), also when its value is a
+            // nested block starting on the next line or empty.
+            lines.insert(childPath, pair.first.Mark().line + 1);
         }
         return object;
     }
