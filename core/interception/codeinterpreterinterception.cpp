@@ -1,0 +1,744 @@
+#include "interception/codeinterpreterinterception.h"
+
+#include "interception/codeexecutiontool.h"
+#include "interception/futurechain.h"
+#include "interception/interceptionkeys.h"
+#include "interception/providerresolver.h"
+#include "sandbox/sandboxtoolregistry.h"
+
+#include <QJsonDocument>
+#include <QRandomGenerator>
+
+namespace loopscope {
+
+namespace {
+
+const QString kToolCalls = QStringLiteral("tool_calls");
+const QString kType = QStringLiteral("type");
+const QString kName = QStringLiteral("name");
+const QString kArguments = QStringLiteral("arguments");
+const QString kCallId = QStringLiteral("call_id");
+const QString kId = QStringLiteral("id");
+const QString kFunction = QStringLiteral("function");
+const QString kOutput = QStringLiteral("output");
+const QString kTools = QStringLiteral("tools");
+const QString kToolChoice = QStringLiteral("tool_choice");
+const QString kMetadata = QStringLiteral("metadata");
+const QString kSessionId = QStringLiteral("session_id");
+
+QString randomHex128() {
+    quint32 words[4];
+    QRandomGenerator::system()->fillRange(words);
+    QString out;
+    out.reserve(32);
+    for (const quint32 w : words)
+        out += QStringLiteral("%1").arg(w, 8, 16, QLatin1Char('0'));
+    return out;
+}
+
+// Python's str() of a JSON value, as far as tool-call arguments need it.
+QString stringForm(const QJsonValue &value) {
+    switch (value.type()) {
+    case QJsonValue::String:
+        return value.toString();
+    case QJsonValue::Object:
+        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact));
+    case QJsonValue::Array:
+        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact));
+    case QJsonValue::Bool:
+        return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    case QJsonValue::Double: {
+        const double d = value.toDouble();
+        return QString::number(d, 'g', 17);
+    }
+    case QJsonValue::Null:
+    case QJsonValue::Undefined:
+        break;
+    }
+    return QString();
+}
+
+QJsonValue stringOrNull(const QJsonValue &value) {
+    return value.isString() ? value : QJsonValue(QJsonValue::Null);
+}
+
+// Gate payload tool calls → {id, call_id, type, name, arguments(string)} (§2.8 step 2).
+QJsonArray normalizeToolCalls(const QJsonObject &gatePayload) {
+    QJsonArray out;
+    const QJsonValue calls = gatePayload.value(kToolCalls);
+    if (!calls.isArray())
+        return out;
+    for (const QJsonValue &item : calls.toArray()) {
+        if (!item.isObject())
+            continue;
+        const QJsonObject call = item.toObject();
+        out.append(QJsonObject{
+            {kId, stringOrNull(call.value(kId))},
+            {kCallId, stringOrNull(call.value(kCallId))},
+            {kType, kFunction},
+            {kName, QString(keys::kCodeExecutionToolName)},
+            {kArguments, stringForm(call.value(kArguments))},
+        });
+    }
+    return out;
+}
+
+// Plan kwargs: the request's litellm params minus what must not travel into a follow-up.
+QJsonObject followUpPlanKwargs(const QJsonObject &kwargs) {
+    QJsonObject out;
+    const QList<QLatin1String> foreign = keys::nonCodeInterpreterInternalPrefixes();
+    for (auto it = kwargs.begin(); it != kwargs.end(); ++it) {
+        const QString &key = it.key();
+        if (key == QLatin1String("litellm_logging_obj") || key == QLatin1String("acompletion"))
+            continue;
+        if (keys::isInterceptionInternalKey(key, foreign))
+            continue;
+        out.insert(key, it.value());
+    }
+    return out;
+}
+
+} // namespace
+
+// ------------------------------------------------------------------------------------------
+// construction
+
+CodeInterpreterInterception::CodeInterpreterInterception(InterceptionSettings settings,
+                                                         SandboxRegistry *registry,
+                                                         SandboxBackend *injectedBackend,
+                                                         QObject *parent)
+    : QObject(parent)
+    , m_settings(std::move(settings))
+    , m_registry(registry)
+    , m_injectedBackend(injectedBackend) {}
+
+CodeInterpreterInterception::CodeInterpreterInterception(InterceptionSettings settings,
+                                                         SandboxRegistry *registry,
+                                                         const SandboxToolRegistry *tools,
+                                                         BackendsByProvider backends,
+                                                         QObject *parent)
+    : QObject(parent)
+    , m_settings(std::move(settings))
+    , m_registry(registry)
+    , m_tools(tools)
+    , m_backends(std::move(backends)) {}
+
+CodeInterpreterInterception::~CodeInterpreterInterception() = default;
+
+QString CodeInterpreterInterception::noSandboxAvailableError() {
+    return QStringLiteral("CodeInterpreterInterception: no sandbox available. Provide a "
+                          "sandbox_config or configure a sandbox tool resolvable via "
+                          "sandbox_tool_name.");
+}
+
+QString CodeInterpreterInterception::noSandboxToRunCodeError() {
+    return QStringLiteral("CodeInterpreterInterception: no sandbox available to run code.");
+}
+
+// ------------------------------------------------------------------------------------------
+// pre-call
+
+bool CodeInterpreterInterception::isInterceptedCallType(CallType callType) {
+    switch (callType) {
+    case CallType::Completion:
+    case CallType::ACompletion:
+    case CallType::Responses:
+    case CallType::AResponses:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool CodeInterpreterInterception::isChatCallType(CallType callType) {
+    return callType == CallType::Completion || callType == CallType::ACompletion;
+}
+
+QString CodeInterpreterInterception::mintSandboxKey() {
+    return randomHex128();
+}
+
+QString CodeInterpreterInterception::newCodeInterpreterCallId() {
+    return QStringLiteral("ci_") + randomHex128();
+}
+
+std::optional<QString> CodeInterpreterInterception::sessionIdOf(const QJsonObject &kwargs) {
+    for (const QLatin1String container : {QLatin1String("metadata"), keys::kLitellmMetadata}) {
+        const QJsonValue session = kwargs.value(container).toObject().value(kSessionId);
+        if (session.isString() && !session.toString().isEmpty())
+            return session.toString();
+    }
+    return std::nullopt;
+}
+
+std::optional<QString>
+CodeInterpreterInterception::resolveProvider(const QJsonObject &kwargs) const {
+    return ProviderResolver::resolve(kwargs);
+}
+
+void CodeInterpreterInterception::scrubUntrustedState(QJsonObject &kwargs) {
+    // Root: LiteLLM pops only the active marker and the sandbox key; we drop every
+    // code-interpreter key so a forged session flag or stream stash cannot survive either
+    // (none of them can legitimately exist before this hook has run).
+    const QStringList rootKeys = kwargs.keys();
+    for (const QString &key : rootKeys) {
+        if (key.startsWith(keys::kCodeInterpreterPrefix))
+            kwargs.remove(key);
+    }
+    const QJsonValue metadata = kwargs.value(keys::kLitellmMetadata);
+    if (!metadata.isObject())
+        return;
+    QJsonObject kept;
+    const QJsonObject original = metadata.toObject();
+    for (auto it = original.begin(); it != original.end(); ++it) {
+        const QString &key = it.key();
+        if (keys::isInterceptionInternalKey(key) || keys::isAgenticLoopControlKey(key) ||
+            key == keys::kSessionScoped)
+            continue;
+        kept.insert(key, it.value());
+    }
+    if (kept.isEmpty())
+        kwargs.remove(keys::kLitellmMetadata);
+    else
+        kwargs.insert(keys::kLitellmMetadata, kept);
+}
+
+bool CodeInterpreterInterception::preCallDeploymentHook(QJsonObject &kwargs, CallType callType) {
+    // 1. Initial requests are client-originated: nothing interception-related is trusted.
+    if (!keys::isTruthy(kwargs.value(keys::kAgenticLoopDepth)))
+        scrubUntrustedState(kwargs);
+    // 2-4. enabled, call type, provider scope.
+    if (!m_settings.enabled || !isInterceptedCallType(callType))
+        return false;
+    if (m_settings.enabledProviders) {
+        const std::optional<QString> provider = resolveProvider(kwargs);
+        if (!provider || !m_settings.enabledProviders->contains(*provider))
+            return false;
+    }
+    // 5. Only requests declaring the hosted tool are converted.
+    if (!CodeExecutionTool::hasNativeCodeInterpreterTool(kwargs.value(kTools)))
+        return false;
+    // 6. Server marker.
+    kwargs.insert(keys::kActive, true);
+    // 7. Sandbox key: sticky session key, else a server-minted nonce. Never the client's.
+    if (const std::optional<QString> session = sessionIdOf(kwargs)) {
+        const QJsonValue hash = kwargs.value(QLatin1String("user_api_key_hash"));
+        const QString identity = hash.isString() ? hash.toString() : QString();
+        kwargs.insert(keys::kSandboxKey,
+                      identity.isEmpty() ? *session : identity + QLatin1Char(':') + *session);
+        kwargs.insert(keys::kSessionScoped, true);
+    } else {
+        kwargs.insert(keys::kSandboxKey, mintSandboxKey());
+        kwargs.remove(keys::kSessionScoped);
+    }
+    // 8. The loop needs a non-streaming upstream call; stream_options would be rejected there.
+    if (keys::isTruthy(kwargs.value(QLatin1String("stream"))))
+        kwargs = keys::asConvertedStream(kwargs, keys::kCodeInterpreterPrefix);
+    // 9. Mirror the markers into litellm_metadata.
+    QJsonObject metadata = kwargs.value(keys::kLitellmMetadata).toObject();
+    for (const QLatin1String key :
+         {keys::kActive, keys::kSandboxKey, keys::kSessionScoped, keys::kConvertedStream}) {
+        if (kwargs.contains(key))
+            metadata.insert(key, kwargs.value(key));
+    }
+    kwargs.insert(keys::kLitellmMetadata, metadata);
+    // 10-11. Tool swap and forced tool_choice rewrite, in the call type's shape.
+    const ToolShape shape = isChatCallType(callType) ? ToolShape::Chat : ToolShape::Responses;
+    kwargs.insert(kTools,
+                  CodeExecutionTool::replaceNativeTools(kwargs.value(kTools).toArray(), shape));
+    if (kwargs.contains(kToolChoice))
+        kwargs.insert(kToolChoice,
+                      CodeExecutionTool::rewriteToolChoice(kwargs.value(kToolChoice), shape));
+    return true;
+}
+
+// ------------------------------------------------------------------------------------------
+// gate
+
+QJsonArray CodeInterpreterInterception::extractCodeExecutionToolCalls(const QJsonObject &response) {
+    QJsonArray out;
+    const QJsonValue output = response.value(kOutput);
+    if (!output.isArray())
+        return out;
+    for (const QJsonValue &value : output.toArray()) {
+        const QJsonObject item = value.toObject();
+        if (item.value(kType).toString() != QLatin1String("function_call") ||
+            item.value(kName).toString() != keys::kCodeExecutionToolName)
+            continue;
+        const QJsonValue arguments = item.value(kArguments);
+        out.append(QJsonObject{
+            {kCallId, item.value(kCallId).isUndefined() ? QJsonValue() : item.value(kCallId)},
+            {kName, QString(keys::kCodeExecutionToolName)},
+            {kArguments, arguments.isUndefined() ? QJsonValue() : arguments},
+        });
+    }
+    return out;
+}
+
+QJsonArray
+CodeInterpreterInterception::extractChatCodeExecutionToolCalls(const QJsonObject &response) {
+    QJsonArray out;
+    const QJsonArray choices = response.value(QLatin1String("choices")).toArray();
+    if (choices.isEmpty())
+        return out;
+    const QJsonObject message =
+        choices.first().toObject().value(QLatin1String("message")).toObject();
+    for (const QJsonValue &value : message.value(kToolCalls).toArray()) {
+        const QJsonObject call = value.toObject();
+        const QJsonObject function = call.value(kFunction).toObject();
+        if (call.value(kType).toString() != kFunction ||
+            function.value(kName).toString() != keys::kCodeExecutionToolName)
+            continue;
+        const QJsonValue id = call.value(kId).isUndefined() ? QJsonValue() : call.value(kId);
+        out.append(QJsonObject{
+            {kId, id},
+            {kCallId, id},
+            {kType, kFunction},
+            {kName, QString(keys::kCodeExecutionToolName)},
+            {kArguments, stringForm(function.value(kArguments))},
+        });
+    }
+    return out;
+}
+
+GateDecision CodeInterpreterInterception::shouldRunAgenticLoop(const QJsonObject &response,
+                                                               const QString &customLlmProvider,
+                                                               const QJsonObject &kwargs) const {
+    if (!m_settings.enabled)
+        return {};
+    // A forged litellm_code_execution call without the server marker never runs code.
+    if (!keys::isTruthy(kwargs.value(keys::kActive)))
+        return {};
+    if (m_settings.enabledProviders && !m_settings.enabledProviders->contains(customLlmProvider))
+        return {};
+    const bool chat =
+        kwargs.value(keys::kAgenticLoopApiSurface).toString() == keys::kChatCompletionsSurface;
+    const QJsonArray calls = chat ? extractChatCodeExecutionToolCalls(response)
+                                  : extractCodeExecutionToolCalls(response);
+    if (calls.isEmpty())
+        return {};
+    return GateDecision{true, QJsonObject{{kToolCalls, calls}}};
+}
+
+// ------------------------------------------------------------------------------------------
+// pure helpers
+
+ParsedCodeArguments CodeInterpreterInterception::parseCodeArguments(const QString &arguments) {
+    if (arguments.isEmpty())
+        return {true, QString()};
+    QJsonParseError error{};
+    const QJsonDocument doc = QJsonDocument::fromJson(arguments.toUtf8(), &error);
+    // LiteLLM aborts the whole plan on JSON that is not an object (null, [1], "x"); we refuse
+    // it like unparsable text so the model sees the error and nothing runs.
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+        return {};
+    const QJsonValue code = doc.object().value(QLatin1String("code"));
+    if (code.isUndefined())
+        return {true, QString()};
+    if (!code.isString())
+        return {};
+    return {true, code.toString()};
+}
+
+QString CodeInterpreterInterception::toolOutputFor(const ExecutionResult &result) {
+    if (result.error) {
+        QString message = result.error->value;
+        if (message.isEmpty())
+            message = result.error->name;
+        return keys::kExecutionErrorPrefix + message;
+    }
+    return result.stdoutText;
+}
+
+QJsonObject CodeInterpreterInterception::codeInterpreterCallRecord(const QString &code,
+                                                                   const QJsonValue &containerId,
+                                                                   const QString &logs) {
+    QJsonArray outputs;
+    if (!logs.isEmpty())
+        outputs.append(
+            QJsonObject{{kType, QStringLiteral("logs")}, {QStringLiteral("logs"), logs}});
+    return QJsonObject{
+        {kId, newCodeInterpreterCallId()},
+        {kType, QStringLiteral("code_interpreter_call")},
+        {QStringLiteral("status"), QStringLiteral("completed")},
+        {QStringLiteral("code"), code},
+        {QStringLiteral("container_id"), containerId},
+        {QStringLiteral("outputs"), outputs},
+    };
+}
+
+QJsonArray CodeInterpreterInterception::normalizeMessages(const QJsonValue &messages) {
+    if (messages.isString())
+        return QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                      {QStringLiteral("content"), messages.toString()}}};
+    if (messages.isArray())
+        return messages.toArray();
+    return {};
+}
+
+QJsonObject CodeInterpreterInterception::injectCodeInterpreterCalls(const QJsonObject &response,
+                                                                    const QJsonValue &calls) {
+    if (!calls.isArray() || calls.toArray().isEmpty())
+        return response;
+    const QJsonValue output = response.value(kOutput);
+    if (!output.isArray())
+        return response;
+    const QJsonArray items = output.toArray();
+    qsizetype insertAt = items.size();
+    for (qsizetype i = 0; i < items.size(); ++i) {
+        if (items.at(i).toObject().value(kType).toString() == QLatin1String("message")) {
+            insertAt = i;
+            break;
+        }
+    }
+    QJsonArray merged;
+    for (qsizetype i = 0; i < insertAt; ++i)
+        merged.append(items.at(i));
+    for (const QJsonValue &call : calls.toArray())
+        merged.append(call);
+    for (qsizetype i = insertAt; i < items.size(); ++i)
+        merged.append(items.at(i));
+    QJsonObject out = response;
+    out.insert(kOutput, merged);
+    return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// sandboxes
+
+SandboxFactory CodeInterpreterInterception::sandboxFactory() {
+    const auto mapHandle = [](QPointer<SandboxBackend> backend,
+                              std::optional<SandboxParams> params) {
+        return [backend, params](const Outcome<SandboxHandle> &created) {
+            if (!created.ok())
+                return Outcome<SandboxEntry>::failure(created.error);
+            SandboxEntry entry;
+            entry.handle = created.value;
+            entry.params = params;
+            entry.backend = backend;
+            return Outcome<SandboxEntry>::success(entry);
+        };
+    };
+    if (m_injectedBackend) {
+        const QPointer<SandboxBackend> backend = m_injectedBackend;
+        return [backend, mapHandle]() -> QFuture<Outcome<SandboxEntry>> {
+            if (!backend)
+                return QtFuture::makeReadyFuture(
+                    Outcome<SandboxEntry>::failure(noSandboxAvailableError()));
+            // Pure mapping: safe on whichever thread finishes the create.
+            return backend->create(SandboxParams{}).then(mapHandle(backend, std::nullopt));
+        };
+    }
+    // Resolved when the sandbox is created, so a config reload affects only new sandboxes.
+    const SandboxToolRegistry *tools = m_tools;
+    const QString toolName = m_settings.sandboxToolName;
+    const BackendsByProvider backends = m_backends;
+    return [tools, toolName, backends, mapHandle]() -> QFuture<Outcome<SandboxEntry>> {
+        const std::optional<SandboxParams> params =
+            (tools && !toolName.isEmpty()) ? tools->resolve(toolName) : std::nullopt;
+        if (!params)
+            return QtFuture::makeReadyFuture(
+                Outcome<SandboxEntry>::failure(noSandboxAvailableError()));
+        const QPointer<SandboxBackend> backend = backends.value(params->provider);
+        if (!backend)
+            return QtFuture::makeReadyFuture(Outcome<SandboxEntry>::failure(
+                QStringLiteral("Code execution is not supported for provider: ") +
+                params->provider));
+        return backend->create(*params).then(mapHandle(backend, params));
+    };
+}
+
+QFuture<Outcome<SandboxEntry>> CodeInterpreterInterception::createContainer() {
+    return getOrCreateContainer(QString());
+}
+
+QFuture<Outcome<SandboxEntry>> CodeInterpreterInterception::getOrCreateContainer(
+    const QString &cacheKey, const std::optional<QString> &identity, const QString &sessionId) {
+    if (!m_registry)
+        return QtFuture::makeReadyFuture(
+            Outcome<SandboxEntry>::failure(QStringLiteral("sandbox registry is gone")));
+    return m_registry->getOrCreate(cacheKey, identity, sandboxFactory(), sessionId);
+}
+
+QFuture<Outcome<ExecutionResult>>
+CodeInterpreterInterception::runCode(const SandboxEntry &container, const QString &code) {
+    const auto fail = [](const QString &message) {
+        return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(message));
+    };
+    // Without an injected backend only captured params can run code: never re-resolve.
+    if (!m_injectedBackend && !container.params)
+        return fail(noSandboxToRunCodeError());
+    // Cached: run through the registry so its access time and run count stay current.
+    if (m_registry && !container.key.isEmpty()) {
+        const std::optional<SandboxEntry> cached = m_registry->entry(container.key);
+        if (cached && cached->handle == container.handle)
+            return m_registry->run(container.key, code);
+    }
+    SandboxBackend *backend =
+        container.backend ? container.backend.data() : m_injectedBackend.data();
+    if (!backend)
+        return fail(noSandboxToRunCodeError());
+    return backend->run(container.handle, code, container.params.value_or(SandboxParams{}));
+}
+
+QFuture<Outcome<ToolCallRun>>
+CodeInterpreterInterception::executeToolCall(const SandboxEntry &container,
+                                             const QString &arguments) {
+    const ParsedCodeArguments parsed = parseCodeArguments(arguments);
+    if (!parsed.ok) {
+        ToolCallRun refused;
+        refused.fedBack = keys::kInvalidArgumentsText;
+        return QtFuture::makeReadyFuture(Outcome<ToolCallRun>::success(refused));
+    }
+    // Pure mapping of the run's result: no access to this object.
+    return runCode(container, parsed.code).then([](const Outcome<ExecutionResult> &ran) {
+        if (!ran.ok())
+            return Outcome<ToolCallRun>::failure(ran.error);
+        ToolCallRun run;
+        run.executed = true;
+        run.result = ran.value;
+        run.fedBack = toolOutputFor(ran.value);
+        return Outcome<ToolCallRun>::success(run);
+    });
+}
+
+QFuture<Outcome<QString>> CodeInterpreterInterception::runToolCall(const SandboxEntry &container,
+                                                                   const QString &arguments) {
+    return executeToolCall(container, arguments).then([](const Outcome<ToolCallRun> &run) {
+        return run.ok() ? Outcome<QString>::success(run.value.fedBack)
+                        : Outcome<QString>::failure(run.error);
+    });
+}
+
+QFuture<void> CodeInterpreterInterception::deleteContainer(const SandboxEntry &container) {
+    // LiteLLM: no injected sandbox and no captured params → nothing it could delete with.
+    if (!m_registry || (!m_injectedBackend && !container.params))
+        return QtFuture::makeReadyFuture();
+    SandboxEntry target = container;
+    if (!target.backend)
+        target.backend = m_injectedBackend;
+    return m_registry->deleteSandbox(target, SandboxRemovalReason::Deleted);
+}
+
+QFuture<void> CodeInterpreterInterception::deleteContainerForKey(const QString &key,
+                                                                 SandboxRemovalReason reason) {
+    if (!m_registry || key.isEmpty())
+        return QtFuture::makeReadyFuture();
+    return m_registry->remove(key, reason);
+}
+
+QFuture<void> CodeInterpreterInterception::pruneExpiredCache() {
+    if (!m_registry)
+        return QtFuture::makeReadyFuture();
+    return m_registry->pruneExpired();
+}
+
+// ------------------------------------------------------------------------------------------
+// plan
+
+struct CodeInterpreterInterception::PlanJob {
+    std::shared_ptr<QPromise<Outcome<AgenticLoopPlan>>> promise;
+    bool chat = false;
+    QString model;
+    QJsonValue messages;
+    QJsonObject optionalParams;
+    QJsonObject kwargs;
+    QJsonArray toolCalls;
+    QString sandboxKey;
+    bool keyMinted = false;
+    bool isSession = false;
+    SandboxEntry container;
+    qsizetype next = 0;
+    QStringList outputs;
+    QJsonArray records;
+
+    void fail(const QString &error) {
+        finishPromise(promise, Outcome<AgenticLoopPlan>::failure(error));
+    }
+};
+
+QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopPlan(
+    const QJsonObject &gatePayload, const QString &model, const QJsonValue &messages,
+    const QJsonObject &optionalParams, const QJsonObject &kwargs) {
+    auto job = std::make_shared<PlanJob>();
+    job->promise = startedPromise<Outcome<AgenticLoopPlan>>();
+    const QFuture<Outcome<AgenticLoopPlan>> result = job->promise->future();
+    job->chat =
+        kwargs.value(keys::kAgenticLoopApiSurface).toString() == keys::kChatCompletionsSurface;
+    job->model = model;
+    job->messages = messages;
+    job->optionalParams = optionalParams;
+    job->kwargs = kwargs;
+    job->toolCalls = normalizeToolCalls(gatePayload);
+
+    const QJsonValue key = kwargs.value(keys::kSandboxKey);
+    job->sandboxKey = key.isString() ? key.toString() : QString();
+    job->isSession =
+        keys::isTruthy(kwargs.value(keys::kSessionScoped)) && !job->sandboxKey.isEmpty();
+    if (job->sandboxKey.isEmpty()) {
+        // LiteLLM creates an uncached sandbox here that nothing ever deletes. A minted key
+        // caches it, keeps it for the next round, and lets the post/cleanup hooks delete it.
+        job->sandboxKey = mintSandboxKey();
+        job->keyMinted = true;
+    }
+    std::optional<QString> identity;
+    if (job->isSession) {
+        const QJsonValue hash = kwargs.value(QLatin1String("user_api_key_hash"));
+        identity = hash.isString() ? hash.toString() : QString();
+    }
+    const QString sessionId = job->isSession ? sessionIdOf(kwargs).value_or(QString()) : QString();
+
+    whenFinished(
+        pruneExpiredCache(), this, [this, job, identity, sessionId](const QFuture<void> &) {
+            whenFinished(getOrCreateContainer(job->sandboxKey, identity, sessionId), this,
+                         [this, job](const QFuture<Outcome<SandboxEntry>> &created) {
+                             const Outcome<SandboxEntry> outcome =
+                                 resultOr(created, Outcome<SandboxEntry>::failure(QStringLiteral(
+                                                       "sandbox creation was cancelled")));
+                             if (!outcome.ok()) {
+                                 job->fail(outcome.error); // nothing was cached
+                                 return;
+                             }
+                             job->container = outcome.value;
+                             runNextCall(job);
+                         });
+        });
+    return result;
+}
+
+void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &job) {
+    if (job->next >= job->toolCalls.size()) {
+        finishPlan(job);
+        return;
+    }
+    const QJsonObject call = job->toolCalls.at(job->next).toObject();
+    const QString arguments = call.value(kArguments).toString();
+    whenFinished(
+        executeToolCall(job->container, arguments), this,
+        [this, job, call, arguments](const QFuture<Outcome<ToolCallRun>> &done) {
+            const Outcome<ToolCallRun> run = resultOr(
+                done,
+                Outcome<ToolCallRun>::failure(QStringLiteral("sandbox execution was cancelled")));
+            if (!run.ok()) {
+                // Infrastructure failure: never leave the sandbox running.
+                const QString error = run.error;
+                whenFinished(deleteContainerForKey(job->sandboxKey, SandboxRemovalReason::Failed),
+                             this, [job, error](const QFuture<void> &) { job->fail(error); });
+                return;
+            }
+            const QString code = parseCodeArguments(arguments).code;
+            const QString callId = call.value(kCallId).isString() ? call.value(kCallId).toString()
+                                                                  : call.value(kId).toString();
+            const QJsonValue containerId = job->container.handle.id.isEmpty()
+                                               ? QJsonValue()
+                                               : QJsonValue(job->container.handle.id);
+            job->outputs.append(run.value.fedBack);
+            job->records.append(codeInterpreterCallRecord(code, containerId, run.value.fedBack));
+            emit toolCallExecuted(job->sandboxKey, job->container.handle.id, callId, code,
+                                  run.value);
+            ++job->next;
+            runNextCall(job);
+        });
+}
+
+void CodeInterpreterInterception::finishPlan(const std::shared_ptr<PlanJob> &job) {
+    const ToolShape shape = job->chat ? ToolShape::Chat : ToolShape::Responses;
+    AgenticLoopRequestPatch patch;
+    patch.model = job->model;
+
+    QJsonArray conversation = normalizeMessages(job->messages);
+    if (job->chat) {
+        QJsonArray assistantCalls;
+        QJsonArray toolMessages;
+        for (qsizetype i = 0; i < job->toolCalls.size(); ++i) {
+            const QJsonObject call = job->toolCalls.at(i).toObject();
+            // LiteLLM may pair a null id in the assistant message with a fresh id in the tool
+            // message; one effective id keeps the pair matched.
+            QString id = call.value(kId).toString();
+            if (id.isEmpty())
+                id = call.value(kCallId).toString();
+            if (id.isEmpty())
+                id = mintSandboxKey();
+            assistantCalls.append(QJsonObject{
+                {kId, id},
+                {kType, kFunction},
+                {kFunction, QJsonObject{{kName, QString(keys::kCodeExecutionToolName)},
+                                        {kArguments, call.value(kArguments)}}},
+            });
+            toolMessages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("tool")},
+                                            {QStringLiteral("tool_call_id"), id},
+                                            {QStringLiteral("content"), job->outputs.at(i)}});
+        }
+        conversation.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
+                                        {kToolCalls, assistantCalls}});
+        for (const QJsonValue &message : std::as_const(toolMessages))
+            conversation.append(message);
+    } else {
+        for (qsizetype i = 0; i < job->toolCalls.size(); ++i) {
+            const QJsonObject call = job->toolCalls.at(i).toObject();
+            conversation.append(QJsonObject{{kType, QStringLiteral("function_call")},
+                                            {kCallId, call.value(kCallId)},
+                                            {kName, QString(keys::kCodeExecutionToolName)},
+                                            {kArguments, call.value(kArguments)}});
+            conversation.append(QJsonObject{{kType, QStringLiteral("function_call_output")},
+                                            {kCallId, call.value(kCallId)},
+                                            {kOutput, job->outputs.at(i)}});
+        }
+    }
+    patch.messages = conversation;
+
+    const QJsonValue tools = job->optionalParams.value(kTools);
+    if (tools.isArray())
+        patch.tools = CodeExecutionTool::replaceNativeTools(tools.toArray(), shape);
+    patch.optionalParams = job->optionalParams;
+    patch.optionalParams.remove(kTools);
+    if (CodeExecutionTool::targetsCodeInterpreter(patch.optionalParams.value(kToolChoice)))
+        patch.optionalParams.remove(kToolChoice);
+    patch.kwargs = followUpPlanKwargs(job->kwargs);
+    if (job->keyMinted)
+        patch.kwargs.insert(keys::kSandboxKey, job->sandboxKey);
+
+    AgenticLoopPlan plan;
+    plan.runAgenticLoop = true;
+    plan.requestPatch = patch;
+    plan.metadata = QJsonObject{
+        {QStringLiteral("tool_type"), QStringLiteral("code_interpreter")},
+        {QStringLiteral("sandbox_key"), job->sandboxKey},
+        {QStringLiteral("is_session_scoped"), job->isSession},
+        {QStringLiteral("code_interpreter_calls"), job->records},
+    };
+    if (job->chat)
+        plan.metadata.insert(QStringLiteral("response_format"), QStringLiteral("openai"));
+    finishPromise(job->promise, Outcome<AgenticLoopPlan>::success(plan));
+}
+
+// ------------------------------------------------------------------------------------------
+// post and cleanup hooks
+
+QFuture<QJsonObject> CodeInterpreterInterception::postAgenticLoopResponseHook(
+    const QJsonObject &response, const AgenticLoopPlan &plan, const QJsonObject &kwargs) {
+    Q_UNUSED(kwargs);
+    const QJsonObject metadata = plan.metadata;
+    QFuture<void> deletion = QtFuture::makeReadyFuture();
+    if (!keys::isTruthy(metadata.value(QLatin1String("is_session_scoped"))))
+        deletion = deleteContainerForKey(metadata.value(QLatin1String("sandbox_key")).toString(),
+                                         SandboxRemovalReason::Completed);
+    const QJsonObject injected = injectCodeInterpreterCalls(
+        response, metadata.value(QLatin1String("code_interpreter_calls")));
+    auto promise = startedPromise<QJsonObject>();
+    const QFuture<QJsonObject> result = promise->future();
+    whenFinished(deletion, this,
+                 [promise, injected](const QFuture<void> &) { finishPromise(promise, injected); });
+    return result;
+}
+
+QFuture<void> CodeInterpreterInterception::agenticLoopCleanupHook(const AgenticLoopPlan &plan,
+                                                                  const QJsonObject &kwargs) {
+    Q_UNUSED(kwargs);
+    if (keys::isTruthy(plan.metadata.value(QLatin1String("is_session_scoped"))))
+        return QtFuture::makeReadyFuture();
+    return deleteContainerForKey(plan.metadata.value(QLatin1String("sandbox_key")).toString(),
+                                 SandboxRemovalReason::Completed);
+}
+
+} // namespace loopscope

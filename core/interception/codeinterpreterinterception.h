@@ -1,0 +1,210 @@
+#pragma once
+
+#include "interception/agenticloophooks.h"
+#include "interception/agenticloopplan.h"
+#include "interception/interceptionsettings.h"
+#include "sandbox/outcome.h"
+#include "sandbox/sandboxbackend.h"
+#include "sandbox/sandboxregistry.h"
+
+#include <QFuture>
+#include <QHash>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+
+#include <optional>
+
+namespace loopscope {
+
+class SandboxToolRegistry;
+
+// LiteLLM's CallTypes, as far as interception cares. Only the four chat/responses types are
+// intercepted; chat vs Responses shapes follow the call type.
+enum class CallType {
+    Completion,
+    ACompletion,
+    Responses,
+    AResponses,
+    Embedding,
+    AEmbedding,
+    AnthropicMessages,
+    Other
+};
+
+// Result of the gate: whether to run a loop round, and the payload {"tool_calls":[...]} that
+// the plan builder consumes and the fingerprint rail hashes. Payload is {} when `run` is false.
+struct GateDecision {
+    bool run = false;
+    QJsonObject payload;
+};
+
+// Parsed `litellm_code_execution` arguments (§2.9). `ok` is false when the arguments are not a
+// JSON object with a string (or absent) "code": then nothing may run.
+struct ParsedCodeArguments {
+    bool ok = false;
+    QString code;
+};
+
+// One executed (or refused) tool call: what is fed back to the model and, when code ran, the
+// sandbox's full result (stderr, error, duration) for the inspector.
+struct ToolCallRun {
+    QString fedBack;
+    bool executed = false;
+    ExecutionResult result;
+};
+
+// The code interpreter interception (LiteLLM's CodeInterpreterInterceptionLogger): hooks an
+// agentic-loop driver calls around one client request. JSON in, JSON and decisions out; the
+// only side effects are sandbox create/run/delete, all through the SandboxRegistry.
+//
+// Requests are LiteLLM-style flat maps ("kwargs"): provider params (model, input/messages,
+// tools, tool_choice, stream, ...) next to litellm-level keys (markers, loop controls,
+// litellm_metadata, user_api_key_hash, custom_llm_provider). keys::providerRequestBody()
+// strips the latter before anything goes upstream.
+//
+// Lives on the proxy thread. Anything touching a sandbox returns QFuture<Outcome<T>> (or a
+// future that never fails) whose continuations run on this object's thread; everything else
+// is synchronous.
+class CodeInterpreterInterception : public QObject, public AgenticLoopHooks {
+    Q_OBJECT
+public:
+    using BackendsByProvider = QHash<QString, QPointer<SandboxBackend>>;
+
+    // LiteLLM's `sandbox_config` path: every sandbox comes from `injectedBackend` (takes
+    // priority over any tool registry); no provider params are captured.
+    CodeInterpreterInterception(InterceptionSettings settings, SandboxRegistry *registry,
+                                SandboxBackend *injectedBackend, QObject *parent = nullptr);
+    // The registry path: `settings.sandboxToolName` is resolved in `tools` when a sandbox is
+    // created, and the backend registered for the resolved provider creates it. The resolved
+    // params are captured with the sandbox and reused for every run and delete.
+    CodeInterpreterInterception(InterceptionSettings settings, SandboxRegistry *registry,
+                                const SandboxToolRegistry *tools, BackendsByProvider backends,
+                                QObject *parent = nullptr);
+    ~CodeInterpreterInterception() override;
+
+    const InterceptionSettings &settings() const { return m_settings; }
+    // Config hot reload: affects later requests only (live sandboxes keep their params).
+    void setSettings(const InterceptionSettings &settings) { m_settings = settings; }
+    SandboxRegistry *registry() const { return m_registry; }
+
+    // --- pre-call deployment hook (§2.5) ---
+    // Mutates `kwargs` in place. Returns true when the request was converted (LiteLLM returns
+    // the kwargs), false for "no change" (LiteLLM returns None). The untrusted-state scrub of
+    // initial requests (falsy _agentic_loop_depth) mutates `kwargs` in both cases.
+    bool preCallDeploymentHook(QJsonObject &kwargs, CallType callType);
+    // Step 1 of the pre-call hook on its own: on an initial request removes client-forged
+    // code-interpreter markers at the root and every interception/loop-control key from
+    // litellm_metadata (dropping it when it ends up empty).
+    static void scrubUntrustedState(QJsonObject &kwargs);
+    // §2.4: custom_llm_provider, else the provider derived from a string model.
+    std::optional<QString> resolveProvider(const QJsonObject &kwargs) const;
+    static bool isInterceptedCallType(CallType callType);
+    static bool isChatCallType(CallType callType);
+    // metadata.session_id, else litellm_metadata.session_id (first non-empty string).
+    static std::optional<QString> sessionIdOf(const QJsonObject &kwargs);
+    // 32 lowercase hex characters (128 bits) from the system CSPRNG.
+    static QString mintSandboxKey();
+    // "ci_" + 32 lowercase hex characters.
+    static QString newCodeInterpreterCallId();
+
+    // --- gate (§2.7) ---
+    // `response` is the upstream JSON; `kwargs` the request's litellm-level params (markers,
+    // _agentic_loop_api_surface). Refuses without the server marker and re-checks scope.
+    GateDecision shouldRunAgenticLoop(const QJsonObject &response, const QString &customLlmProvider,
+                                      const QJsonObject &kwargs) const;
+    // Responses output items {type:function_call, name:litellm_code_execution} as
+    // {"call_id","name","arguments"} (missing arguments → null).
+    static QJsonArray extractCodeExecutionToolCalls(const QJsonObject &response);
+    // choices[0].message.tool_calls of a chat completion as
+    // {"id","call_id","type","name","arguments"} (arguments always a string).
+    static QJsonArray extractChatCodeExecutionToolCalls(const QJsonObject &response);
+
+    // --- plan (§2.8) ---
+    // `gatePayload` is the gate's {"tool_calls":[...]}; `messages` the Responses input or chat
+    // messages; `optionalParams` the request's provider params (tools, tool_choice, ...);
+    // `kwargs` its litellm-level params (sandbox key, session flag, surface, ...).
+    // Prunes expired sandboxes, gets or creates the sandbox of the request's key (mints one
+    // when absent, so the post/cleanup hooks can always delete it), runs every call in order,
+    // and returns the follow-up patch with `code_interpreter_call` records. On an
+    // infrastructure failure the sandbox is deleted and the failure returned.
+    QFuture<Outcome<AgenticLoopPlan>> buildAgenticLoopPlan(const QJsonObject &gatePayload,
+                                                           const QString &model,
+                                                           const QJsonValue &messages,
+                                                           const QJsonObject &optionalParams,
+                                                           const QJsonObject &kwargs);
+
+    // --- post and cleanup hooks (§2.12, §2.13) ---
+    // Deletes a non-session sandbox, then inserts the recorded calls before the first
+    // "message" output item (Responses; a response without an "output" list is unchanged).
+    QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
+                                                     const AgenticLoopPlan &plan,
+                                                     const QJsonObject &kwargs) override;
+    // Deletes a non-session sandbox; a no-op when the post hook already did.
+    QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &plan,
+                                         const QJsonObject &kwargs) override;
+    // The injection step of the post hook on its own (pure).
+    static QJsonObject injectCodeInterpreterCalls(const QJsonObject &response,
+                                                  const QJsonValue &calls);
+
+    // --- sandbox building blocks (LiteLLM's underscore helpers, §2.9–2.10) ---
+    // A new, uncached sandbox: from the injected backend, else from the resolved sandbox tool.
+    QFuture<Outcome<SandboxEntry>> createContainer();
+    // The cached sandbox for `cacheKey` (TTL refreshed) or a new one; `identity` set for
+    // session-scoped keys (per-identity LRU cap). An empty key creates an uncached sandbox.
+    QFuture<Outcome<SandboxEntry>> getOrCreateContainer(const QString &cacheKey,
+                                                        const std::optional<QString> &identity = {},
+                                                        const QString &sessionId = {});
+    // Runs code with the sandbox's captured params (never re-resolving the tool registry).
+    QFuture<Outcome<ExecutionResult>> runCode(const SandboxEntry &container, const QString &code);
+    // One tool call: the string fed back to the model (stdout, "[execution error] <message>"
+    // or "[invalid tool arguments: could not parse code]"); a failure only for infrastructure
+    // errors, which abort the plan.
+    QFuture<Outcome<QString>> runToolCall(const SandboxEntry &container, const QString &arguments);
+    // The same with the execution details.
+    QFuture<Outcome<ToolCallRun>> executeToolCall(const SandboxEntry &container,
+                                                  const QString &arguments);
+    // Deletes a sandbox (cached or not); errors are reported, never propagated.
+    QFuture<void> deleteContainer(const SandboxEntry &container);
+    // Pops and deletes the cached sandbox for `key`; missing key → no-op (idempotent).
+    QFuture<void>
+    deleteContainerForKey(const QString &key,
+                          SandboxRemovalReason reason = SandboxRemovalReason::Completed);
+    QFuture<void> pruneExpiredCache();
+
+    // --- pure helpers (§2.9, §2.14) ---
+    static ParsedCodeArguments parseCodeArguments(const QString &arguments);
+    // The string fed back for one execution result (stdout, or the execution-error string).
+    static QString toolOutputFor(const ExecutionResult &result);
+    // {"id","type","status","code","container_id","outputs"} (outputs [] when `logs` is empty).
+    static QJsonObject codeInterpreterCallRecord(const QString &code, const QJsonValue &containerId,
+                                                 const QString &logs);
+    // string → [{"role":"user","content":s}]; list → copy; anything else → [].
+    static QJsonArray normalizeMessages(const QJsonValue &messages);
+
+    static QString noSandboxAvailableError();
+    static QString noSandboxToRunCodeError();
+
+signals:
+    // One tool call ran (or was refused): for the inspector.
+    void toolCallExecuted(const QString &sandboxKey, const QString &containerId,
+                          const QString &callId, const QString &code,
+                          const loopscope::ToolCallRun &run);
+
+private:
+    struct PlanJob;
+    SandboxFactory sandboxFactory();
+    void runNextCall(const std::shared_ptr<PlanJob> &job);
+    void finishPlan(const std::shared_ptr<PlanJob> &job);
+
+    InterceptionSettings m_settings;
+    QPointer<SandboxRegistry> m_registry;
+    QPointer<SandboxBackend> m_injectedBackend;
+    const SandboxToolRegistry *m_tools = nullptr;
+    BackendsByProvider m_backends;
+};
+
+} // namespace loopscope
+
+Q_DECLARE_METATYPE(loopscope::ToolCallRun)
