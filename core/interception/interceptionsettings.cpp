@@ -160,36 +160,51 @@ LoadedInterceptionConfig InterceptionSettings::fromYaml(const YamlDocument &doc)
         section = mappingAt(callbackSettings.value(kCallbackKey), out.settingsPath);
     }
 
+    // `clean` keeps the valid values; invalid ones fail closed (disabled, no provider), although
+    // a config with errors is meant to be refused anyway.
+    QJsonObject clean;
     for (auto it = section.constBegin(); it != section.constEnd(); ++it) {
         const QString path = out.settingsPath + u'.' + it.key();
         const QJsonValue value = it.value();
         if (it.key() == kEnabled) {
-            if (!value.isBool())
+            if (value.isBool()) {
+                clean.insert(kEnabled, value);
+            } else {
                 error(path, QStringLiteral("must be true or false, got %1").arg(typeName(value)));
+                clean.insert(kEnabled, false);
+            }
         } else if (it.key() == kEnabledProviders) {
             if (value.isNull())
                 continue; // every provider
             if (!value.isArray()) {
                 error(path, QStringLiteral("must be a list of provider names, got %1")
                                 .arg(typeName(value)));
+                clean.insert(kEnabledProviders, QJsonArray());
                 continue;
             }
             const QJsonArray list = value.toArray();
+            QJsonArray valid;
             for (qsizetype i = 0; i < list.size(); ++i) {
-                if (!list.at(i).isString() || list.at(i).toString().isEmpty())
-                    error(path + QStringLiteral("[%1]").arg(i),
-                          QStringLiteral("must be a provider name, got %1")
-                              .arg(list.at(i).isString() ? QStringLiteral("an empty string")
-                                                         : typeName(list.at(i))));
+                if (list.at(i).isString() && !list.at(i).toString().isEmpty()) {
+                    valid.append(list.at(i));
+                    continue;
+                }
+                error(path + QStringLiteral("[%1]").arg(i),
+                      QStringLiteral("must be a provider name, got %1")
+                          .arg(list.at(i).isString() ? QStringLiteral("an empty string")
+                                                     : typeName(list.at(i))));
             }
+            clean.insert(kEnabledProviders, valid);
         } else if (it.key() == kSandboxToolName) {
-            if (!value.isNull() && !value.isString())
+            if (value.isString())
+                clean.insert(kSandboxToolName, value);
+            else if (!value.isNull())
                 error(path, QStringLiteral("must be a string, got %1").arg(typeName(value)));
         } else {
             warning(path, QStringLiteral("unknown key, ignored"));
         }
     }
-    out.settings = fromConfig(section);
+    out.settings = fromConfig(clean);
 
     const QJsonValue callbacks = litellmSettings.value(QLatin1String("callbacks"));
     if (callbacks.isArray())
