@@ -4,6 +4,8 @@
 
 #include <QSignalSpy>
 #include <QTest>
+#include <QThread>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <memory>
 
@@ -402,6 +404,32 @@ private slots:
             QStringLiteral("alice:s"), QStringLiteral("alice"), backend->factory()));
         QCOMPARE(c.value.handle, a.value.handle);
         QCOMPARE(backend->createCount(), 1);
+    }
+
+    void creationFinishingOnAnotherThread() {
+        // A factory whose future finishes on a worker thread, as a networked backend's might.
+        int factoryCalls = 0;
+        const QPointer<SandboxBackend> owner = backend.get();
+        const SandboxFactory factory = [&factoryCalls, owner] {
+            ++factoryCalls;
+            return QtConcurrent::run([owner] {
+                QThread::msleep(20);
+                SandboxEntry entry;
+                entry.handle =
+                    SandboxHandle{QStringLiteral("sbx_thread"), QStringLiteral("fake"), {}};
+                entry.backend = owner;
+                return Outcome<SandboxEntry>::success(entry);
+            });
+        };
+        const auto first = registry->getOrCreate(QStringLiteral("k"), std::nullopt, factory);
+        const auto second = registry->getOrCreate(QStringLiteral("k"), std::nullopt, factory);
+        const auto a = awaitFuture(first);
+        const auto b = awaitFuture(second);
+        QVERIFY(a.ok() && b.ok());
+        QCOMPARE(factoryCalls, 1);
+        QCOMPARE(a.value.handle.id, QStringLiteral("sbx_thread"));
+        QCOMPARE(b.value.handle, a.value.handle);
+        QVERIFY(registry->contains(QStringLiteral("k")));
     }
 
     void concurrentDistinctKeysCreateEach() {
