@@ -43,6 +43,9 @@ public:
     static constexpr int kSessionCapPerIdentity = 10;
 
     explicit SandboxRegistry(QObject *parent = nullptr);
+    // Safe with work pending: waiters of unfinished creations get an error, sandboxes that
+    // arrive later are deleted, and cached ones are deleted fire-and-forget (call removeAll()
+    // first to wait for that). Not thread-safe: use it from the thread it lives in.
     ~SandboxRegistry() override;
 
     // Test seam: milliseconds since the epoch. Defaults to the wall clock.
@@ -51,7 +54,10 @@ public:
 
     // Cached sandbox for `key` (refreshing its last access), or a new one from `factory`.
     // An empty key creates an uncached sandbox the caller must delete. When `identity` is set
-    // the per-identity cap applies before the new entry is stored.
+    // the per-identity cap applies before the new entry is stored. A call for a key whose
+    // creation is still pending shares that creation (same result, no second factory call); a
+    // failed creation caches nothing. The future finishes through the event loop of the
+    // registry's thread, even when the factory's future is already finished.
     QFuture<Outcome<SandboxEntry>> getOrCreate(const QString &key,
                                                const std::optional<QString> &identity,
                                                const SandboxFactory &factory,
@@ -60,13 +66,14 @@ public:
     // Runs code in the cached sandbox for `key` with its captured params; refreshes last access.
     QFuture<Outcome<ExecutionResult>> run(const QString &key, const QString &code);
 
-    // Pops and deletes the entry for `key`; a missing key is a no-op (idempotent).
+    // Pops and deletes the entry for `key`; a missing key is a no-op (idempotent). A key still
+    // being created is dropped: its waiters get an error and the sandbox is deleted on arrival.
     QFuture<void> remove(const QString &key, SandboxRemovalReason reason);
     // Deletes a sandbox that is not (or no longer) cached; errors are reported, never raised.
     QFuture<void> deleteSandbox(const SandboxEntry &entry, SandboxRemovalReason reason);
     // Pops and deletes every entry idle for longer than the TTL.
     QFuture<void> pruneExpired();
-    // Deletes everything (app shutdown).
+    // Deletes everything (app shutdown); creations in flight are deleted when they arrive.
     QFuture<void> removeAll(SandboxRemovalReason reason = SandboxRemovalReason::Shutdown);
 
     bool contains(const QString &key) const;
@@ -77,6 +84,9 @@ public:
     // Test seam mirroring LiteLLM tests that age cache entries by hand.
     void setLastAccessed(const QString &key, qint64 ms);
 
+    // Signals. Every deletion ends in exactly one of sandboxRemoved / sandboxRemoveFailed (the
+    // entry has left the cache either way). A creation that a second caller joined while it was
+    // pending emits sandboxCreated once and no sandboxReused.
 signals:
     void sandboxCreated(const loopscope::SandboxEntry &entry);
     void sandboxReused(const loopscope::SandboxEntry &entry);
@@ -94,3 +104,6 @@ private:
 };
 
 } // namespace loopscope
+
+Q_DECLARE_METATYPE(loopscope::SandboxEntry)
+Q_DECLARE_METATYPE(loopscope::SandboxRemovalReason)

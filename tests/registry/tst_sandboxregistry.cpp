@@ -11,8 +11,6 @@
 
 using namespace loopscope;
 
-Q_DECLARE_METATYPE(loopscope::SandboxRemovalReason)
-
 namespace {
 
 // A manual clock: tests move time instead of sleeping 15 minutes.
