@@ -1,0 +1,128 @@
+#include "sandbox/bubblewrapcommand.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+
+namespace loopscope {
+
+namespace {
+
+// Reads a 4-byte big-endian length and that many bytes of driver source from fd 0, then runs
+// them in a namespace of their own. Kept tiny: it is visible in `ps`.
+const char kBootstrap[] = "import os\n"
+                          "def r(n):\n"
+                          " b=b''\n"
+                          " while len(b)<n:\n"
+                          "  c=os.read(0,n-len(b))\n"
+                          "  if not c:raise SystemExit(3)\n"
+                          "  b+=c\n"
+                          " return b\n"
+                          "exec(compile(r(int.from_bytes(r(4),'big')),'<loopscope-driver>','exec'),"
+                          "{'__name__':'__loopscope_driver__'})";
+
+} // namespace
+
+QString BubblewrapCommand::processMarker() {
+    return QStringLiteral("loopscope-sandbox:") +
+           QString::number(QCoreApplication::applicationPid());
+}
+
+QStringList BubblewrapCommand::sandboxEnvironment(const QString &home, const QString &tmpDir) {
+    return {
+        QStringLiteral("PATH=/usr/local/bin:/usr/bin:/bin"),
+        QStringLiteral("HOME=") + home,
+        QStringLiteral("LANG=C.UTF-8"),
+        QStringLiteral("TMPDIR=") + tmpDir,
+        // Plotting libraries must not look for a display or write config into the work dir.
+        QStringLiteral("MPLBACKEND=Agg"),
+        QStringLiteral("MPLCONFIGDIR=") + tmpDir + QStringLiteral("/.matplotlib"),
+        QStringLiteral("XDG_CACHE_HOME=") + tmpDir + QStringLiteral("/.cache"),
+        // BLAS would start one thread per core; threads count against RLIMIT_NPROC.
+        QStringLiteral("OPENBLAS_NUM_THREADS=4"),
+        QStringLiteral("OMP_NUM_THREADS=4"),
+    };
+}
+
+QStringList BubblewrapCommand::pythonArguments(const LocalSandboxOptions &options) {
+    return {options.pythonPath, QStringLiteral("-I"), QStringLiteral("-c"),
+            QString::fromLatin1(kBootstrap), processMarker()};
+}
+
+QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options) {
+    QStringList args{
+        // Every namespace, including the network: only the sandbox's own loopback remains.
+        QStringLiteral("--unshare-all"),
+        QStringLiteral("--unshare-user"),
+        QStringLiteral("--disable-userns"),
+        QStringLiteral("--die-with-parent"),
+        QStringLiteral("--new-session"),
+        QStringLiteral("--cap-drop"),
+        QStringLiteral("ALL"),
+        QStringLiteral("--hostname"),
+        QStringLiteral("sandbox"),
+        // A read-only minimal system tree: /usr and the few /etc files the loader and Python
+        // need. No /home, /root, /run, /var or host /proc.
+        QStringLiteral("--ro-bind"),
+        QStringLiteral("/usr"),
+        QStringLiteral("/usr"),
+        QStringLiteral("--symlink"),
+        QStringLiteral("usr/lib"),
+        QStringLiteral("/lib"),
+        QStringLiteral("--symlink"),
+        QStringLiteral("usr/lib64"),
+        QStringLiteral("/lib64"),
+        QStringLiteral("--symlink"),
+        QStringLiteral("usr/bin"),
+        QStringLiteral("/bin"),
+        QStringLiteral("--symlink"),
+        QStringLiteral("usr/sbin"),
+        QStringLiteral("/sbin"),
+    };
+    const QStringList etcFiles{QStringLiteral("/etc/alternatives"),
+                               QStringLiteral("/etc/ld.so.cache"), QStringLiteral("/etc/localtime"),
+                               QStringLiteral("/etc/fonts")};
+    for (const QString &path : etcFiles)
+        args << QStringLiteral("--ro-bind-try") << path << path;
+    args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
+         << QStringLiteral("/dev");
+    // Size-capped private tmpfs for /tmp and the work dir; both vanish with the sandbox.
+    args << QStringLiteral("--size") << QString::number(options.tmpDirBytes)
+         << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
+    args << QStringLiteral("--size") << QString::number(options.workDirBytes)
+         << QStringLiteral("--tmpfs") << sandboxWorkDir();
+    // bwrap's root is a writable, unbounded tmpfs: seal it so only /sandbox and /tmp take writes.
+    args << QStringLiteral("--remount-ro") << QStringLiteral("/");
+    args << QStringLiteral("--chdir") << sandboxWorkDir();
+    args << QStringLiteral("--clearenv");
+    for (const QString &entry : sandboxEnvironment(sandboxWorkDir(), QStringLiteral("/tmp"))) {
+        const qsizetype eq = entry.indexOf(QLatin1Char('='));
+        args << QStringLiteral("--setenv") << entry.left(eq) << entry.mid(eq + 1);
+    }
+    args << QStringLiteral("--");
+    args << pythonArguments(options);
+    return args;
+}
+
+LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options) {
+    LocalSandboxLaunch launch;
+    launch.program = options.bwrapPath;
+    launch.arguments = bwrapArguments(options);
+    // bwrap clears the environment for the sandbox itself; bwrap needs nothing from ours either.
+    launch.environment = {QStringLiteral("PATH=/usr/bin:/bin")};
+    launch.sandboxWorkDir = sandboxWorkDir();
+    return launch;
+}
+
+LocalSandboxLaunch BubblewrapCommand::unisolated(const LocalSandboxOptions &options,
+                                                 const QString &hostWorkDir) {
+    LocalSandboxLaunch launch;
+    QStringList python = pythonArguments(options);
+    launch.program = python.takeFirst();
+    launch.arguments = python;
+    launch.environment = sandboxEnvironment(hostWorkDir, hostWorkDir);
+    launch.workingDirectory = hostWorkDir;
+    launch.sandboxWorkDir = hostWorkDir;
+    return launch;
+}
+
+} // namespace loopscope

@@ -1,0 +1,45 @@
+#pragma once
+
+#include "sandbox/localsandboxoptions.h"
+
+#include <QString>
+#include <QStringList>
+
+namespace loopscope {
+
+// How to start one sandbox interpreter: the program QProcess runs, its arguments and environment.
+struct LocalSandboxLaunch {
+    QString program;
+    QStringList arguments;
+    QStringList environment;  // KEY=VALUE for the started program (bwrap or python)
+    QString workingDirectory; // host directory to start in (unisolated only)
+    QString sandboxWorkDir;   // the work dir as user code sees it
+};
+
+// Builds the bubblewrap command line of a local sandbox (or, when isolation is explicitly
+// disabled, the bare interpreter command line). Pure functions, so the policy is testable as data.
+class BubblewrapCommand {
+public:
+    // The work dir inside the sandbox: a private tmpfs of LocalSandboxOptions::workDirBytes.
+    static QString sandboxWorkDir() { return QStringLiteral("/sandbox"); }
+
+    // Tag put on every sandbox command line ("loopscope-sandbox:<app pid>") so leftovers of
+    // this process can be found in /proc (tests, diagnostics).
+    static QString processMarker();
+
+    // The environment user code sees: nothing from the proxy's own environment.
+    static QStringList sandboxEnvironment(const QString &home, const QString &tmpDir);
+
+    // `python3 -I -c <bootstrap> <marker>`; the bootstrap reads the driver source, length-prefixed,
+    // from stdin and runs it, so the command line stays short and the driver ships in the binary.
+    static QStringList pythonArguments(const LocalSandboxOptions &options);
+
+    // bwrap arguments up to and including the interpreter command line.
+    static QStringList bwrapArguments(const LocalSandboxOptions &options);
+
+    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options);
+    static LocalSandboxLaunch unisolated(const LocalSandboxOptions &options,
+                                         const QString &hostWorkDir);
+};
+
+} // namespace loopscope

@@ -1,0 +1,425 @@
+#include "sandbox/localpythonbackend.h"
+
+#include "sandbox/localsandboxprocess.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QLoggingCategory>
+#include <QPromise>
+#include <QRandomGenerator>
+#include <QTimer>
+
+#include <unistd.h>
+
+namespace loopscope {
+
+Q_DECLARE_LOGGING_CATEGORY(lcLocalSandbox)
+
+namespace {
+
+using RunPromise = std::shared_ptr<QPromise<Outcome<ExecutionResult>>>;
+
+QString readSysctl(const QString &path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return QString::fromLatin1(file.readAll()).trimmed();
+}
+
+bool isExecutable(const QString &path) {
+    const QFileInfo info(path);
+    return info.exists() && info.isFile() && info.isExecutable();
+}
+
+template<typename T> QFuture<Outcome<T>> readyFailure(const QString &message) {
+    return QtFuture::makeReadyFuture(Outcome<T>::failure(message));
+}
+
+void finish(const RunPromise &promise, Outcome<ExecutionResult> outcome) {
+    if (!promise || promise->future().isFinished())
+        return; // shutdown() may have answered it already
+    promise->addResult(std::move(outcome));
+    promise->finish();
+}
+
+} // namespace
+
+struct LocalPythonBackend::PendingRun {
+    QString code;
+    RunPromise promise;
+};
+
+struct LocalPythonBackend::Sandbox {
+    QString id;
+    QPointer<LocalSandboxProcess> process;
+    int runs = 0;
+    bool busy = false;
+    QString resetNotice; // shown once, in the stderr of the first run on a fresh interpreter
+    QList<PendingRun> queue;
+    RunPromise current; // the run in flight, answered by shutdown() if need be
+};
+
+LocalPythonBackend::LocalPythonBackend(const LocalSandboxOptions &options, QObject *parent)
+    : SandboxBackend(parent)
+    , m_options(options) {
+    const QStringList problems = staticProblems();
+    const bool pythonMissing = !isExecutable(m_options.pythonPath);
+    if (problems.isEmpty()) {
+        m_available = true;
+    } else if (m_options.allowUnisolated && !pythonMissing) {
+        m_available = true;
+        m_isolated = false;
+        qCCritical(lcLocalSandbox).noquote()
+            << "LOCAL SANDBOX ISOLATION IS DISABLED (allowUnisolated): model-written code runs "
+               "directly on this machine with only resource limits."
+            << problems.join(QStringLiteral("; "));
+    } else {
+        m_unavailableReason = QStringLiteral("the local Python sandbox is unavailable: ") +
+                              problems.join(QStringLiteral("; "));
+        qCWarning(lcLocalSandbox).noquote() << m_unavailableReason;
+    }
+    if (m_available && m_options.poolSize > 0)
+        scheduleRefill(); // from the event loop, on the thread this object will live on
+}
+
+LocalPythonBackend::~LocalPythonBackend() {
+    shutdown();
+}
+
+QString LocalPythonBackend::newSandboxId() {
+    quint32 words[4];
+    QRandomGenerator::system()->fillRange(words);
+    QByteArray bytes(reinterpret_cast<const char *>(words), sizeof(words));
+    return QStringLiteral("cntr_") + QString::fromLatin1(bytes.toHex());
+}
+
+QStringList LocalPythonBackend::staticProblems() const {
+    QStringList problems;
+    if (!isExecutable(m_options.pythonPath))
+        problems << QStringLiteral("no Python interpreter at %1: install the Debian package "
+                                   "python3-minimal (apt-get install python3-minimal)")
+                        .arg(m_options.pythonPath);
+    if (!isExecutable(m_options.bwrapPath))
+        problems << QStringLiteral("no bubblewrap at %1: install the Debian package bubblewrap "
+                                   "(apt-get install bubblewrap)")
+                        .arg(m_options.bwrapPath);
+    if (readSysctl(QStringLiteral("/proc/sys/user/max_user_namespaces")) == QLatin1String("0"))
+        problems << QStringLiteral("user namespaces are disabled (user.max_user_namespaces = 0): "
+                                   "run sysctl -w user.max_user_namespaces=15000");
+    if (readSysctl(QStringLiteral("/proc/sys/kernel/unprivileged_userns_clone")) ==
+        QLatin1String("0"))
+        problems << QStringLiteral("unprivileged user namespaces are disabled "
+                                   "(kernel.unprivileged_userns_clone = 0): run sysctl -w "
+                                   "kernel.unprivileged_userns_clone=1");
+    return problems;
+}
+
+SandboxSelfTest LocalPythonBackend::selfTest() const {
+    if (m_selfTest)
+        return *m_selfTest;
+    SandboxSelfTest result;
+    const QStringList problems = staticProblems();
+    if (m_isolated)
+        result.problems = problems;
+    if (!m_isolated) {
+        result.warnings << QStringLiteral(
+                               "isolation disabled by configuration (allowUnisolated): code runs "
+                               "directly on this machine with only resource limits, a cleared "
+                               "environment and a private work dir. Fix: ") +
+                               problems.join(QStringLiteral("; "));
+    }
+    if (::geteuid() == 0)
+        result.warnings
+            << QStringLiteral("running as root: sandboxes run as uid %1").arg(m_options.sandboxUid);
+    if (m_available) {
+        // A real interpreter, started exactly as sandboxes are, is the only reliable check
+        // (containers often forbid user namespaces in ways no sysctl shows).
+        LocalSandboxProcess probe(m_options, m_isolated);
+        probe.start();
+        if (!probe.waitForReady(m_options.startTimeoutMs)) {
+            QString problem =
+                QStringLiteral("a probe sandbox did not start: ") + probe.exitReason();
+            if (m_isolated)
+                problem += QStringLiteral(" (bubblewrap needs unprivileged user namespaces; "
+                                          "check kernel.apparmor_restrict_unprivileged_userns "
+                                          "and container seccomp policies)");
+            result.problems << problem;
+        }
+    }
+    result.available = result.problems.isEmpty();
+    m_selfTest = result;
+    return result;
+}
+
+LocalSandboxProcess *LocalPythonBackend::startProcess() {
+    auto *process = new LocalSandboxProcess(m_options, m_isolated, this);
+    process->start();
+    if (!m_isolated)
+        qCWarning(lcLocalSandbox) << "starting an UNISOLATED sandbox interpreter";
+    return process;
+}
+
+void LocalPythonBackend::scheduleRefill() {
+    if (m_refillScheduled || m_shutdown)
+        return;
+    m_refillScheduled = true;
+    QTimer::singleShot(0, this, [this] {
+        m_refillScheduled = false;
+        refillPool();
+    });
+}
+
+void LocalPythonBackend::refillPool() {
+    // After repeated start failures, stop burning CPU in the background; create() still tries
+    // (and reports the reason) every time.
+    while (!m_shutdown && m_available && m_pool.size() < m_options.poolSize &&
+           m_poolStartFailures < 3) {
+        LocalSandboxProcess *process = startProcess();
+        m_pool.append(process);
+        connect(process, &LocalSandboxProcess::exited, this, [this, process] {
+            if (!m_pool.removeOne(process))
+                return; // handed off already; the sandbox owns it now
+            ++m_poolStartFailures;
+            qCWarning(lcLocalSandbox).noquote()
+                << "pooled sandbox interpreter exited:" << process->exitReason();
+            process->deleteLater();
+            emit poolChanged();
+            scheduleRefill();
+        });
+        process->whenReady().then(this, [this](const Outcome<bool> &ready) {
+            if (ready.ok()) {
+                m_poolStartFailures = 0;
+                emit poolChanged();
+            }
+        });
+    }
+    emit poolChanged();
+}
+
+LocalSandboxProcess *LocalPythonBackend::takeFromPool() {
+    LocalSandboxProcess *chosen = nullptr;
+    for (LocalSandboxProcess *process : std::as_const(m_pool)) {
+        if (process->state() == LocalSandboxProcess::State::Ready) {
+            chosen = process;
+            break;
+        }
+    }
+    if (!chosen) {
+        for (LocalSandboxProcess *process : std::as_const(m_pool)) {
+            if (process->state() == LocalSandboxProcess::State::Starting) {
+                chosen = process;
+                break;
+            }
+        }
+    }
+    if (chosen) {
+        // Leaving the pool list is what makes a hand-off happen exactly once.
+        m_pool.removeOne(chosen);
+        emit poolChanged();
+    }
+    if (m_options.poolSize > 0)
+        scheduleRefill();
+    return chosen;
+}
+
+void LocalPythonBackend::attach(Sandbox &sandbox, LocalSandboxProcess *process) {
+    sandbox.process = process;
+    const QString id = sandbox.id;
+    connect(process, &LocalSandboxProcess::exited, this, [this, id, process] {
+        if (Sandbox *owner = find(id); owner && owner->process == process) {
+            owner->resetNotice =
+                QStringLiteral("[loopscope] This sandbox's previous interpreter stopped (%1). "
+                               "This run uses a fresh interpreter: variables, imports and files "
+                               "from earlier runs are gone.\n")
+                    .arg(process->exitReason());
+            owner->process = nullptr;
+        }
+        process->deleteLater();
+    });
+}
+
+LocalPythonBackend::Sandbox *LocalPythonBackend::find(const QString &sandboxId) const {
+    const auto it = m_sandboxes.constFind(sandboxId);
+    return it == m_sandboxes.constEnd() ? nullptr : it->get();
+}
+
+QFuture<Outcome<SandboxHandle>> LocalPythonBackend::create(const SandboxParams &) {
+    if (m_shutdown)
+        return readyFailure<SandboxHandle>(QStringLiteral("the local sandbox backend shut down"));
+    if (!m_available)
+        return readyFailure<SandboxHandle>(m_unavailableReason);
+
+    LocalSandboxProcess *process = takeFromPool();
+    if (!process)
+        process = startProcess();
+    auto sandbox = std::make_shared<Sandbox>();
+    sandbox->id = newSandboxId();
+    const QString id = sandbox->id;
+    m_sandboxes.insert(id, sandbox);
+    attach(*sandbox, process);
+
+    QPointer<LocalSandboxProcess> guard(process);
+    return process->whenReady().then(
+        this, [this, id, guard](const Outcome<bool> &ready) -> Outcome<SandboxHandle> {
+            Sandbox *sandbox = find(id);
+            if (!ready.ok() || !sandbox || !guard) {
+                if (sandbox) {
+                    if (guard)
+                        guard->kill();
+                    m_sandboxes.remove(id);
+                }
+                return Outcome<SandboxHandle>::failure(
+                    ready.ok() ? QStringLiteral("the local sandbox backend shut down")
+                               : ready.error);
+            }
+            SandboxHandle handle;
+            handle.id = id;
+            handle.provider = provider();
+            handle.details.insert(QStringLiteral("isolated"), m_isolated);
+            handle.details.insert(QStringLiteral("pid"), guard->processId());
+            return Outcome<SandboxHandle>::success(handle);
+        });
+}
+
+QFuture<Outcome<ExecutionResult>>
+LocalPythonBackend::run(const SandboxHandle &handle, const QString &code, const SandboxParams &) {
+    if (m_shutdown)
+        return readyFailure<ExecutionResult>(QStringLiteral("the local sandbox backend shut down"));
+    Sandbox *sandbox = find(handle.id);
+    if (!sandbox)
+        return readyFailure<ExecutionResult>(
+            QStringLiteral("no local sandbox with id %1 (deleted or never created)")
+                .arg(handle.id));
+    auto promise = std::make_shared<QPromise<Outcome<ExecutionResult>>>();
+    promise->start();
+    sandbox->queue.append(PendingRun{code, promise});
+    pump(handle.id);
+    return promise->future();
+}
+
+void LocalPythonBackend::pump(const QString &sandboxId) {
+    Sandbox *sandbox = find(sandboxId);
+    if (!sandbox || sandbox->busy || sandbox->queue.isEmpty())
+        return;
+    sandbox->busy = true;
+    const PendingRun next = sandbox->queue.takeFirst();
+    sandbox->current = next.promise;
+
+    if (!sandbox->process || !sandbox->process->isAlive()) {
+        LocalSandboxProcess *fresh = takeFromPool();
+        if (!fresh)
+            fresh = startProcess();
+        attach(*sandbox, fresh);
+    }
+    QPointer<LocalSandboxProcess> process = sandbox->process;
+    process->whenReady().then(this, [this, sandboxId, next, process](const Outcome<bool> &ready) {
+        Sandbox *sandbox = find(sandboxId);
+        if (!sandbox) {
+            finish(next.promise,
+                   Outcome<ExecutionResult>::failure(QStringLiteral("the sandbox was deleted")));
+            return;
+        }
+        if (!ready.ok() || !process || sandbox->process != process) {
+            sandbox->busy = false;
+            sandbox->current.reset();
+            finish(next.promise,
+                   Outcome<ExecutionResult>::failure(
+                       ready.ok() ? QStringLiteral("the sandbox interpreter went away")
+                                  : ready.error));
+            pump(sandboxId);
+            return;
+        }
+        const int count = ++sandbox->runs;
+        const QString notice = std::exchange(sandbox->resetNotice, QString());
+        process->execute(next.code, m_options.timeoutMs)
+            .then(this, [this, sandboxId, next, count, notice](Outcome<ExecutionResult> outcome) {
+                if (outcome.ok()) {
+                    outcome.value.executionCount = count;
+                    if (!notice.isEmpty())
+                        outcome.value.stderrText.prepend(notice);
+                }
+                finish(next.promise, std::move(outcome));
+                if (Sandbox *sandbox = find(sandboxId)) {
+                    sandbox->busy = false;
+                    sandbox->current.reset();
+                    pump(sandboxId);
+                }
+            });
+    });
+}
+
+QFuture<Outcome<bool>> LocalPythonBackend::remove(const SandboxHandle &handle,
+                                                  const SandboxParams &) {
+    const auto it = m_sandboxes.find(handle.id);
+    if (it == m_sandboxes.end())
+        return QtFuture::makeReadyFuture(Outcome<bool>::success(false));
+    const std::shared_ptr<Sandbox> sandbox = *it;
+    m_sandboxes.erase(it);
+    for (const PendingRun &pending : std::as_const(sandbox->queue))
+        finish(pending.promise,
+               Outcome<ExecutionResult>::failure(QStringLiteral("the sandbox was deleted")));
+    sandbox->queue.clear();
+
+    LocalSandboxProcess *process = sandbox->process;
+    if (!process || !process->isAlive())
+        return QtFuture::makeReadyFuture(Outcome<bool>::success(true));
+    // Finishes once the process is reaped, so "deleted" means gone.
+    auto promise = std::make_shared<QPromise<Outcome<bool>>>();
+    promise->start();
+    connect(process, &LocalSandboxProcess::exited, this, [promise] {
+        promise->addResult(Outcome<bool>::success(true));
+        promise->finish();
+    });
+    process->kill();
+    return promise->future();
+}
+
+void LocalPythonBackend::shutdown() {
+    if (m_shutdown)
+        return;
+    m_shutdown = true;
+    const auto sandboxes = m_sandboxes;
+    m_sandboxes.clear();
+    for (const auto &sandbox : sandboxes) {
+        finish(sandbox->current, Outcome<ExecutionResult>::failure(
+                                     QStringLiteral("the local sandbox backend shut down")));
+        for (const PendingRun &pending : std::as_const(sandbox->queue))
+            finish(pending.promise, Outcome<ExecutionResult>::failure(
+                                        QStringLiteral("the local sandbox backend shut down")));
+        // Deleting the process kills and reaps its tree synchronously.
+        delete sandbox->process.data();
+    }
+    const QList<LocalSandboxProcess *> pool = std::exchange(m_pool, {});
+    qDeleteAll(pool);
+}
+
+QStringList LocalPythonBackend::sandboxIds() const {
+    return m_sandboxes.keys();
+}
+
+int LocalPythonBackend::pooledCount() const {
+    return static_cast<int>(m_pool.size());
+}
+
+int LocalPythonBackend::readyPoolCount() const {
+    int ready = 0;
+    for (const LocalSandboxProcess *process : m_pool)
+        ready += process->state() == LocalSandboxProcess::State::Ready ? 1 : 0;
+    return ready;
+}
+
+qint64 LocalPythonBackend::processId(const QString &sandboxId) const {
+    const Sandbox *sandbox = find(sandboxId);
+    return sandbox && sandbox->process && sandbox->process->isAlive()
+               ? sandbox->process->processId()
+               : 0;
+}
+
+QList<qint64> LocalPythonBackend::pooledProcessIds() const {
+    QList<qint64> pids;
+    for (const LocalSandboxProcess *process : m_pool)
+        pids << process->processId();
+    return pids;
+}
+
+} // namespace loopscope

@@ -1,0 +1,104 @@
+#pragma once
+
+#include "sandbox/localsandboxoptions.h"
+#include "sandbox/sandboxbackend.h"
+
+#include <QHash>
+#include <QList>
+#include <QPointer>
+
+#include <memory>
+#include <optional>
+
+namespace loopscope {
+
+class LocalSandboxProcess;
+
+// The default sandbox backend (provider "local"): one long-lived `/usr/bin/python3 -I` per
+// sandbox inside bubblewrap, kept alive across runs so variables, imports and files persist.
+//
+// - Isolation: all namespaces unshared (only a private loopback), read-only minimal /usr, private
+//   size-capped tmpfs work dir (/sandbox) and /tmp, cleared environment, no /home, /root, /run or
+//   host /proc, capabilities dropped, new session, dies with its parent; rlimits on memory,
+//   CPU, processes, file size and open files; an unprivileged uid when the app runs as root.
+// - Timeouts: a run that exceeds LocalSandboxOptions::timeoutMs kills the interpreter's whole
+//   tree and returns an ExecutionResult with timedOut and error TimeoutError. The sandbox (same
+//   id) stays usable: its next run gets a fresh interpreter, which means variables, imports and
+//   the files of the tmpfs work dir are gone; that run's stderr starts with a one-time notice
+//   saying so. The same holds when user code kills its own interpreter (os._exit, a signal, the
+//   CPU limit): that run returns error InterpreterExited naming the cause.
+// - Warm pool: poolSize interpreters are started ahead and handed out by create(), each exactly
+//   once, and refilled in the background.
+// - remove() kills the tree (its tmpfs work dir goes with it); the destructor and shutdown()
+//   remove every sandbox and pooled interpreter and reap them (no zombies, no orphans).
+// - Without bubblewrap create() fails with selfTest()'s explanation, unless allowUnisolated is
+//   set; then code runs directly on the host and logs and selfTest() warnings say so loudly.
+//
+// Lives on one thread (the proxy thread); all futures finish there. Interpreters get SIGKILL if
+// the thread that started them ends, so the backend must not outlive its thread.
+class LocalPythonBackend : public SandboxBackend {
+    Q_OBJECT
+public:
+    explicit LocalPythonBackend(const LocalSandboxOptions &options = {}, QObject *parent = nullptr);
+    ~LocalPythonBackend() override;
+
+    QString provider() const override { return QStringLiteral("local"); }
+
+    QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) override;
+    QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
+                                          const SandboxParams &params) override;
+    QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
+                                  const SandboxParams &params) override;
+
+    // Static checks plus, once, a real probe sandbox; cached after the first call.
+    SandboxSelfTest selfTest() const override;
+
+    const LocalSandboxOptions &options() const { return m_options; }
+    // False when the backend runs code without bubblewrap (allowUnisolated fallback).
+    bool isIsolated() const { return m_isolated; }
+
+    // Kills every sandbox and pooled interpreter and waits until they are reaped; create() and
+    // run() fail afterwards. Called by the destructor.
+    void shutdown();
+
+    // Introspection for the inspector and tests.
+    QStringList sandboxIds() const;
+    int pooledCount() const;    // pooled interpreters, starting or ready
+    int readyPoolCount() const; // pooled interpreters ready for an instant hand-off
+    // Host pid of the bwrap (or unisolated python) process currently serving a sandbox, 0 if
+    // none; pids of pooled interpreters.
+    qint64 processId(const QString &sandboxId) const;
+    QList<qint64> pooledProcessIds() const;
+
+    // "cntr_" + 32 lowercase hex digits from the system CSPRNG (doubles as an OpenAI container id).
+    static QString newSandboxId();
+
+signals:
+    void poolChanged();
+
+private:
+    struct PendingRun;
+    struct Sandbox;
+
+    QStringList staticProblems() const;
+    LocalSandboxProcess *startProcess();
+    LocalSandboxProcess *takeFromPool();
+    void refillPool();
+    void scheduleRefill();
+    void attach(Sandbox &sandbox, LocalSandboxProcess *process);
+    void pump(const QString &sandboxId);
+    Sandbox *find(const QString &sandboxId) const;
+
+    LocalSandboxOptions m_options;
+    bool m_available = false;
+    bool m_isolated = true;
+    QString m_unavailableReason;
+    bool m_shutdown = false;
+    bool m_refillScheduled = false;
+    int m_poolStartFailures = 0;
+    QList<LocalSandboxProcess *> m_pool; // children of this
+    QHash<QString, std::shared_ptr<Sandbox>> m_sandboxes;
+    mutable std::optional<SandboxSelfTest> m_selfTest;
+};
+
+} // namespace loopscope

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+
+#include <optional>
+
+namespace loopscope {
+
+// The wire format between LocalSandboxProcess and resources/sandbox_driver.py: each frame is a
+// 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one object). Frames travel
+// on the interpreter's original stdin/stdout, which the driver keeps private before user code
+// runs, so printing can never produce a frame. The decoder refuses frames above a hard cap
+// before buffering them, so a misbehaving sandbox cannot make the proxy allocate without bound.
+class LocalSandboxFrameCodec {
+public:
+    explicit LocalSandboxFrameCodec(qint64 maxFrameBytes)
+        : m_maxFrameBytes(maxFrameBytes) {}
+
+    static QByteArray encode(const QJsonObject &message);
+    // A raw frame (used for the driver source, which is not JSON).
+    static QByteArray encodeRaw(const QByteArray &payload);
+
+    // Appends received bytes. Returns false (and stays failed) on an oversized frame.
+    bool feed(const QByteArray &bytes);
+    // The next complete frame, if any. A frame that is not a JSON object sets error().
+    std::optional<QJsonObject> next();
+
+    bool failed() const { return !m_error.isEmpty(); }
+    QString error() const { return m_error; }
+    qint64 bufferedBytes() const { return m_buffer.size(); }
+    qint64 maxFrameBytes() const { return m_maxFrameBytes; }
+
+private:
+    qint64 m_maxFrameBytes;
+    QByteArray m_buffer;
+    QString m_error;
+};
+
+} // namespace loopscope

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <QString>
+#include <QtGlobal>
+
+namespace loopscope {
+
+// Configuration of LocalPythonBackend, set once at construction (the proxy's config file and the
+// CLI's --exec-timeout feed it). Defaults are safe for a developer machine running ~20 sandboxes.
+struct LocalSandboxOptions {
+    static constexpr qint64 kMiB = 1024 * 1024;
+
+    // Absolute paths on purpose: a python3 found first on PATH may be a slow shim (platform.md).
+    QString pythonPath = QStringLiteral("/usr/bin/python3");
+    QString bwrapPath = QStringLiteral("/usr/bin/bwrap");
+
+    int timeoutMs = 30000;      // wall clock per run; the interpreter is killed when it passes
+    int startTimeoutMs = 15000; // an interpreter that is not ready by then counts as failed
+
+    qint64 stdoutCapBytes = 1 * kMiB; // enforced inside the sandbox, with a visible marker
+    qint64 stderrCapBytes = 1 * kMiB;
+
+    // Resource limits (setrlimit) of every process in the sandbox.
+    qint64 memoryLimitBytes = 1024 * kMiB; // RLIMIT_AS: allocations beyond it raise MemoryError
+    int cpuLimitSeconds = 600;             // RLIMIT_CPU per process, cumulative over all runs
+    int maxProcesses = 64;                 // RLIMIT_NPROC (threads count), per sandbox
+    qint64 maxFileBytes = 256 * kMiB;      // RLIMIT_FSIZE
+    int maxOpenFiles = 256;                // RLIMIT_NOFILE
+    qint64 workDirBytes = 256 * kMiB;      // size of the /sandbox tmpfs
+    qint64 tmpDirBytes = 64 * kMiB;        // size of the /tmp tmpfs
+
+    int poolSize = 2; // pre-started interpreters; 0 disables the pool
+
+    // When the app runs as root, sandboxes run as this unprivileged uid/gid so that process
+    // limits hold (RLIMIT_NPROC is ignored for uid 0).
+    uint sandboxUid = 65534;
+    uint sandboxGid = 65534;
+
+    // Without bubblewrap (or user namespaces) sandboxes are refused unless this is set; then
+    // the interpreter runs directly on the host with only rlimits, a cleared environment and a
+    // private work dir, and every log line and selfTest() warning says so.
+    bool allowUnisolated = false;
+};
+
+} // namespace loopscope

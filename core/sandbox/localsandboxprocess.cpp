@@ -1,0 +1,406 @@
+#include "sandbox/localsandboxprocess.h"
+
+#include "sandbox/bubblewrapcommand.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonObject>
+#include <QLoggingCategory>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <csignal>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static void initSandboxResources() {
+    Q_INIT_RESOURCE(loopscope_sandbox_driver);
+}
+
+namespace loopscope {
+
+Q_LOGGING_CATEGORY(lcLocalSandbox, "loopscope.sandbox.local")
+
+namespace {
+
+constexpr qsizetype kStderrTailBytes = 8192;
+constexpr qsizetype kFrameOverheadBytes = 1024 * 1024;
+
+QByteArray driverSource() {
+    static const QByteArray source = [] {
+        initSandboxResources();
+        QFile file(QStringLiteral(":/loopscope/sandbox_driver.py"));
+        if (!file.open(QIODevice::ReadOnly))
+            qFatal("sandbox_driver.py missing from the resources");
+        return file.readAll();
+    }();
+    return source;
+}
+
+const char *signalName(int sig) {
+    switch (sig) {
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGXCPU:
+        return "SIGXCPU";
+    case SIGXFSZ:
+        return "SIGXFSZ";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGBUS:
+        return "SIGBUS";
+    default:
+        return "signal";
+    }
+}
+
+void setLimit(int resource, rlim_t soft, rlim_t hard) {
+    const rlimit limit{soft, hard};
+    ::setrlimit(resource, &limit);
+}
+
+} // namespace
+
+LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, bool isolated,
+                                         QObject *parent)
+    : QObject(parent)
+    , m_options(options)
+    , m_isolated(isolated)
+    // Worst case a capped stream grows 6x in JSON (\u00XX escapes); plus traceback and keys.
+    , m_codec(6 * (options.stdoutCapBytes + options.stderrCapBytes) + kFrameOverheadBytes) {
+    m_startTimer.setSingleShot(true);
+    m_runTimer.setSingleShot(true);
+    connect(&m_startTimer, &QTimer::timeout, this, [this] { killTree(KillReason::StartTimeout); });
+    connect(&m_runTimer, &QTimer::timeout, this, [this] { killTree(KillReason::Timeout); });
+}
+
+LocalSandboxProcess::~LocalSandboxProcess() {
+    if (m_process) {
+        // No signals into a half-destroyed owner: finish everything by hand.
+        m_process->disconnect(this);
+        if (m_process->state() != QProcess::NotRunning) {
+            if (m_pid > 0)
+                ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
+            m_process->kill();
+            m_process->waitForFinished(5000);
+        }
+    }
+    if (m_killReason == KillReason::None)
+        m_killReason = KillReason::Requested;
+    if (m_state != State::Exited)
+        markExited(QStringLiteral("the sandbox was shut down"), false);
+}
+
+qint64 LocalSandboxProcess::processId() const {
+    return m_pid;
+}
+
+void LocalSandboxProcess::start() {
+    Q_ASSERT(m_state == State::NotStarted);
+    m_state = State::Starting;
+    m_ready.start();
+
+    const bool dropPrivileges = ::geteuid() == 0;
+    LocalSandboxLaunch launch;
+    if (m_isolated) {
+        launch = BubblewrapCommand::isolated(m_options);
+    } else {
+        m_hostWorkDir = std::make_unique<QTemporaryDir>(
+            QDir::tempPath() + QStringLiteral("/loopscope-sandbox-XXXXXX"));
+        if (!m_hostWorkDir->isValid()) {
+            markExited(QStringLiteral("could not create a work dir: ") +
+                       m_hostWorkDir->errorString());
+            return;
+        }
+        if (dropPrivileges) {
+            const QByteArray path = QFile::encodeName(m_hostWorkDir->path());
+            if (::chown(path.constData(), m_options.sandboxUid, m_options.sandboxGid) != 0) {
+                markExited(QStringLiteral("could not hand the work dir to the sandbox uid"));
+                return;
+            }
+        }
+        launch = BubblewrapCommand::unisolated(m_options, m_hostWorkDir->path());
+    }
+
+    m_process = new QProcess(this);
+    m_process->setProgram(launch.program);
+    m_process->setArguments(launch.arguments);
+    QProcessEnvironment env;
+    for (const QString &entry : std::as_const(launch.environment)) {
+        const qsizetype eq = entry.indexOf(QLatin1Char('='));
+        env.insert(entry.left(eq), entry.mid(eq + 1));
+    }
+    m_process->setProcessEnvironment(env);
+    if (!launch.workingDirectory.isEmpty())
+        m_process->setWorkingDirectory(launch.workingDirectory);
+
+    const uid_t uid = m_options.sandboxUid;
+    const gid_t gid = m_options.sandboxGid;
+    const rlim_t memory = static_cast<rlim_t>(m_options.memoryLimitBytes);
+    const rlim_t cpu = static_cast<rlim_t>(m_options.cpuLimitSeconds);
+    const rlim_t fileSize = static_cast<rlim_t>(m_options.maxFileBytes);
+    const rlim_t openFiles = static_cast<rlim_t>(m_options.maxOpenFiles);
+    // Runs in the forked child before exec, so only async-signal-safe system calls. RLIMIT_NPROC
+    // is set by the driver instead: set here it would be counted per uid across all sandboxes;
+    // set inside bwrap's user namespace it is counted per sandbox.
+    m_process->setChildProcessModifier([=] {
+        ::setsid(); // own process group: the whole group is killed with one kill(-pid)
+        if (dropPrivileges) {
+            if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
+                ::_exit(126); // never run user code as root
+        }
+        // After setuid: changing credentials clears the parent-death signal.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        setLimit(RLIMIT_AS, memory, memory);
+        setLimit(RLIMIT_CPU, cpu, cpu + 5);
+        setLimit(RLIMIT_FSIZE, fileSize, fileSize);
+        setLimit(RLIMIT_NOFILE, openFiles, openFiles);
+        setLimit(RLIMIT_CORE, 0, 0);
+        // Nothing of the app's beyond stdin/stdout/stderr crosses exec.
+        ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    });
+
+    connect(m_process, &QProcess::readyReadStandardOutput, this, &LocalSandboxProcess::onStdout);
+    connect(m_process, &QProcess::readyReadStandardError, this, &LocalSandboxProcess::onStderr);
+    connect(m_process, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
+        onFinished(code, status == QProcess::CrashExit);
+    });
+    connect(m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart)
+            onFailedToStart();
+    });
+    connect(m_process, &QProcess::started, this, [this] { m_pid = m_process->processId(); });
+
+    m_startTimer.start(m_options.startTimeoutMs);
+    m_process->start(QIODevice::ReadWrite);
+    // Queued in QProcess's write buffer until the pipe accepts it.
+    m_process->write(LocalSandboxFrameCodec::encodeRaw(driverSource()));
+    QJsonObject config{
+        {QStringLiteral("op"), QStringLiteral("config")},
+        {QStringLiteral("nproc"), m_options.maxProcesses},
+        {QStringLiteral("stdout_cap"), m_options.stdoutCapBytes},
+        {QStringLiteral("stderr_cap"), m_options.stderrCapBytes},
+        {QStringLiteral("traceback_cap"), 65536},
+        {QStringLiteral("workdir"), launch.sandboxWorkDir},
+    };
+    m_process->write(LocalSandboxFrameCodec::encode(config));
+}
+
+QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &code, int timeoutMs) {
+    if (m_state != State::Ready) {
+        return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(
+            m_state == State::Running
+                ? QStringLiteral("internal error: the interpreter is already running code")
+                : QStringLiteral("the sandbox interpreter is not ready")));
+    }
+    m_state = State::Running;
+    m_run = std::make_unique<QPromise<Outcome<ExecutionResult>>>();
+    m_run->start();
+    ++m_runId;
+    m_runTimeoutMs = timeoutMs;
+    m_runClock.start();
+    m_process->write(LocalSandboxFrameCodec::encode({
+        {QStringLiteral("op"), QStringLiteral("run")},
+        {QStringLiteral("id"), m_runId},
+        {QStringLiteral("code"), code},
+    }));
+    if (timeoutMs > 0)
+        m_runTimer.start(timeoutMs);
+    return m_run->future();
+}
+
+bool LocalSandboxProcess::waitForReady(int timeoutMs) {
+    QElapsedTimer clock;
+    clock.start();
+    // waitFor* emit QProcess's signals synchronously, so the normal handlers run.
+    while (m_state == State::Starting && m_process && clock.elapsed() < timeoutMs) {
+        const int remaining = static_cast<int>(qMax<qint64>(1, timeoutMs - clock.elapsed()));
+        if (m_process->bytesToWrite() > 0)
+            m_process->waitForBytesWritten(remaining);
+        else if (!m_process->waitForReadyRead(remaining) &&
+                 m_process->state() == QProcess::NotRunning)
+            break;
+    }
+    if (m_state == State::Starting && clock.elapsed() >= timeoutMs)
+        killTree(KillReason::StartTimeout);
+    if (m_state == State::Starting && m_process)
+        m_process->waitForFinished(5000);
+    return m_state == State::Ready;
+}
+
+void LocalSandboxProcess::kill() {
+    killTree(KillReason::Requested);
+}
+
+void LocalSandboxProcess::killTree(KillReason reason) {
+    if (!isAlive() || !m_process)
+        return;
+    if (m_killReason == KillReason::None)
+        m_killReason = reason;
+    m_startTimer.stop();
+    m_runTimer.stop();
+    if (m_pid > 0)
+        ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
+    m_process->kill();
+}
+
+void LocalSandboxProcess::onStdout() {
+    const QByteArray bytes = m_process->readAllStandardOutput();
+    if (m_killReason != KillReason::None)
+        return;
+    m_codec.feed(bytes);
+    while (auto frame = m_codec.next())
+        handleFrame(*frame);
+    if (m_codec.failed()) {
+        qCWarning(lcLocalSandbox) << "sandbox protocol error:" << m_codec.error();
+        killTree(KillReason::Protocol);
+    }
+}
+
+void LocalSandboxProcess::onStderr() {
+    // Only bwrap's and the driver's own start-up messages land here (user output is captured
+    // inside); keep a short tail for error reports.
+    m_stderrTail.append(m_process->readAllStandardError());
+    if (m_stderrTail.size() > kStderrTailBytes)
+        m_stderrTail = m_stderrTail.right(kStderrTailBytes);
+}
+
+void LocalSandboxProcess::handleFrame(const QJsonObject &frame) {
+    const QString op = frame.value(QStringLiteral("op")).toString();
+    if (op == QLatin1String("ready") && m_state == State::Starting) {
+        m_startTimer.stop();
+        m_state = State::Ready;
+        m_ready.addResult(Outcome<bool>::success(true));
+        m_ready.finish();
+        return;
+    }
+    if (op == QLatin1String("result") && m_state == State::Running && m_run &&
+        frame.value(QStringLiteral("id")).toInteger() == m_runId) {
+        m_runTimer.stop();
+        ExecutionResult result;
+        result.stdoutText = frame.value(QStringLiteral("stdout")).toString();
+        result.stderrText = frame.value(QStringLiteral("stderr")).toString();
+        result.stdoutTruncated = frame.value(QStringLiteral("stdout_truncated")).toBool();
+        result.stderrTruncated = frame.value(QStringLiteral("stderr_truncated")).toBool();
+        const QJsonValue error = frame.value(QStringLiteral("error"));
+        if (error.isObject()) {
+            const QJsonObject e = error.toObject();
+            result.error = ExecutionError{e.value(QStringLiteral("name")).toString(),
+                                          e.value(QStringLiteral("value")).toString(),
+                                          e.value(QStringLiteral("traceback")).toString()};
+        }
+        result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
+        m_state = State::Ready;
+        auto run = std::move(m_run);
+        run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
+        run->finish();
+        return;
+    }
+    qCWarning(lcLocalSandbox) << "unexpected sandbox frame" << op;
+    killTree(KillReason::Protocol);
+}
+
+QString LocalSandboxProcess::describeExit(int exitCode, bool crashed) const {
+    QString text;
+    if (m_killReason == KillReason::Requested)
+        text = QStringLiteral("the sandbox was deleted");
+    else if (m_killReason == KillReason::Timeout)
+        text = QStringLiteral("the run timed out after %1 s").arg(m_runTimeoutMs / 1000.0);
+    else if (m_killReason == KillReason::StartTimeout)
+        text = QStringLiteral("the interpreter was not ready within %1 ms")
+                   .arg(m_options.startTimeoutMs);
+    else if (m_killReason == KillReason::Protocol)
+        text = QStringLiteral("the interpreter broke the sandbox protocol (%1)")
+                   .arg(m_codec.failed() ? m_codec.error() : QStringLiteral("unexpected frame"));
+    else if (crashed)
+        text = QStringLiteral("the interpreter was killed");
+    else if (exitCode > 128) {
+        // bwrap reports a child killed by signal N as exit status 128 + N.
+        const int sig = exitCode - 128;
+        text = QStringLiteral("the interpreter was killed by signal %1 (%2)")
+                   .arg(sig)
+                   .arg(QLatin1String(signalName(sig)));
+        if (sig == SIGXCPU || sig == SIGKILL)
+            text += QStringLiteral("; the CPU time limit is %1 s and the memory limit %2 MiB")
+                        .arg(m_options.cpuLimitSeconds)
+                        .arg(m_options.memoryLimitBytes / LocalSandboxOptions::kMiB);
+    } else {
+        text = QStringLiteral("the interpreter exited with status %1").arg(exitCode);
+    }
+    const QString tail = QString::fromUtf8(m_stderrTail).trimmed();
+    if (!tail.isEmpty() && m_killReason == KillReason::None)
+        text += QStringLiteral(": ") + tail;
+    return text;
+}
+
+void LocalSandboxProcess::onFinished(int exitCode, bool crashed) {
+    markExited(describeExit(exitCode, crashed));
+}
+
+void LocalSandboxProcess::onFailedToStart() {
+    markExited(QStringLiteral("could not start %1: %2")
+                   .arg(m_process->program(), m_process->errorString()));
+}
+
+void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
+    if (m_state == State::Exited)
+        return;
+    const State previous = m_state;
+    m_state = State::Exited;
+    m_exitReason = reason;
+    m_startTimer.stop();
+    m_runTimer.stop();
+    m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
+
+    if (previous == State::Starting || previous == State::NotStarted) {
+        if (previous == State::NotStarted)
+            m_ready.start();
+        m_ready.addResult(Outcome<bool>::failure(
+            QStringLiteral("the sandbox interpreter failed to start: ") + reason));
+        m_ready.finish();
+    }
+    if (m_run) {
+        auto run = std::move(m_run);
+        if (m_killReason == KillReason::Requested) {
+            run->addResult(Outcome<ExecutionResult>::failure(
+                QStringLiteral("the sandbox was deleted while code was running")));
+        } else {
+            ExecutionResult result;
+            result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
+            if (m_killReason == KillReason::Timeout) {
+                result.timedOut = true;
+                result.error = ExecutionError{
+                    QStringLiteral("TimeoutError"),
+                    QStringLiteral("Execution timed out after %1 s: the interpreter was stopped. "
+                                   "The next run starts a fresh interpreter; variables, imports "
+                                   "and files from earlier runs are gone.")
+                        .arg(m_runTimeoutMs / 1000.0),
+                    {}};
+            } else {
+                result.error = ExecutionError{
+                    QStringLiteral("InterpreterExited"),
+                    reason + QStringLiteral(". The next run starts a fresh interpreter; "
+                                            "variables, imports and files from earlier runs "
+                                            "are gone."),
+                    {}};
+            }
+            run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
+        }
+        run->finish();
+    }
+    if (notify && previous != State::NotStarted)
+        emit exited();
+}
+
+} // namespace loopscope

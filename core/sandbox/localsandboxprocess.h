@@ -1,0 +1,97 @@
+#pragma once
+
+#include "sandbox/localsandboxframecodec.h"
+#include "sandbox/localsandboxoptions.h"
+#include "sandbox/outcome.h"
+#include "sandbox/sandboxtypes.h"
+
+#include <QElapsedTimer>
+#include <QFuture>
+#include <QObject>
+#include <QPromise>
+#include <QTimer>
+
+#include <memory>
+
+class QProcess;
+class QTemporaryDir;
+
+namespace loopscope {
+
+// One sandbox interpreter: bubblewrap around `/usr/bin/python3 -I` running
+// resources/sandbox_driver.py, spoken to with LocalSandboxFrameCodec frames. Runs one piece of
+// code at a time. Every process of the sandbox dies with it: bwrap is the leader of its own
+// process group and gets SIGKILL if this process dies (PR_SET_PDEATHSIG), and killing bwrap kills
+// the sandbox's PID namespace. When the app runs as root the whole tree runs as
+// LocalSandboxOptions::sandboxUid. Lives on (and must be used from) the backend's thread.
+class LocalSandboxProcess : public QObject {
+    Q_OBJECT
+public:
+    enum class State { NotStarted, Starting, Ready, Running, Exited };
+    Q_ENUM(State)
+
+    LocalSandboxProcess(const LocalSandboxOptions &options, bool isolated,
+                        QObject *parent = nullptr);
+    // Kills and reaps the process tree (blocking for at most a few ms: SIGKILL cannot be ignored).
+    ~LocalSandboxProcess() override;
+
+    void start();
+    State state() const { return m_state; }
+    bool isAlive() const { return m_state != State::NotStarted && m_state != State::Exited; }
+    bool isIsolated() const { return m_isolated; }
+    qint64 processId() const;
+    // Why the interpreter is gone (empty while it lives).
+    QString exitReason() const { return m_exitReason; }
+
+    // Finishes with true once the driver reports ready, or with an error if it dies first.
+    QFuture<Outcome<bool>> whenReady() const { return m_ready.future(); }
+
+    // Blocks until ready or failed, without an event loop (selfTest's probe). Returns ready.
+    bool waitForReady(int timeoutMs);
+
+    // Runs `code`; requires state() == Ready. Finishes with the driver's result; with a
+    // TimeoutError result after `timeoutMs` (the tree is killed and this process is then Exited);
+    // with an InterpreterExited result when user code kills its own interpreter; or with an
+    // error when kill() ends the run.
+    QFuture<Outcome<ExecutionResult>> execute(const QString &code, int timeoutMs);
+
+    // Kills the whole tree; exited() follows once it is reaped. Idempotent.
+    void kill();
+
+signals:
+    void exited();
+
+private:
+    enum class KillReason { None, Requested, Timeout, StartTimeout, Protocol };
+
+    void onStdout();
+    void onStderr();
+    void onFinished(int exitCode, bool crashed);
+    void onFailedToStart();
+    void handleFrame(const QJsonObject &frame);
+    void killTree(KillReason reason);
+    void markExited(const QString &reason, bool notify = true);
+    QString describeExit(int exitCode, bool crashed) const;
+
+    LocalSandboxOptions m_options;
+    bool m_isolated;
+    State m_state = State::NotStarted;
+    QProcess *m_process = nullptr;                // child of this
+    std::unique_ptr<QTemporaryDir> m_hostWorkDir; // unisolated mode only
+    LocalSandboxFrameCodec m_codec;
+    QByteArray m_stderrTail;
+    QString m_exitReason;
+    KillReason m_killReason = KillReason::None;
+    qint64 m_pid = 0;
+
+    QPromise<Outcome<bool>> m_ready;
+    QTimer m_startTimer;
+
+    std::unique_ptr<QPromise<Outcome<ExecutionResult>>> m_run;
+    qint64 m_runId = 0;
+    int m_runTimeoutMs = 0;
+    QElapsedTimer m_runClock;
+    QTimer m_runTimer;
+};
+
+} // namespace loopscope

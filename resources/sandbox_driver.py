@@ -1,0 +1,314 @@
+# Loopscope sandbox driver: runs inside the sandbox as the long-lived interpreter of one sandbox.
+#
+# It is sent over stdin by a tiny bootstrap (see BubblewrapCommand::pythonArguments), then speaks
+# length-prefixed JSON frames (4-byte big-endian length + UTF-8 JSON) on private duplicates of the
+# original stdin/stdout. Before any user code runs, fds 0/1/2 are re-pointed: 0 at /dev/null, 1 and 2
+# at pipes drained into capped in-memory captures, and sys.stdout/sys.stderr at the same captures.
+# So nothing user code prints (from Python, from C code or from child processes) can reach the
+# protocol channel, and no run can make the proxy buffer more than the configured caps.
+#
+# Frames in:  {"op":"config", "nproc":N, "stdout_cap":B, "stderr_cap":B, "traceback_cap":B}
+#             {"op":"run", "id":N, "code":"..."}
+# Frames out: {"op":"ready", "pid":N, "python":"3.11.2"}
+#             {"op":"result", "id":N, "stdout":..., "stderr":..., "stdout_truncated":bool,
+#              "stderr_truncated":bool, "error":null|{"name","value","traceback"}, "duration_ms":F}
+
+import builtins
+import io
+import json
+import linecache
+import os
+import resource
+import select
+import sys
+import threading
+import time
+import traceback
+
+MAX_IN_FRAME = 64 * 1024 * 1024
+
+
+def _read_exact(fd, n):
+    chunks = []
+    while n > 0:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_frame(fd):
+    header = _read_exact(fd, 4)
+    if header is None:
+        return None
+    size = int.from_bytes(header, "big")
+    if size > MAX_IN_FRAME:
+        raise RuntimeError("oversized request frame")
+    body = _read_exact(fd, size)
+    if body is None:
+        return None
+    return json.loads(body.decode("utf-8"))
+
+
+def _write_frame(fd, obj):
+    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "backslashreplace")
+    data = memoryview(len(body).to_bytes(4, "big") + body)
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+class Capture:
+    """Keeps at most `cap` bytes of one stream; everything beyond is only counted."""
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.lock = threading.Lock()
+        self.buf = bytearray()
+        self.dropped = 0
+
+    def add(self, data):
+        with self.lock:
+            room = self.cap - len(self.buf)
+            if room >= len(data):
+                self.buf += data
+            else:
+                if room > 0:
+                    self.buf += data[:room]
+                self.dropped += len(data) - max(room, 0)
+
+    def add_text(self, text):
+        with self.lock:
+            full = len(self.buf) >= self.cap
+        if full:
+            # Count without building a huge bytes object (a 50 MiB print must stay cheap).
+            size = len(text) if text.isascii() else len(
+                text.encode("utf-8", "backslashreplace"))
+            with self.lock:
+                self.dropped += size
+            return
+        self.add(text.encode("utf-8", "backslashreplace"))
+
+    def take(self):
+        with self.lock:
+            data, dropped = bytes(self.buf), self.dropped
+            self.buf = bytearray()
+            self.dropped = 0
+        return data, dropped
+
+
+def _decode(data, truncated):
+    if truncated:
+        # Do not leave half a UTF-8 character at the cut.
+        i, tail = len(data) - 1, 0
+        while i >= 0 and tail < 3 and (data[i] & 0xC0) == 0x80:
+            i -= 1
+            tail += 1
+        if i >= 0:
+            lead = data[i]
+            need = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else \
+                4 if lead >= 0xF0 else 1
+            if need > len(data) - i:
+                data = data[:i]
+    return data.decode("utf-8", "replace")
+
+
+class _BinaryStream(io.RawIOBase):
+    def __init__(self, capture, fd):
+        self._capture = capture
+        self._fd = fd
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        data = bytes(data)
+        self._capture.add(data)
+        return len(data)
+
+    def fileno(self):
+        return self._fd
+
+
+class _TextStream(io.TextIOBase):
+    """sys.stdout / sys.stderr: writes straight into the capture (no pipe round trip)."""
+
+    def __init__(self, capture, fd, name):
+        self._capture = capture
+        self._fd = fd
+        self._name = name
+        self.buffer = _BinaryStream(capture, fd)
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    @property
+    def errors(self):
+        return "backslashreplace"
+
+    @property
+    def name(self):
+        return self._name
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self._fd
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError("write() argument must be str, not " + type(text).__name__)
+        self._capture.add_text(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+class _FdDrain:
+    """Output written to fd 1/2 below Python (C code, child processes) goes into a pipe that a
+    thread drains into the capture, so writers never block on a full pipe."""
+
+    def __init__(self, capture):
+        self.capture = capture
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        self.lock = threading.Lock()
+        threading.Thread(target=self._loop, daemon=True, name="loopscope-drain").start()
+
+    def _loop(self):
+        while True:
+            select.select([self.read_fd], [], [])
+            self.drain()
+
+    def drain(self):
+        with self.lock:
+            while True:
+                try:
+                    data = os.read(self.read_fd, 1 << 16)
+                except BlockingIOError:
+                    return
+                if not data:
+                    return
+                self.capture.add(data)
+
+
+class Driver:
+    def __init__(self, proto_in, proto_out, config):
+        self.proto_in = proto_in
+        self.proto_out = proto_out
+        self.traceback_cap = int(config.get("traceback_cap", 65536))
+        self.out = Capture(int(config.get("stdout_cap", 1 << 20)))
+        self.err = Capture(int(config.get("stderr_cap", 1 << 20)))
+        self.out_drain = _FdDrain(self.out)
+        self.err_drain = _FdDrain(self.err)
+        self.stdout = _TextStream(self.out, 1, "<stdout>")
+        self.stderr = _TextStream(self.err, 2, "<stderr>")
+        self.stdin = open(os.devnull, "r")
+        self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        self.cells = 0
+        self._wire_streams()
+
+    def _wire_streams(self):
+        # Re-done before every run: user code may have closed or replaced any of them.
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(self.out_drain.write_fd, 1)
+        os.dup2(self.err_drain.write_fd, 2)
+        sys.stdin = sys.__stdin__ = self.stdin
+        sys.stdout = sys.__stdout__ = self.stdout
+        sys.stderr = sys.__stderr__ = self.stderr
+
+    def _error(self, exc, skip_frames):
+        tb = exc.__traceback__
+        for _ in range(skip_frames):
+            if tb is not None:
+                tb = tb.tb_next
+        text = "".join(traceback.format_exception(type(exc), exc, tb))
+        if len(text) > self.traceback_cap:
+            text = text[: self.traceback_cap] + "\n[traceback truncated]\n"
+        try:
+            value = str(exc)
+        except BaseException:  # a broken __str__ must not kill the driver
+            value = "<exception str() failed>"
+        return {"name": type(exc).__name__, "value": value[: self.traceback_cap],
+                "traceback": text}
+
+    def _stream_result(self, capture):
+        data, dropped = capture.take()
+        text = _decode(data, dropped > 0)
+        if dropped:
+            text += ("\n[output truncated: %d more bytes not shown; the limit is %d bytes]\n"
+                     % (dropped, capture.cap))
+        return text, dropped > 0
+
+    def run(self, run_id, code):
+        self._wire_streams()
+        self.cells += 1
+        filename = "<cell %d>" % self.cells
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        error = None
+        started = time.perf_counter()
+        try:
+            compiled = compile(code, filename, "exec", dont_inherit=True)
+        except BaseException as exc:  # SyntaxError and friends: no user frames to show
+            error = self._error(exc, 1)
+        else:
+            try:
+                exec(compiled, self.namespace)
+            except BaseException as exc:  # includes SystemExit: the interpreter stays alive
+                error = self._error(exc, 1)
+        duration = (time.perf_counter() - started) * 1000.0
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        self.out_drain.drain()
+        self.err_drain.drain()
+        stdout, out_cut = self._stream_result(self.out)
+        stderr, err_cut = self._stream_result(self.err)
+        _write_frame(self.proto_out, {
+            "op": "result", "id": run_id, "stdout": stdout, "stderr": stderr,
+            "stdout_truncated": out_cut, "stderr_truncated": err_cut, "error": error,
+            "duration_ms": duration})
+
+    def serve(self):
+        _write_frame(self.proto_out, {"op": "ready", "pid": os.getpid(),
+                                      "python": sys.version.split()[0]})
+        while True:
+            message = _read_frame(self.proto_in)
+            if message is None:
+                return
+            if message.get("op") == "run":
+                self.run(message.get("id", 0), str(message.get("code", "")))
+
+
+def main():
+    # Private copies of the protocol pipes; os.dup makes them non-inheritable, so child
+    # processes of user code never get them either.
+    proto_in = os.dup(0)
+    proto_out = os.dup(1)
+    config = _read_frame(proto_in)
+    if config is None:
+        return
+    nproc = int(config.get("nproc", 0))
+    if nproc > 0:
+        # Set here, inside the sandbox's own user namespace, so the count is per sandbox.
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    workdir = config.get("workdir")
+    if workdir:
+        os.chdir(workdir)
+    Driver(proto_in, proto_out, config).serve()
+
+
+main()

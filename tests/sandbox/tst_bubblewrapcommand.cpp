@@ -1,0 +1,95 @@
+#include "sandbox/bubblewrapcommand.h"
+
+#include <QTest>
+
+using namespace loopscope;
+
+// The isolation policy as data; the escape suite in tst_localpythonbackend proves it holds.
+class TestBubblewrapCommand : public QObject {
+    Q_OBJECT
+private slots:
+    void isolationFlagsPresent_data();
+    void isolationFlagsPresent();
+    void noHostDirectoriesBound();
+    void sizeCappedTmpfsWorkDir();
+    void environmentIsClearedAndMinimal();
+    void interpreterIsAbsoluteAndIsolatedMode();
+    void unisolatedRunsPythonDirectly();
+};
+
+void TestBubblewrapCommand::isolationFlagsPresent_data() {
+    QTest::addColumn<QString>("flag");
+    for (const char *flag : {"--unshare-all", "--unshare-user", "--disable-userns",
+                             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop"})
+        QTest::newRow(flag) << QString::fromLatin1(flag);
+}
+
+void TestBubblewrapCommand::isolationFlagsPresent() {
+    QFETCH(QString, flag);
+    const QStringList args = BubblewrapCommand::bwrapArguments({});
+    const qsizetype separator = args.indexOf(QStringLiteral("--"));
+    QVERIFY(separator > 0);
+    QVERIFY2(args.indexOf(flag) >= 0 && args.indexOf(flag) < separator, qPrintable(flag));
+    if (flag == QLatin1String("--cap-drop"))
+        QCOMPARE(args.at(args.indexOf(flag) + 1), QStringLiteral("ALL"));
+}
+
+void TestBubblewrapCommand::noHostDirectoriesBound() {
+    const QStringList args = BubblewrapCommand::bwrapArguments({});
+    const qsizetype separator = args.indexOf(QStringLiteral("--"));
+    for (qsizetype i = 0; i < separator; ++i) {
+        const QString &arg = args.at(i);
+        if (arg == QLatin1String("--bind") || arg == QLatin1String("--bind-try") ||
+            arg == QLatin1String("--dev-bind"))
+            QFAIL("writable host bind found");
+        if (arg == QLatin1String("--ro-bind") || arg == QLatin1String("--ro-bind-try")) {
+            const QString source = args.at(i + 1);
+            QVERIFY2(source == QLatin1String("/usr") || source.startsWith(QLatin1String("/etc/")),
+                     qPrintable(source));
+        }
+    }
+}
+
+void TestBubblewrapCommand::sizeCappedTmpfsWorkDir() {
+    LocalSandboxOptions options;
+    options.workDirBytes = 12345678;
+    const QStringList args = BubblewrapCommand::bwrapArguments(options);
+    const qsizetype tmpfs =
+        args.lastIndexOf(QStringLiteral("/sandbox"), args.indexOf(QStringLiteral("--chdir")));
+    QVERIFY(tmpfs > 3);
+    QCOMPARE(args.at(tmpfs - 1), QStringLiteral("--tmpfs"));
+    QCOMPARE(args.at(tmpfs - 3), QStringLiteral("--size"));
+    QCOMPARE(args.at(tmpfs - 2), QStringLiteral("12345678"));
+}
+
+void TestBubblewrapCommand::environmentIsClearedAndMinimal() {
+    qputenv("LOOPSCOPE_TEST_SECRET", "hunter2");
+    const QStringList args = BubblewrapCommand::bwrapArguments({});
+    QVERIFY(!args.join(QLatin1Char(' ')).contains(QStringLiteral("hunter2")));
+    const QStringList env =
+        BubblewrapCommand::sandboxEnvironment(QStringLiteral("/sandbox"), QStringLiteral("/tmp"));
+    for (const QString &entry : env)
+        QVERIFY2(!entry.contains(QStringLiteral("KEY")) && !entry.contains(QStringLiteral("TOKEN")),
+                 qPrintable(entry));
+    QVERIFY(env.contains(QStringLiteral("HOME=/sandbox")));
+}
+
+void TestBubblewrapCommand::interpreterIsAbsoluteAndIsolatedMode() {
+    const QStringList python = BubblewrapCommand::pythonArguments({});
+    QCOMPARE(python.at(0), QStringLiteral("/usr/bin/python3"));
+    QCOMPARE(python.at(1), QStringLiteral("-I"));
+    QCOMPARE(python.last(), BubblewrapCommand::processMarker());
+    const QStringList args = BubblewrapCommand::bwrapArguments({});
+    QCOMPARE(args.mid(args.indexOf(QStringLiteral("--")) + 1), python);
+}
+
+void TestBubblewrapCommand::unisolatedRunsPythonDirectly() {
+    const LocalSandboxLaunch launch =
+        BubblewrapCommand::unisolated({}, QStringLiteral("/tmp/loopscope-sandbox-x"));
+    QCOMPARE(launch.program, QStringLiteral("/usr/bin/python3"));
+    QCOMPARE(launch.workingDirectory, QStringLiteral("/tmp/loopscope-sandbox-x"));
+    QVERIFY(launch.environment.contains(QStringLiteral("HOME=/tmp/loopscope-sandbox-x")));
+}
+
+QTEST_GUILESS_MAIN(TestBubblewrapCommand)
+#include "tst_bubblewrapcommand.moc"

@@ -1,0 +1,685 @@
+#include "sandbox/localpythonbackend.h"
+#include "support/futurewait.h"
+
+#include "sandboxprocessscan.h"
+
+#include <QDir>
+#include <QRegularExpression>
+#include <QSet>
+#include <QTcpServer>
+#include <QTest>
+
+#include <unistd.h>
+
+using namespace loopscope;
+using loopscope::test::processExists;
+using loopscope::test::sandboxLeftovers;
+
+namespace {
+constexpr int kWaitMs = 60000; // generous: the CI box is a loaded 2-core VM
+}
+
+// Real bubblewrap + python processes. Every test ends (cleanup()) by destroying its backend and
+// proving that no process of our sandboxes is left.
+class TestLocalPythonBackend : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void cleanup();
+
+    void sandboxIdsAreRandomContainerIds();
+    void selfTestPassesOnThisMachine();
+    void selfTestNamesWhatIsMissing_data();
+    void selfTestNamesWhatIsMissing();
+    void statePersistsAcrossRuns();
+    void exceptionsComeBackWithNameValueTraceback_data();
+    void exceptionsComeBackWithNameValueTraceback();
+    void childProcessOutputIsCaptured();
+    void printedFramesCannotForgeAResult();
+    void runsOnOneSandboxAreQueuedInOrder();
+
+    void escapeIsRefused_data();
+    void escapeIsRefused();
+    void hostLoopbackPortIsRefused();
+    void canaryEnvironmentVariableIsAbsent();
+    void workDirIsSizeCapped();
+    void forkBombIsContainedAndSandboxDeletable();
+    void memoryCapRaisesMemoryError();
+    void infiniteLoopTimesOutAndNextRunIsFresh();
+    void interpreterExitIsReportedAndRecovers();
+    void hugeOutputIsCapped_data();
+    void hugeOutputIsCapped();
+
+    void twentySandboxesInParallel();
+    void poolHandsOutEachInterpreterOnce();
+    void poolCanBeDisabled();
+    void removeKillsTreeAndIsIdempotent();
+    void removeWhileRunningEndsTheRun();
+    void destructorKillsEverything();
+    void unisolatedNeedsExplicitSwitchAndIsFlagged();
+
+private:
+    static LocalSandboxOptions testOptions();
+    LocalPythonBackend &backend(const LocalSandboxOptions &options = testOptions());
+    SandboxHandle create();
+    Outcome<ExecutionResult> run(const SandboxHandle &handle, const QString &code);
+
+    std::unique_ptr<LocalPythonBackend> m_backend;
+};
+
+LocalSandboxOptions TestLocalPythonBackend::testOptions() {
+    LocalSandboxOptions options;
+    options.poolSize = 1;
+    options.timeoutMs = 20000;
+    return options;
+}
+
+LocalPythonBackend &TestLocalPythonBackend::backend(const LocalSandboxOptions &options) {
+    m_backend = std::make_unique<LocalPythonBackend>(options);
+    return *m_backend;
+}
+
+SandboxHandle TestLocalPythonBackend::create() {
+    const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+    if (!created.ok())
+        qWarning() << "create failed:" << created.error;
+    return created.value;
+}
+
+Outcome<ExecutionResult> TestLocalPythonBackend::run(const SandboxHandle &handle,
+                                                     const QString &code) {
+    return awaitFuture(m_backend->run(handle, code, {}), kWaitMs);
+}
+
+void TestLocalPythonBackend::initTestCase() {
+    QVERIFY2(sandboxLeftovers().isEmpty(), "sandbox processes exist before the first test");
+}
+
+void TestLocalPythonBackend::cleanup() {
+    m_backend.reset();
+    QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
+                              qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 20000);
+}
+
+void TestLocalPythonBackend::sandboxIdsAreRandomContainerIds() {
+    const QRegularExpression shape(QStringLiteral("^cntr_[0-9a-f]{32}$"));
+    QSet<QString> seen;
+    for (int i = 0; i < 1000; ++i) {
+        const QString id = LocalPythonBackend::newSandboxId();
+        QVERIFY2(shape.match(id).hasMatch(), qPrintable(id));
+        seen.insert(id);
+    }
+    QCOMPARE(seen.size(), 1000);
+}
+
+void TestLocalPythonBackend::selfTestPassesOnThisMachine() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    const SandboxSelfTest result = backend(options).selfTest();
+    QVERIFY2(result.available, qPrintable(result.problems.join(QLatin1Char('\n'))));
+    QVERIFY(result.problems.isEmpty());
+    QCOMPARE(m_backend->provider(), QStringLiteral("local"));
+    QVERIFY(m_backend->isIsolated());
+}
+
+void TestLocalPythonBackend::selfTestNamesWhatIsMissing_data() {
+    QTest::addColumn<QString>("bwrap");
+    QTest::addColumn<QString>("python");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("no bwrap") << QStringLiteral("/nonexistent/bwrap")
+                              << QStringLiteral("/usr/bin/python3")
+                              << QStringLiteral("bubblewrap at /nonexistent/bwrap: install the "
+                                                "Debian package bubblewrap");
+    QTest::newRow("no python") << QStringLiteral("/usr/bin/bwrap")
+                               << QStringLiteral("/nonexistent/python3")
+                               << QStringLiteral("/nonexistent/python3: install the Debian package "
+                                                 "python3-minimal");
+}
+
+void TestLocalPythonBackend::selfTestNamesWhatIsMissing() {
+    QFETCH(QString, bwrap);
+    QFETCH(QString, python);
+    QFETCH(QString, expected);
+    LocalSandboxOptions options = testOptions();
+    options.bwrapPath = bwrap;
+    options.pythonPath = python;
+    const SandboxSelfTest result = backend(options).selfTest();
+    QVERIFY(!result.available);
+    QVERIFY2(result.problems.join(QLatin1Char('\n')).contains(expected),
+             qPrintable(result.problems.join(QLatin1Char('\n'))));
+    // A request that needs a sandbox gets the same explanation at once, not a hang.
+    const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), 1000);
+    QVERIFY(!created.ok());
+    QVERIFY2(created.error.contains(expected), qPrintable(created.error));
+    QCOMPARE(m_backend->pooledCount(), 0);
+}
+
+void TestLocalPythonBackend::statePersistsAcrossRuns() {
+    backend();
+    const SandboxHandle sandbox = create();
+    QVERIFY(sandbox.isValid());
+    QCOMPARE(sandbox.provider, QStringLiteral("local"));
+
+    Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("import math\nx = 41\n"
+                                    "open('notes.txt','w').write('kept')"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(!r.value.error);
+    QCOMPARE(r.value.executionCount, 1);
+
+    r = run(sandbox, QStringLiteral("import os\nprint(x + 1, math.pi > 3, open('notes.txt').read(),"
+                                    " os.getcwd())"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(!r.value.error);
+    QCOMPARE(r.value.stdoutText, QStringLiteral("42 True kept /sandbox\n"));
+    QCOMPARE(r.value.executionCount, 2);
+    QVERIFY(r.value.durationMs > 0.0);
+    QVERIFY(!r.value.timedOut);
+}
+
+void TestLocalPythonBackend::exceptionsComeBackWithNameValueTraceback_data() {
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("stdout");
+    QTest::newRow("zero division") << QStringLiteral("print('before')\n1/0") << "ZeroDivisionError"
+                                   << "division by zero"
+                                   << "before\n";
+    QTest::newRow("name error") << QStringLiteral("undefined_name") << "NameError"
+                                << "name 'undefined_name' is not defined"
+                                << "";
+    QTest::newRow("raised in function")
+        << QStringLiteral("def f():\n    raise ValueError('boom')\nf()") << "ValueError"
+        << "boom"
+        << "";
+    QTest::newRow("syntax error") << QStringLiteral("def broken(:\n  pass") << "SyntaxError"
+                                  << "invalid syntax (<cell 1>, line 1)"
+                                  << "";
+    QTest::newRow("sys.exit keeps interpreter")
+        << QStringLiteral("import sys\nsys.exit(3)") << "SystemExit"
+        << "3"
+        << "";
+}
+
+void TestLocalPythonBackend::exceptionsComeBackWithNameValueTraceback() {
+    QFETCH(QString, code);
+    QFETCH(QString, name);
+    QFETCH(QString, value);
+    QFETCH(QString, stdout);
+    backend();
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r = run(sandbox, code);
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.error);
+    QCOMPARE(r.value.error->name, name);
+    QCOMPARE(r.value.error->value, value);
+    QVERIFY2(r.value.error->traceback.contains(name), qPrintable(r.value.error->traceback));
+    QVERIFY2(r.value.error->traceback.contains(QStringLiteral("<cell 1>")),
+             qPrintable(r.value.error->traceback));
+    QVERIFY2(!r.value.error->traceback.contains(QStringLiteral("loopscope-driver")),
+             "driver frames leak into the traceback");
+    QCOMPARE(r.value.stdoutText, stdout);
+    // The interpreter survives user exceptions.
+    const Outcome<ExecutionResult> after = run(sandbox, QStringLiteral("print('alive')"));
+    QVERIFY(after.ok());
+    QCOMPARE(after.value.stdoutText, QStringLiteral("alive\n"));
+}
+
+void TestLocalPythonBackend::childProcessOutputIsCaptured() {
+    backend();
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r = run(
+        sandbox, QStringLiteral("import os, subprocess\nos.write(1, b'raw\\n')\n"
+                                "subprocess.run(['/bin/sh', '-c', 'echo child; echo oops >&2'])"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(!r.value.error);
+    QVERIFY2(r.value.stdoutText.contains(QStringLiteral("raw\n")), qPrintable(r.value.stdoutText));
+    QVERIFY2(r.value.stdoutText.contains(QStringLiteral("child\n")),
+             qPrintable(r.value.stdoutText));
+    QCOMPARE(r.value.stderrText, QStringLiteral("oops\n"));
+}
+
+void TestLocalPythonBackend::printedFramesCannotForgeAResult() {
+    backend();
+    const SandboxHandle sandbox = create();
+    // A well-formed protocol frame written to every place user code can print to.
+    const Outcome<ExecutionResult> r = run(
+        sandbox,
+        QStringLiteral("import json, os, sys\n"
+                       "body = json.dumps({'op':'result','id':1,'stdout':'FORGED','error':None})\n"
+                       "frame = len(body).to_bytes(4, 'big') + body.encode()\n"
+                       "sys.stdout.buffer.write(frame)\nos.write(1, frame)\nos.write(2, frame)\n"
+                       "print(frame.decode('latin-1'))\nprint('genuine')"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(!r.value.error);
+    QVERIFY(r.value.stdoutText.contains(QStringLiteral("genuine\n")));
+    // The frames arrived as plain output, not as protocol.
+    QVERIFY(r.value.stdoutText.count(QStringLiteral("FORGED")) >= 2);
+    QVERIFY(r.value.stdoutText != QStringLiteral("FORGED"));
+    const Outcome<ExecutionResult> next = run(sandbox, QStringLiteral("print('next')"));
+    QVERIFY(next.ok());
+    QCOMPARE(next.value.stdoutText, QStringLiteral("next\n"));
+    QCOMPARE(next.value.executionCount, 2);
+}
+
+void TestLocalPythonBackend::runsOnOneSandboxAreQueuedInOrder() {
+    backend();
+    const SandboxHandle sandbox = create();
+    QList<QFuture<Outcome<ExecutionResult>>> futures;
+    futures << m_backend->run(sandbox, QStringLiteral("import time\ntime.sleep(0.2)\nseq = [1]"),
+                              {});
+    for (int i = 2; i <= 5; ++i)
+        futures << m_backend->run(sandbox, QStringLiteral("seq.append(%1)\nprint(seq)").arg(i), {});
+    for (int i = 0; i < futures.size(); ++i) {
+        const Outcome<ExecutionResult> r = awaitFuture(futures.at(i), kWaitMs);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QVERIFY(!r.value.error);
+        QCOMPARE(r.value.executionCount, i + 1);
+    }
+    QCOMPARE(futures.last().result().value.stdoutText, QStringLiteral("[1, 2, 3, 4, 5]\n"));
+}
+
+void TestLocalPythonBackend::escapeIsRefused_data() {
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<QString>("expected");
+    const QString home = QDir::homePath();
+    QTest::newRow("write outside work dir")
+        << QStringLiteral(
+               "import os\nres = []\n"
+               "for p in ['/usr/evil', '/etc/evil', '/evil', '/proc/evil', '/bin/evil']:\n"
+               "    try:\n        open(p, 'w').write('x')\n        res.append('WROTE ' + p)\n"
+               "    except OSError:\n        res.append('refused')\n"
+               "print(sorted(set(res)))")
+        << QStringLiteral("['refused']\n");
+    QTest::newRow("host home and secrets absent")
+        << QStringLiteral(
+               "import os\nprint([os.path.exists(p) for p in "
+               "['%1', '/root', '/home', '/run', '/var', '/etc/passwd', '/etc/shadow']])")
+               .arg(home)
+        << QStringLiteral("[False, False, False, False, False, False, False]\n");
+    QTest::newRow("no host processes visible")
+        << QStringLiteral(
+               "import os\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]) < 6,"
+               " os.path.exists('/proc/%1'))")
+               .arg(QCoreApplication::applicationPid() > 10 ? QCoreApplication::applicationPid()
+                                                            : 99999)
+        << QStringLiteral("True False\n");
+    QTest::newRow("no capabilities, not root")
+        << QStringLiteral("import os\ncap = [l for l in open('/proc/self/status') if "
+                          "l.startswith('CapEff')][0].split()[1]\n"
+                          "print(int(cap, 16), os.getuid() != 0 or os.geteuid() != 0 or 'uidns')")
+        << QStringLiteral("0 True\n");
+    QTest::newRow("no outside network")
+        << QStringLiteral(
+               "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), "
+               "timeout=3)\n    print('CONNECTED')\nexcept OSError:\n    print('refused')\n"
+               "try:\n    socket.getaddrinfo('example.com', 80)\n    print('RESOLVED')\n"
+               "except OSError:\n    print('no dns')")
+        << QStringLiteral("refused\nno dns\n");
+    QTest::newRow("no new user namespace")
+        << QStringLiteral(
+               "import os\ntry:\n    os.unshare(os.CLONE_NEWUSER)\n    print('UNSHARED')\n"
+               "except (OSError, AttributeError):\n    print('refused')")
+        << QStringLiteral("refused\n");
+}
+
+void TestLocalPythonBackend::escapeIsRefused() {
+    QFETCH(QString, code);
+    QFETCH(QString, expected);
+    backend();
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r = run(sandbox, code);
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+    QCOMPARE(r.value.stdoutText, expected);
+}
+
+void TestLocalPythonBackend::hostLoopbackPortIsRefused() {
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost));
+    backend();
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("import socket\ns = socket.socket()\ns.settimeout(3)\ntry:\n"
+                                    "    s.connect(('127.0.0.1', %1))\n    print('CONNECTED')\n"
+                                    "except OSError as e:\n    print('refused', type(e).__name__)")
+                         .arg(server.serverPort()));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("refused ConnectionRefusedError\n"));
+    QCoreApplication::processEvents();
+    QVERIFY(!server.hasPendingConnections());
+}
+
+void TestLocalPythonBackend::canaryEnvironmentVariableIsAbsent() {
+    qputenv("LOOPSCOPE_CANARY_SECRET", "canary-7f3a9c");
+    backend(); // its pool starts after the variable is set
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("import os\nprint(os.environ.get('LOOPSCOPE_CANARY_SECRET', "
+                                    "'absent'), 'canary-7f3a9c' in open('/proc/self/environ', "
+                                    "'rb').read().decode(), sorted(os.environ)[:3])"));
+    qunsetenv("LOOPSCOPE_CANARY_SECRET");
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(r.value.stdoutText.startsWith(QStringLiteral("absent False")),
+             qPrintable(r.value.stdoutText));
+}
+
+void TestLocalPythonBackend::workDirIsSizeCapped() {
+    LocalSandboxOptions options = testOptions();
+    options.workDirBytes = 8 * LocalSandboxOptions::kMiB;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("open('big.bin', 'wb').write(b'x' * (16 * 1024 * 1024))"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.error);
+    QCOMPARE(r.value.error->name, QStringLiteral("OSError"));
+    QVERIFY2(r.value.error->value.contains(QStringLiteral("No space left")),
+             qPrintable(r.value.error->value));
+}
+
+void TestLocalPythonBackend::forkBombIsContainedAndSandboxDeletable() {
+    LocalSandboxOptions options = testOptions();
+    options.maxProcesses = 24;
+    options.timeoutMs = 4000;
+    backend(options);
+    const SandboxHandle bomb = create();
+    const SandboxHandle neighbour = create();
+
+    // Bounded first: the limit stops forks well before the machine notices.
+    Outcome<ExecutionResult> r =
+        run(bomb, QStringLiteral("import os, time\nn = 0\ntry:\n    while True:\n"
+                                 "        if os.fork() == 0:\n            time.sleep(60)\n"
+                                 "            os._exit(0)\n        n += 1\nexcept OSError as e:\n"
+                                 "    print('contained', n < 24, type(e).__name__)"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+    QCOMPARE(r.value.stdoutText, QStringLiteral("contained True BlockingIOError\n"));
+
+    // The classic bomb: every child forks forever. The run times out and the tree is killed.
+    auto bombRun =
+        m_backend->run(bomb,
+                       QStringLiteral("import os\nwhile True:\n    try:\n        os.fork()\n"
+                                      "    except OSError:\n        pass"),
+                       {});
+    // Another sandbox keeps working meanwhile: the process limit is per sandbox.
+    r = run(neighbour, QStringLiteral("import subprocess\nprint(subprocess.run(['/bin/echo', "
+                                      "'ok'], capture_output=True).stdout.decode().strip())"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("ok\n"));
+
+    r = awaitFuture(bombRun, kWaitMs);
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.timedOut);
+    const Outcome<bool> removed = awaitFuture(m_backend->remove(bomb, {}), kWaitMs);
+    QVERIFY(removed.ok() && removed.value);
+    QVERIFY(!m_backend->sandboxIds().contains(bomb.id));
+}
+
+void TestLocalPythonBackend::memoryCapRaisesMemoryError() {
+    LocalSandboxOptions options = testOptions();
+    options.memoryLimitBytes = 512 * LocalSandboxOptions::kMiB;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("keep = 1\nblob = bytearray(1024 * 1024 * 1024)"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.error);
+    QCOMPARE(r.value.error->name, QStringLiteral("MemoryError"));
+    r = run(sandbox, QStringLiteral("print(keep)"));
+    QVERIFY(r.ok());
+    QCOMPARE(r.value.stdoutText, QStringLiteral("1\n"));
+}
+
+void TestLocalPythonBackend::infiniteLoopTimesOutAndNextRunIsFresh() {
+    LocalSandboxOptions options = testOptions();
+    options.timeoutMs = 2000;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    Outcome<ExecutionResult> r = run(sandbox, QStringLiteral("state = 'old'"));
+    QVERIFY(r.ok());
+    const qint64 pid = m_backend->processId(sandbox.id);
+    QVERIFY(processExists(pid));
+
+    r = run(sandbox, QStringLiteral("print('spinning')\nwhile True:\n    pass"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.timedOut);
+    QVERIFY(r.value.error);
+    QCOMPARE(r.value.error->name, QStringLiteral("TimeoutError"));
+    QVERIFY2(r.value.error->value.contains(QStringLiteral("timed out after 2 s")),
+             qPrintable(r.value.error->value));
+    QCOMPARE(r.value.executionCount, 2);
+    QTRY_VERIFY_WITH_TIMEOUT(!processExists(pid), 10000);
+    // Only the pooled interpreter's tree (outer bwrap, bwrap init, python) may remain.
+    QTRY_VERIFY_WITH_TIMEOUT(sandboxLeftovers().size() <= 3 * options.poolSize, 10000);
+
+    // Same sandbox id, fresh interpreter, one-time notice.
+    r = run(sandbox, QStringLiteral("print('state' in globals())"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("False\n"));
+    QVERIFY2(r.value.stderrText.startsWith(QStringLiteral("[loopscope] This sandbox's previous "
+                                                          "interpreter stopped")),
+             qPrintable(r.value.stderrText));
+    QCOMPARE(r.value.executionCount, 3);
+    QVERIFY(m_backend->processId(sandbox.id) != pid);
+    r = run(sandbox, QStringLiteral("print(1)"));
+    QCOMPARE(r.value.stderrText, QString());
+}
+
+void TestLocalPythonBackend::interpreterExitIsReportedAndRecovers() {
+    backend();
+    const SandboxHandle sandbox = create();
+    Outcome<ExecutionResult> r = run(sandbox, QStringLiteral("import os\nos._exit(7)"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.error);
+    QCOMPARE(r.value.error->name, QStringLiteral("InterpreterExited"));
+    QVERIFY2(r.value.error->value.contains(QStringLiteral("status 7")),
+             qPrintable(r.value.error->value));
+    r = run(sandbox, QStringLiteral("print('back')"));
+    QVERIFY(r.ok());
+    QCOMPARE(r.value.stdoutText, QStringLiteral("back\n"));
+}
+
+void TestLocalPythonBackend::hugeOutputIsCapped_data() {
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<bool>("onStderr");
+    QTest::newRow("print 50 MiB in one call")
+        << QStringLiteral("print('x' * (50 * 1024 * 1024))") << false;
+    QTest::newRow("50 x 1 MiB writes")
+        << QStringLiteral(
+               "import sys\nfor _ in range(50):\n    sys.stdout.write('y' * 1024 * 1024)")
+        << false;
+    QTest::newRow("child process writes 50 MiB")
+        << QStringLiteral("import subprocess\nsubprocess.run(['/bin/sh', '-c', "
+                          "'head -c 52428800 /dev/zero | tr \"\\\\0\" z'])")
+        << false;
+    QTest::newRow("stderr 50 MiB")
+        << QStringLiteral("import sys\nsys.stderr.write('e' * (50 * 1024 * 1024))") << true;
+}
+
+void TestLocalPythonBackend::hugeOutputIsCapped() {
+    QFETCH(QString, code);
+    QFETCH(bool, onStderr);
+    backend();
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r = run(sandbox, code);
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+    const QString text = onStderr ? r.value.stderrText : r.value.stdoutText;
+    QVERIFY(onStderr ? r.value.stderrTruncated : r.value.stdoutTruncated);
+    QVERIFY(text.size() <= 1024 * 1024 + 200);
+    QVERIFY(text.size() >= 1024 * 1024);
+    QVERIFY2(text.contains(QStringLiteral("[output truncated: ")), qPrintable(text.right(200)));
+    QVERIFY2(text.contains(QStringLiteral("the limit is 1048576 bytes]")),
+             qPrintable(text.right(200)));
+}
+
+void TestLocalPythonBackend::twentySandboxesInParallel() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 2;
+    backend(options);
+    QList<QFuture<Outcome<SandboxHandle>>> creating;
+    for (int i = 0; i < 20; ++i)
+        creating << m_backend->create({});
+    QList<SandboxHandle> sandboxes;
+    QSet<qint64> pids;
+    for (const auto &future : creating) {
+        const Outcome<SandboxHandle> created = awaitFuture(future, 120000);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        sandboxes << created.value;
+        pids.insert(m_backend->processId(created.value.id));
+    }
+    QCOMPARE(pids.size(), 20);
+    QList<QFuture<Outcome<ExecutionResult>>> runs;
+    for (int i = 0; i < sandboxes.size(); ++i)
+        runs << m_backend->run(sandboxes.at(i), QStringLiteral("mine = %1").arg(i), {});
+    for (const auto &future : runs)
+        QVERIFY(awaitFuture(future, 120000).ok());
+    runs.clear();
+    for (const SandboxHandle &sandbox : sandboxes)
+        runs << m_backend->run(sandbox, QStringLiteral("print(mine)"), {});
+    for (int i = 0; i < runs.size(); ++i) {
+        const Outcome<ExecutionResult> r = awaitFuture(runs.at(i), 120000);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QCOMPARE(r.value.stdoutText, QStringLiteral("%1\n").arg(i));
+    }
+    QList<QFuture<Outcome<bool>>> removals;
+    for (const SandboxHandle &sandbox : sandboxes)
+        removals << m_backend->remove(sandbox, {});
+    for (const auto &future : removals)
+        QVERIFY(awaitFuture(future, kWaitMs).value);
+    QCOMPARE(m_backend->sandboxIds().size(), 0);
+}
+
+void TestLocalPythonBackend::poolHandsOutEachInterpreterOnce() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 2;
+    backend(options);
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->readyPoolCount(), 2, kWaitMs);
+    const QList<qint64> pooled = m_backend->pooledProcessIds();
+    QSet<qint64> handedOut;
+    for (int i = 0; i < 6; ++i) {
+        const SandboxHandle sandbox = create();
+        QVERIFY(sandbox.isValid());
+        const qint64 pid = m_backend->processId(sandbox.id);
+        QVERIFY(pid > 0);
+        QVERIFY2(!handedOut.contains(pid), "an interpreter was handed out twice");
+        handedOut.insert(pid);
+        if (i < 2)
+            QVERIFY2(pooled.contains(pid), "create did not take a warm interpreter");
+        for (qint64 inPool : m_backend->pooledProcessIds())
+            QVERIFY2(!handedOut.contains(inPool), "a handed-out interpreter is still pooled");
+        // Each sandbox really is its own interpreter.
+        const Outcome<ExecutionResult> r =
+            run(sandbox, QStringLiteral("print('owner' in globals())\nowner = %1").arg(i));
+        QCOMPARE(r.value.stdoutText, QStringLiteral("False\n"));
+    }
+    // Refilled in the background.
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->readyPoolCount(), 2, kWaitMs);
+}
+
+void TestLocalPythonBackend::poolCanBeDisabled() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    backend(options);
+    QTest::qWait(200);
+    QCOMPARE(m_backend->pooledCount(), 0);
+    QVERIFY(sandboxLeftovers().isEmpty());
+    const SandboxHandle sandbox = create();
+    QVERIFY(sandbox.isValid());
+    QCOMPARE(run(sandbox, QStringLiteral("print(6 * 7)")).value.stdoutText, QStringLiteral("42\n"));
+    QCOMPARE(m_backend->pooledCount(), 0);
+}
+
+void TestLocalPythonBackend::removeKillsTreeAndIsIdempotent() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    // A background child that would outlive a careless delete.
+    QVERIFY(
+        run(sandbox, QStringLiteral("import subprocess\nsubprocess.Popen(['/bin/sleep', '300'])"))
+            .ok());
+    QTRY_VERIFY_WITH_TIMEOUT(sandboxLeftovers().size() >= 3, 10000);
+    const qint64 pid = m_backend->processId(sandbox.id);
+    Outcome<bool> removed = awaitFuture(m_backend->remove(sandbox, {}), kWaitMs);
+    QVERIFY(removed.ok());
+    QVERIFY(removed.value);
+    QVERIFY(!processExists(pid));
+    QTRY_VERIFY_WITH_TIMEOUT(sandboxLeftovers().isEmpty(), 20000);
+    removed = awaitFuture(m_backend->remove(sandbox, {}), 1000);
+    QVERIFY(removed.ok());
+    QVERIFY(!removed.value);
+    const Outcome<ExecutionResult> r = run(sandbox, QStringLiteral("print(1)"));
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error.contains(sandbox.id), qPrintable(r.error));
+}
+
+void TestLocalPythonBackend::removeWhileRunningEndsTheRun() {
+    backend();
+    const SandboxHandle sandbox = create();
+    auto running = m_backend->run(sandbox, QStringLiteral("import time\ntime.sleep(300)"), {});
+    auto queued = m_backend->run(sandbox, QStringLiteral("print('never')"), {});
+    QTest::qWait(300);
+    QVERIFY(awaitFuture(m_backend->remove(sandbox, {}), kWaitMs).value);
+    const Outcome<ExecutionResult> r = awaitFuture(running, kWaitMs);
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error.contains(QStringLiteral("deleted")), qPrintable(r.error));
+    const Outcome<ExecutionResult> q = awaitFuture(queued, kWaitMs);
+    QVERIFY(!q.ok());
+}
+
+void TestLocalPythonBackend::destructorKillsEverything() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 2;
+    backend(options);
+    QList<SandboxHandle> sandboxes;
+    for (int i = 0; i < 3; ++i)
+        sandboxes << create();
+    auto running = m_backend->run(sandboxes.first(), QStringLiteral("while True:\n    pass"), {});
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->readyPoolCount(), 2, kWaitMs);
+    QVERIFY(!sandboxLeftovers().isEmpty());
+    m_backend->shutdown();
+    // shutdown answers the run in flight with an error instead of leaving it hanging.
+    QVERIFY(running.isFinished());
+    QVERIFY(!running.result().ok());
+    QVERIFY(!awaitFuture(m_backend->create({}), 1000).ok());
+    m_backend.reset();
+    QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
+                              qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 20000);
+}
+
+void TestLocalPythonBackend::unisolatedNeedsExplicitSwitchAndIsFlagged() {
+    LocalSandboxOptions options = testOptions();
+    options.bwrapPath = QStringLiteral("/nonexistent/bwrap");
+    options.poolSize = 0;
+    backend(options);
+    QVERIFY(!awaitFuture(m_backend->create({}), 1000).ok());
+
+    options.allowUnisolated = true;
+    qputenv("LOOPSCOPE_CANARY_SECRET", "canary-unisolated");
+    backend(options);
+    QVERIFY(!m_backend->isIsolated());
+    const SandboxSelfTest self = m_backend->selfTest();
+    QVERIFY(self.available);
+    QVERIFY2(self.warnings.join(QLatin1Char('\n')).contains(QStringLiteral("isolation disabled")),
+             qPrintable(self.warnings.join(QLatin1Char('\n'))));
+    const SandboxHandle sandbox = create();
+    QVERIFY(sandbox.isValid());
+    QCOMPARE(sandbox.details.value(QStringLiteral("isolated")).toBool(), false);
+    const Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("import os\nprint(os.getcwd())\n"
+                                    "print(os.environ.get('LOOPSCOPE_CANARY_SECRET', 'absent'))"));
+    qunsetenv("LOOPSCOPE_CANARY_SECRET");
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    const QStringList lines = r.value.stdoutText.split(QLatin1Char('\n'));
+    const QString workDir = lines.value(0);
+    QVERIFY2(workDir.contains(QStringLiteral("loopscope-sandbox-")), qPrintable(workDir));
+    QCOMPARE(lines.value(1), QStringLiteral("absent"));
+    QVERIFY(QDir(workDir).exists());
+    QVERIFY(awaitFuture(m_backend->remove(sandbox, {}), kWaitMs).value);
+    QVERIFY2(!QDir(workDir).exists(), "delete must remove the work dir");
+}
+
+QTEST_GUILESS_MAIN(TestLocalPythonBackend)
+#include "tst_localpythonbackend.moc"
