@@ -1,0 +1,114 @@
+#include "models/sandboxcommands.h"
+
+#include "sandbox/sandboxregistry.h"
+#include "support/futurewait.h"
+#include "support/recordingsandboxbackend.h"
+
+#include <QTest>
+#include <QThread>
+
+using namespace loopscope;
+
+// The window's Delete must be the registry removal DELETE /v1/containers/{id} makes, called on the
+// registry's own (proxy) thread. A real SandboxRegistry runs on a worker thread here.
+class TestSandboxCommands : public QObject {
+    Q_OBJECT
+
+private:
+    struct Removal {
+        QString key;
+        QString containerId;
+        SandboxRemovalReason reason;
+    };
+
+    QThread m_thread;
+    SandboxRegistry *m_registry = nullptr;
+    RecordingSandboxBackend *m_backend = nullptr;
+    QList<Removal> m_removals;
+    QList<QThread *> m_removalThreads;
+
+private slots:
+    void init() {
+        m_removals.clear();
+        m_removalThreads.clear();
+        m_registry = new SandboxRegistry;
+        m_backend = new RecordingSandboxBackend(m_registry);
+        m_backend->uniqueIds = true;
+        const auto factory = m_backend->factory();
+        const QString identity = QStringLiteral("identity-hash");
+        for (const QString &session :
+             {QStringLiteral("s1"), QStringLiteral("s2"), QStringLiteral("s3")}) {
+            const auto outcome = awaitFuture(
+                m_registry->getOrCreate(identity + u':' + session, identity, factory, session));
+            QVERIFY(outcome.ok());
+        }
+        QCOMPARE(m_registry->size(), 3);
+        // Which thread ran the removal; connected first so it is recorded before the queued
+        // copy below is posted.
+        connect(
+            m_registry, &SandboxRegistry::sandboxRemoved, m_registry,
+            [this] { m_removalThreads.append(QThread::currentThread()); }, Qt::DirectConnection);
+        // Recorded on this thread through a queued connection, so no data races.
+        connect(m_registry, &SandboxRegistry::sandboxRemoved, this,
+                [this](const SandboxEntry &entry, SandboxRemovalReason reason) {
+                    m_removals.append({entry.key, entry.handle.id, reason});
+                });
+        m_thread.start();
+        m_registry->moveToThread(&m_thread);
+    }
+
+    void cleanup() {
+        // Bring the registry home before its thread stops, then delete it here.
+        QThread *home = thread();
+        SandboxRegistry *registry = m_registry;
+        QMetaObject::invokeMethod(
+            registry, [registry, home] { registry->moveToThread(home); },
+            Qt::BlockingQueuedConnection);
+        m_thread.quit();
+        QVERIFY(m_thread.wait(10'000));
+        delete m_registry;
+        m_registry = nullptr;
+    }
+
+    void deleteRemovesThatSandboxOnTheRegistryThread() {
+        SandboxCommands commands(m_registry);
+        QVERIFY(commands.isAvailable());
+        QVERIFY(commands.deleteSandbox(QStringLiteral("sbx_fake_2")));
+        QTRY_COMPARE_WITH_TIMEOUT(m_removals.size(), 1, 10'000);
+        QCOMPARE(m_removals.at(0).containerId, QStringLiteral("sbx_fake_2"));
+        QCOMPARE(m_removals.at(0).key, QStringLiteral("identity-hash:s2"));
+        QVERIFY(m_removals.at(0).reason == SandboxRemovalReason::Deleted);
+        QCOMPARE(m_removalThreads.value(0), &m_thread);
+
+        // Unknown ids are a no-op, like DELETE of a container that is already gone.
+        QVERIFY(commands.deleteSandbox(QStringLiteral("sbx_nope")));
+        QVERIFY(commands.deleteSandbox(QStringLiteral("sbx_fake_2")));
+        QVERIFY(!commands.deleteSandbox(QString()));
+        QTest::qWait(200);
+        QCOMPARE(m_removals.size(), 1);
+    }
+
+    void deleteAllRemovesEverySandbox() {
+        SandboxCommands commands(m_registry);
+        QVERIFY(commands.deleteAll());
+        QTRY_COMPARE_WITH_TIMEOUT(m_removals.size(), 3, 10'000);
+        QStringList ids;
+        for (const Removal &r : std::as_const(m_removals)) {
+            ids.append(r.containerId);
+            QVERIFY(r.reason == SandboxRemovalReason::Deleted);
+        }
+        ids.sort();
+        QCOMPARE(ids, (QStringList{QStringLiteral("sbx_fake_1"), QStringLiteral("sbx_fake_2"),
+                                   QStringLiteral("sbx_fake_3")}));
+    }
+
+    void withoutRegistryNothingIsSent() {
+        SandboxCommands commands(nullptr);
+        QVERIFY(!commands.isAvailable());
+        QVERIFY(!commands.deleteSandbox(QStringLiteral("sbx_fake_1")));
+        QVERIFY(!commands.deleteAll());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSandboxCommands)
+#include "tst_sandboxcommands.moc"

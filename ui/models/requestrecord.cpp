@@ -1,0 +1,163 @@
+#include "models/requestrecord.h"
+
+#include <algorithm>
+
+namespace loopscope {
+
+namespace {
+
+// Counts may arrive as JSON numbers of either type; never trust them to be integral.
+qint64 toInt64(const QJsonValue &value) {
+    return value.isDouble() ? qint64(value.toDouble()) : 0;
+}
+
+} // namespace
+
+TokenUsage TokenUsage::fromJson(const QJsonObject &usage) {
+    TokenUsage u;
+    u.input = toInt64(usage.value(QLatin1String("input_tokens")));
+    if (u.input == 0)
+        u.input = toInt64(usage.value(QLatin1String("prompt_tokens")));
+    u.output = toInt64(usage.value(QLatin1String("output_tokens")));
+    if (u.output == 0)
+        u.output = toInt64(usage.value(QLatin1String("completion_tokens")));
+    u.total = toInt64(usage.value(QLatin1String("total_tokens")));
+    if (u.total == 0)
+        u.total = u.input + u.output;
+    return u;
+}
+
+TokenUsage &TokenUsage::operator+=(const TokenUsage &other) {
+    input += other.input;
+    output += other.output;
+    total += other.total;
+    return *this;
+}
+
+RequestRecord RequestRecord::fromStarted(const InspectorEvent &event) {
+    const QJsonObject &d = event.data;
+    RequestRecord r;
+    r.id = event.requestId;
+    r.startedMs = event.timestampMs;
+    r.lastEventMs = event.timestampMs;
+    r.method = d.value(QLatin1String("method")).toString();
+    r.path = d.value(QLatin1String("path")).toString();
+    r.api = d.value(QLatin1String("api")).toString();
+    r.model = d.value(QLatin1String("model")).toString();
+    r.stream = d.value(QLatin1String("stream")).toBool();
+    r.intercepted = d.value(QLatin1String("intercepted")).toBool();
+    r.identity = d.value(QLatin1String("identity")).toString();
+    r.sessionId = d.value(QLatin1String("sessionId")).toString();
+    r.clientRequest = d.value(QLatin1String("request")).toObject();
+    if (r.model.isEmpty())
+        r.model = r.clientRequest.value(QLatin1String("model")).toString();
+    return r;
+}
+
+bool RequestRecord::apply(const InspectorEvent &event) {
+    using Kind = InspectorEvent::Kind;
+    const QJsonObject &d = event.data;
+    switch (event.kind) {
+    case Kind::UpstreamCall: {
+        UpstreamCallRecord call;
+        call.iteration = event.iteration;
+        call.timestampMs = event.timestampMs;
+        call.request = d.value(QLatin1String("request")).toObject();
+        call.response = d.value(QLatin1String("response")).toObject();
+        call.status = d.value(QLatin1String("status")).toInt();
+        call.latencyMs = toInt64(d.value(QLatin1String("latencyMs")));
+        call.usage = TokenUsage::fromJson(d.value(QLatin1String("usage")).toObject());
+        call.error = d.value(QLatin1String("error")).toString();
+        usage += call.usage;
+        iterations = std::max(iterations, std::max(event.iteration + 1, 1));
+        upstreamCalls.append(call);
+        break;
+    }
+    case Kind::CodeExecuted: {
+        CodeRunRecord run;
+        run.iteration = event.iteration;
+        run.timestampMs = event.timestampMs;
+        run.callId = d.value(QLatin1String("callId")).toString();
+        run.code = d.value(QLatin1String("code")).toString();
+        run.stdoutText = d.value(QLatin1String("stdout")).toString();
+        run.stderrText = d.value(QLatin1String("stderr")).toString();
+        const QJsonValue error = d.value(QLatin1String("error"));
+        if (error.isObject()) {
+            const QJsonObject e = error.toObject();
+            run.errorName = e.value(QLatin1String("name")).toString();
+            run.errorValue = e.value(QLatin1String("value")).toString();
+            run.traceback = e.value(QLatin1String("traceback")).toString();
+        } else if (error.isString()) {
+            run.errorValue = error.toString();
+        }
+        run.output = d.value(QLatin1String("output")).toString();
+        run.durationMs = d.value(QLatin1String("durationMs")).toDouble();
+        run.containerId = d.value(QLatin1String("containerId")).toString();
+        run.sessionId = d.value(QLatin1String("sessionId")).toString();
+        run.truncated = d.value(QLatin1String("truncated")).toBool();
+        run.timedOut = d.value(QLatin1String("timedOut")).toBool();
+        codeRuns.append(run);
+        codeRunCount = std::max(codeRunCount, int(codeRuns.size()));
+        if (sessionId.isEmpty())
+            sessionId = run.sessionId;
+        break;
+    }
+    case Kind::OutputsInjected:
+        injectedItems = d.value(QLatin1String("items")).toArray();
+        break;
+    case Kind::RequestFinished: {
+        state = RequestState::Completed;
+        httpStatus = d.value(QLatin1String("status")).toInt(200);
+        durationMs = d.contains(QLatin1String("durationMs"))
+                         ? toInt64(d.value(QLatin1String("durationMs")))
+                         : event.timestampMs - startedMs;
+        // The final counts are authoritative: they include work not reported step by step.
+        if (d.contains(QLatin1String("iterations")))
+            iterations = d.value(QLatin1String("iterations")).toInt();
+        if (d.contains(QLatin1String("codeRuns")))
+            codeRunCount = d.value(QLatin1String("codeRuns")).toInt();
+        if (d.value(QLatin1String("usage")).isObject())
+            usage = TokenUsage::fromJson(d.value(QLatin1String("usage")).toObject());
+        finalResponse = d.value(QLatin1String("response")).toObject();
+        incompleteReason = d.value(QLatin1String("incompleteReason")).toString();
+        break;
+    }
+    case Kind::RequestFailed:
+        state = RequestState::Failed;
+        httpStatus = d.value(QLatin1String("status")).toInt();
+        failureMessage = d.value(QLatin1String("message")).toString();
+        durationMs = d.contains(QLatin1String("durationMs"))
+                         ? toInt64(d.value(QLatin1String("durationMs")))
+                         : event.timestampMs - startedMs;
+        if (d.contains(QLatin1String("iterations")))
+            iterations = d.value(QLatin1String("iterations")).toInt();
+        break;
+    default:
+        return false;
+    }
+    lastEventMs = std::max(lastEventMs, event.timestampMs);
+    return true;
+}
+
+QString RequestRecord::statusText() const {
+    switch (state) {
+    case RequestState::Running:
+        return QStringLiteral("running");
+    case RequestState::Completed:
+        if (!incompleteReason.isEmpty())
+            return QString::number(httpStatus) + QStringLiteral(" incomplete");
+        return QString::number(httpStatus);
+    case RequestState::Failed:
+        return httpStatus > 0 ? QStringLiteral("failed ") + QString::number(httpStatus)
+                              : QStringLiteral("failed");
+    }
+    return {};
+}
+
+qint64 RequestRecord::elapsedMs() const {
+    if (durationMs >= 0)
+        return durationMs;
+    return std::max<qint64>(0, lastEventMs - startedMs);
+}
+
+} // namespace loopscope
