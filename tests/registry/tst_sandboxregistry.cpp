@@ -321,6 +321,24 @@ private slots:
         QCOMPARE(ran.value.error->name, QStringLiteral("ZeroDivisionError"));
     }
 
+    void removeWhileRunInFlight() {
+        // The cleanup hook may delete a sandbox while a run is outstanding: the entry leaves the
+        // cache and is deleted at once, and the run's own future still completes.
+        awaitFuture(registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory()));
+        backend->deferRuns = true;
+        const auto running = registry->run(QStringLiteral("k"), QStringLiteral("while True: pass"));
+        QCOMPARE(backend->pendingRunCount(), 1);
+        awaitFuture(registry->remove(QStringLiteral("k"), SandboxRemovalReason::Failed));
+        QVERIFY(!registry->contains(QStringLiteral("k")));
+        QCOMPARE(backend->removeCount(), 1);
+        QVERIFY(!running.isFinished());
+        backend->failRun = true;
+        QCOMPARE(backend->completePendingRuns(), 1);
+        const auto result = awaitFuture(running);
+        QVERIFY(!result.ok());
+        QCOMPARE(result.error, backend->runError);
+    }
+
     void removeIsIdempotent() {
         QSignalSpy removed(registry.get(), &SandboxRegistry::sandboxRemoved);
         awaitFuture(registry->getOrCreate(QStringLiteral("k"), std::nullopt, backend->factory()));

@@ -12,6 +12,11 @@ RecordingSandboxBackend::~RecordingSandboxBackend() {
             Outcome<SandboxHandle>::failure(QStringLiteral("test backend destroyed")));
         promise->finish();
     }
+    for (const auto &[handle, promise] : m_pendingRuns) {
+        promise->addResult(
+            Outcome<ExecutionResult>::failure(QStringLiteral("test backend destroyed")));
+        promise->finish();
+    }
 }
 
 Outcome<SandboxHandle> RecordingSandboxBackend::makeCreateOutcome() {
@@ -46,18 +51,38 @@ int RecordingSandboxBackend::completePendingCreates() {
     return int(pending.size());
 }
 
-QFuture<Outcome<ExecutionResult>> RecordingSandboxBackend::run(const SandboxHandle &sandbox,
-                                                               const QString &code,
-                                                               const SandboxParams &params) {
-    runCalls.append({sandbox, code, params});
+Outcome<ExecutionResult> RecordingSandboxBackend::makeRunOutcome(const SandboxHandle &sandbox) {
     if (failRun)
-        return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(runError));
+        return Outcome<ExecutionResult>::failure(runError);
     ExecutionResult result;
     result.stdoutText = stdoutText;
     result.stderrText = stderrText;
     result.error = executionError;
     result.executionCount = ++m_runsPerSandbox[sandbox.id];
-    return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::success(result));
+    return Outcome<ExecutionResult>::success(result);
+}
+
+QFuture<Outcome<ExecutionResult>> RecordingSandboxBackend::run(const SandboxHandle &sandbox,
+                                                               const QString &code,
+                                                               const SandboxParams &params) {
+    runCalls.append({sandbox, code, params});
+    if (deferRuns) {
+        auto promise = std::make_shared<QPromise<Outcome<ExecutionResult>>>();
+        promise->start();
+        m_pendingRuns.emplace_back(sandbox, promise);
+        return promise->future();
+    }
+    return QtFuture::makeReadyFuture(makeRunOutcome(sandbox));
+}
+
+int RecordingSandboxBackend::completePendingRuns() {
+    auto pending = std::move(m_pendingRuns);
+    m_pendingRuns.clear();
+    for (const auto &[handle, promise] : pending) {
+        promise->addResult(makeRunOutcome(handle));
+        promise->finish();
+    }
+    return int(pending.size());
 }
 
 QFuture<Outcome<bool>> RecordingSandboxBackend::remove(const SandboxHandle &sandbox,

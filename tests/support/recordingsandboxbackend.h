@@ -50,6 +50,7 @@ public:
     bool failRemove = false;
     QString removeError = QStringLiteral("e2b unreachable");
     bool deferCreates = false;
+    bool deferRuns = false; // run() stays pending until completePendingRuns()
 
     // --- what happened ---
     QList<CreateCall> createCalls;
@@ -64,6 +65,8 @@ public:
     // Deferred mode: creates still waiting, and finishing them (honouring failCreate at that time).
     int pendingCreateCount() const { return int(m_pending.size()); }
     int completePendingCreates();
+    int pendingRunCount() const { return int(m_pendingRuns.size()); }
+    int completePendingRuns(); // honours failRun / stdoutText / executionError at that time
 
     // A factory for SandboxRegistry::getOrCreate that creates through this backend and captures
     // `params` (nullopt mimics an injected sandbox_config).
@@ -81,8 +84,11 @@ public:
 
 private:
     Outcome<SandboxHandle> makeCreateOutcome();
+    Outcome<ExecutionResult> makeRunOutcome(const SandboxHandle &sandbox);
 
     std::vector<std::shared_ptr<QPromise<Outcome<SandboxHandle>>>> m_pending;
+    std::vector<std::pair<SandboxHandle, std::shared_ptr<QPromise<Outcome<ExecutionResult>>>>>
+        m_pendingRuns;
     int m_nextId = 0;
     QHash<QString, int> m_runsPerSandbox;
 };
