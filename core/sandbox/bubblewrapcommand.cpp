@@ -85,6 +85,11 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
         args << QStringLiteral("--ro-bind-try") << path << path;
     args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
          << QStringLiteral("/dev");
+    // bwrap's /dev is a writable, unbounded tmpfs: give shared memory (multiprocessing needs it)
+    // its own capped tmpfs and seal the rest.
+    args << QStringLiteral("--size") << QString::number(options.tmpDirBytes)
+         << QStringLiteral("--tmpfs") << QStringLiteral("/dev/shm");
+    args << QStringLiteral("--remount-ro") << QStringLiteral("/dev");
     // Size-capped private tmpfs for /tmp and the work dir; both vanish with the sandbox.
     args << QStringLiteral("--size") << QString::number(options.tmpDirBytes)
          << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");

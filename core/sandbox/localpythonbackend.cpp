@@ -272,6 +272,11 @@ QFuture<Outcome<SandboxHandle>> LocalPythonBackend::create(const SandboxParams &
                     ready.ok() ? QStringLiteral("the local sandbox backend shut down")
                                : ready.error);
             }
+            if (m_poolStartFailures > 0) {
+                // Interpreters start again: let the pool retry.
+                m_poolStartFailures = 0;
+                scheduleRefill();
+            }
             SandboxHandle handle;
             handle.id = id;
             handle.provider = provider();

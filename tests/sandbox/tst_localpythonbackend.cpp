@@ -42,7 +42,10 @@ private slots:
     void escapeIsRefused();
     void hostLoopbackPortIsRefused();
     void canaryEnvironmentVariableIsAbsent();
-    void workDirIsSizeCapped();
+    void scratchSpaceIsSizeCapped_data();
+    void scratchSpaceIsSizeCapped();
+    void cpuLimitKillsAndIsNamed();
+    void brokenBubblewrapFailsFastWithReason();
     void forkBombIsContainedAndSandboxDeletable();
     void memoryCapRaisesMemoryError();
     void infiniteLoopTimesOutAndNextRunIsFresh();
@@ -286,7 +289,8 @@ void TestLocalPythonBackend::escapeIsRefused_data() {
     QTest::newRow("write outside work dir")
         << QStringLiteral(
                "import os\nres = []\n"
-               "for p in ['/usr/evil', '/etc/evil', '/evil', '/proc/evil', '/bin/evil']:\n"
+               "for p in ['/usr/evil', '/etc/evil', '/evil', '/proc/evil', '/bin/evil', "
+               "'/dev/evil']:\n"
                "    try:\n        open(p, 'w').write('x')\n        res.append('WROTE ' + p)\n"
                "    except OSError:\n        res.append('refused')\n"
                "print(sorted(set(res)))")
@@ -364,13 +368,24 @@ void TestLocalPythonBackend::canaryEnvironmentVariableIsAbsent() {
              qPrintable(r.value.stdoutText));
 }
 
-void TestLocalPythonBackend::workDirIsSizeCapped() {
+void TestLocalPythonBackend::scratchSpaceIsSizeCapped_data() {
+    QTest::addColumn<QString>("path");
+    QTest::newRow("work dir") << QStringLiteral("/sandbox/big.bin");
+    QTest::newRow("tmp") << QStringLiteral("/tmp/big.bin");
+    QTest::newRow("shared memory") << QStringLiteral("/dev/shm/big.bin");
+}
+
+void TestLocalPythonBackend::scratchSpaceIsSizeCapped() {
+    QFETCH(QString, path);
     LocalSandboxOptions options = testOptions();
     options.workDirBytes = 8 * LocalSandboxOptions::kMiB;
+    options.tmpDirBytes = 8 * LocalSandboxOptions::kMiB;
     backend(options);
     const SandboxHandle sandbox = create();
-    const Outcome<ExecutionResult> r =
-        run(sandbox, QStringLiteral("open('big.bin', 'wb').write(b'x' * (16 * 1024 * 1024))"));
+    Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("open('%1', 'wb').write(b'x' * (4 * 1024 * 1024))").arg(path));
+    QVERIFY2(r.ok() && !r.value.error, "a small file must fit");
+    r = run(sandbox, QStringLiteral("open('%1', 'ab').write(b'x' * (16 * 1024 * 1024))").arg(path));
     QVERIFY2(r.ok(), qPrintable(r.error));
     QVERIFY(r.value.error);
     QCOMPARE(r.value.error->name, QStringLiteral("OSError"));
@@ -478,6 +493,45 @@ void TestLocalPythonBackend::interpreterExitIsReportedAndRecovers() {
     r = run(sandbox, QStringLiteral("print('back')"));
     QVERIFY(r.ok());
     QCOMPARE(r.value.stdoutText, QStringLiteral("back\n"));
+}
+
+void TestLocalPythonBackend::cpuLimitKillsAndIsNamed() {
+    LocalSandboxOptions options = testOptions();
+    options.cpuLimitSeconds = 1;
+    options.poolSize = 0;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    Outcome<ExecutionResult> r = run(sandbox, QStringLiteral("while True:\n    pass"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(!r.value.timedOut);
+    QVERIFY(r.value.error);
+    QCOMPARE(r.value.error->name, QStringLiteral("InterpreterExited"));
+    QVERIFY2(r.value.error->value.contains(QStringLiteral("SIGXCPU")) ||
+                 r.value.error->value.contains(QStringLiteral("SIGKILL")),
+             qPrintable(r.value.error->value));
+    QVERIFY2(r.value.error->value.contains(QStringLiteral("CPU time limit is 1 s")),
+             qPrintable(r.value.error->value));
+    r = run(sandbox, QStringLiteral("print('recovered')"));
+    QVERIFY(r.ok());
+    QCOMPARE(r.value.stdoutText, QStringLiteral("recovered\n"));
+}
+
+void TestLocalPythonBackend::brokenBubblewrapFailsFastWithReason() {
+    // bwrap exists but cannot start a sandbox (as when a container forbids user namespaces).
+    LocalSandboxOptions options = testOptions();
+    options.bwrapPath = QStringLiteral("/bin/false");
+    options.poolSize = 2;
+    backend(options);
+    const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+    QVERIFY(!created.ok());
+    QVERIFY2(created.error.contains(QStringLiteral("failed to start")), qPrintable(created.error));
+    const SandboxSelfTest self = m_backend->selfTest();
+    QVERIFY(!self.available);
+    QVERIFY2(self.problems.join(QLatin1Char('\n')).contains(QStringLiteral("probe sandbox")),
+             qPrintable(self.problems.join(QLatin1Char('\n'))));
+    // The pool gives up instead of restarting a broken command forever.
+    QTest::qWait(500);
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->pooledCount(), 0, kWaitMs);
 }
 
 void TestLocalPythonBackend::hugeOutputIsCapped_data() {
