@@ -1,0 +1,252 @@
+// Where LiteLLM is flawed (spec §0), Loopscope does the right thing. One test per fix.
+
+#include "interception/agenticfollowup.h"
+#include "interception/codeexecutiontool.h"
+#include "interception/codeinterpreterinterception.h"
+#include "interception/interceptionkeys.h"
+#include "sandbox/sandboxregistry.h"
+#include "support/futurewait.h"
+#include "support/recordingsandboxbackend.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+using namespace loopscope;
+
+Q_DECLARE_METATYPE(loopscope::CallType)
+
+namespace {
+
+// JSON literal; a backtick stands for \" (moc 6.4 mis-lexes backslash-quote in raw strings).
+QJsonObject J(const char *text) {
+    QJsonParseError error{};
+    const QJsonDocument doc =
+        QJsonDocument::fromJson(QByteArray(text).replace('`', "\\\""), &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+        qFatal("bad JSON literal in test: %s", text);
+    return doc.object();
+}
+
+QJsonObject payloadWithArguments(const QString &arguments) {
+    return QJsonObject{
+        {QStringLiteral("tool_calls"),
+         QJsonArray{QJsonObject{{QStringLiteral("call_id"), QStringLiteral("c1")},
+                                {QStringLiteral("name"), QStringLiteral("litellm_code_execution")},
+                                {QStringLiteral("arguments"), arguments}}}}};
+}
+
+QJsonArray userMessage() {
+    return QJsonArray{J(R"j({"role":"user","content":"compute"})j")};
+}
+
+// Hooks that do nothing but count, for follow-up building tests.
+class NullHooks : public AgenticLoopHooks {
+public:
+    QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
+                                                     const AgenticLoopPlan &,
+                                                     const QJsonObject &) override {
+        return QtFuture::makeReadyFuture(response);
+    }
+    QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &, const QJsonObject &) override {
+        return QtFuture::makeReadyFuture();
+    }
+};
+
+} // namespace
+
+class TestInterceptionFixes : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init() {
+        registry = std::make_unique<SandboxRegistry>();
+        backend = std::make_unique<RecordingSandboxBackend>();
+        backend->uniqueIds = true;
+        interception = std::make_unique<CodeInterpreterInterception>(InterceptionSettings{},
+                                                                     registry.get(), backend.get());
+    }
+    void cleanup() {
+        awaitFuture(registry->removeAll());
+        interception.reset();
+        backend.reset();
+        registry.reset();
+    }
+
+    // LiteLLM: no sandbox key → an uncached sandbox that nothing ever deletes.
+    void planWithoutSandboxKeyLeavesNoSandboxBehind_data() {
+        QTest::addColumn<bool>("runFails");
+        QTest::addColumn<bool>("viaPostHook");
+        QTest::newRow("success, post hook") << false << true;
+        QTest::newRow("success, cleanup hook") << false << false;
+        QTest::newRow("run fails") << true << false;
+    }
+    void planWithoutSandboxKeyLeavesNoSandboxBehind() {
+        QFETCH(bool, runFails);
+        QFETCH(bool, viaPostHook);
+        backend->failRun = runFails;
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception->buildAgenticLoopPlan(
+            payloadWithArguments(QStringLiteral("{\"code\":\"print(1)\"}")),
+            QStringLiteral("gpt-5"), userMessage(), J(R"j({"tools":[]})j"),
+            J(R"j({"litellm_call_id":"k1"})j")));
+        QCOMPARE(backend->createCount(), 1);
+        if (runFails) {
+            QVERIFY(!plan.ok());
+        } else {
+            QVERIFY2(plan.ok(), qPrintable(plan.error));
+            // The sandbox is tracked under a server key the next round and the hooks share.
+            const QString key = plan.value.metadata.value(QLatin1String("sandbox_key")).toString();
+            QCOMPARE(key.size(), 32);
+            QVERIFY(registry->contains(key));
+            QCOMPARE(plan.value.requestPatch->kwargs.value(keys::kSandboxKey).toString(), key);
+            if (viaPostHook)
+                awaitFuture(interception->postAgenticLoopResponseHook(
+                    J(R"j({"output":[{"type":"message","content":[]}]})j"), plan.value, {}));
+            else
+                awaitFuture(interception->agenticLoopCleanupHook(plan.value, {}));
+        }
+        QCOMPARE(registry->size(), 0);
+        QCOMPARE(backend->removeCount(), 1);
+        QVERIFY2(backend->liveIds.isEmpty(), "a sandbox was left running");
+    }
+
+    // LiteLLM: an await between the cache miss and the insert lets two builds create twice.
+    void concurrentPlansForOneKeyCreateOneSandbox() {
+        backend->deferCreates = true;
+        const QJsonObject kwargs =
+            J(R"j({"_code_interpreter_interception_sandbox_key":"shared-key"})j");
+        const QJsonObject payload = payloadWithArguments(QStringLiteral("{\"code\":\"print(1)\"}"));
+        const QFuture<Outcome<AgenticLoopPlan>> first = interception->buildAgenticLoopPlan(
+            payload, QStringLiteral("gpt-5"), userMessage(), {}, kwargs);
+        const QFuture<Outcome<AgenticLoopPlan>> second = interception->buildAgenticLoopPlan(
+            payload, QStringLiteral("gpt-5"), userMessage(), {}, kwargs);
+        // Everything here runs on this thread: draining posted events brings both builds to the
+        // creation step (the second one joins the first's creation) before any sandbox exists.
+        for (int i = 0; i < 50; ++i)
+            QCoreApplication::processEvents();
+        QVERIFY(!first.isFinished());
+        QVERIFY(!second.isFinished());
+        QCOMPARE(backend->pendingCreateCount(), 1);
+        backend->completePendingCreates();
+        const Outcome<AgenticLoopPlan> a = awaitFuture(first);
+        const Outcome<AgenticLoopPlan> b = awaitFuture(second);
+        QVERIFY2(a.ok(), qPrintable(a.error));
+        QVERIFY2(b.ok(), qPrintable(b.error));
+        QCOMPARE(backend->createCount(), 1);
+        QCOMPARE(backend->runCount(), 2);
+        QCOMPARE(backend->runCalls.at(0).handle, backend->runCalls.at(1).handle);
+        QCOMPARE(registry->size(), 1);
+    }
+
+    // LiteLLM's Responses driver carries a forced code-tool choice into every follow-up,
+    // forcing another call each round until the loop ceiling.
+    void forcedCodeToolChoiceNeverReachesFollowUp_data() {
+        QTest::addColumn<QString>("surface");
+        QTest::addColumn<CallType>("callType");
+        QTest::addColumn<QJsonObject>("clientToolChoice");
+        QTest::newRow("responses, type") << QStringLiteral("responses") << CallType::AResponses
+                                         << J(R"j({"type":"code_interpreter"})j");
+        QTest::newRow("responses, hosted_tool")
+            << QStringLiteral("responses") << CallType::AResponses
+            << J(R"j({"type":"hosted_tool","name":"code_interpreter"})j");
+        QTest::newRow("chat, type") << QStringLiteral("chat_completions") << CallType::ACompletion
+                                    << J(R"j({"type":"code_interpreter"})j");
+        QTest::newRow("chat, hosted_tool")
+            << QStringLiteral("chat_completions") << CallType::ACompletion
+            << J(R"j({"type":"hosted_tool","name":"code_interpreter"})j");
+    }
+    void forcedCodeToolChoiceNeverReachesFollowUp() {
+        QFETCH(QString, surface);
+        QFETCH(CallType, callType);
+        QFETCH(QJsonObject, clientToolChoice);
+        const bool chat = surface == QLatin1String("chat_completions");
+
+        QJsonObject flat =
+            J(R"j({"model":"gpt-5","tools":[{"type":"code_interpreter"}],"temperature":0})j");
+        flat.insert(chat ? QStringLiteral("messages") : QStringLiteral("input"), userMessage());
+        flat.insert(QStringLiteral("tool_choice"), clientToolChoice);
+        QVERIFY(interception->preCallDeploymentHook(flat, callType));
+        QVERIFY(
+            CodeExecutionTool::targetsCodeInterpreter(flat.value(QLatin1String("tool_choice"))));
+
+        const AgenticRequest request = AgenticRequest::fromFlat(flat, surface);
+        const QJsonObject response =
+            chat
+                ? J(R"j({"choices":[{"message":{"tool_calls":[{"id":"call_1","type":"function",
+                     "function":{"name":"litellm_code_execution","arguments":"{`code`:`print(1)`}"}}]}}]})j")
+                : J(R"j({"output":[{"type":"function_call","call_id":"c1","name":"litellm_code_execution",
+                     "arguments":"{`code`:`print(1)`}"}]})j");
+        const GateDecision gate = interception->shouldRunAgenticLoop(
+            response, QStringLiteral("openai"), request.hookKwargs());
+        QVERIFY(gate.run);
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(
+            interception->buildAgenticLoopPlan(gate.payload, request.model, request.messageList(),
+                                               request.optionalParams, request.hookKwargs()));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+
+        FollowUpContext context;
+        context.request = request;
+        context.fingerprint = AgenticFollowUp::fingerprint(gate.payload);
+        const Outcome<QJsonObject> followUp =
+            AgenticFollowUp::buildFollowUpRequest(plan.value, context);
+        QVERIFY2(followUp.ok(), qPrintable(followUp.error));
+        QVERIFY2(!followUp.value.contains(QLatin1String("tool_choice")),
+                 "forced choice carried into follow-up");
+        QCOMPARE(followUp.value.value(QLatin1String("temperature")), QJsonValue(0));
+
+        // And through the executor: what the upstream actually receives.
+        QJsonObject sent;
+        NullHooks hooks;
+        QObject owner;
+        const auto caller = [&sent](const QJsonObject &req) {
+            sent = req;
+            return QtFuture::makeReadyFuture(Outcome<QJsonObject>::success(QJsonObject{}));
+        };
+        QVERIFY(awaitFuture(AgenticFollowUp::execute(plan.value, context, caller, &hooks, &owner))
+                    .ok());
+        QVERIFY(!sent.isEmpty());
+        QVERIFY(!sent.contains(QLatin1String("tool_choice")));
+        QVERIFY(!keys::providerRequestBody(sent).contains(QLatin1String("tool_choice")));
+    }
+
+    // LiteLLM: JSON that is not an object raises outside the parse guard and aborts the plan.
+    void nonObjectArgumentsAreRefusedAndRunNothing_data() {
+        QTest::addColumn<QString>("arguments");
+        QTest::newRow("null") << QStringLiteral("null");
+        QTest::newRow("list") << QStringLiteral("[1]");
+        QTest::newRow("string") << QStringLiteral("\"x\"");
+        QTest::newRow("number") << QStringLiteral("7");
+        QTest::newRow("code is not a string") << QStringLiteral("{\"code\":[\"print(1)\"]}");
+        QTest::newRow("truncated object") << QStringLiteral("{\"code\":\"print(1)\"");
+    }
+    void nonObjectArgumentsAreRefusedAndRunNothing() {
+        QFETCH(QString, arguments);
+        const Outcome<SandboxEntry> container =
+            awaitFuture(interception->getOrCreateContainer(QStringLiteral("k")));
+        QVERIFY(container.ok());
+        const Outcome<QString> out =
+            awaitFuture(interception->runToolCall(container.value, arguments));
+        QVERIFY2(out.ok(), qPrintable(out.error));
+        QCOMPARE(out.value, QStringLiteral("[invalid tool arguments: could not parse code]"));
+        QCOMPARE(backend->runCount(), 0);
+
+        // Inside a whole plan: the plan still succeeds and feeds the error string back.
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception->buildAgenticLoopPlan(
+            payloadWithArguments(arguments), QStringLiteral("gpt-5"), userMessage(), {},
+            J(R"j({"_code_interpreter_interception_sandbox_key":"k"})j")));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+        QCOMPARE(backend->runCount(), 0);
+        const QJsonArray messages = *plan.value.requestPatch->messages;
+        QCOMPARE(messages.last().toObject().value(QLatin1String("output")).toString(),
+                 QStringLiteral("[invalid tool arguments: could not parse code]"));
+        QVERIFY(registry->contains(QStringLiteral("k"))); // not deleted: the plan did not fail
+    }
+
+private:
+    std::unique_ptr<SandboxRegistry> registry;
+    std::unique_ptr<RecordingSandboxBackend> backend;
+    std::unique_ptr<CodeInterpreterInterception> interception;
+};
+
+QTEST_GUILESS_MAIN(TestInterceptionFixes)
+#include "tst_interceptionfixes.moc"
