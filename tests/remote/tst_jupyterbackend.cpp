@@ -1,0 +1,368 @@
+#include "jupyterserverprocess.h"
+#include "sandbox/jupyterbackend.h"
+#include "support/futurewait.h"
+
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QtTest>
+
+using namespace loopscope;
+using loopscope::awaitFuture;
+using loopscope::test::JupyterServerProcess;
+
+// Runs against a real Debian jupyter-server started (and stopped) by this test on a free
+// loopback port with a random token.
+class TestJupyterBackend : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void cleanup();
+    void cleanupTestCase();
+
+    void stateIsKeptAcrossRunsAndDeleteEndsTheKernel();
+    void stdoutAndStderrAreSeparated();
+    void exceptionFillsTheErrorFields();
+    void resultsAppearInStdout_data();
+    void resultsAppearInStdout();
+    void runsOnOneKernelAreSerialised();
+    void deleteThenRunFailsClearly();
+    void timeoutInterruptsAndKeepsState();
+    void timeoutIgnoringInterruptRestartsTheKernel();
+    void crashedKernelIsAnInfrastructureError();
+    void droppedSocketReconnectsAndKeepsOutput();
+    void outputIsCapped();
+    void badTokenIsUnauthorised();
+    void unknownKernelNameIsReported();
+    void unreachableServerFailsQuickly();
+
+private:
+    SandboxParams params(const QString &token = {}) const {
+        return SandboxParams{QStringLiteral("jupyter"), token.isEmpty() ? m_server.token() : token,
+                             m_server.baseUrl()};
+    }
+    SandboxHandle createKernel(JupyterBackend &backend) {
+        const auto created = awaitFuture(backend.create(params()), 60000);
+        if (!created.ok()) {
+            qWarning() << "create failed:" << created.error;
+            return {};
+        }
+        m_created.append(created.value);
+        return created.value;
+    }
+    Outcome<ExecutionResult> run(JupyterBackend &backend, const SandboxHandle &h,
+                                 const QString &code, int timeoutMs = 60000) {
+        return awaitFuture(backend.run(h, code, params()), timeoutMs);
+    }
+
+    JupyterServerProcess m_server;
+    QList<SandboxHandle> m_created;
+};
+
+void TestJupyterBackend::initTestCase() {
+    if (!JupyterServerProcess::isInstalled())
+        QFAIL("jupyter-server is not installed: run scripts/install-deps (Debian package "
+              "jupyter-server, python3-ipykernel)");
+    QVERIFY2(m_server.start(), qPrintable(m_server.error()));
+}
+
+void TestJupyterBackend::cleanup() {
+    // Kernels a failed test left behind.
+    JupyterBackend cleaner;
+    for (const SandboxHandle &h : std::as_const(m_created))
+        awaitFuture(cleaner.remove(h, params()), 30000);
+    m_created.clear();
+}
+
+void TestJupyterBackend::cleanupTestCase() {
+    QVERIFY2(m_server.stop(), "jupyter-server had to be killed");
+    QTRY_VERIFY_WITH_TIMEOUT(m_server.kernelProcesses().isEmpty(), 20000);
+}
+
+void TestJupyterBackend::stateIsKeptAcrossRunsAndDeleteEndsTheKernel() {
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    QVERIFY(h.isValid());
+    QCOMPARE(h.provider, QStringLiteral("jupyter"));
+    QCOMPARE(h.details.value(QStringLiteral("apiBase")).toString(), m_server.baseUrl());
+
+    const auto first = run(backend, h, QStringLiteral("x = 41\nimport math"));
+    QVERIFY2(first.ok(), qPrintable(first.error));
+    QCOMPARE(first.value.stdoutText, QString());
+    QVERIFY(!first.value.error);
+    QCOMPARE(first.value.executionCount, 1);
+
+    const auto second = run(backend, h, QStringLiteral("print(x + 1, math.floor(2.5))"));
+    QVERIFY2(second.ok(), qPrintable(second.error));
+    QCOMPARE(second.value.stdoutText, QStringLiteral("42 2\n"));
+    QCOMPARE(second.value.executionCount, 2);
+    QVERIFY(second.value.durationMs > 0);
+
+    QCOMPARE(m_server.kernelProcesses(h.id).size(), 1);
+    const auto removed = awaitFuture(backend.remove(h, params()), 30000);
+    QVERIFY2(removed.ok(), qPrintable(removed.error));
+    QCOMPARE(removed.value, true);
+    QTRY_VERIFY_WITH_TIMEOUT(m_server.kernelProcesses(h.id).isEmpty(), 20000);
+}
+
+void TestJupyterBackend::stdoutAndStderrAreSeparated() {
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    const auto ran =
+        run(backend, h,
+            QStringLiteral("import sys\nprint('out 1')\nprint('err ü', file=sys.stderr)\n"
+                           "sys.stderr.flush()\nprint('out 2 😀')"));
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("out 1\nout 2 😀\n"));
+    QCOMPARE(ran.value.stderrText, QStringLiteral("err ü\n"));
+    QVERIFY(!ran.value.error);
+}
+
+void TestJupyterBackend::exceptionFillsTheErrorFields() {
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    const auto ran = run(backend, h, QStringLiteral("print('before')\n1/0"));
+    QVERIFY2(ran.ok(), qPrintable(ran.error)); // user errors are results, not failures
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("before\n"));
+    QVERIFY(ran.value.error);
+    QCOMPARE(ran.value.error->name, QStringLiteral("ZeroDivisionError"));
+    QCOMPARE(ran.value.error->value, QStringLiteral("division by zero"));
+    QVERIFY2(ran.value.error->traceback.contains(QLatin1String("ZeroDivisionError")),
+             qPrintable(ran.value.error->traceback));
+    QVERIFY2(!ran.value.error->traceback.contains(QChar(0x1b)), "ANSI colour codes left in");
+    QVERIFY(!ran.value.timedOut);
+    // The kernel carries on.
+    const auto after = run(backend, h, QStringLiteral("print('fine')"));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("fine\n"));
+}
+
+void TestJupyterBackend::resultsAppearInStdout_data() {
+    QTest::addColumn<QString>("code");
+    QTest::addColumn<QString>("stdoutText");
+    QTest::newRow("last expression") << QStringLiteral("1 + 1") << QStringLiteral("2\n");
+    QTest::newRow("print then expression")
+        << QStringLiteral("print('a')\n'b'") << QStringLiteral("a\n'b'\n");
+    QTest::newRow("display()") << QStringLiteral("from IPython.display import display\n"
+                                                 "display({'k': 1})\nNone")
+                               << QStringLiteral("{'k': 1}\n");
+    QTest::newRow("statement only") << QStringLiteral("y = 3") << QString();
+}
+
+void TestJupyterBackend::resultsAppearInStdout() {
+    QFETCH(QString, code);
+    QFETCH(QString, stdoutText);
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    const auto ran = run(backend, h, code);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QCOMPARE(ran.value.stdoutText, stdoutText);
+}
+
+void TestJupyterBackend::runsOnOneKernelAreSerialised() {
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    // Queued at once; each must see the one before it.
+    auto a = backend.run(h, QStringLiteral("import time\ntime.sleep(0.3)\nn = 1"), params());
+    auto b = backend.run(h, QStringLiteral("n += 1\nprint(n)"), params());
+    auto c = backend.run(h, QStringLiteral("print(n * 10)"), params());
+    const auto rc = awaitFuture(c, 60000);
+    QVERIFY(a.isFinished() && b.isFinished());
+    QVERIFY2(a.result().ok() && b.result().ok() && rc.ok(), qPrintable(rc.error));
+    QCOMPARE(b.result().value.stdoutText, QStringLiteral("2\n"));
+    QCOMPARE(rc.value.stdoutText, QStringLiteral("20\n"));
+    QCOMPARE(rc.value.executionCount, 3);
+}
+
+void TestJupyterBackend::deleteThenRunFailsClearly() {
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    QVERIFY(run(backend, h, QStringLiteral("z = 1")).ok());
+    QCOMPARE(awaitFuture(backend.remove(h, params()), 30000).value, true);
+    const auto ran = run(backend, h, QStringLiteral("print(z)"));
+    QVERIFY(!ran.ok());
+    QVERIFY2(ran.error.contains(QStringLiteral("Jupyter kernel %1 not found").arg(h.id)),
+             qPrintable(ran.error));
+    // Deleting again is not an error, just nothing to delete.
+    const auto again = awaitFuture(backend.remove(h, params()), 30000);
+    QVERIFY2(again.ok(), qPrintable(again.error));
+    QCOMPARE(again.value, false);
+}
+
+void TestJupyterBackend::timeoutInterruptsAndKeepsState() {
+    JupyterBackend::Options options;
+    options.channel.runTimeoutMs = 2000;
+    JupyterBackend backend(options);
+    QSignalSpy restarted(&backend, &JupyterBackend::kernelRestarted);
+    const SandboxHandle h = createKernel(backend);
+    QVERIFY(run(backend, h, QStringLiteral("x = 5")).ok());
+    const auto ran =
+        run(backend, h, QStringLiteral("print('spinning', flush=True)\nwhile True: pass"));
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QVERIFY(ran.value.timedOut);
+    QVERIFY(ran.value.error);
+    QCOMPARE(ran.value.error->name, QStringLiteral("TimeoutError"));
+    QVERIFY2(ran.value.error->value.contains(QLatin1String("interrupted")),
+             qPrintable(ran.value.error->value));
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("spinning\n"));
+    // Interrupted, not restarted: the variable survives.
+    const auto after = run(backend, h, QStringLiteral("print(x)"));
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("5\n"));
+    QVERIFY(!after.value.timedOut);
+    QCOMPARE(restarted.size(), 0);
+}
+
+void TestJupyterBackend::timeoutIgnoringInterruptRestartsTheKernel() {
+    JupyterBackend::Options options;
+    options.channel.runTimeoutMs = 2000;
+    options.channel.interruptGraceMs = 1500;
+    JupyterBackend backend(options);
+    QSignalSpy restarted(&backend, &JupyterBackend::kernelRestarted);
+    const SandboxHandle h = createKernel(backend);
+    QVERIFY(run(backend, h, QStringLiteral("kept = 1")).ok());
+    const auto ran =
+        run(backend, h,
+            QStringLiteral("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                           "while True: pass"),
+            120000);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QVERIFY(ran.value.timedOut);
+    QCOMPARE(ran.value.error->name, QStringLiteral("TimeoutError"));
+    QVERIFY2(ran.value.error->value.contains(QLatin1String("restarted")),
+             qPrintable(ran.value.error->value));
+    QCOMPARE(restarted.size(), 1);
+    QCOMPARE(restarted[0][0].toString(), h.id);
+    QCOMPARE(restarted[0][1].toString(), QStringLiteral("timeout"));
+    // Usable again, with a fresh interpreter.
+    const auto after = run(backend, h, QStringLiteral("print('alive')\nprint(kept)"));
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("alive\n"));
+    QVERIFY(after.value.error);
+    QCOMPARE(after.value.error->name, QStringLiteral("NameError"));
+}
+
+void TestJupyterBackend::crashedKernelIsAnInfrastructureError() {
+    JupyterBackend backend;
+    QSignalSpy restarted(&backend, &JupyterBackend::kernelRestarted);
+    const SandboxHandle h = createKernel(backend);
+    const auto ran = run(backend, h, QStringLiteral("import os\nos._exit(1)"));
+    QVERIFY(!ran.ok());
+    QVERIFY2(ran.error.contains(QLatin1String("died")), qPrintable(ran.error));
+    QVERIFY(ran.error.contains(h.id));
+    QCOMPARE(restarted.size(), 1);
+    QCOMPARE(restarted[0][1].toString(), QStringLiteral("died"));
+    // The server restarted it; the sandbox works again.
+    const auto after = run(backend, h, QStringLiteral("print('back')"));
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("back\n"));
+}
+
+void TestJupyterBackend::droppedSocketReconnectsAndKeepsOutput() {
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    QVERIFY(run(backend, h, QStringLiteral("pass")).ok());
+    bool dropped = false;
+    connect(&backend, &JupyterBackend::outputReceived, this,
+            [&](const QString &kernelId, const QString &, const QString &text) {
+                if (!dropped && text.contains(QLatin1String("first")))
+                    dropped = backend.dropConnection(kernelId);
+            });
+    const auto ran = run(backend, h,
+                         QStringLiteral("import time\nprint('first', flush=True)\n"
+                                        "time.sleep(2)\nprint('second')"));
+    QVERIFY(dropped);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    // 'second' was printed while the socket was down: the server buffered and replayed it.
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("first\nsecond\n"));
+    QVERIFY(!ran.value.timedOut);
+}
+
+void TestJupyterBackend::outputIsCapped() {
+    JupyterBackend::Options options;
+    options.channel.outputCapBytes = 1000;
+    JupyterBackend backend(options);
+    const SandboxHandle h = createKernel(backend);
+    const auto ran = run(backend, h, QStringLiteral("print('x' * 5000)\nprint('y' * 10)"));
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QVERIFY(ran.value.stdoutTruncated);
+    QVERIFY(!ran.value.stderrTruncated);
+    QVERIFY(ran.value.stdoutText.startsWith(QString(1000, QLatin1Char('x'))));
+    QVERIFY(!ran.value.stdoutText.contains(QLatin1String("xxxxxxxxxxx") +
+                                           QString(1000, QLatin1Char('x'))));
+    QVERIFY(ran.value.stdoutText.contains(
+        QLatin1String("[loopscope: stdout truncated at 1000 bytes]")));
+    QVERIFY(!ran.value.stdoutText.contains(QLatin1String("yyyy")));
+}
+
+void TestJupyterBackend::badTokenIsUnauthorised() {
+    JupyterBackend backend;
+    const QString bad = QStringLiteral("definitely-wrong-token-QRST");
+    const auto created = awaitFuture(backend.create(params(bad)), 30000);
+    QVERIFY(!created.ok());
+    QVERIFY2(created.error.contains(QLatin1String("unauthorised")), qPrintable(created.error));
+    QVERIFY2(created.error.contains(QStringLiteral("\u2026QRST")), qPrintable(created.error));
+    QVERIFY(!created.error.contains(QLatin1String("definitely-wrong")));
+
+    const SandboxSelfTest badProbe = awaitFuture(backend.probe(params(bad)), 30000);
+    QVERIFY(!badProbe.available);
+    QVERIFY2(badProbe.problems.value(0).contains(QLatin1String("unauthorised")),
+             qPrintable(badProbe.problems.value(0)));
+    QCOMPARE(backend.selfTest().available, false);
+
+    const SandboxSelfTest goodProbe = awaitFuture(backend.probe(params()), 30000);
+    QVERIFY2(goodProbe.available, qPrintable(goodProbe.problems.join(QLatin1Char('\n'))));
+    QVERIFY(goodProbe.problems.isEmpty());
+    QCOMPARE(backend.selfTest().available, true);
+
+    // A kernel created with the right token refuses a run with a wrong one.
+    const SandboxHandle h = createKernel(backend);
+    const auto ran = awaitFuture(backend.run(h, QStringLiteral("1"), params(bad)), 30000);
+    QVERIFY(!ran.ok());
+    QVERIFY2(ran.error.contains(QLatin1String("unauthorised")), qPrintable(ran.error));
+}
+
+void TestJupyterBackend::unknownKernelNameIsReported() {
+    JupyterBackend::Options options;
+    options.kernelName = QStringLiteral("no-such-kernel");
+    JupyterBackend backend(options);
+    const auto created = awaitFuture(backend.create(params()), 30000);
+    QVERIFY(!created.ok());
+    QVERIFY2(created.error.contains(QLatin1String("'no-such-kernel'")), qPrintable(created.error));
+    const SandboxSelfTest probed = awaitFuture(backend.probe(params()), 30000);
+    QVERIFY(!probed.available);
+    QVERIFY2(probed.problems.value(0).contains(QLatin1String("offers no 'no-such-kernel' kernel")),
+             qPrintable(probed.problems.value(0)));
+    QVERIFY(probed.problems.value(0).contains(QLatin1String("python3")));
+}
+
+void TestJupyterBackend::unreachableServerFailsQuickly() {
+    quint16 closedPort = 0;
+    {
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        closedPort = probe.serverPort();
+    }
+    const SandboxParams dead{QStringLiteral("jupyter"), QStringLiteral("tok"),
+                             QStringLiteral("http://127.0.0.1:%1").arg(closedPort)};
+    JupyterBackend backend;
+    const auto created = awaitFuture(backend.create(dead), 10000);
+    QVERIFY(!created.ok());
+    QVERIFY2(
+        created.error.startsWith(
+            QStringLiteral("cannot reach Jupyter server at http://127.0.0.1:%1").arg(closedPort)),
+        qPrintable(created.error));
+    QVERIFY2(created.error.contains(QLatin1String("refused"), Qt::CaseInsensitive),
+             qPrintable(created.error));
+    const SandboxSelfTest probed = awaitFuture(backend.probe(dead), 10000);
+    QVERIFY(!probed.available);
+    QVERIFY(probed.problems.value(0).startsWith(QLatin1String("cannot reach Jupyter server")));
+    // A run on a kernel of an unreachable server also says so.
+    SandboxHandle ghost{
+        QStringLiteral("00000000-0000-0000-0000-000000000000"), QStringLiteral("jupyter"), {}};
+    const auto ran = awaitFuture(backend.run(ghost, QStringLiteral("1"), dead), 10000);
+    QVERIFY(!ran.ok());
+    QVERIFY2(ran.error.startsWith(QLatin1String("cannot reach Jupyter server")),
+             qPrintable(ran.error));
+}
+
+QTEST_GUILESS_MAIN(TestJupyterBackend)
+#include "tst_jupyterbackend.moc"
