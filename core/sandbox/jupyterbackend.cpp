@@ -8,6 +8,8 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QPromise>
+#include <QUrl>
+#include <QUrlQuery>
 
 namespace loopscope {
 
@@ -40,10 +42,18 @@ QString JupyterBackend::tokenFor(const SandboxParams &params) const {
     return params.apiKey.isEmpty() ? qEnvironmentVariable("JUPYTER_TOKEN") : params.apiKey;
 }
 
+QString JupyterBackend::kernelFor(const SandboxParams &params) const {
+    const QString fromBase =
+        QUrlQuery(QUrl(params.apiBase).query()).queryItemValue(QStringLiteral("kernel_name"));
+    return fromBase.isEmpty() ? m_options.kernelName : fromBase;
+}
+
 QString JupyterBackend::baseFor(const SandboxParams &params, const SandboxHandle *handle) const {
     QString base = params.apiBase;
     if (base.isEmpty() && handle)
         base = handle->details.value(QStringLiteral("apiBase")).toString();
+    // "?kernel_name=..." selects the kernel; it is not part of the REST base.
+    base = QUrl(base).adjusted(QUrl::RemoveQuery | QUrl::RemoveFragment).toString();
     while (base.endsWith(QLatin1Char('/')))
         base.chop(1);
     return base;
@@ -58,11 +68,14 @@ QFuture<Outcome<SandboxHandle>> JupyterBackend::create(const SandboxParams &para
     jupyterrest::authorise(request, token);
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     request.setTransferTimeout(m_options.channel.requestTimeoutMs);
-    const QJsonObject body{{QStringLiteral("name"), m_options.kernelName}};
+    const QString kernel = kernelFor(params);
+    QJsonObject body; // no name: the server's default kernel (Enterprise Gateway's too)
+    if (!kernel.isEmpty())
+        body.insert(QStringLiteral("name"), kernel);
     QNetworkReply *reply = m_nam->post(request, QJsonDocument(body).toJson(QJsonDocument::Compact));
     auto promise = std::make_shared<QPromise<Outcome<SandboxHandle>>>();
     promise->start();
-    connect(reply, &QNetworkReply::finished, this, [this, reply, promise, base, token] {
+    connect(reply, &QNetworkReply::finished, this, [this, reply, promise, base, token, kernel] {
         reply->deleteLater();
         const int status = jupyterrest::httpStatus(reply);
         const QByteArray bytes = reply->readAll();
@@ -77,13 +90,16 @@ QFuture<Outcome<SandboxHandle>> JupyterBackend::create(const SandboxParams &para
         } else if (status < 200 || status >= 300 || id.isEmpty()) {
             outcome = Outcome<SandboxHandle>::failure(
                 QStringLiteral("starting a '%1' kernel on Jupyter server %2 failed: %3")
-                    .arg(m_options.kernelName, base, jupyterrest::describeFailure(reply, bytes)));
+                    .arg(kernel.isEmpty() ? QStringLiteral("default") : kernel, base,
+                         jupyterrest::describeFailure(reply, bytes)));
         } else {
             SandboxHandle handle;
             handle.id = id;
             handle.provider = provider();
             handle.details.insert(QStringLiteral("apiBase"), base);
-            handle.details.insert(QStringLiteral("kernelName"), m_options.kernelName);
+            handle.details.insert(
+                QStringLiteral("kernelName"),
+                QJsonDocument::fromJson(bytes).object().value(QLatin1String("name")).toString());
             outcome = Outcome<SandboxHandle>::success(handle);
         }
         promise->addResult(outcome);
@@ -170,6 +186,7 @@ QFuture<SandboxSelfTest> JupyterBackend::probe(const SandboxParams &params) {
         return ready(test);
     }
     const QString token = tokenFor(params);
+    const QString kernel = kernelFor(params);
     auto promise = std::make_shared<QPromise<SandboxSelfTest>>();
     promise->start();
     auto finish = [this, promise](const SandboxSelfTest &test) {
@@ -181,7 +198,7 @@ QFuture<SandboxSelfTest> JupyterBackend::probe(const SandboxParams &params) {
     QNetworkRequest request(jupyterrest::apiUrl(base, QStringLiteral("/api")));
     request.setTransferTimeout(m_options.channel.requestTimeoutMs);
     QNetworkReply *reply = m_nam->get(request);
-    connect(reply, &QNetworkReply::finished, this, [this, reply, base, token, finish] {
+    connect(reply, &QNetworkReply::finished, this, [this, reply, base, token, finish, kernel] {
         reply->deleteLater();
         const int status = jupyterrest::httpStatus(reply);
         if (status == 0 || status >= 400) {
@@ -198,7 +215,7 @@ QFuture<SandboxSelfTest> JupyterBackend::probe(const SandboxParams &params) {
         jupyterrest::authorise(specs, token);
         specs.setTransferTimeout(m_options.channel.requestTimeoutMs);
         QNetworkReply *second = m_nam->get(specs);
-        connect(second, &QNetworkReply::finished, this, [this, second, base, token, finish] {
+        connect(second, &QNetworkReply::finished, this, [second, base, token, finish, kernel] {
             second->deleteLater();
             const int code = jupyterrest::httpStatus(second);
             const QByteArray bytes = second->readAll();
@@ -209,14 +226,14 @@ QFuture<SandboxSelfTest> JupyterBackend::probe(const SandboxParams &params) {
                 test.problems << QStringLiteral("listing kernels on %1 failed: %2")
                                      .arg(base, jupyterrest::describeFailure(second, bytes));
             } else {
-                const QJsonObject specsJson = QJsonDocument::fromJson(bytes)
-                                                  .object()
-                                                  .value(QLatin1String("kernelspecs"))
-                                                  .toObject();
-                if (!specsJson.contains(m_options.kernelName)) {
+                const QJsonObject json = QJsonDocument::fromJson(bytes).object();
+                const QJsonObject specsJson = json.value(QLatin1String("kernelspecs")).toObject();
+                const QString wanted =
+                    kernel.isEmpty() ? json.value(QLatin1String("default")).toString() : kernel;
+                if (!specsJson.contains(wanted)) {
                     test.problems << QStringLiteral("Jupyter server %1 offers no '%2' kernel "
                                                     "(it has: %3)")
-                                         .arg(base, m_options.kernelName,
+                                         .arg(base, wanted,
                                               specsJson.keys().join(QStringLiteral(", ")));
                 } else {
                     test.available = true;

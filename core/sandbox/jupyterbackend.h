@@ -11,10 +11,10 @@ class QNetworkAccessManager;
 namespace loopscope {
 
 // Kernels on a Jupyter Server or Jupyter Enterprise Gateway (same REST + WebSocket API):
-// create = POST {api_base}/api/kernels {"name": kernelName}, run = execute_request over the
-// kernel's WebSocket (see JupyterKernelChannel), delete = DELETE {api_base}/api/kernels/<id>
-// (404 → false). api_key is the server token, sent as `Authorization: token <key>`
-// (JUPYTER_TOKEN from the environment when empty).
+// create = POST {api_base}/api/kernels {"name": kernel} (see Options::kernelName), run =
+// execute_request over the kernel's WebSocket (see JupyterKernelChannel), delete = DELETE
+// {api_base}/api/kernels/<id> (404 → false). api_key is the server token, sent as `Authorization:
+// token <key>` (JUPYTER_TOKEN from the environment when empty).
 //
 // Output: `stream` text goes to stdout/stderr; the text/plain form of `execute_result` and
 // `display_data` is appended to stdout as a notebook would show it
@@ -26,7 +26,10 @@ class JupyterBackend : public SandboxBackend {
     Q_OBJECT
 public:
     struct Options {
-        QString kernelName = QStringLiteral("python3");
+        // Empty: the server's default kernel ("python3" on a plain Jupyter Server,
+        // kernel.defaultKernelName on Enterprise Gateway). `?kernel_name=NAME` on api_base
+        // overrides it per sandbox_tools entry.
+        QString kernelName;
         JupyterKernelChannel::Options channel;
     };
 
@@ -58,6 +61,7 @@ signals:
 
 private:
     QString tokenFor(const SandboxParams &params) const;
+    QString kernelFor(const SandboxParams &params) const;
     QString baseFor(const SandboxParams &params, const SandboxHandle *handle) const;
     JupyterKernelChannel *channelFor(const SandboxHandle &sandbox, const QString &base,
                                      const QString &token);

@@ -33,6 +33,8 @@ private slots:
     void outputIsCapped();
     void badTokenIsUnauthorised();
     void unknownKernelNameIsReported();
+    void kernelSelection_data();
+    void kernelSelection();
     void unreachableServerFailsQuickly();
 
 private:
@@ -332,6 +334,41 @@ void TestJupyterBackend::unknownKernelNameIsReported() {
     QVERIFY2(probed.problems.value(0).contains(QLatin1String("offers no 'no-such-kernel' kernel")),
              qPrintable(probed.problems.value(0)));
     QVERIFY(probed.problems.value(0).contains(QLatin1String("python3")));
+}
+
+void TestJupyterBackend::kernelSelection_data() {
+    QTest::addColumn<QString>("suffix"); // appended to api_base
+    QTest::addColumn<QString>("kernel"); // expected kernel name; empty = creation must fail
+    QTest::newRow("server default") << QString() << QStringLiteral("python3");
+    QTest::newRow("kernel_name on api_base")
+        << QStringLiteral("/?kernel_name=python3") << QStringLiteral("python3");
+    QTest::newRow("unknown kernel_name") << QStringLiteral("?kernel_name=nope") << QString();
+}
+
+void TestJupyterBackend::kernelSelection() {
+    QFETCH(QString, suffix);
+    QFETCH(QString, kernel);
+    JupyterBackend backend;
+    SandboxParams p = params();
+    p.apiBase += suffix;
+    const SandboxSelfTest probed = awaitFuture(backend.probe(p), 30000);
+    QCOMPARE(probed.available, !kernel.isEmpty());
+    const auto created = awaitFuture(backend.create(p), 60000);
+    if (kernel.isEmpty()) {
+        QVERIFY(!created.ok());
+        QVERIFY2(created.error.contains(QLatin1String("'nope'")), qPrintable(created.error));
+        QVERIFY2(probed.problems.value(0).contains(QLatin1String("offers no 'nope' kernel")),
+                 qPrintable(probed.problems.value(0)));
+        return;
+    }
+    QVERIFY2(created.ok(), qPrintable(created.error));
+    m_created.append(created.value);
+    QCOMPARE(created.value.details.value(QStringLiteral("kernelName")).toString(), kernel);
+    QCOMPARE(created.value.details.value(QStringLiteral("apiBase")).toString(), m_server.baseUrl());
+    const auto ran =
+        awaitFuture(backend.run(created.value, QStringLiteral("print(6 * 7)"), p), 60000);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("42\n"));
 }
 
 void TestJupyterBackend::unreachableServerFailsQuickly() {
