@@ -1,9 +1,45 @@
-// Placeholder until the proxy exists (issue 4 replaces it with the CLI and wiring).
+// loopscope: parse the CLI, start the proxy on its own thread, print the listening line, and
+// stop cleanly on SIGINT/SIGTERM. The window (when built) is wired here by the UI work.
+#include "commandline.h"
+#include "proxyservice.h"
+#include "signalwatcher.h"
+
 #include <QCoreApplication>
 #include <QTextStream>
 
+#include <cstdio>
+
 int main(int argc, char *argv[]) {
     QCoreApplication app(argc, argv);
-    QTextStream(stdout) << "loopscope " << LOOPSCOPE_VERSION << " (proxy not built yet)\n";
-    return 0;
+    QCoreApplication::setApplicationName(QStringLiteral("loopscope"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(LOOPSCOPE_VERSION));
+
+    const CommandLine cli = CommandLine::parse(QCoreApplication::arguments());
+    QTextStream err(stderr);
+    if (cli.exitCode != 0) {
+        err << "loopscope: " << cli.error << Qt::endl;
+        return cli.exitCode;
+    }
+    if (!cli.headless)
+        err << "loopscope: the window is not available in this build yet; running headless"
+            << Qt::endl;
+
+    SignalWatcher signals_;
+    ProxyService service;
+    QString error;
+    if (!service.start(cli.config, &error)) {
+        err << "loopscope: " << error << Qt::endl;
+        return 1;
+    }
+    QObject::connect(&service, &ProxyService::requestLogged, &app,
+                     [](const loopscope::RequestLogEntry &entry) {
+                         QTextStream(stderr) << entry.toLine() << Qt::endl;
+                     });
+    QObject::connect(&signals_, &SignalWatcher::terminationRequested, &service,
+                     &ProxyService::stop);
+    QObject::connect(&service, &ProxyService::stopped, &app, &QCoreApplication::quit);
+
+    QTextStream(stdout) << "loopscope listening on " << service.listenUrl() << Qt::endl;
+    std::fflush(stdout);
+    return app.exec();
 }

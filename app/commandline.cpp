@@ -1,0 +1,99 @@
+#include "commandline.h"
+
+#include <QCommandLineParser>
+#include <QProcessEnvironment>
+
+using loopscope::ProxyConfig;
+
+CommandLine CommandLine::parse(const QStringList &arguments) {
+    CommandLine cli;
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Local OpenAI-compatible proxy and live inspector for agentic code-execution loops.\n"
+        "Point an OpenAI SDK at http://127.0.0.1:4000/v1. Without --upstream or --config the "
+        "built-in scripted demo model answers (offline)."));
+    const QCommandLineOption help = parser.addHelpOption();
+    const QCommandLineOption version = parser.addVersionOption();
+    const QCommandLineOption headless(QStringLiteral("headless"),
+                                      QStringLiteral("Run without a window; log one line per "
+                                                     "request to stderr."));
+    const QCommandLineOption host(QStringLiteral("host"),
+                                  QStringLiteral("Address to listen on (default 127.0.0.1)."),
+                                  QStringLiteral("H"), QStringLiteral("127.0.0.1"));
+    const QCommandLineOption port(QStringLiteral("port"),
+                                  QStringLiteral("Port to listen on, 0 = any free port "
+                                                 "(default 4000)."),
+                                  QStringLiteral("N"), QStringLiteral("4000"));
+    const QCommandLineOption upstream(
+        QStringLiteral("upstream"),
+        QStringLiteral("OpenAI-compatible base URL every model goes to (e.g. "
+                       "https://api.openai.com/v1), or 'demo' for the built-in scripted model."),
+        QStringLiteral("URL|demo"));
+    const QCommandLineOption config(QStringLiteral("config"),
+                                    QStringLiteral("LiteLLM-style config.yaml (model_list, "
+                                                   "general_settings, litellm_settings, "
+                                                   "sandbox_tools)."),
+                                    QStringLiteral("FILE"));
+    const QCommandLineOption maxLoops(QStringLiteral("max-loops"),
+                                      QStringLiteral("Maximum agentic loop iterations per "
+                                                     "request (default 3)."),
+                                      QStringLiteral("N"));
+    const QCommandLineOption execTimeout(QStringLiteral("exec-timeout"),
+                                         QStringLiteral("Time limit for one sandboxed code run."),
+                                         QStringLiteral("SECONDS"));
+    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout});
+    auto fail = [&cli](const QString &message) {
+        cli.error = message;
+        cli.exitCode = 2;
+        return cli;
+    };
+    if (!parser.parse(arguments))
+        return fail(parser.errorText() + QStringLiteral(" (see --help)"));
+    if (parser.isSet(help))
+        parser.showHelp(0); // exits
+    if (parser.isSet(version))
+        parser.showVersion(); // exits
+    if (!parser.positionalArguments().isEmpty())
+        return fail(QStringLiteral("unexpected argument '%1' (see --help)")
+                        .arg(parser.positionalArguments().constFirst()));
+    cli.headless = parser.isSet(headless);
+    ProxyConfig &c = cli.config;
+    c.host = parser.value(host);
+    bool ok = false;
+    const uint portValue = parser.value(port).toUInt(&ok);
+    if (!ok || portValue > 65535)
+        return fail(
+            QStringLiteral("--port: '%1' is not a port number (0-65535)").arg(parser.value(port)));
+    c.port = quint16(portValue);
+    if (parser.isSet(maxLoops)) {
+        const int n = parser.value(maxLoops).toInt(&ok);
+        if (!ok || n < 1)
+            return fail(QStringLiteral("--max-loops: must be an integer of at least 1, got '%1'")
+                            .arg(parser.value(maxLoops)));
+        c.maxLoopsOverride = n;
+    }
+    if (parser.isSet(execTimeout)) {
+        const double s = parser.value(execTimeout).toDouble(&ok);
+        if (!ok || s <= 0)
+            return fail(QStringLiteral("--exec-timeout: must be a positive number of seconds, "
+                                       "got '%1'")
+                            .arg(parser.value(execTimeout)));
+        c.execTimeoutSeconds = qMax(1, int(s + 0.5));
+    }
+    if (parser.isSet(config)) {
+        QString error;
+        const QString path = parser.value(config);
+        if (!c.loadFile(path, QProcessEnvironment::systemEnvironment(), &error))
+            return fail(QStringLiteral("config error in %1: %2").arg(path, error));
+    }
+    if (parser.isSet(upstream)) {
+        QString error;
+        c.defaultRoute = ProxyConfig::routeForUpstream(parser.value(upstream), &error);
+        if (!c.defaultRoute)
+            return fail(error);
+        c.defaultRoute->timeoutMs = c.requestTimeoutMs;
+    } else if (!parser.isSet(config)) {
+        c.defaultRoute = ProxyConfig::demoRoute(); // a newcomer with no key sees it work
+    }
+    return cli;
+}

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QList>
+#include <QPair>
+#include <QString>
+
+namespace loopscope {
+
+using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
+
+// One parsed HTTP/1.x request as the server hands it to its handler: the body is complete
+// (de-chunked, within the size cap) and header names are lower-case.
+struct HttpRequest {
+    QByteArray method;   // "GET", "POST", ...
+    QByteArray target;   // raw request target, e.g. "/v1/models?x=1"
+    QString path;        // decoded path without query
+    QByteArray query;    // raw query without '?', may be empty
+    HttpHeaders headers; // names lower-case, values as sent, in order
+    QByteArray body;
+    int httpMinor = 1;
+    // Started when the request was fully received: the origin of x-loopscope-overhead-ms.
+    QElapsedTimer received;
+
+    QByteArray header(const QByteArray &lowerName) const {
+        for (const auto &h : headers)
+            if (h.first == lowerName)
+                return h.second;
+        return {};
+    }
+    bool hasHeader(const QByteArray &lowerName) const {
+        for (const auto &h : headers)
+            if (h.first == lowerName)
+                return true;
+        return false;
+    }
+};
+
+} // namespace loopscope

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "proxy/httpconnection.h"
+
+#include <QHostAddress>
+#include <QObject>
+#include <QSet>
+
+class QTcpServer;
+
+namespace loopscope {
+
+// The HTTP/1.1 front: an owned QTcpServer plus one HttpConnection per client (libhttp-parser).
+// Chosen over QHttpServer 6.4 because that one buffers whole bodies without a cap, never answers
+// Expect: 100-continue, and its writer API changes in 6.8. Lives in whichever thread creates it.
+class HttpServer : public QObject {
+    Q_OBJECT
+public:
+    explicit HttpServer(QObject *parent = nullptr);
+    ~HttpServer() override;
+
+    void setHandler(HttpConnection::Handler handler) { m_handler = std::move(handler); }
+    void setMaxBodyBytes(qint64 bytes) { m_limits.maxBodyBytes = bytes; }
+    qint64 maxBodyBytes() const { return m_limits.maxBodyBytes; }
+
+    // Binds and starts accepting. On a loopback address the Host check is switched on.
+    bool listen(const QHostAddress &address, quint16 port);
+    QString errorString() const { return m_error; }
+    QHostAddress serverAddress() const;
+    quint16 serverPort() const;
+    bool isListening() const;
+
+    // Graceful shutdown: stop accepting, close idle keep-alive connections now and busy ones
+    // after their current response. allConnectionsClosed() fires when none is left.
+    void shutdown();
+    void abortAll();
+    int connectionCount() const { return int(m_connections.size()); }
+    int busyConnectionCount() const;
+
+signals:
+    void allConnectionsClosed();
+
+private:
+    void onNewConnection();
+
+    QTcpServer *m_server;
+    HttpLimits m_limits;
+    HttpConnection::Handler m_handler;
+    QSet<HttpConnection *> m_connections;
+    QString m_error;
+    bool m_shuttingDown = false;
+};
+
+} // namespace loopscope

@@ -1,0 +1,316 @@
+#include "proxy/proxyconfig.h"
+
+#include <QRegularExpression>
+
+#include <cmath>
+
+namespace loopscope {
+
+namespace {
+
+const QString kOpenAiBase = QStringLiteral("https://api.openai.com/v1");
+
+// Collects the first error with the YAML line of the key (or of its nearest parent).
+struct Validator {
+    const YamlDocument &doc;
+    const QProcessEnvironment &env;
+    QString error;
+
+    bool fail(const QString &key, const QString &problem) {
+        int line = 0;
+        QString path = key;
+        while (line == 0 && !path.isEmpty()) {
+            line = doc.lineOf(path);
+            const qsizetype cut = qMax(path.lastIndexOf(u'.'), path.lastIndexOf(u'['));
+            path = cut > 0 ? path.left(cut) : QString();
+        }
+        error = line > 0 ? QStringLiteral("%1 (line %2): %3").arg(key).arg(line).arg(problem)
+                         : QStringLiteral("%1: %2").arg(key, problem);
+        return false;
+    }
+
+    // A string, with "os.environ/VAR" resolved. Missing → empty (ok); wrong type → error.
+    bool secret(const QJsonObject &parent, const QString &field, const QString &key, QString *out) {
+        const QJsonValue v = parent.value(field);
+        if (v.isUndefined() || v.isNull())
+            return true;
+        if (!v.isString())
+            return fail(key, QStringLiteral("must be a string"));
+        QString text = v.toString();
+        if (text.startsWith(QLatin1String("os.environ/"))) {
+            const QString var = text.mid(11);
+            if (var.isEmpty() || !env.contains(var))
+                return fail(key, QStringLiteral("environment variable %1 is not set").arg(var));
+            text = env.value(var);
+        }
+        *out = text;
+        return true;
+    }
+
+    // LiteLLM's validated_max_agentic_loops: ints, whole floats and integer strings (after
+    // os.environ/ resolution) ≥ 1; bools and anything else rejected.
+    bool maxLoops(const QJsonObject &parent, const QString &key, int *out) {
+        QJsonValue v = parent.value(QStringLiteral("max_agentic_loops"));
+        if (v.isUndefined() || v.isNull())
+            return true;
+        if (v.isBool())
+            return fail(key,
+                        QStringLiteral("must be an integer, got %1")
+                            .arg(v.toBool() ? QStringLiteral("True") : QStringLiteral("False")));
+        double number = 0;
+        if (v.isDouble()) {
+            number = v.toDouble();
+            if (number != std::floor(number))
+                return fail(key, QStringLiteral("must be an integer, got %1").arg(number));
+        } else if (v.isString()) {
+            QString text;
+            if (!secret(parent, QStringLiteral("max_agentic_loops"), key, &text))
+                return false;
+            bool ok = false;
+            number = double(text.trimmed().toLongLong(&ok));
+            if (!ok)
+                return fail(key, QStringLiteral("must be an integer, got '%1'").arg(text));
+        } else {
+            return fail(key, QStringLiteral("must be an integer"));
+        }
+        if (number < 1)
+            return fail(key, QStringLiteral("must be at least 1, got %1").arg(qint64(number)));
+        *out = int(qMin(number, 1000000.0));
+        return true;
+    }
+
+    bool seconds(const QJsonObject &parent, const QString &field, const QString &key, int *ms) {
+        const QJsonValue v = parent.value(field);
+        if (v.isUndefined() || v.isNull())
+            return true;
+        if (!v.isDouble() || v.toDouble() <= 0)
+            return fail(key, QStringLiteral("must be a positive number of seconds"));
+        *ms = int(qMin(v.toDouble() * 1000.0, 86400000.0));
+        return true;
+    }
+
+    bool httpUrl(const QString &text, const QString &key, QUrl *out) {
+        const QUrl url(text, QUrl::StrictMode);
+        if (!url.isValid() || url.host().isEmpty() ||
+            (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")))
+            return fail(key, QStringLiteral("'%1' is not an http(s) URL").arg(text));
+        *out = url;
+        return true;
+    }
+};
+
+} // namespace
+
+UpstreamRoute ProxyConfig::demoRoute() {
+    UpstreamRoute route;
+    route.provider = UpstreamRoute::Provider::Demo;
+    route.baseUrl = QUrl(QStringLiteral("demo://loopscope/v1"));
+    route.modelName = QStringLiteral("*");
+    return route;
+}
+
+std::optional<UpstreamRoute> ProxyConfig::routeForUpstream(const QString &urlOrDemo,
+                                                           QString *error) {
+    if (urlOrDemo == QLatin1String("demo"))
+        return demoRoute();
+    QUrl url(urlOrDemo, QUrl::StrictMode);
+    if (!url.isValid() || url.host().isEmpty() ||
+        (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https"))) {
+        if (error)
+            *error =
+                QStringLiteral("--upstream: '%1' is not an http(s) URL or 'demo'").arg(urlOrDemo);
+        return std::nullopt;
+    }
+    if (url.path().isEmpty() || url.path() == QLatin1String("/"))
+        url.setPath(QStringLiteral("/v1"));
+    UpstreamRoute route;
+    route.modelName = QStringLiteral("*");
+    route.baseUrl = url;
+    return route;
+}
+
+bool ProxyConfig::loadFile(const QString &path, const QProcessEnvironment &environment,
+                           QString *error) {
+    const YamlDocument doc = YamlDocument::fromFile(path);
+    configPath = path;
+    return loadYaml(doc, environment, error);
+}
+
+bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &environment,
+                           QString *error) {
+    auto finish = [&](bool ok, const QString &message) {
+        if (!ok && error)
+            *error = message;
+        return ok;
+    };
+    if (!yaml.isValid())
+        return finish(false, yaml.error());
+    Validator v{yaml, environment, {}};
+    const QJsonObject root = yaml.root();
+
+    // general_settings
+    const QJsonValue general = root.value(QStringLiteral("general_settings"));
+    if (!general.isUndefined() && !general.isNull() && !general.isObject())
+        return finish(
+            v.fail(QStringLiteral("general_settings"), QStringLiteral("must be a mapping")),
+            v.error);
+    QString key;
+    if (!v.secret(general.toObject(), QStringLiteral("master_key"),
+                  QStringLiteral("general_settings.master_key"), &key))
+        return finish(false, v.error);
+    masterKey = key;
+
+    // litellm_settings
+    const QJsonValue litellm = root.value(QStringLiteral("litellm_settings"));
+    if (!litellm.isUndefined() && !litellm.isNull() && !litellm.isObject())
+        return finish(
+            v.fail(QStringLiteral("litellm_settings"), QStringLiteral("must be a mapping")),
+            v.error);
+    litellmSettings = litellm.toObject();
+    const QJsonValue params =
+        litellmSettings.value(QStringLiteral("code_interpreter_interception_params"));
+    if (!params.isUndefined() && !params.isNull() && !params.isObject())
+        return finish(
+            v.fail(QStringLiteral("litellm_settings.code_interpreter_interception_params"),
+                   QStringLiteral("must be a mapping")),
+            v.error);
+    if (!v.seconds(litellmSettings, QStringLiteral("request_timeout"),
+                   QStringLiteral("litellm_settings.request_timeout"), &requestTimeoutMs))
+        return finish(false, v.error);
+
+    // sandbox_tools: entries are validated (and skipped with a warning) by the registry,
+    // LiteLLM-style; only the container type is checked here.
+    const QJsonValue tools = root.value(QStringLiteral("sandbox_tools"));
+    if (!tools.isUndefined() && !tools.isNull() && !tools.isArray())
+        return finish(v.fail(QStringLiteral("sandbox_tools"), QStringLiteral("must be a list")),
+                      v.error);
+    sandboxTools = tools.toArray();
+
+    // model_list
+    const QJsonValue list = root.value(QStringLiteral("model_list"));
+    if (!list.isUndefined() && !list.isNull() && !list.isArray())
+        return finish(v.fail(QStringLiteral("model_list"), QStringLiteral("must be a list")),
+                      v.error);
+    modelRoutes.clear();
+    const QJsonArray entries = list.toArray();
+    for (qsizetype i = 0; i < entries.size(); ++i) {
+        const QString at = QStringLiteral("model_list[%1]").arg(i);
+        if (!entries.at(i).isObject())
+            return finish(v.fail(at, QStringLiteral("must be a mapping")), v.error);
+        const QJsonObject entry = entries.at(i).toObject();
+        const QJsonValue name = entry.value(QStringLiteral("model_name"));
+        if (!name.isString() || name.toString().trimmed().isEmpty())
+            return finish(v.fail(at + QStringLiteral(".model_name"),
+                                 QStringLiteral("required, a non-empty string")),
+                          v.error);
+        const QJsonValue lp = entry.value(QStringLiteral("litellm_params"));
+        const QString lpKey = at + QStringLiteral(".litellm_params");
+        if (!lp.isObject())
+            return finish(v.fail(lpKey, QStringLiteral("required, a mapping")), v.error);
+        QJsonObject litellmParams = lp.toObject();
+        const QJsonValue model = litellmParams.value(QStringLiteral("model"));
+        if (!model.isString() || model.toString().trimmed().isEmpty())
+            return finish(v.fail(lpKey + QStringLiteral(".model"),
+                                 QStringLiteral("required, e.g. openai/gpt-4o")),
+                          v.error);
+
+        UpstreamRoute route;
+        route.modelName = name.toString().trimmed();
+        route.timeoutMs = requestTimeoutMs;
+        QString apiBase;
+        if (!v.secret(litellmParams, QStringLiteral("api_base"),
+                      lpKey + QStringLiteral(".api_base"), &apiBase))
+            return finish(false, v.error);
+        const QString modelText = model.toString().trimmed();
+        const qsizetype slash = modelText.indexOf(u'/');
+        const QString prefix = slash > 0 ? modelText.left(slash) : QString();
+        if (prefix == QLatin1String("openai") || prefix == QLatin1String("azure") ||
+            prefix == QLatin1String("loopscope")) {
+            route.upstreamModel = modelText.mid(slash + 1);
+            if (prefix == QLatin1String("azure"))
+                route.provider = UpstreamRoute::Provider::Azure;
+            if (prefix == QLatin1String("loopscope"))
+                route.provider = UpstreamRoute::Provider::Demo;
+        } else if (!prefix.isEmpty() && apiBase.isEmpty()) {
+            return finish(v.fail(lpKey + QStringLiteral(".model"),
+                                 QStringLiteral("provider '%1' is not supported: use openai/, "
+                                                "azure/, or set api_base to an "
+                                                "OpenAI-compatible server")
+                                     .arg(prefix)),
+                          v.error);
+        } else {
+            route.upstreamModel = modelText; // bare name (or a name with '/' on an api_base)
+        }
+        if (apiBase == QLatin1String("demo"))
+            route.provider = UpstreamRoute::Provider::Demo;
+
+        if (route.provider == UpstreamRoute::Provider::Demo) {
+            route.baseUrl = demoRoute().baseUrl;
+        } else if (route.provider == UpstreamRoute::Provider::Azure) {
+            if (apiBase.isEmpty())
+                return finish(v.fail(lpKey + QStringLiteral(".api_base"),
+                                     QStringLiteral("required for azure/ models")),
+                              v.error);
+            if (!v.httpUrl(apiBase, lpKey + QStringLiteral(".api_base"), &route.baseUrl))
+                return finish(false, v.error);
+            // Azure OpenAI's v1 API lives under /openai/v1 and takes an api-key header.
+            if (!route.baseUrl.path().contains(QLatin1String("/openai"))) {
+                QString path = route.baseUrl.path();
+                while (path.endsWith(u'/'))
+                    path.chop(1);
+                route.baseUrl.setPath(path + QStringLiteral("/openai/v1"));
+            }
+        } else if (!v.httpUrl(apiBase.isEmpty() ? kOpenAiBase : apiBase,
+                              lpKey + QStringLiteral(".api_base"), &route.baseUrl)) {
+            return finish(false, v.error);
+        }
+        if (!v.secret(litellmParams, QStringLiteral("api_key"), lpKey + QStringLiteral(".api_key"),
+                      &route.apiKey))
+            return finish(false, v.error);
+        if (!v.maxLoops(litellmParams, lpKey + QStringLiteral(".max_agentic_loops"),
+                        &route.maxAgenticLoops))
+            return finish(false, v.error);
+        if (!v.seconds(litellmParams, QStringLiteral("timeout"), lpKey + QStringLiteral(".timeout"),
+                       &route.timeoutMs))
+            return finish(false, v.error);
+        litellmParams.remove(QStringLiteral("api_key"));
+        route.litellmParams = litellmParams;
+        modelRoutes.append(route);
+    }
+    document = std::make_shared<const YamlDocument>(yaml);
+    return finish(true, {});
+}
+
+std::optional<UpstreamRoute> ProxyConfig::routeFor(const QString &model) const {
+    const UpstreamRoute *wildcard = nullptr;
+    for (const UpstreamRoute &route : modelRoutes) {
+        if (route.modelName == model)
+            return route;
+        if (!wildcard && route.modelName == QLatin1String("*"))
+            wildcard = &route;
+    }
+    UpstreamRoute route;
+    if (wildcard) {
+        route = *wildcard;
+        if (route.upstreamModel == QLatin1String("*") || route.upstreamModel.isEmpty())
+            route.upstreamModel = model;
+    } else if (defaultRoute) {
+        route = *defaultRoute;
+        route.upstreamModel = model;
+        route.timeoutMs = requestTimeoutMs;
+    } else {
+        return std::nullopt;
+    }
+    route.modelName = model;
+    return route;
+}
+
+QStringList ProxyConfig::modelNames() const {
+    QStringList names;
+    for (const UpstreamRoute &route : modelRoutes)
+        if (route.modelName != QLatin1String("*") && !names.contains(route.modelName))
+            names << route.modelName;
+    return names;
+}
+
+} // namespace loopscope

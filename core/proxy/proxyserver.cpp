@@ -1,0 +1,404 @@
+#include "proxy/proxyserver.h"
+
+#include "inspect/secretmasker.h"
+#include "interception/interceptionkeys.h"
+#include "proxy/httpserver.h"
+#include "proxy/requestinterceptor.h"
+#include "proxy/responsesink.h"
+#include "proxy/upstreamclient.h"
+
+#include <QCryptographicHash>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QNetworkReply>
+#include <QPointer>
+#include <QRandomGenerator>
+#include <QTimer>
+
+#include <memory>
+
+namespace loopscope {
+
+namespace {
+
+// In-flight responses get this long to finish on shutdown before their connections are cut.
+constexpr int kShutdownGraceMs = 5000;
+
+QString invalidRequest() {
+    return QStringLiteral("invalid_request_error");
+}
+
+bool constantTimeEquals(const QByteArray &a, const QByteArray &b) {
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (qsizetype i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+QString newRequestId() {
+    return QStringLiteral("req_") +
+           QString::number(QRandomGenerator::global()->generate64(), 16).rightJustified(16, u'0');
+}
+
+} // namespace
+
+ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
+    : QObject(parent)
+    , m_config(std::move(config))
+    , m_http(new HttpServer(this))
+    , m_upstream(new UpstreamClient(this)) {
+    qRegisterMetaType<loopscope::RequestLogEntry>();
+    m_http->setMaxBodyBytes(m_config.maxBodyBytes);
+    m_http->setHandler(
+        [this](const HttpRequest &request, ResponseSink *sink) { handle(request, sink); });
+}
+
+ProxyServer::~ProxyServer() = default;
+
+bool ProxyServer::listen() {
+    QHostAddress address;
+    if (m_config.host == QLatin1String("localhost"))
+        address = QHostAddress(QHostAddress::LocalHost);
+    else if (!address.setAddress(m_config.host)) {
+        m_error = QStringLiteral("--host: '%1' is not an IP address").arg(m_config.host);
+        return false;
+    }
+    if (!m_http->listen(address, m_config.port)) {
+        m_error = QStringLiteral("cannot listen on %1:%2: %3")
+                      .arg(m_config.host)
+                      .arg(m_config.port)
+                      .arg(m_http->errorString());
+        return false;
+    }
+    return true;
+}
+
+quint16 ProxyServer::port() const {
+    return m_http->serverPort();
+}
+
+QString ProxyServer::listenUrl() const {
+    const QHostAddress address = m_http->serverAddress();
+    const QString host = address.protocol() == QAbstractSocket::IPv6Protocol
+                             ? QStringLiteral("[%1]").arg(address.toString())
+                             : address.toString();
+    return QStringLiteral("http://%1:%2").arg(host).arg(port());
+}
+
+void ProxyServer::addInterceptor(RequestInterceptor *interceptor) {
+    if (interceptor && !m_interceptors.contains(interceptor))
+        m_interceptors.append(interceptor);
+}
+
+void ProxyServer::shutdown() {
+    auto done = std::make_shared<bool>(false);
+    auto finish = [this, done] {
+        if (*done)
+            return;
+        *done = true;
+        emit stopped();
+    };
+    connect(m_http, &HttpServer::allConnectionsClosed, this, finish, Qt::SingleShotConnection);
+    QTimer::singleShot(kShutdownGraceMs, this, [this, finish] {
+        m_http->abortAll();
+        finish();
+    });
+    m_http->shutdown();
+}
+
+QStringList ProxyServer::stripControlKeys(QJsonObject &body) {
+    QStringList removed;
+    for (auto it = body.begin(); it != body.end();) {
+        if (keys::isInterceptionInternalKey(it.key()) || keys::isAgenticLoopControlKey(it.key())) {
+            removed << it.key();
+            it = body.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return removed;
+}
+
+QString ProxyServer::callerIdentity(const QByteArray &bearerToken) {
+    if (bearerToken.isEmpty())
+        return QStringLiteral("anonymous");
+    return QString::fromLatin1(
+        QCryptographicHash::hash(bearerToken, QCryptographicHash::Sha256).toHex());
+}
+
+QByteArray ProxyServer::bearerToken(const HttpRequest &request) {
+    const QByteArray auth = request.header("authorization").trimmed();
+    if (auth.size() > 7 && auth.left(7).toLower() == "bearer ")
+        return auth.mid(7).trimmed();
+    if (!auth.isEmpty())
+        return auth;
+    const QByteArray apiKey = request.header("x-api-key").trimmed();
+    return apiKey.isEmpty() ? request.header("api-key").trimmed() : apiKey;
+}
+
+bool ProxyServer::authorized(const HttpRequest &request) const {
+    if (m_config.masterKey.isEmpty())
+        return true;
+    return constantTimeEquals(bearerToken(request), m_config.masterKey.toUtf8());
+}
+
+UpstreamRoute ProxyServer::withClientAuth(UpstreamRoute route, const HttpRequest &request) const {
+    route.forwardHeaders = UpstreamClient::forwardableRequestHeaders(request.headers);
+    // With a master key the client's credential is Loopscope's own, never the provider's.
+    if (m_config.masterKey.isEmpty())
+        route.clientAuthorization = request.header("authorization");
+    return route;
+}
+
+void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
+    const QString requestId = newRequestId();
+    sink->setRequestId(requestId);
+    const QByteArray token = bearerToken(request);
+    const QString keyHint =
+        token.isEmpty() ? QString() : SecretMasker::mask(QString::fromUtf8(token));
+    connect(sink, &ResponseSink::finished, this,
+            [this, sink, requestId, keyHint, method = request.method, path = request.path] {
+                RequestLogEntry entry;
+                entry.requestId = requestId;
+                entry.method = method;
+                entry.path = path;
+                entry.model = sink->logModel();
+                entry.status = sink->isClientGone() ? 499 : sink->status();
+                entry.durationMs = double(sink->elapsedNanoseconds()) / 1e6;
+                entry.overheadMs = sink->overheadMs();
+                entry.iterations = sink->iterations();
+                entry.keyHint = keyHint;
+                emit requestLogged(entry);
+            });
+
+    QString path = request.path;
+    if (path == QLatin1String("/v1"))
+        path = QStringLiteral("/");
+    else if (path.startsWith(QLatin1String("/v1/")))
+        path = path.mid(3);
+
+    if (path == QLatin1String("/health") && (request.method == "GET" || request.method == "HEAD")) {
+        sink->sendJson(200, {{QStringLiteral("status"), QStringLiteral("healthy")}});
+        return;
+    }
+    if (!authorized(request)) {
+        sink->sendError(401,
+                        QStringLiteral("Invalid or missing API key: this Loopscope requires its "
+                                       "master key (Authorization: Bearer <key>)"),
+                        QStringLiteral("authentication_error"), QStringLiteral("invalid_api_key"));
+        return;
+    }
+    if (request.method == "POST" && path == QLatin1String("/responses"))
+        handleModelCall(ApiSurface::Responses, request, path, sink);
+    else if (request.method == "POST" && path == QLatin1String("/chat/completions"))
+        handleModelCall(ApiSurface::ChatCompletions, request, path, sink);
+    else if (request.method == "GET" && path == QLatin1String("/models"))
+        handleModels(request, sink);
+    else
+        handleOther(request, path, sink);
+}
+
+void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request,
+                                  const QString &path, ResponseSink *sink) {
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(request.body, &parseError);
+    if (parseError.error != QJsonParseError::NoError) {
+        sink->sendError(400,
+                        QStringLiteral("We could not parse the JSON body of your request: %1 at "
+                                       "offset %2")
+                            .arg(parseError.errorString())
+                            .arg(parseError.offset),
+                        invalidRequest(), QStringLiteral("invalid_json"));
+        return;
+    }
+    if (!doc.isObject()) {
+        sink->sendError(400, QStringLiteral("The request body must be a JSON object"),
+                        invalidRequest(), QStringLiteral("invalid_json"));
+        return;
+    }
+    QJsonObject body = doc.object();
+    const QStringList stripped = stripControlKeys(body);
+    const QJsonValue modelValue = body.value(QStringLiteral("model"));
+    if (!modelValue.isString() || modelValue.toString().isEmpty()) {
+        sink->sendError(400, QStringLiteral("you must provide a model parameter"), invalidRequest(),
+                        QStringLiteral("missing_required_parameter"), QStringLiteral("model"));
+        return;
+    }
+    const QString model = modelValue.toString();
+    sink->setLogModel(model);
+    const auto route = m_config.routeFor(model);
+    if (!route) {
+        sink->sendError(404,
+                        QStringLiteral("The model `%1` does not exist or you do not have access "
+                                       "to it (no route in the Loopscope config)")
+                            .arg(model),
+                        invalidRequest(), QStringLiteral("model_not_found"),
+                        QStringLiteral("model"));
+        return;
+    }
+    const UpstreamRoute upstreamRoute = withClientAuth(*route, request);
+
+    if (!m_interceptors.isEmpty()) {
+        ProxyRequest proxyRequest;
+        proxyRequest.surface = surface;
+        proxyRequest.path = request.path;
+        proxyRequest.body = body;
+        proxyRequest.route = upstreamRoute;
+        proxyRequest.callerIdentity = callerIdentity(bearerToken(request));
+        proxyRequest.maxLoops = m_config.maxLoopsOverride > 0 ? m_config.maxLoopsOverride
+                                : route->maxAgenticLoops > 0  ? route->maxAgenticLoops
+                                                              : keys::kDefaultMaxAgenticLoops;
+        proxyRequest.execTimeoutSeconds = m_config.execTimeoutSeconds;
+        proxyRequest.requestId = sink->requestId();
+        proxyRequest.startedAt = QDateTime::currentDateTimeUtc();
+        proxyRequest.elapsed = request.received;
+        for (RequestInterceptor *interceptor : std::as_const(m_interceptors)) {
+            if (interceptor->accepts(proxyRequest)) {
+                interceptor->handle(std::move(proxyRequest), sink);
+                return;
+            }
+        }
+    }
+
+    // Pass-through: the client's bytes unless something had to change.
+    QByteArray out = request.body;
+    if (!stripped.isEmpty() || upstreamRoute.upstreamModel != model) {
+        body.insert(QStringLiteral("model"), upstreamRoute.upstreamModel);
+        out = QJsonDocument(body).toJson(QJsonDocument::Compact);
+    }
+    QString upstreamPath = path;
+    if (!request.query.isEmpty())
+        upstreamPath += u'?' + QString::fromLatin1(request.query);
+    passThrough(upstreamRoute, request.method, upstreamPath, out, sink);
+}
+
+void ProxyServer::handleModels(const HttpRequest &request, ResponseSink *sink) {
+    const QStringList names = m_config.modelNames();
+    const bool demoDefault = m_config.defaultRoute && m_config.defaultRoute->isDemo();
+    if (names.isEmpty() && m_config.defaultRoute && !demoDefault) {
+        QString upstreamPath = QStringLiteral("/models");
+        if (!request.query.isEmpty())
+            upstreamPath += u'?' + QString::fromLatin1(request.query);
+        passThrough(withClientAuth(*m_config.defaultRoute, request), request.method, upstreamPath,
+                    {}, sink);
+        return;
+    }
+    QJsonArray data;
+    auto add = [&data](const QString &id, const QString &owner) {
+        data.append(QJsonObject{{QStringLiteral("id"), id},
+                                {QStringLiteral("object"), QStringLiteral("model")},
+                                {QStringLiteral("created"), 0},
+                                {QStringLiteral("owned_by"), owner}});
+    };
+    for (const QString &name : names)
+        add(name, QStringLiteral("loopscope"));
+    if (demoDefault)
+        add(QStringLiteral("loopscope-demo"), QStringLiteral("loopscope (scripted offline demo)"));
+    sink->sendJson(
+        200, {{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}});
+}
+
+void ProxyServer::handleOther(const HttpRequest &request, const QString &path, ResponseSink *sink) {
+    std::optional<UpstreamRoute> route = m_config.defaultRoute;
+    QByteArray out = request.body;
+    // Boundary hygiene applies to every JSON body, and a model field picks the route.
+    QJsonParseError parseError;
+    const QJsonDocument doc = request.body.isEmpty()
+                                  ? QJsonDocument()
+                                  : QJsonDocument::fromJson(request.body, &parseError);
+    if (doc.isObject()) {
+        QJsonObject body = doc.object();
+        bool changed = !stripControlKeys(body).isEmpty();
+        const QString model = body.value(QStringLiteral("model")).toString();
+        if (!model.isEmpty()) {
+            sink->setLogModel(model);
+            if (auto modelRoute = m_config.routeFor(model)) {
+                route = modelRoute;
+                if (modelRoute->upstreamModel != model) {
+                    body.insert(QStringLiteral("model"), modelRoute->upstreamModel);
+                    changed = true;
+                }
+            }
+        }
+        if (changed)
+            out = QJsonDocument(body).toJson(QJsonDocument::Compact);
+    }
+    if (!route) {
+        sink->sendError(404,
+                        QStringLiteral("No upstream for %1: start Loopscope with --upstream URL "
+                                       "or give the model a route in the config")
+                            .arg(request.path),
+                        invalidRequest(), QStringLiteral("unknown_url"));
+        return;
+    }
+    QString upstreamPath = path;
+    if (!request.query.isEmpty())
+        upstreamPath += u'?' + QString::fromLatin1(request.query);
+    passThrough(withClientAuth(*route, request), request.method, upstreamPath, out, sink);
+}
+
+void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &method,
+                              const QString &upstreamPathAndQuery, const QByteArray &body,
+                              ResponseSink *sink) {
+    struct State {
+        QElapsedTimer upstreamClock;
+        bool decided = false;
+        bool streaming = false;
+    };
+    auto state = std::make_shared<State>();
+    state->upstreamClock.start();
+    QNetworkReply *reply = m_upstream->send(route, method, upstreamPathAndQuery, body);
+    connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
+    connect(sink, &ResponseSink::clientGone, reply, &QNetworkReply::abort);
+
+    // Decide once, on the first bytes: an SSE answer is relayed chunk by chunk as it arrives,
+    // anything else is relayed whole and byte-exact with its status.
+    auto decide = [reply, sink, state] {
+        if (state->decided)
+            return;
+        state->decided = true;
+        const int status = UpstreamClient::httpStatus(reply);
+        const QByteArray type = reply->rawHeader("Content-Type").toLower();
+        state->streaming = status > 0 && type.startsWith("text/event-stream");
+        if (state->streaming) {
+            sink->addExternalTime(state->upstreamClock.nsecsElapsed());
+            sink->beginStream(status, UpstreamClient::relayableHeaders(reply));
+        }
+    };
+    connect(reply, &QNetworkReply::readyRead, sink, [reply, sink, state, decide] {
+        decide();
+        if (state->streaming)
+            sink->writeChunk(reply->readAll());
+    });
+    connect(reply, &QNetworkReply::finished, sink, [reply, sink, state, decide] {
+        if (sink->isClientGone())
+            return;
+        const int status = UpstreamClient::httpStatus(reply);
+        if (status > 0)
+            decide();
+        if (state->streaming) {
+            sink->writeChunk(reply->readAll());
+            if (reply->error() != QNetworkReply::NoError && status >= 200 && status < 300)
+                sink->abortConnection(); // cut mid-stream: do not fake a clean end
+            else
+                sink->endStream();
+            return;
+        }
+        sink->addExternalTime(state->upstreamClock.nsecsElapsed());
+        if (status == 0) {
+            UpstreamReply failure;
+            failure.timedOut = UpstreamClient::timedOut(reply);
+            failure.errorString = reply->errorString();
+            sink->send(failure.clientStatus(),
+                       {{QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")}},
+                       failure.transportErrorBody());
+            return;
+        }
+        sink->send(status, UpstreamClient::relayableHeaders(reply), reply->readAll());
+    });
+}
+
+} // namespace loopscope

@@ -1,0 +1,77 @@
+#pragma once
+
+#include "proxy/proxyconfig.h"
+#include "proxy/proxyrequest.h"
+#include "proxy/requestlogentry.h"
+
+#include <QJsonObject>
+#include <QObject>
+#include <QStringList>
+
+namespace loopscope {
+
+class HttpServer;
+class RequestInterceptor;
+class ResponseSink;
+class UpstreamClient;
+struct HttpRequest;
+
+// The OpenAI-compatible front: routes, auth (master key), control-key stripping, routing to
+// upstream, pass-through (streaming and byte-exact), the interceptor seam, and one log entry
+// per request. Create it in the thread that should run the proxy (all its objects, sockets and
+// the QNetworkAccessManager live there).
+//
+// Routes (each also without /v1): POST /v1/responses, POST /v1/chat/completions,
+// GET /v1/models, GET /health; everything else passes through to the default upstream.
+class ProxyServer : public QObject {
+    Q_OBJECT
+public:
+    explicit ProxyServer(ProxyConfig config, QObject *parent = nullptr);
+    ~ProxyServer() override;
+
+    bool listen();
+    QString errorString() const { return m_error; }
+    quint16 port() const;
+    // "http://HOST:PORT" as printed on start-up.
+    QString listenUrl() const;
+
+    // Interceptors are asked in registration order; not owned (must outlive the server).
+    void addInterceptor(RequestInterceptor *interceptor);
+    UpstreamClient *upstream() const { return m_upstream; }
+    HttpServer *httpServer() const { return m_http; }
+    const ProxyConfig &config() const { return m_config; }
+
+    // Graceful: stop accepting, finish in-flight responses, then emit stopped().
+    void shutdown();
+
+    // Removes client-forged control keys from a body's root (keys starting with _agentic_loop,
+    // equal to max_agentic_loops, or starting with an interception prefix); returns them.
+    static QStringList stripControlKeys(QJsonObject &body);
+    // SHA-256 hex of the bearer token, "anonymous" without one.
+    static QString callerIdentity(const QByteArray &bearerToken);
+    static QByteArray bearerToken(const HttpRequest &request);
+
+signals:
+    void requestLogged(const loopscope::RequestLogEntry &entry);
+    void stopped();
+
+private:
+    void handle(const HttpRequest &request, ResponseSink *sink);
+    void handleModelCall(ApiSurface surface, const HttpRequest &request, const QString &path,
+                         ResponseSink *sink);
+    void handleModels(const HttpRequest &request, ResponseSink *sink);
+    void handleOther(const HttpRequest &request, const QString &path, ResponseSink *sink);
+    void passThrough(const UpstreamRoute &route, const QByteArray &method,
+                     const QString &upstreamPathAndQuery, const QByteArray &body,
+                     ResponseSink *sink);
+    UpstreamRoute withClientAuth(UpstreamRoute route, const HttpRequest &request) const;
+    bool authorized(const HttpRequest &request) const;
+
+    ProxyConfig m_config;
+    HttpServer *m_http;
+    UpstreamClient *m_upstream;
+    QList<RequestInterceptor *> m_interceptors;
+    QString m_error;
+};
+
+} // namespace loopscope

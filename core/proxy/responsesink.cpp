@@ -1,0 +1,212 @@
+#include "proxy/responsesink.h"
+
+#include "proxy/openaierror.h"
+
+#include <QJsonDocument>
+#include <QTcpSocket>
+
+namespace loopscope {
+
+namespace {
+
+QByteArray reasonPhrase(int status) {
+    switch (status) {
+    case 100:
+        return QByteArrayLiteral("Continue");
+    case 200:
+        return QByteArrayLiteral("OK");
+    case 201:
+        return QByteArrayLiteral("Created");
+    case 204:
+        return QByteArrayLiteral("No Content");
+    case 400:
+        return QByteArrayLiteral("Bad Request");
+    case 401:
+        return QByteArrayLiteral("Unauthorized");
+    case 403:
+        return QByteArrayLiteral("Forbidden");
+    case 404:
+        return QByteArrayLiteral("Not Found");
+    case 405:
+        return QByteArrayLiteral("Method Not Allowed");
+    case 408:
+        return QByteArrayLiteral("Request Timeout");
+    case 413:
+        return QByteArrayLiteral("Payload Too Large");
+    case 422:
+        return QByteArrayLiteral("Unprocessable Entity");
+    case 429:
+        return QByteArrayLiteral("Too Many Requests");
+    case 500:
+        return QByteArrayLiteral("Internal Server Error");
+    case 502:
+        return QByteArrayLiteral("Bad Gateway");
+    case 503:
+        return QByteArrayLiteral("Service Unavailable");
+    case 504:
+        return QByteArrayLiteral("Gateway Timeout");
+    default:
+        return QByteArrayLiteral("Status");
+    }
+}
+
+bool isFramingHeader(const QByteArray &name) {
+    const QByteArray lower = name.toLower();
+    return lower == "content-length" || lower == "transfer-encoding" || lower == "connection" ||
+           lower == "keep-alive" || lower == "x-loopscope-overhead-ms";
+}
+
+} // namespace
+
+ResponseSink::ResponseSink(QTcpSocket *socket, const HttpRequest &request, bool keepAlive,
+                           QObject *parent)
+    : QObject(parent)
+    , m_socket(socket)
+    , m_received(request.received)
+    , m_keepAlive(keepAlive)
+    , m_head(request.method == "HEAD")
+    , m_httpMinor(request.httpMinor) {}
+
+double ResponseSink::overheadMs() const {
+    const qint64 ns = m_received.nsecsElapsed() - m_externalNs;
+    return ns > 0 ? double(ns) / 1e6 : 0.0;
+}
+
+qint64 ResponseSink::bytesPending() const {
+    return m_socket ? m_socket->bytesToWrite() : 0;
+}
+
+void ResponseSink::writeHead(int status, const HttpHeaders &headers, qint64 contentLength,
+                             bool stream) {
+    m_started = true;
+    m_status = status;
+    QByteArray head;
+    head.reserve(256);
+    head += "HTTP/1." + QByteArray::number(m_httpMinor >= 1 ? 1 : 0) + ' ' +
+            QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
+    for (const auto &h : headers) {
+        if (isFramingHeader(h.first))
+            continue;
+        head += h.first + ": " + h.second + "\r\n";
+    }
+    head += "x-loopscope-overhead-ms: " + QByteArray::number(overheadMs(), 'f', 3) + "\r\n";
+    if (stream) {
+        if (m_httpMinor >= 1) {
+            m_chunked = true;
+            head += "Transfer-Encoding: chunked\r\n";
+        } else {
+            m_keepAlive = false; // an HTTP/1.0 stream ends when the connection closes
+        }
+    } else {
+        head += "Content-Length: " + QByteArray::number(contentLength) + "\r\n";
+    }
+    if (!m_keepAlive)
+        head += "Connection: close\r\n";
+    else if (m_httpMinor == 0)
+        head += "Connection: keep-alive\r\n";
+    head += "\r\n";
+    write(head);
+}
+
+void ResponseSink::write(const QByteArray &bytes) {
+    if (m_clientGone || !m_socket || bytes.isEmpty())
+        return;
+    m_socket->write(bytes);
+    m_bytesSent += bytes.size();
+}
+
+void ResponseSink::send(int status, const HttpHeaders &headers, const QByteArray &body) {
+    if (m_started || m_finished)
+        return;
+    writeHead(status, headers, body.size(), false);
+    if (!m_head)
+        write(body);
+    if (m_socket)
+        m_socket->flush();
+    finish();
+}
+
+void ResponseSink::sendJson(int status, const QJsonObject &body, const HttpHeaders &extraHeaders) {
+    HttpHeaders headers = extraHeaders;
+    headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
+    send(status, headers, QJsonDocument(body).toJson(QJsonDocument::Compact));
+}
+
+void ResponseSink::sendError(int status, const QString &message, const QString &type,
+                             const QString &code, const QString &param) {
+    send(status, {{QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")}},
+         OpenAiError::json(message, type, code, param));
+}
+
+void ResponseSink::beginStream(int status, const HttpHeaders &headers) {
+    if (m_started || m_finished)
+        return;
+    writeHead(status, headers, -1, true);
+    if (m_socket)
+        m_socket->flush();
+}
+
+void ResponseSink::beginSse(int status, const HttpHeaders &extraHeaders) {
+    HttpHeaders headers = extraHeaders;
+    headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("text/event-stream")});
+    headers.append({QByteArrayLiteral("Cache-Control"), QByteArrayLiteral("no-cache")});
+    beginStream(status, headers);
+}
+
+void ResponseSink::writeChunk(const QByteArray &bytes) {
+    if (!m_started || m_finished || bytes.isEmpty() || m_head)
+        return;
+    if (m_chunked)
+        write(QByteArray::number(bytes.size(), 16) + "\r\n" + bytes + "\r\n");
+    else
+        write(bytes);
+    if (m_socket)
+        m_socket->flush();
+}
+
+void ResponseSink::writeSseEvent(const QByteArray &eventName, const QJsonObject &data) {
+    QByteArray frame;
+    if (!eventName.isEmpty())
+        frame += "event: " + eventName + '\n';
+    frame += "data: " + QJsonDocument(data).toJson(QJsonDocument::Compact) + "\n\n";
+    writeChunk(frame);
+}
+
+void ResponseSink::writeSseData(const QByteArray &payload) {
+    writeChunk("data: " + payload + "\n\n");
+}
+
+void ResponseSink::endStream() {
+    if (!m_started || m_finished)
+        return;
+    if (m_chunked && !m_head)
+        write(QByteArrayLiteral("0\r\n\r\n"));
+    if (m_socket)
+        m_socket->flush();
+    finish();
+}
+
+void ResponseSink::abortConnection() {
+    if (m_socket)
+        m_socket->abort();
+    markClientGone();
+}
+
+void ResponseSink::finish() {
+    if (m_finished)
+        return;
+    m_finished = true;
+    emit finished();
+}
+
+void ResponseSink::markClientGone() {
+    if (m_clientGone)
+        return;
+    m_clientGone = true;
+    if (!m_finished) {
+        emit clientGone();
+        finish();
+    }
+}
+
+} // namespace loopscope

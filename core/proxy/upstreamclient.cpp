@@ -1,0 +1,140 @@
+#include "proxy/upstreamclient.h"
+
+#include "proxy/upstreamnetworkmanager.h"
+
+#include <QBuffer>
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QNetworkReply>
+#include <QNetworkRequest>
+#include <QPromise>
+#include <QTimer>
+
+#include <memory>
+
+namespace loopscope {
+
+namespace {
+
+const char *const kTimedOutProperty = "loopscope_timed_out";
+
+bool isHopOrSecretRequestHeader(const QByteArray &lower) {
+    static const QList<QByteArray> dropped = {
+        "host",      "content-length", "connection",          "accept-encoding",   "authorization",
+        "x-api-key", "api-key",        "keep-alive",          "transfer-encoding", "expect",
+        "te",        "upgrade",        "proxy-authorization", "proxy-connection",  "trailer",
+        "cookie",
+    };
+    return dropped.contains(lower);
+}
+
+} // namespace
+
+UpstreamClient::UpstreamClient(QObject *parent)
+    : QObject(parent)
+    , m_manager(new UpstreamNetworkManager(this)) {}
+
+HttpHeaders UpstreamClient::forwardableRequestHeaders(const HttpHeaders &clientHeaders) {
+    HttpHeaders out;
+    for (const auto &h : clientHeaders)
+        if (!isHopOrSecretRequestHeader(h.first.toLower()))
+            out.append(h);
+    return out;
+}
+
+HttpHeaders UpstreamClient::relayableHeaders(const QNetworkReply *reply) {
+    HttpHeaders out;
+    for (const auto &pair : reply->rawHeaderPairs()) {
+        const QByteArray lower = pair.first.toLower();
+        if (lower == "content-length" || lower == "transfer-encoding" || lower == "connection" ||
+            lower == "content-encoding" || lower == "keep-alive")
+            continue;
+        out.append(pair);
+    }
+    return out;
+}
+
+bool UpstreamClient::timedOut(const QNetworkReply *reply) {
+    return reply->property(kTimedOutProperty).toBool();
+}
+
+int UpstreamClient::httpStatus(const QNetworkReply *reply) {
+    return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+}
+
+QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray &method,
+                                    const QString &pathAndQuery, const QByteArray &body) {
+    QNetworkRequest request(route.urlFor(pathAndQuery));
+    if (request.url().scheme() == QLatin1String("http"))
+        request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
+    bool hasContentType = false;
+    for (const auto &h : route.forwardHeaders) {
+        hasContentType = hasContentType || h.first.toLower() == "content-type";
+        request.setRawHeader(h.first, h.second);
+    }
+    if (!hasContentType && !body.isEmpty())
+        request.setRawHeader("Content-Type", "application/json");
+    const auto auth = route.authHeader();
+    if (!auth.first.isEmpty())
+        request.setRawHeader(auth.first, auth.second);
+
+    QNetworkReply *reply = nullptr;
+    if (method == "GET")
+        reply = m_manager->get(request);
+    else if (method == "DELETE" && body.isEmpty())
+        reply = m_manager->deleteResource(request);
+    else if (method == "POST")
+        reply = m_manager->post(request, body);
+    else if (method == "PUT")
+        reply = m_manager->put(request, body);
+    else
+        reply = m_manager->sendCustomRequest(request, method, body);
+
+    // Inactivity timeout: restarted by every byte, so long streams are fine while they flow.
+    auto *timer = new QTimer(reply);
+    timer->setSingleShot(true);
+    timer->setInterval(route.timeoutMs);
+    connect(timer, &QTimer::timeout, reply, [reply] {
+        reply->setProperty(kTimedOutProperty, true);
+        reply->abort();
+    });
+    connect(reply, &QNetworkReply::readyRead, timer, qOverload<>(&QTimer::start));
+    connect(reply, &QNetworkReply::finished, timer, &QTimer::stop);
+    timer->start();
+    return reply;
+}
+
+QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, const QString &path,
+                                                const QJsonObject &body) {
+    auto promise = std::make_shared<QPromise<UpstreamReply>>();
+    promise->start();
+    QFuture<UpstreamReply> future = promise->future();
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    QNetworkReply *reply =
+        send(route, "POST", path, QJsonDocument(body).toJson(QJsonDocument::Compact));
+    connect(reply, &QNetworkReply::finished, this, [reply, promise, clock] {
+        UpstreamReply result;
+        result.latencyMs = double(clock->nsecsElapsed()) / 1e6;
+        result.status = httpStatus(reply);
+        result.body = reply->readAll();
+        result.headers = relayableHeaders(reply);
+        result.timedOut = timedOut(reply);
+        if (result.status == 0) {
+            result.networkError = reply->error();
+            result.errorString =
+                result.timedOut ? QStringLiteral("timed out") : reply->errorString();
+        }
+        QJsonParseError parseError;
+        const QJsonDocument doc = QJsonDocument::fromJson(result.body, &parseError);
+        result.isJson = parseError.error == QJsonParseError::NoError && doc.isObject();
+        if (result.isJson)
+            result.json = doc.object();
+        reply->deleteLater();
+        promise->addResult(result);
+        promise->finish();
+    });
+    return future;
+}
+
+} // namespace loopscope

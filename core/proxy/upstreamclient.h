@@ -1,0 +1,53 @@
+#pragma once
+
+#include "proxy/httprequest.h"
+#include "proxy/upstreamreply.h"
+#include "proxy/upstreamroute.h"
+
+#include <QFuture>
+#include <QJsonObject>
+#include <QObject>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+
+namespace loopscope {
+
+// All upstream HTTP goes through here: ONE QNetworkAccessManager (which also serves the
+// in-process demo model under the demo:// scheme), the route's auth, header hygiene
+// (platform.md), HTTP/2 off for plain-http upstreams, and an inactivity timeout (no byte for
+// route.timeoutMs → aborted and reported as timed out → 504).
+// Lives in the proxy thread; call it only from there.
+class UpstreamClient : public QObject {
+    Q_OBJECT
+public:
+    explicit UpstreamClient(QObject *parent = nullptr);
+
+    // Non-streaming JSON POST to route.urlFor(path) (path like "/responses"). The future
+    // resolves on this thread; continue with .then(contextObject, ...). Never fails: transport
+    // problems come back as UpstreamReply{status 0, networkError, timedOut}.
+    QFuture<UpstreamReply> postJson(const UpstreamRoute &route, const QString &path,
+                                    const QJsonObject &body);
+
+    // Raw call for pass-through. The caller owns the reply (deleteLater when done) and reads it
+    // as it arrives; abort() it when the client goes away. timedOut(reply) tells a timeout
+    // abort from others.
+    QNetworkReply *send(const UpstreamRoute &route, const QByteArray &method,
+                        const QString &pathAndQuery, const QByteArray &body);
+
+    static bool timedOut(const QNetworkReply *reply);
+    static int httpStatus(const QNetworkReply *reply);
+    // The reply's headers minus framing ones (content-length, transfer-encoding, connection,
+    // content-encoding — QNAM has already decoded the body).
+    static HttpHeaders relayableHeaders(const QNetworkReply *reply);
+    // Client request headers that may be forwarded upstream: drops host, content-length,
+    // connection, accept-encoding, auth headers and other hop-by-hop headers.
+    static HttpHeaders forwardableRequestHeaders(const HttpHeaders &clientHeaders);
+
+    QNetworkAccessManager *manager() const { return m_manager; }
+
+private:
+    QNetworkAccessManager *m_manager;
+};
+
+} // namespace loopscope

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "proxy/httprequest.h"
+#include "proxy/openaierror.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QNetworkReply>
+#include <QString>
+
+namespace loopscope {
+
+// The complete answer of one non-streaming upstream call (UpstreamClient::postJson).
+struct UpstreamReply {
+    int status = 0;   // HTTP status; 0 when no HTTP answer arrived
+    QByteArray body;  // raw body, byte-exact
+    QJsonObject json; // body parsed, when it is a JSON object
+    bool isJson = false;
+    HttpHeaders headers; // response headers safe to relay to a client
+    QNetworkReply::NetworkError networkError = QNetworkReply::NoError; // transport errors only
+    QString errorString;                                               // transport error text
+    bool timedOut = false;
+    double latencyMs = 0; // send → complete
+
+    // A 2xx answer arrived.
+    bool ok() const { return status >= 200 && status < 300; }
+    // What a client should see when this call failed: the upstream status, else 504 on a
+    // timeout, else 502 (unreachable, connection reset, bad TLS...).
+    int clientStatus() const { return status > 0 ? status : (timedOut ? 504 : 502); }
+    // OpenAI-shaped error for transport failures (status == 0).
+    QByteArray transportErrorBody() const {
+        if (timedOut)
+            return OpenAiError::json(QStringLiteral("Upstream did not answer in time"),
+                                     QStringLiteral("timeout_error"),
+                                     QStringLiteral("upstream_timeout"));
+        return OpenAiError::json(QStringLiteral("Upstream unreachable: %1").arg(errorString),
+                                 QStringLiteral("api_connection_error"),
+                                 QStringLiteral("upstream_unreachable"));
+    }
+};
+
+} // namespace loopscope

@@ -1,0 +1,240 @@
+// The HTTP front on real loopback sockets: keep-alive, chunked bodies, 100-continue, body cap,
+// Host check, pipelining, streaming, client disconnects, graceful shutdown.
+#include "proxy/httpserver.h"
+#include "proxy/rawhttpclient.h"
+#include "proxy/responsesink.h"
+
+#include <QJsonDocument>
+#include <QPointer>
+#include <QSignalSpy>
+#include <QTimer>
+#include <QtTest>
+
+using namespace loopscope;
+using loopscope::test::RawHttpClient;
+
+class TstHttpServer : public QObject {
+    Q_OBJECT
+private:
+    HttpServer *m_server = nullptr;
+    QList<QPointer<ResponseSink>> m_streams; // sinks the "stream" handler keeps open
+    int m_clientGone = 0;
+
+    quint16 port() const { return m_server->serverPort(); }
+
+private slots:
+    void init() {
+        m_server = new HttpServer(this);
+        m_streams.clear();
+        m_clientGone = 0;
+        m_server->setMaxBodyBytes(1024);
+        m_server->setHandler([this](const HttpRequest &request, ResponseSink *sink) {
+            if (request.path == QLatin1String("/stream")) {
+                connect(sink, &ResponseSink::clientGone, this, [this] { ++m_clientGone; });
+                sink->beginSse();
+                sink->writeSseData("first");
+                m_streams.append(sink);
+                return;
+            }
+            // Echo: method, path, query and body back as JSON.
+            sink->sendJson(200, {{QStringLiteral("method"), QString::fromLatin1(request.method)},
+                                 {QStringLiteral("path"), request.path},
+                                 {QStringLiteral("query"), QString::fromLatin1(request.query)},
+                                 {QStringLiteral("body"), QString::fromUtf8(request.body)}});
+        });
+        QVERIFY(m_server->listen(QHostAddress::LocalHost, 0));
+    }
+    void cleanup() {
+        delete m_server;
+        m_server = nullptr;
+    }
+
+    void keepAliveServesSeveralRequestsOnOneConnection() {
+        RawHttpClient client(port());
+        QTRY_VERIFY(client.isConnected());
+        for (int i = 0; i < 3; ++i) {
+            client.request("POST", "/echo?n=" + QByteArray::number(i),
+                           "body" + QByteArray::number(i));
+            QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+            const auto r = client.take();
+            QCOMPARE(r.status, 200);
+            QCOMPARE(r.json().value(QStringLiteral("body")).toString(),
+                     QStringLiteral("body%1").arg(i));
+            QCOMPARE(r.json().value(QStringLiteral("query")).toString(),
+                     QStringLiteral("n=%1").arg(i));
+            QVERIFY(!r.header("x-loopscope-overhead-ms").isEmpty());
+        }
+        QVERIFY(client.isConnected());
+        QCOMPARE(m_server->connectionCount(), 1);
+    }
+
+    void chunkedRequestBodyIsDecoded() {
+        RawHttpClient client(port());
+        client.send("POST /echo HTTP/1.1\r\nHost: localhost:" + QByteArray::number(port()) +
+                    "\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        QCOMPARE(client.current().json().value(QStringLiteral("body")).toString(),
+                 QStringLiteral("hello world"));
+    }
+
+    void expectContinueIsAnsweredBeforeTheBody() {
+        RawHttpClient client(port());
+        client.send("POST /echo HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port()) +
+                    "\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+        // The client holds its body until the interim answer: without it curl stalls 1 s.
+        QTRY_VERIFY_WITH_TIMEOUT(client.sawContinue(), 10000);
+        QVERIFY(!client.hasCompleteResponse());
+        client.send("ping");
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        QCOMPARE(client.current().status, 200);
+        QCOMPARE(client.current().json().value(QStringLiteral("body")).toString(),
+                 QStringLiteral("ping"));
+    }
+
+    void oversizedBodiesGet413_data() {
+        QTest::addColumn<QByteArray>("request");
+        QTest::addColumn<bool>("expectContinue");
+        const QByteArray big(2000, 'x');
+        QTest::newRow("content-length over cap")
+            << QByteArray("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2000\r\n\r\n" +
+                          big)
+            << false;
+        QTest::newRow("chunked body grows over cap")
+            << QByteArray("POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: "
+                          "chunked\r\n\r\n7d0\r\n" +
+                          big + "\r\n0\r\n\r\n")
+            << false;
+        QTest::newRow("expect-continue over cap")
+            << QByteArray("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: "
+                          "5000\r\nExpect: 100-continue\r\n\r\n")
+            << true;
+    }
+    void oversizedBodiesGet413() {
+        QFETCH(QByteArray, request);
+        QFETCH(bool, expectContinue);
+        RawHttpClient client(port());
+        client.send(request);
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        const auto r = client.current();
+        QCOMPARE(r.status, 413);
+        const QJsonObject error = r.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(error.value(QStringLiteral("type")).toString(),
+                 QStringLiteral("invalid_request_error"));
+        QCOMPARE(error.value(QStringLiteral("code")).toString(),
+                 QStringLiteral("request_too_large"));
+        QVERIFY(error.contains(QStringLiteral("param")));
+        QVERIFY(error.value(QStringLiteral("message")).toString().contains(QStringLiteral("1024")));
+        if (expectContinue)
+            QVERIFY(!client.sawContinue()); // rejected before the client sends its body
+        QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 10000);
+    }
+
+    void hostHeaderIsChecked_data() {
+        QTest::addColumn<QByteArray>("host");
+        QTest::addColumn<int>("status");
+        QTest::newRow("127.0.0.1:port") << QByteArray("127.0.0.1:PORT") << 200;
+        QTest::newRow("localhost:port") << QByteArray("localhost:PORT") << 200;
+        QTest::newRow("LOCALHOST:port") << QByteArray("LOCALHOST:PORT") << 200;
+        QTest::newRow("[::1]:port") << QByteArray("[::1]:PORT") << 200;
+        QTest::newRow("localhost") << QByteArray("localhost") << 200;
+        QTest::newRow("rebinding name") << QByteArray("attacker.example:PORT") << 403;
+        QTest::newRow("wrong port") << QByteArray("127.0.0.1:1") << 403;
+        QTest::newRow("suffix trick") << QByteArray("localhost.attacker.example") << 403;
+    }
+    void hostHeaderIsChecked() {
+        QFETCH(QByteArray, host);
+        QFETCH(int, status);
+        host.replace("PORT", QByteArray::number(port()));
+        RawHttpClient client(port());
+        client.send("GET /echo HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        QCOMPARE(client.current().status, status);
+        if (status == 403)
+            QCOMPARE(client.current()
+                         .json()
+                         .value(QStringLiteral("error"))
+                         .toObject()
+                         .value(QStringLiteral("code"))
+                         .toString(),
+                     QStringLiteral("invalid_host"));
+    }
+
+    void malformedRequestGets400() {
+        RawHttpClient client(port());
+        client.send("THIS IS NOT HTTP\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        QCOMPARE(client.current().status, 400);
+        QVERIFY(client.current().json().contains(QStringLiteral("error")));
+    }
+
+    void pipelinedRequestsAreAnsweredInOrder() {
+        RawHttpClient client(port());
+        const QByteArray host = "Host: localhost:" + QByteArray::number(port()) + "\r\n";
+        client.send("GET /a HTTP/1.1\r\n" + host + "\r\nGET /b HTTP/1.1\r\n" + host +
+                    "\r\nGET /c HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n");
+        QStringList paths;
+        QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 10000);
+        while (client.hasCompleteResponse())
+            paths << client.take().json().value(QStringLiteral("path")).toString();
+        QCOMPARE(paths,
+                 QStringList({QStringLiteral("/a"), QStringLiteral("/b"), QStringLiteral("/c")}));
+    }
+
+    void connectionCloseIsHonoured() {
+        RawHttpClient client(port());
+        client.send("GET /x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 10000);
+        QCOMPARE(client.current().status, 200);
+        QCOMPARE(client.current().header("connection").toLower(), QByteArray("close"));
+    }
+
+    void streamedEventsArriveBeforeTheEnd() {
+        RawHttpClient client(port());
+        client.send("GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.current().body.contains("data: first\n\n"), 10000);
+        QVERIFY(!client.hasCompleteResponse());
+        QCOMPARE(client.current().header("content-type"), QByteArray("text/event-stream"));
+        QCOMPARE(client.current().header("transfer-encoding"), QByteArray("chunked"));
+        QCOMPARE(m_streams.size(), 1);
+        m_streams.first()->writeSseData("second");
+        QTRY_VERIFY_WITH_TIMEOUT(client.current().body.contains("data: second\n\n"), 10000);
+        m_streams.first()->endStream();
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        QCOMPARE(client.current().body, QByteArray("data: first\n\ndata: second\n\n"));
+    }
+
+    void clientDisconnectIsSignalled() {
+        auto *client = new RawHttpClient(port(), this);
+        client->send("GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client->current().body.contains("first"), 10000);
+        client->close();
+        QTRY_COMPARE_WITH_TIMEOUT(m_clientGone, 1, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_streams.first().isNull(), 10000); // the sink went with it
+        delete client;
+    }
+
+    void shutdownLetsInFlightResponsesFinish() {
+        RawHttpClient idle(port());
+        idle.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(idle.hasCompleteResponse(), 10000);
+        RawHttpClient streaming(port());
+        streaming.send("GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(streaming.current().body.contains("first"), 10000);
+
+        QSignalSpy closed(m_server, &HttpServer::allConnectionsClosed);
+        m_server->shutdown();
+        QVERIFY(!m_server->isListening());
+        QTRY_VERIFY_WITH_TIMEOUT(idle.isDisconnected(), 10000); // idle keep-alive closed now
+        QVERIFY(!streaming.isDisconnected());
+        QCOMPARE(closed.count(), 0);
+        m_streams.first()->writeSseData("last");
+        m_streams.first()->endStream();
+        QTRY_VERIFY_WITH_TIMEOUT(streaming.isDisconnected(), 10000);
+        QVERIFY(streaming.hasCompleteResponse());
+        QVERIFY(streaming.current().body.endsWith("data: last\n\n"));
+        QTRY_COMPARE_WITH_TIMEOUT(closed.count(), 1, 10000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstHttpServer)
+#include "tst_httpserver.moc"
