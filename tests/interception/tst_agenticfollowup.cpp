@@ -1,0 +1,468 @@
+// The follow-up executor seam (spec §3.5–3.8): safety rails, the follow-up request, the
+// "cleanup exactly once" contract, and a whole multi-round loop driven through the hooks.
+
+#include "interception/agenticfollowup.h"
+#include "interception/codeinterpreterinterception.h"
+#include "interception/interceptionkeys.h"
+#include "sandbox/sandboxregistry.h"
+#include "support/futurewait.h"
+#include "support/recordingsandboxbackend.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QPromise>
+#include <QTest>
+
+#include <functional>
+
+using namespace loopscope;
+
+namespace {
+
+QJsonObject J(const char *text) {
+    QJsonParseError error{};
+    const QJsonDocument doc =
+        QJsonDocument::fromJson(QByteArray(text).replace('`', "\\\""), &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+        qFatal("bad JSON literal in test: %s", text);
+    return doc.object();
+}
+
+QJsonValue V(const char *text) {
+    const QByteArray wrapped = QByteArray("{\"v\":") + text + "}";
+    return J(wrapped.constData()).value(QLatin1String("v"));
+}
+
+class RecordingHooks : public AgenticLoopHooks {
+public:
+    QList<AgenticLoopPlan> cleanupCalls;
+    QList<QJsonObject> postResponses;
+    QList<QJsonObject> hookKwargs;
+
+    QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
+                                                     const AgenticLoopPlan &,
+                                                     const QJsonObject &kwargs) override {
+        postResponses.append(response);
+        hookKwargs.append(kwargs);
+        QJsonObject out = response;
+        out.insert(QStringLiteral("post_hooked"), true);
+        return QtFuture::makeReadyFuture(out);
+    }
+    QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &plan,
+                                         const QJsonObject &) override {
+        cleanupCalls.append(plan);
+        return QtFuture::makeReadyFuture();
+    }
+};
+
+AgenticLoopPlan planWith(const QJsonArray &messages) {
+    AgenticLoopPlan plan;
+    plan.runAgenticLoop = true;
+    AgenticLoopRequestPatch patch;
+    patch.messages = messages;
+    plan.requestPatch = patch;
+    return plan;
+}
+
+FollowUpContext responsesContext() {
+    FollowUpContext context;
+    context.request.surface = QStringLiteral("responses");
+    context.request.model = QStringLiteral("gpt-5");
+    context.maxLoops = 3;
+    context.fingerprint = QStringLiteral("fp1");
+    return context;
+}
+
+} // namespace
+
+class TestAgenticFollowUp : public QObject {
+    Q_OBJECT
+
+private slots:
+    void fingerprintIsSortedCompactJson() {
+        const QJsonObject payload =
+            J(R"j({"tool_calls":[{"name":"litellm_code_execution","call_id":"c1",
+                                                          "arguments":"{}"}]})j");
+        QCOMPARE(AgenticFollowUp::fingerprint(payload),
+                 QStringLiteral("{\"tool_calls\":[{\"arguments\":\"{}\",\"call_id\":\"c1\","
+                                "\"name\":\"litellm_code_execution\"}]}"));
+    }
+
+    void safetyRails_data() {
+        QTest::addColumn<QStringList>("seen");
+        QTest::addColumn<int>("depth");
+        QTest::addColumn<int>("maxLoops");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("fresh, depth 0") << QStringList{} << 0 << 3 << QString();
+        QTest::newRow("depth 2 of 3") << QStringList{QStringLiteral("a")} << 2 << 3 << QString();
+        QTest::newRow("at the ceiling")
+            << QStringList{} << 3 << 3
+            << QStringLiteral("Exceeded max_agentic_loops=3 for model=gpt-5");
+        QTest::newRow("repeat")
+            << QStringList{QStringLiteral("fp")} << 0 << 3
+            << QStringLiteral(
+                   "Agentic loop detected repeated tool-call fingerprint; aborting rerun");
+        QTest::newRow("repeat beats ceiling")
+            << QStringList{QStringLiteral("fp")} << 5 << 3
+            << QStringLiteral(
+                   "Agentic loop detected repeated tool-call fingerprint; aborting rerun");
+    }
+    void safetyRails() {
+        QFETCH(QStringList, seen);
+        QFETCH(int, depth);
+        QFETCH(int, maxLoops);
+        QFETCH(QString, error);
+        const std::optional<QString> got = AgenticFollowUp::safetyRailError(
+            QStringLiteral("fp"), seen, depth, maxLoops, QStringLiteral("gpt-5"));
+        QCOMPARE(got.value_or(QString()), error);
+        QCOMPARE(got.has_value(), !error.isEmpty());
+    }
+
+    void validatedMaxAgenticLoops_data() {
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<int>("expected");
+        QTest::addColumn<QString>("error");
+        const QString field = QStringLiteral("litellm_params.max_agentic_loops");
+        QTest::newRow("absent → default") << QJsonValue(QJsonValue::Undefined) << 3 << QString();
+        QTest::newRow("null → default") << V("null") << 3 << QString();
+        QTest::newRow("int") << V("5") << 5 << QString();
+        QTest::newRow("whole float") << V("5.0") << 5 << QString();
+        QTest::newRow("string") << V("\" 7 \"") << 7 << QString();
+        QTest::newRow("fraction") << V("2.5") << 0
+                                  << field + QStringLiteral(" must be an integer, got 2.5");
+        QTest::newRow("bool") << V("true") << 0
+                              << field + QStringLiteral(" must be an integer, got True");
+        QTest::newRow("word") << V("\"many\"") << 0
+                              << field + QStringLiteral(" must be an integer, got 'many'");
+        QTest::newRow("list") << V("[1]") << 0
+                              << field + QStringLiteral(" must be an integer, got [1]");
+        QTest::newRow("zero") << V("0") << 0
+                              << field + QStringLiteral(" must be at least 1, got 0");
+        QTest::newRow("negative string")
+            << V("\"-2\"") << 0 << field + QStringLiteral(" must be at least 1, got -2");
+    }
+    void validatedMaxAgenticLoops() {
+        QFETCH(QJsonValue, value);
+        QFETCH(int, expected);
+        QFETCH(QString, error);
+        const Outcome<int> got = AgenticFollowUp::validatedMaxAgenticLoops(
+            value, QStringLiteral("litellm_params.max_agentic_loops"));
+        QCOMPARE(got.error, error);
+        if (error.isEmpty())
+            QCOMPARE(got.value, expected);
+    }
+
+    void agenticRequestSplitsFlatRequests() {
+        const QJsonObject flat = J(R"j({"model":"gpt-5","input":"hi","temperature":0,"tools":[],
+            "litellm_metadata":{"a":1},"_agentic_loop_depth":"2","_agentic_loop_fingerprints":["x","y"],
+            "_code_interpreter_interception_active":true,"user_api_key_hash":"h"})j");
+        const AgenticRequest request = AgenticRequest::fromFlat(flat, QStringLiteral("responses"));
+        QCOMPARE(request.model, QStringLiteral("gpt-5"));
+        QCOMPARE(request.messages, QJsonValue(QStringLiteral("hi")));
+        QCOMPARE(request.optionalParams, J(R"j({"temperature":0,"tools":[]})j"));
+        QCOMPARE(
+            request.kwargs.keys(),
+            QStringList({QStringLiteral("_agentic_loop_depth"),
+                         QStringLiteral("_agentic_loop_fingerprints"),
+                         QStringLiteral("_code_interpreter_interception_active"),
+                         QStringLiteral("litellm_metadata"), QStringLiteral("user_api_key_hash")}));
+        QCOMPARE(request.depth(), 2);
+        QCOMPARE(request.fingerprints(), QStringList({QStringLiteral("x"), QStringLiteral("y")}));
+        QCOMPARE(request.messageList(), QJsonArray{J(R"j({"role":"user","content":"hi"})j")});
+        QCOMPARE(request.toFlat(), flat);
+        QCOMPARE(request.hookKwargs(QStringLiteral("openai")).value(keys::kAgenticLoopApiSurface),
+                 QJsonValue(QStringLiteral("responses")));
+        QCOMPARE(request.hookKwargs(QStringLiteral("openai"))
+                     .value(QLatin1String("custom_llm_provider")),
+                 QJsonValue(QStringLiteral("openai")));
+        const AgenticRequest chat = AgenticRequest::fromFlat(
+            J(R"j({"model":"m","messages":[],"input":"x"})j"), QStringLiteral("chat_completions"));
+        QCOMPARE(chat.messages, QJsonValue(QJsonArray()));
+        QCOMPARE(chat.optionalParams,
+                 J(R"j({"input":"x"})j")); // not a chat field, left to the provider
+    }
+
+    void responsesFollowUpRequest() {
+        FollowUpContext context = responsesContext();
+        context.depth = 1;
+        context.fingerprints = {QStringLiteral("fp0")};
+        context.request.messages = QJsonValue(QStringLiteral("hi"));
+        context.request.optionalParams =
+            J(R"j({"tools":[{"type":"function","name":"litellm_code_execution"}],
+            "tool_choice":"auto","temperature":0.2,"stream":false,"prompt_cache_key":"from-request",
+            "_code_interpreter_interception_converted_stream":true})j");
+        context.request.kwargs = J(R"j({"_code_interpreter_interception_active":true,
+            "_code_interpreter_interception_sandbox_key":"k","_code_interpreter_interception_converted_stream":true,
+            "_websearch_interception_converted_stream":true,"_agentic_loop_depth":1,"max_agentic_loops":9,
+            "litellm_call_id":"call","litellm_logging_obj":"x"})j");
+        AgenticLoopPlan plan = planWith(QJsonArray{J(R"j({"role":"user","content":"hi"})j")});
+        plan.requestPatch->model = QStringLiteral("gpt-5-mini");
+        plan.requestPatch->tools =
+            QJsonArray{J(R"j({"type":"function","name":"litellm_code_execution"})j")};
+        plan.requestPatch->optionalParams =
+            J(R"j({"temperature":0.2,"prompt_cache_key":"from-plan-params"})j");
+        plan.requestPatch->kwargs = J(
+            R"j({"prompt_cache_key":"stale-copy","_code_interpreter_interception_session_scoped":false,
+            "_headroom_interception_x":1})j");
+
+        const Outcome<QJsonObject> built = AgenticFollowUp::buildFollowUpRequest(plan, context);
+        QVERIFY2(built.ok(), qPrintable(built.error));
+        QCOMPARE(built.value, J(R"j({
+            "model":"gpt-5-mini",
+            "input":[{"role":"user","content":"hi"}],
+            "tools":[{"type":"function","name":"litellm_code_execution"}],
+            "tool_choice":"auto","temperature":0.2,"prompt_cache_key":"from-plan-params",
+            "_code_interpreter_interception_active":true,"_code_interpreter_interception_sandbox_key":"k",
+            "_code_interpreter_interception_session_scoped":false,
+            "litellm_call_id":"call",
+            "_agentic_loop_depth":2,"max_agentic_loops":3,"_agentic_loop_fingerprints":["fp0","fp1"]})j"));
+    }
+
+    void chatFollowUpRequest() {
+        FollowUpContext context = responsesContext();
+        context.request.surface = QStringLiteral("chat_completions");
+        context.request.optionalParams =
+            J(R"j({"tool_choice":"required","stream":true,"stream_options":{}})j");
+        context.request.kwargs = J(R"j({"litellm_metadata":{"user_tag":"t"},"acompletion":true,
+                                        "_code_interpreter_interception_active":true})j");
+        AgenticLoopPlan plan = planWith(QJsonArray{J(R"j({"role":"user","content":"x"})j")});
+
+        // The chat driver only keeps a tool_choice the plan itself passed on.
+        Outcome<QJsonObject> built = AgenticFollowUp::buildFollowUpRequest(plan, context);
+        QVERIFY2(built.ok(), qPrintable(built.error));
+        QVERIFY(!built.value.contains(QLatin1String("tool_choice")));
+        QVERIFY(!built.value.contains(QLatin1String("stream")));
+        QVERIFY(!built.value.contains(QLatin1String("stream_options")));
+        QVERIFY(!built.value.contains(QLatin1String("acompletion")));
+        QCOMPARE(built.value.value(QLatin1String("messages")),
+                 QJsonValue(*plan.requestPatch->messages));
+        QVERIFY(!built.value.contains(QLatin1String("input")));
+        QCOMPARE(
+            built.value.value(QLatin1String("litellm_metadata")),
+            V(R"j({"user_tag":"t","_code_interpreter_interception_active":true,"_agentic_loop_depth":1,
+                        "max_agentic_loops":3,"_agentic_loop_fingerprints":["fp1"]})j"));
+
+        plan.requestPatch->optionalParams = J(R"j({"tool_choice":"required"})j");
+        built = AgenticFollowUp::buildFollowUpRequest(plan, context);
+        QCOMPARE(built.value.value(QLatin1String("tool_choice")),
+                 QJsonValue(QStringLiteral("required")));
+    }
+
+    void missingPatchedMessagesIsAnError_data() {
+        QTest::addColumn<QString>("surface");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("responses")
+            << QStringLiteral("responses")
+            << QStringLiteral("Agentic loop plan missing patched responses input");
+        QTest::newRow("chat") << QStringLiteral("chat_completions")
+                              << QStringLiteral("Agentic loop plan missing patched messages");
+    }
+    void missingPatchedMessagesIsAnError() {
+        QFETCH(QString, surface);
+        QFETCH(QString, error);
+        FollowUpContext context = responsesContext();
+        context.request.surface = surface;
+        AgenticLoopPlan plan;
+        plan.runAgenticLoop = true;
+        QCOMPARE(AgenticFollowUp::buildFollowUpRequest(plan, context).error, error);
+
+        // Through execute: nothing is called, cleanup still runs once, the error is returned.
+        RecordingHooks hooks;
+        QObject owner;
+        int calls = 0;
+        const auto caller = [&calls](const QJsonObject &) {
+            ++calls;
+            return QtFuture::makeReadyFuture(Outcome<QJsonObject>::success({}));
+        };
+        const Outcome<QJsonObject> result =
+            awaitFuture(AgenticFollowUp::execute(plan, context, caller, &hooks, &owner));
+        QCOMPARE(result.error, error);
+        QCOMPARE(calls, 0);
+        QCOMPARE(hooks.cleanupCalls.size(), 1);
+        QVERIFY(hooks.postResponses.isEmpty());
+    }
+
+    void executeSuccessRunsPostHookThenCleanupOnce() {
+        const AgenticLoopPlan plan = planWith(QJsonArray{J(R"j({"role":"user","content":"x"})j")});
+        RecordingHooks hooks;
+        QObject owner;
+        QJsonObject sent;
+        const auto caller = [&sent, &hooks](const QJsonObject &request) {
+            sent = request;
+            // Cleanup must not run before the follow-up has answered.
+            if (!hooks.cleanupCalls.isEmpty())
+                return QtFuture::makeReadyFuture(
+                    Outcome<QJsonObject>::failure(QStringLiteral("cleanup ran early")));
+            return QtFuture::makeReadyFuture(
+                Outcome<QJsonObject>::success(J(R"j({"output":[]})j")));
+        };
+        const Outcome<QJsonObject> result =
+            awaitFuture(AgenticFollowUp::execute(plan, responsesContext(), caller, &hooks, &owner));
+        QVERIFY2(result.ok(), qPrintable(result.error));
+        QCOMPARE(result.value, J(R"j({"output":[],"post_hooked":true})j"));
+        QCOMPARE(hooks.postResponses, QList<QJsonObject>{J(R"j({"output":[]})j")});
+        QCOMPARE(hooks.cleanupCalls.size(), 1);
+        QCOMPARE(sent.value(keys::kAgenticLoopDepth), QJsonValue(1));
+        QCOMPARE(hooks.hookKwargs.first().value(keys::kAgenticLoopDepth), QJsonValue(1));
+    }
+
+    void executeCancelledUpstreamStillCleansUp() {
+        const AgenticLoopPlan plan = planWith(QJsonArray{});
+        RecordingHooks hooks;
+        QObject owner;
+        auto promise = std::make_shared<QPromise<Outcome<QJsonObject>>>();
+        const auto caller = [promise](const QJsonObject &) {
+            promise->start();
+            return promise->future();
+        };
+        const QFuture<Outcome<QJsonObject>> pending =
+            AgenticFollowUp::execute(plan, responsesContext(), caller, &hooks, &owner);
+        QCoreApplication::processEvents();
+        QVERIFY(!pending.isFinished());
+        QCOMPARE(hooks.cleanupCalls.size(), 0);
+        promise->future().cancel();
+        promise->finish();
+        const Outcome<QJsonObject> result = awaitFuture(pending);
+        QVERIFY(!result.ok());
+        QCOMPARE(hooks.cleanupCalls.size(), 1);
+    }
+
+    void failedFollowUpDeletesTheRealSandbox() {
+        // The reference case with the real hooks: the sandbox of the plan is deleted exactly once.
+        SandboxRegistry registry;
+        RecordingSandboxBackend backend;
+        CodeInterpreterInterception interception(InterceptionSettings{}, &registry, &backend);
+        const QJsonObject payload{
+            {QStringLiteral("tool_calls"),
+             QJsonArray{J(R"j({"call_id":"c1","arguments":"{`code`:`print(1)`}"})j")}}};
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception.buildAgenticLoopPlan(
+            payload, QStringLiteral("gpt-5"), QJsonValue(QStringLiteral("hi")), {},
+            J(R"j({"_code_interpreter_interception_sandbox_key":"k1"})j")));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+        QVERIFY(registry.contains(QStringLiteral("k1")));
+        QObject owner;
+        const auto boom = [](const QJsonObject &) {
+            return QtFuture::makeReadyFuture(
+                Outcome<QJsonObject>::failure(QStringLiteral("upstream blew up")));
+        };
+        const Outcome<QJsonObject> result = awaitFuture(
+            AgenticFollowUp::execute(plan.value, responsesContext(), boom, &interception, &owner));
+        QCOMPARE(result.error, QStringLiteral("upstream blew up"));
+        QVERIFY(!registry.contains(QStringLiteral("k1")));
+        QCOMPARE(backend.removeCount(), 1);
+        QVERIFY(backend.liveIds.isEmpty());
+    }
+
+    // A whole Responses loop the way core/proxy drives it: pre-call, scripted upstream, gate,
+    // rails, plan, follow-up (recursively), post hooks on the way back up.
+    void multiRoundLoopThroughTheSeam_data() {
+        QTest::addColumn<int>("codeRounds");
+        QTest::addColumn<int>("maxLoops");
+        QTest::addColumn<bool>("hitsCeiling");
+        QTest::newRow("two rounds") << 2 << 3 << false;
+        QTest::newRow("three rounds at max 3") << 3 << 3 << false;
+        QTest::newRow("four rounds at max 3") << 4 << 3 << true;
+    }
+    void multiRoundLoopThroughTheSeam() {
+        QFETCH(int, codeRounds);
+        QFETCH(int, maxLoops);
+        QFETCH(bool, hitsCeiling);
+        SandboxRegistry registry;
+        RecordingSandboxBackend backend;
+        CodeInterpreterInterception interception(InterceptionSettings{}, &registry, &backend);
+        QObject owner;
+        int upstreamCalls = 0;
+        QStringList railErrors;
+
+        // The scripted model: calls the code tool `codeRounds` times, then answers.
+        QList<bool> forcedChoice;
+        const auto modelAnswer = [&](const QJsonObject &body) {
+            ++upstreamCalls;
+            forcedChoice.append(body.contains(QLatin1String("tool_choice")));
+            if (upstreamCalls <= codeRounds) {
+                const QString args = QStringLiteral("{\"code\":\"print(%1)\"}").arg(upstreamCalls);
+                return QJsonObject{
+                    {QStringLiteral("output"),
+                     QJsonArray{QJsonObject{
+                         {QStringLiteral("type"), QStringLiteral("function_call")},
+                         {QStringLiteral("call_id"), QStringLiteral("c%1").arg(upstreamCalls)},
+                         {QStringLiteral("name"), QStringLiteral("litellm_code_execution")},
+                         {QStringLiteral("arguments"), args}}}}};
+            }
+            return J(
+                R"j({"output":[{"type":"message","content":[{"type":"output_text","text":"done"}]}]})j");
+        };
+
+        std::function<QFuture<Outcome<QJsonObject>>(QJsonObject)> drive;
+        drive = [&](QJsonObject flat) -> QFuture<Outcome<QJsonObject>> {
+            interception.preCallDeploymentHook(flat, CallType::AResponses);
+            const AgenticRequest request =
+                AgenticRequest::fromFlat(flat, QStringLiteral("responses"));
+            const QJsonObject response = modelAnswer(keys::providerRequestBody(flat));
+            const GateDecision gate = interception.shouldRunAgenticLoop(
+                response, QStringLiteral("openai"), request.hookKwargs());
+            if (!gate.run)
+                return QtFuture::makeReadyFuture(Outcome<QJsonObject>::success(response));
+            FollowUpContext context;
+            context.request = request;
+            context.depth = request.depth();
+            context.maxLoops = maxLoops;
+            context.fingerprints = request.fingerprints();
+            context.fingerprint = AgenticFollowUp::fingerprint(gate.payload);
+            if (const auto rail =
+                    AgenticFollowUp::safetyRailError(context.fingerprint, context.fingerprints,
+                                                     context.depth, maxLoops, request.model)) {
+                // LiteLLM: this level's callback runner logs it and keeps its own response.
+                railErrors.append(*rail);
+                return QtFuture::makeReadyFuture(Outcome<QJsonObject>::success(response));
+            }
+            const Outcome<AgenticLoopPlan> plan = awaitFuture(interception.buildAgenticLoopPlan(
+                gate.payload, request.model, request.messageList(), request.optionalParams,
+                request.hookKwargs()));
+            if (!plan.ok())
+                return QtFuture::makeReadyFuture(Outcome<QJsonObject>::failure(plan.error));
+            return AgenticFollowUp::execute(plan.value, context, drive, &interception, &owner);
+        };
+
+        const QJsonObject client =
+            J(R"j({"model":"gpt-5","input":"compute","tools":[{"type":"code_interpreter"}],
+                                          "tool_choice":{"type":"code_interpreter"}})j");
+        const Outcome<QJsonObject> final = awaitFuture(drive(client));
+        QVERIFY2(final.ok(), qPrintable(final.error));
+
+        const int executed = std::min(codeRounds, maxLoops);
+        QCOMPARE(backend.createCount(), 1); // one sandbox for the whole request
+        QCOMPARE(backend.runCount(), executed);
+        QCOMPARE(backend.removeCount(), 1); // deleted once, on the way back up
+        QCOMPARE(registry.size(), 0);
+        QCOMPARE(railErrors.size(), hitsCeiling ? 1 : 0);
+        if (hitsCeiling)
+            QCOMPARE(railErrors.first(),
+                     QStringLiteral("Exceeded max_agentic_loops=3 for model=gpt-5"));
+
+        QStringList types;
+        QStringList codes;
+        for (const QJsonValue &item : final.value.value(QLatin1String("output")).toArray()) {
+            types.append(item.toObject().value(QLatin1String("type")).toString());
+            if (types.last() == QLatin1String("code_interpreter_call"))
+                codes.append(item.toObject().value(QLatin1String("code")).toString());
+        }
+        // Each level inserts before the first message of a list that already holds the later
+        // rounds' calls: latest round first (spec §2.12 step 6).
+        QStringList expectedCodes;
+        for (int round = executed; round >= 1; --round)
+            expectedCodes.append(QStringLiteral("print(%1)").arg(round));
+        QCOMPARE(codes, expectedCodes);
+        if (hitsCeiling)
+            QCOMPARE(types.first(),
+                     QStringLiteral("function_call")); // the unexecuted call is handed back
+        else
+            QCOMPARE(types.last(), QStringLiteral("message"));
+        // Only the client's own request forces the code tool; no follow-up does.
+        QCOMPARE(forcedChoice.first(), true);
+        QCOMPARE(forcedChoice.count(true), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAgenticFollowUp)
+#include "tst_agenticfollowup.moc"
