@@ -1,0 +1,385 @@
+#include "fakeproxycontrol.h"
+#include "models/sampleevents.h"
+
+#include "inspect/eventbus.h"
+#include "inspect/secretmasker.h"
+#include "models/eventbatcher.h"
+#include "models/jsontreemodel.h"
+#include "models/looptimelinemodel.h"
+#include "models/requestfilterproxymodel.h"
+#include "models/requestsmodel.h"
+#include "models/sandboxesmodel.h"
+#include "sandbox/sandboxregistry.h"
+#include "support/futurewait.h"
+#include "support/recordingsandboxbackend.h"
+#include "widgets/codeeditor.h"
+#include "widgets/codepanel.h"
+#include "widgets/injectedpanel.h"
+#include "widgets/jsonview.h"
+#include "widgets/looppanel.h"
+#include "widgets/mainwindow.h"
+#include "widgets/rawpanel.h"
+#include "widgets/requestspanel.h"
+#include "widgets/sandboxespanel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTest>
+
+using namespace loopscope;
+namespace s = loopscope::sample;
+
+namespace {
+
+// Publishes the registry's signals as Sandbox* events, as the app does.
+void publishRegistryEvents(SandboxRegistry *registry, EventBus *bus) {
+    const auto data = [](const SandboxEntry &e) {
+        return QJsonObject{
+            {QStringLiteral("containerId"), e.handle.id},
+            {QStringLiteral("provider"), e.handle.provider},
+            {QStringLiteral("sessionId"), e.sessionId},
+            {QStringLiteral("ephemeral"), !e.isSessionScoped()},
+            {QStringLiteral("identity"), SecretMasker::mask(e.identity.value_or(QString()))},
+            {QStringLiteral("createdMs"), e.createdMs},
+            {QStringLiteral("lastUsedMs"), e.lastAccessedMs},
+            {QStringLiteral("runs"), e.runs}};
+    };
+    QObject::connect(registry, &SandboxRegistry::sandboxCreated, bus,
+                     [bus, data](const SandboxEntry &e) {
+                         bus->publish(InspectorEvent::Kind::SandboxCreated, {}, -1, data(e));
+                     });
+    QObject::connect(registry, &SandboxRegistry::sandboxRemoved, bus,
+                     [bus, data](const SandboxEntry &e, SandboxRemovalReason reason) {
+                         bus->publish(reason == SandboxRemovalReason::Deleted
+                                          ? InspectorEvent::Kind::SandboxDeleted
+                                          : InspectorEvent::Kind::SandboxEvicted,
+                                      {}, -1, data(e));
+                     });
+}
+
+void publishAll(EventBus &bus, const QList<InspectorEvent> &events) {
+    for (const InspectorEvent &e : events)
+        bus.publish(e);
+}
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("LoopscopeTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_mainwindow"));
+    }
+
+    void init() { QSettings().clear(); }
+
+    void panelsFillFromBusEvents() {
+        EventBus bus;
+        FakeProxyControl proxy;
+        MainWindow window(&bus, nullptr, &proxy);
+        window.show();
+
+        const qint64 t0 = QDateTime::currentMSecsSinceEpoch();
+        publishAll(bus, s::fullRequest(QStringLiteral("req_a"), t0, QStringLiteral("sbx_1")));
+        publishAll(bus, {s::started(QStringLiteral("req_b"), t0, QStringLiteral("chat_completions"),
+                                    QStringLiteral("llama3"))});
+
+        RequestsPanel *requests = window.requestsPanel();
+        QTRY_COMPARE_WITH_TIMEOUT(requests->view()->model()->rowCount(), 2, 10'000);
+        // Auto-follow selected the newest request; pick the finished one with code.
+        QCOMPARE(requests->currentRequestId(), QStringLiteral("req_b"));
+        requests->selectRequest(QStringLiteral("req_a"));
+        QCOMPARE(requests->currentRequestId(), QStringLiteral("req_a"));
+
+        // Loop: model call, code run, model call.
+        LoopTimelineModel *loop = window.loopPanel()->timelineModel();
+        QCOMPARE(loop->rowCount(), 3);
+        QCOMPARE(loop->index(1, 0).data().toString(), QStringLiteral("Code run 1"));
+
+        // Code & output shows the latest code run.
+        CodePanel *code = window.codePanel();
+        QCOMPARE(code->codeView()->toPlainText(), QStringLiteral("print(6*7)"));
+        QCOMPARE(code->stdoutView()->toPlainText(), QStringLiteral("42\n"));
+        QVERIFY(code->summaryLabel()->text().contains(QStringLiteral("sbx_1")));
+
+        // Injected outputs: exactly the items sent.
+        const QJsonArray items = window.injectedPanel()->items();
+        QCOMPARE(items.size(), 1);
+        QCOMPARE(items.at(0).toObject().value(QLatin1String("type")).toString(),
+                 QStringLiteral("code_interpreter_call"));
+        QVERIFY(window.injectedPanel()->jsonView()->prettyText().contains(
+            QStringLiteral("\"logs\": \"42\\n\"")));
+
+        // Raw: every document in order, secrets masked.
+        QListWidget *sections = window.rawPanel()->sectionList();
+        QCOMPARE(sections->count(), 6);
+        sections->setCurrentRow(1);
+        const QString upstreamRequest = window.rawPanel()->jsonView()->prettyText();
+        QVERIFY(upstreamRequest.contains(QStringLiteral("gpt-4.1-mini")));
+        QVERIFY(!upstreamRequest.contains(QStringLiteral("sk-test-1234567890abcd")));
+        QVERIFY(window.rawPanel()->jsonView()->treeModel()->rowCount() > 0);
+
+        // Selecting the first model call in the Loop panel shows its details.
+        window.loopPanel()->selectStep(0);
+        QVERIFY(
+            window.loopPanel()->detailsView()->toPlainText().contains(QStringLiteral("HTTP 200")));
+
+        // Live updates of the selected request reach the panels.
+        publishAll(bus, {s::upstream(QStringLiteral("req_b"), 0, t0 + 100, 90),
+                         s::codeError(QStringLiteral("req_b"), 0, t0 + 120, QStringLiteral("1/0"),
+                                      QStringLiteral("sbx_2"), true)});
+        requests->selectRequest(QStringLiteral("req_b"));
+        QTRY_COMPARE_WITH_TIMEOUT(loop->rowCount(), 2, 10'000);
+        QTRY_COMPARE_WITH_TIMEOUT(code->codeView()->toPlainText(), QStringLiteral("1/0"), 10'000);
+        QVERIFY(code->errorView()->toPlainText().contains(QStringLiteral("ZeroDivisionError")));
+        QVERIFY(code->summaryLabel()->text().contains(QStringLiteral("timed out")));
+        QVERIFY(code->summaryLabel()->text().contains(QStringLiteral("output truncated")));
+
+        // Status bar: address, upstream, sandbox health, counts.
+        QVERIFY(window.listenLabel()->text().contains(QStringLiteral("http://127.0.0.1:4555/v1")));
+        QCOMPARE(window.upstreamLabel()->text(), QStringLiteral("upstream: demo"));
+        QVERIFY(window.sandboxLabel()->text().contains(QStringLiteral("✓")));
+        QVERIFY(window.countsLabel()->text().startsWith(QStringLiteral("2 requests · 1 running")));
+    }
+
+    void filtersNarrowTheTable() {
+        EventBus bus;
+        MainWindow window(&bus, nullptr, nullptr);
+        const qint64 t = 1'000'000;
+        publishAll(bus, s::fullRequest(QStringLiteral("with_code"), t, QStringLiteral("sbx"),
+                                       QStringLiteral("sess-1")));
+        publishAll(bus, {s::started(QStringLiteral("chat"), t, QStringLiteral("chat_completions"),
+                                    QStringLiteral("llama3")),
+                         s::finished(QStringLiteral("chat"), t + 5, 5, 1, 0),
+                         s::started(QStringLiteral("broken"), t),
+                         s::failed(QStringLiteral("broken"), t + 9, 502,
+                                   QStringLiteral("upstream down"))});
+        RequestsPanel *panel = window.requestsPanel();
+        QAbstractItemModel *shown = panel->view()->model();
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 3, 10'000);
+
+        panel->statusFilter()->setCurrentIndex(
+            panel->statusFilter()->findData(int(RequestFilter::Status::Failed)));
+        QCOMPARE(shown->rowCount(), 1);
+        QCOMPARE(shown->index(0, 0).data(RequestsModel::RequestIdRole).toString(),
+                 QStringLiteral("broken"));
+        panel->statusFilter()->setCurrentIndex(0);
+
+        panel->apiFilter()->setCurrentIndex(
+            panel->apiFilter()->findData(QStringLiteral("chat_completions")));
+        QCOMPARE(shown->rowCount(), 1);
+        panel->apiFilter()->setCurrentIndex(0);
+
+        panel->codeFilter()->setCurrentIndex(
+            panel->codeFilter()->findData(int(RequestFilter::Code::WithCode)));
+        QCOMPARE(shown->rowCount(), 1);
+        QCOMPARE(shown->index(0, 0).data(RequestsModel::RequestIdRole).toString(),
+                 QStringLiteral("with_code"));
+        panel->codeFilter()->setCurrentIndex(0);
+
+        // Sessions seen so far are offered as a filter.
+        const int session = panel->sessionFilter()->findData(QStringLiteral("sess-1"));
+        QVERIFY(session > 0);
+        panel->sessionFilter()->setCurrentIndex(session);
+        QCOMPARE(shown->rowCount(), 1);
+        panel->sessionFilter()->setCurrentIndex(0);
+        QCOMPARE(shown->rowCount(), 3);
+
+        // Typing in the search box filters after a short debounce.
+        QTest::keyClicks(panel->searchField(), QStringLiteral("LLAMA"));
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 1, 10'000);
+        QCOMPARE(shown->index(0, 0).data(RequestsModel::RequestIdRole).toString(),
+                 QStringLiteral("chat"));
+        panel->searchField()->clear();
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 3, 10'000);
+    }
+
+    void keyboardShortcuts() {
+        EventBus bus;
+        MainWindow window(&bus, nullptr, nullptr);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.activateWindow();
+        publishAll(bus, s::fullRequest(QStringLiteral("a"), 1000));
+        QTRY_COMPARE_WITH_TIMEOUT(window.requestsModel()->rowCount(), 1, 10'000);
+
+        QCOMPARE(window.findAction()->shortcut(), QKeySequence(QKeySequence::Find));
+        window.requestsPanel()->view()->setFocus();
+        window.findAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(window.requestsPanel()->searchField()->hasFocus(), 5'000);
+
+        QCOMPARE(window.clearAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_L));
+        QTest::keyClick(&window, Qt::Key_L, Qt::ControlModifier);
+        QCOMPARE(window.requestsModel()->rowCount(), 0);
+        QCOMPARE(window.codePanel()->codeView()->toPlainText(), QString());
+        QCOMPARE(window.loopPanel()->timelineModel()->rowCount(), 0);
+        QCOMPARE(window.rawPanel()->sectionList()->count(), 0);
+        QCOMPARE(window.deleteSandboxAction()->shortcut(), QKeySequence(QKeySequence::Delete));
+    }
+
+    void deleteInSandboxPanelRemovesFromTheRegistry() {
+        EventBus bus;
+        SandboxRegistry registry;
+        auto *backend = new RecordingSandboxBackend(&registry);
+        backend->uniqueIds = true;
+        publishRegistryEvents(&registry, &bus);
+        MainWindow window(&bus, &registry, nullptr);
+        window.show();
+
+        const QString identity = QStringLiteral("sha256-of-token-abcd");
+        for (const QString &session :
+             {QStringLiteral("s1"), QStringLiteral("s2"), QStringLiteral("s3")})
+            QVERIFY(awaitFuture(registry.getOrCreate(identity + u':' + session, identity,
+                                                     backend->factory(), session))
+                        .ok());
+        SandboxesModel *model = window.sandboxesModel();
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 3, 10'000);
+        SandboxesPanel *panel = window.sandboxesPanel();
+        QCOMPARE(model->index(0, SandboxesModel::IdentityColumn).data().toString(),
+                 QStringLiteral("…abcd"));
+        QCOMPARE(model->index(1, SandboxesModel::KindColumn).data().toString(),
+                 QStringLiteral("session"));
+
+        QStringList questions;
+        bool answer = false;
+        panel->setConfirmation([&](const QString &q) {
+            questions.append(q);
+            return answer;
+        });
+
+        // Nothing selected: Delete does nothing and asks nothing.
+        QVERIFY(!panel->deleteButton()->isEnabled());
+        QVERIFY(!panel->deleteSelected());
+        QVERIFY(questions.isEmpty());
+
+        panel->view()->selectRow(1);
+        QCOMPARE(panel->selectedContainerId(), QStringLiteral("sbx_fake_2"));
+        QVERIFY(panel->deleteButton()->isEnabled());
+        // Declined: nothing is deleted.
+        QTest::mouseClick(panel->deleteButton(), Qt::LeftButton);
+        QCOMPARE(questions.size(), 1);
+        QVERIFY(questions.at(0).contains(QStringLiteral("sbx_fake_2")));
+        QTest::qWait(100);
+        QCOMPARE(backend->removeCount(), 0);
+        QCOMPARE(registry.size(), 3);
+
+        // Confirmed, through the Delete key's action: the registry removes it, then its event
+        // takes the row away.
+        answer = true;
+        window.deleteSandboxAction()->trigger();
+        QCOMPARE(questions.size(), 2);
+        QTRY_COMPARE_WITH_TIMEOUT(backend->removeCount(), 1, 10'000);
+        QCOMPARE(backend->removeCalls.at(0).handle.id, QStringLiteral("sbx_fake_2"));
+        QVERIFY(!registry.contains(identity + QStringLiteral(":s2")));
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 2, 10'000);
+        QCOMPARE(model->rowOf(QStringLiteral("sbx_fake_2")), -1);
+
+        // The session gets a fresh sandbox on its next request.
+        QVERIFY(awaitFuture(registry.getOrCreate(identity + QStringLiteral(":s2"), identity,
+                                                 backend->factory(), QStringLiteral("s2")))
+                    .ok());
+        QCOMPARE(backend->createCount(), 4);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 3, 10'000);
+
+        // Delete all.
+        QTest::mouseClick(panel->deleteAllButton(), Qt::LeftButton);
+        QCOMPARE(questions.size(), 3);
+        QTRY_COMPARE_WITH_TIMEOUT(registry.size(), 0, 10'000);
+        QCOMPARE(backend->removeCount(), 4);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 0, 10'000);
+        QVERIFY(!panel->deleteAllButton()->isEnabled());
+    }
+
+    void withoutRegistryDeletingIsOff() {
+        EventBus bus;
+        MainWindow window(&bus, nullptr, nullptr);
+        publishAll(bus, {s::sandbox(s::Kind::SandboxCreated, QStringLiteral("sbx"), 1)});
+        QTRY_COMPARE_WITH_TIMEOUT(window.sandboxesModel()->rowCount(), 1, 10'000);
+        window.sandboxesPanel()->view()->selectRow(0);
+        window.sandboxesPanel()->setConfirmation([](const QString &) { return true; });
+        QVERIFY(!window.sandboxesPanel()->deleteButton()->isEnabled());
+        QVERIFY(!window.sandboxesPanel()->deleteSelected());
+        QCOMPARE(window.sandboxesModel()->index(0, SandboxesModel::StateColumn).data().toString(),
+                 QStringLiteral("live"));
+    }
+
+    void proxyControlsAndStatusBar() {
+        EventBus bus;
+        FakeProxyControl proxy;
+        proxy.selfTestProblems = QStringLiteral("bubblewrap missing: apt-get install bubblewrap");
+        MainWindow window(&bus, nullptr, &proxy);
+        QCOMPARE(window.startStopAction()->text(), QStringLiteral("Stop proxy"));
+        QVERIFY(window.sandboxLabel()->text().contains(QStringLiteral("✗")));
+        QCOMPARE(window.sandboxLabel()->toolTip(), proxy.selfTestProblems);
+
+        window.startStopAction()->trigger();
+        QCOMPARE(proxy.stops, 1);
+        QCOMPARE(window.startStopAction()->text(), QStringLiteral("Start proxy"));
+        QCOMPARE(window.listenLabel()->text(), QStringLiteral("stopped"));
+        QVERIFY(!window.copyUrlAction()->isEnabled());
+        window.startStopAction()->trigger();
+        QCOMPARE(proxy.starts, 1);
+        QVERIFY(window.copyUrlAction()->isEnabled());
+
+        // Clicking the address copies the /v1 base URL.
+        QApplication::clipboard()->clear();
+        emit window.listenLabel()->linkActivated(QStringLiteral("http://127.0.0.1:4555/v1"));
+        QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("http://127.0.0.1:4555/v1"));
+        QApplication::clipboard()->clear();
+        window.copyUrlAction()->trigger();
+        QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("http://127.0.0.1:4555/v1"));
+    }
+
+    void settingsPersistAndApply() {
+        EventBus bus;
+        FakeProxyControl proxy;
+        AppSettings s;
+        s.port = 4100;
+        s.retention = 200;
+        {
+            MainWindow window(&bus, nullptr, &proxy);
+            QCOMPARE(window.requestsModel()->retentionLimit(), AppSettings{}.retention);
+            window.applySettings(s);
+            QCOMPARE(window.requestsModel()->retentionLimit(), 200);
+            QCOMPARE(proxy.applied.size(), 1);
+            QCOMPARE(proxy.applied.at(0).port, 4100);
+        }
+        // A new window starts from the saved settings.
+        MainWindow again(&bus, nullptr, &proxy);
+        QCOMPARE(again.settings(), s);
+        QCOMPARE(again.requestsModel()->retentionLimit(), 200);
+    }
+
+    void tenThousandRequestsStayResponsive() {
+        EventBus bus;
+        MainWindow window(&bus, nullptr, nullptr);
+        window.show();
+        for (int i = 0; i < 10'000; ++i) {
+            const QString id = QStringLiteral("r%1").arg(i);
+            bus.publish(s::started(id, 1000 + i));
+            bus.publish(s::finished(id, 1100 + i, 100, 1, 0, 50));
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(window.eventBatcher()->pendingCount(), 0, 60'000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.requestsModel()->rowCount(),
+                                  RequestsModel::kDefaultRetention, 60'000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.requestsPanel()->currentRequestId(),
+                                  QStringLiteral("r9999"), 60'000);
+        QCOMPARE(window.requestsModel()->rowOf(QStringLiteral("r5000")), 0);
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

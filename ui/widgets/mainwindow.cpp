@@ -1,0 +1,399 @@
+#include "widgets/mainwindow.h"
+
+#include "inspect/eventbus.h"
+#include "models/eventbatcher.h"
+#include "models/looptimelinemodel.h"
+#include "models/requestsmodel.h"
+#include "models/sandboxcommands.h"
+#include "models/sandboxesmodel.h"
+#include "widgets/codepanel.h"
+#include "widgets/connectsdkdialog.h"
+#include "widgets/injectedpanel.h"
+#include "widgets/looppanel.h"
+#include "widgets/proxycontrol.h"
+#include "widgets/rawpanel.h"
+#include "widgets/requestspanel.h"
+#include "widgets/sandboxespanel.h"
+#include "widgets/settingsdialog.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTableView>
+#include <QTimer>
+#include <QToolBar>
+
+namespace loopscope {
+
+MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *proxy,
+                       QWidget *parent)
+    : QMainWindow(parent)
+    , m_proxy(proxy)
+    , m_settings(AppSettings::load(QSettings()))
+    , m_batcher(new EventBatcher(this))
+    , m_requests(new RequestsModel(this))
+    , m_sandboxes(new SandboxesModel(this))
+    , m_commands(new SandboxCommands(registry, this)) {
+    setWindowTitle(QStringLiteral("Loopscope"));
+    setObjectName(QStringLiteral("LoopscopeMainWindow"));
+    m_requests->setRetentionLimit(m_settings.retention);
+    if (bus)
+        m_batcher->attach(bus);
+    connect(m_batcher, &EventBatcher::batchReady, this, &MainWindow::applyBatch);
+
+    createPanels();
+    createActions();
+    createStatusBar();
+    if (m_proxy) {
+        connect(m_proxy, &ProxyControl::stateChanged, this, &MainWindow::refreshProxyState);
+        connect(m_proxy, &ProxyControl::errorOccurred, this,
+                [this](const QString &message) { statusBar()->showMessage(message, 10000); });
+    }
+    refreshProxyState();
+    updateCounts();
+
+    resize(1280, 800);
+    const QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    setUpScreenshotFromEnvironment();
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, const QString &objectName) {
+    auto *dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName); // saveState() needs it
+    dock->setWidget(panel);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
+    m_docks.append(dock);
+    return dock;
+}
+
+void MainWindow::createPanels() {
+    m_requestsPanel = new RequestsPanel(m_requests, this);
+    m_loopPanel = new LoopPanel(m_requests, this);
+    m_codePanel = new CodePanel(this);
+    m_sandboxesPanel = new SandboxesPanel(m_sandboxes, m_commands, this);
+    m_injectedPanel = new InjectedPanel(this);
+    m_rawPanel = new RawPanel(this);
+
+    // Docks only: every panel can be moved, floated, tabbed or closed (View menu brings it back).
+    setDockNestingEnabled(true);
+    setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
+    QDockWidget *requests = addPanel(m_requestsPanel, tr("Requests"), QStringLiteral("requests"));
+    QDockWidget *loop = addPanel(m_loopPanel, tr("Loop"), QStringLiteral("loop"));
+    QDockWidget *code = addPanel(m_codePanel, tr("Code && output"), QStringLiteral("code"));
+    QDockWidget *sandboxes =
+        addPanel(m_sandboxesPanel, tr("Sandboxes"), QStringLiteral("sandboxes"));
+    QDockWidget *injected =
+        addPanel(m_injectedPanel, tr("Injected outputs"), QStringLiteral("injected"));
+    QDockWidget *raw = addPanel(m_rawPanel, tr("Raw"), QStringLiteral("raw"));
+    addDockWidget(Qt::LeftDockWidgetArea, requests);
+    splitDockWidget(requests, code, Qt::Horizontal);
+    splitDockWidget(requests, loop, Qt::Vertical);
+    splitDockWidget(code, sandboxes, Qt::Vertical);
+    tabifyDockWidget(sandboxes, injected);
+    tabifyDockWidget(injected, raw);
+    sandboxes->raise();
+    resizeDocks({requests, code}, {700, 580}, Qt::Horizontal);
+    resizeDocks({requests, loop}, {440, 280}, Qt::Vertical);
+    resizeDocks({code, sandboxes}, {420, 300}, Qt::Vertical);
+
+    connect(m_requestsPanel, &RequestsPanel::currentRequestChanged, this, &MainWindow::showRequest);
+    connect(m_requestsPanel, &RequestsPanel::clearRequested, this, &MainWindow::clearRequests);
+    connect(m_loopPanel, &LoopPanel::codeRunSelected, m_codePanel, &CodePanel::showRun);
+    connect(m_requests, &RequestsModel::requestsUpdated, this, [this](const QStringList &ids) {
+        if (!m_currentRequest.isEmpty() && ids.contains(m_currentRequest))
+            refreshSelectedRequest();
+    });
+    connect(m_requests, &RequestsModel::countsChanged, this, &MainWindow::updateCounts);
+    connect(m_sandboxes, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateCounts);
+    connect(m_sandboxes, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateCounts);
+}
+
+void MainWindow::createActions() {
+    QStyle *s = style();
+    m_startStop = new QAction(this);
+    connect(m_startStop, &QAction::triggered, this, &MainWindow::toggleProxy);
+
+    m_copyUrl = new QAction(s->standardIcon(QStyle::SP_FileLinkIcon), tr("Copy base URL"), this);
+    m_copyUrl->setToolTip(tr("Copy the /v1 base URL for OPENAI_BASE_URL"));
+    connect(m_copyUrl, &QAction::triggered, this, &MainWindow::copyBaseUrl);
+
+    m_connect =
+        new QAction(s->standardIcon(QStyle::SP_MessageBoxInformation), tr("Connect an SDK…"), this);
+    connect(m_connect, &QAction::triggered, this, &MainWindow::showConnectDialog);
+
+    m_clear =
+        new QAction(s->standardIcon(QStyle::SP_DialogResetButton), tr("Clear requests"), this);
+    m_clear->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    connect(m_clear, &QAction::triggered, this, &MainWindow::clearRequests);
+
+    m_find = new QAction(tr("Find…"), this);
+    m_find->setShortcut(QKeySequence::Find);
+    connect(m_find, &QAction::triggered, m_requestsPanel, &RequestsPanel::focusSearch);
+
+    m_deleteSandbox =
+        new QAction(s->standardIcon(QStyle::SP_TrashIcon), tr("Delete sandbox"), this);
+    m_deleteSandbox->setShortcut(QKeySequence::Delete);
+    connect(m_deleteSandbox, &QAction::triggered, m_sandboxesPanel,
+            &SandboxesPanel::deleteSelected);
+    auto *deleteAll = new QAction(tr("Delete all sandboxes…"), this);
+    connect(deleteAll, &QAction::triggered, m_sandboxesPanel, &SandboxesPanel::deleteAll);
+
+    m_settingsAction =
+        new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Settings…"), this);
+    m_settingsAction->setShortcut(QKeySequence::Preferences);
+    connect(m_settingsAction, &QAction::triggered, this, &MainWindow::showSettings);
+
+    auto *quit = new QAction(tr("Quit"), this);
+    quit->setShortcut(QKeySequence::Quit);
+    connect(quit, &QAction::triggered, this, &QWidget::close);
+    auto *about = new QAction(tr("About Loopscope"), this);
+    connect(about, &QAction::triggered, this, &MainWindow::showAbout);
+
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(m_settingsAction);
+    file->addSeparator();
+    file->addAction(quit);
+    QMenu *proxy = menuBar()->addMenu(tr("&Proxy"));
+    proxy->addAction(m_startStop);
+    proxy->addAction(m_copyUrl);
+    proxy->addAction(m_connect);
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(m_find);
+    edit->addAction(m_clear);
+    edit->addSeparator();
+    edit->addAction(m_deleteSandbox);
+    edit->addAction(deleteAll);
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget *dock : std::as_const(m_docks))
+        view->addAction(dock->toggleViewAction());
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(about);
+
+    QToolBar *bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->setMovable(false);
+    bar->addAction(m_startStop);
+    bar->addAction(m_copyUrl);
+    bar->addAction(m_connect);
+    bar->addSeparator();
+    bar->addAction(m_clear);
+    bar->addAction(m_settingsAction);
+}
+
+void MainWindow::createStatusBar() {
+    m_listenLabel = new QLabel(this);
+    m_listenLabel->setToolTip(tr("Click to copy the base URL"));
+    m_listenLabel->setTextInteractionFlags(Qt::LinksAccessibleByMouse);
+    connect(m_listenLabel, &QLabel::linkActivated, this, &MainWindow::copyBaseUrl);
+    m_upstreamLabel = new QLabel(this);
+    m_sandboxLabel = new QLabel(this);
+    m_countsLabel = new QLabel(this);
+    statusBar()->addPermanentWidget(m_listenLabel);
+    statusBar()->addPermanentWidget(m_upstreamLabel);
+    statusBar()->addPermanentWidget(m_sandboxLabel);
+    statusBar()->addPermanentWidget(m_countsLabel);
+}
+
+void MainWindow::applyBatch(const QList<InspectorEvent> &events) {
+    m_requests->applyEvents(events);
+    m_sandboxes->applyEvents(events);
+    for (const InspectorEvent &e : events) {
+        if (e.kind == InspectorEvent::Kind::RequestFinished ||
+            e.kind == InspectorEvent::Kind::RequestFailed)
+            ++m_finishedSinceStart;
+        if (e.kind == InspectorEvent::Kind::Log) {
+            const QString level = e.data.value(QLatin1String("level")).toString();
+            if (level == QLatin1String("warning") || level == QLatin1String("error"))
+                statusBar()->showMessage(e.data.value(QLatin1String("message")).toString(), 10000);
+        }
+        if (e.kind == InspectorEvent::Kind::SandboxDeleteFailed)
+            statusBar()->showMessage(tr("Deleting sandbox %1 failed: %2")
+                                         .arg(e.data.value(QLatin1String("containerId")).toString(),
+                                              e.data.value(QLatin1String("error")).toString()),
+                                     10000);
+    }
+    if (!m_screenshotPath.isEmpty() && m_finishedSinceStart >= m_screenshotAfter) {
+        const QString path = std::exchange(m_screenshotPath, {});
+        // Let the panels lay out and paint the last batch first.
+        QTimer::singleShot(1000, this, [this, path] {
+            const bool ok = saveScreenshot(path);
+            QCoreApplication::exit(ok ? 0 : 2);
+        });
+    }
+}
+
+void MainWindow::showRequest(const QString &requestId) {
+    m_currentRequest = requestId;
+    m_codePanel->clear();
+    m_loopPanel->setRequestId(requestId);
+    if (requestId.isEmpty()) {
+        m_injectedPanel->setItems({});
+        m_rawPanel->clear();
+        return;
+    }
+    refreshSelectedRequest();
+}
+
+void MainWindow::refreshSelectedRequest() {
+    const RequestRecord *record = m_requests->recordById(m_currentRequest);
+    if (!record)
+        return;
+    m_injectedPanel->setItems(record->injectedItems);
+    m_rawPanel->setRecord(*record);
+}
+
+void MainWindow::clearRequests() {
+    m_requests->clear(); // the panel reports the lost selection, which empties the others
+    showRequest({});
+}
+
+void MainWindow::copyBaseUrl() {
+    if (!m_proxy)
+        return;
+    const QString url = m_proxy->baseUrl().toString();
+    QApplication::clipboard()->setText(url);
+    statusBar()->showMessage(tr("Copied %1").arg(url), 3000);
+}
+
+void MainWindow::showConnectDialog() {
+    const QUrl base = m_proxy ? m_proxy->baseUrl()
+                              : QUrl(QStringLiteral("http://127.0.0.1:%1/v1").arg(m_settings.port));
+    auto *dialog = new ConnectSdkDialog(base, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->open();
+}
+
+void MainWindow::showSettings() {
+    auto *dialog = new SettingsDialog(m_settings, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this,
+            [this, dialog] { applySettings(dialog->settings()); });
+    dialog->open();
+}
+
+void MainWindow::applySettings(const AppSettings &settings) {
+    const AppSettings s = settings.normalized();
+    QSettings store;
+    s.save(store);
+    const bool changed = !(s == m_settings);
+    m_settings = s;
+    m_requests->setRetentionLimit(s.retention);
+    if (changed) {
+        if (m_proxy)
+            m_proxy->applySettings(s);
+        emit settingsChanged(s);
+    }
+}
+
+void MainWindow::showAbout() {
+    QMessageBox::about(
+        this, tr("About Loopscope"),
+        tr("<h3>Loopscope %1</h3>"
+           "<p>A local OpenAI-compatible proxy and live inspector for agentic code-execution "
+           "loops: requests declaring the <code>code_interpreter</code> tool run their Python in "
+           "a local sandbox, and every model call, code run and sandbox shows up here.</p>"
+           "<p>Built with Qt %2.</p>")
+            .arg(QCoreApplication::applicationVersion(), QString::fromLatin1(qVersion())));
+}
+
+void MainWindow::toggleProxy() {
+    if (!m_proxy)
+        return;
+    if (m_proxy->isRunning())
+        m_proxy->stop();
+    else
+        m_proxy->start();
+}
+
+void MainWindow::refreshProxyState() {
+    const bool running = m_proxy && m_proxy->isRunning();
+    m_startStop->setEnabled(m_proxy);
+    m_startStop->setText(running ? tr("Stop proxy") : tr("Start proxy"));
+    m_startStop->setIcon(
+        style()->standardIcon(running ? QStyle::SP_MediaStop : QStyle::SP_MediaPlay));
+    m_copyUrl->setEnabled(running);
+    if (!m_proxy) {
+        m_listenLabel->setText(tr("proxy not connected"));
+        m_upstreamLabel->clear();
+        m_sandboxLabel->clear();
+        return;
+    }
+    const QString base = m_proxy->baseUrl().toString();
+    m_listenLabel->setText(running
+                               ? QStringLiteral("<a href=\"%1\">%1</a>").arg(base.toHtmlEscaped())
+                               : tr("stopped"));
+    m_upstreamLabel->setText(tr("upstream: %1").arg(m_proxy->upstream()));
+    const QString problems = m_proxy->sandboxSelfTest();
+    const QString backend = m_proxy->sandboxBackend();
+    m_sandboxLabel->setText(problems.isEmpty() ? tr("sandbox: %1 ✓").arg(backend)
+                                               : tr("sandbox: %1 ✗").arg(backend));
+    m_sandboxLabel->setToolTip(problems.isEmpty() ? tr("Sandbox backend ready") : problems);
+}
+
+void MainWindow::updateCounts() {
+    m_countsLabel->setText(tr("%1 requests · %2 running · %3 failed · %4 sandboxes")
+                               .arg(m_requests->rowCount())
+                               .arg(m_requests->runningCount())
+                               .arg(m_requests->failedCount())
+                               .arg(m_sandboxes->rowCount()));
+}
+
+bool MainWindow::saveScreenshot(const QString &path) {
+    // Show the most telling request: the latest one that ran code, its last code run selected.
+    for (int row = m_requests->rowCount() - 1; row >= 0; --row) {
+        const RequestRecord *r = m_requests->record(row);
+        if (r && r->hasCode() && r->state != RequestState::Running) {
+            m_requestsPanel->setAutoFollow(false);
+            m_requestsPanel->selectRequest(r->id);
+            m_loopPanel->selectStep(m_loopPanel->timelineModel()->lastCodeRunRow());
+            break;
+        }
+    }
+    QCoreApplication::processEvents();
+    const QFileInfo info(path);
+    QDir().mkpath(info.absolutePath());
+    return grab().save(path);
+}
+
+void MainWindow::setUpScreenshotFromEnvironment() {
+    m_screenshotPath = qEnvironmentVariable("LOOPSCOPE_SCREENSHOT");
+    if (m_screenshotPath.isEmpty())
+        return;
+    bool ok = false;
+    m_screenshotAfter = qEnvironmentVariableIntValue("LOOPSCOPE_SCREENSHOT_AFTER", &ok);
+    if (!ok || m_screenshotAfter < 1)
+        m_screenshotAfter = 1;
+    // Fall back after a minute so a script never hangs on a window that sees no traffic.
+    QTimer::singleShot(60'000, this, [this] {
+        if (m_screenshotPath.isEmpty())
+            return;
+        const QString path = std::exchange(m_screenshotPath, {});
+        saveScreenshot(path);
+        QCoreApplication::exit(3);
+    });
+}
+
+void MainWindow::closeEvent(QCloseEvent *event) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    QMainWindow::closeEvent(event);
+}
+
+} // namespace loopscope

@@ -1,0 +1,18 @@
+#include "widgets/proxycontrol.h"
+
+namespace loopscope {
+
+ProxyControl::~ProxyControl() = default;
+
+QUrl ProxyControl::baseUrl() const {
+    QUrl url = listenUrl();
+    QString path = url.path();
+    while (path.endsWith(u'/'))
+        path.chop(1);
+    url.setPath(path + QStringLiteral("/v1"));
+    return url;
+}
+
+void ProxyControl::applySettings(const AppSettings &) {}
+
+} // namespace loopscope

@@ -1,0 +1,45 @@
+#pragma once
+
+#include "models/appsettings.h"
+
+#include <QObject>
+#include <QUrl>
+
+namespace loopscope {
+
+// What the window needs from the running proxy, implemented in app/ over the real server (which
+// lives on its own thread: implementations forward start/stop there with queued calls and
+// report back through stateChanged). Kept abstract so the window is tested without a proxy.
+class ProxyControl : public QObject {
+    Q_OBJECT
+public:
+    using QObject::QObject;
+    ~ProxyControl() override;
+
+    // Where clients connect, without the /v1 suffix, e.g. http://127.0.0.1:4000. Meaningful
+    // while running; the last or configured address otherwise.
+    virtual QUrl listenUrl() const = 0;
+    // "demo" or the upstream base URL.
+    virtual QString upstream() const = 0;
+    virtual bool isRunning() const = 0;
+    // Sandbox backend name for the status bar, e.g. "local (bubblewrap)".
+    virtual QString sandboxBackend() const = 0;
+    // SandboxBackend::selfTest() as text: empty when the backend is available, else the
+    // problems (one per line) and what fixes them.
+    virtual QString sandboxSelfTest() const = 0;
+
+    // The base URL SDKs use: listenUrl() + "/v1".
+    QUrl baseUrl() const;
+
+public slots:
+    virtual void start() = 0;
+    virtual void stop() = 0;
+    // Settings saved in the dialog; the proxy applies what it can (restart on port change).
+    virtual void applySettings(const loopscope::AppSettings &settings);
+
+signals:
+    void stateChanged();
+    void errorOccurred(const QString &message);
+};
+
+} // namespace loopscope

@@ -1,0 +1,17 @@
+#pragma once
+
+class QApplication;
+class QPalette;
+
+namespace loopscope {
+
+// Fusion with a light or dark palette chosen from the system's own colours, so the window looks
+// consistent on every Linux desktop (Qt 6.4 has no colour-scheme API to ask directly).
+class Theme {
+public:
+    static void apply(QApplication &app);
+    static bool systemPrefersDark(const QPalette &systemPalette);
+    static QPalette darkPalette();
+};
+
+} // namespace loopscope

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <QStyledItemDelegate>
+
+namespace loopscope {
+
+// Paints a LoopTimelineModel row's bar (BarStartRole..BarEndRole of the cell width): model calls
+// in the highlight colour, code runs in green, failures in red.
+class TimelineBarDelegate : public QStyledItemDelegate {
+    Q_OBJECT
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    void paint(QPainter *painter, const QStyleOptionViewItem &option,
+               const QModelIndex &index) const override;
+};
+
+} // namespace loopscope
