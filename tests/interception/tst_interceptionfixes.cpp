@@ -242,6 +242,34 @@ private slots:
         QVERIFY(registry->contains(QStringLiteral("k"))); // not deleted: the plan did not fail
     }
 
+    // LiteLLM pairs a null id in the assistant message with a fresh id in the tool message;
+    // providers reject a tool message that answers no call.
+    void chatPlanPairsToolCallIdsWhenTheModelOmitsThem() {
+        const QJsonObject payload =
+            J(R"j({"tool_calls":[{"id":null,"call_id":null,"arguments":"{`code`:`print(1)`}"},
+                                                          {"id":"call_b","arguments":"{`code`:`print(2)`}"}]})j");
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception->buildAgenticLoopPlan(
+            payload, QStringLiteral("gpt-5"), userMessage(), {},
+            J(R"j({"_agentic_loop_api_surface":"chat_completions","_code_interpreter_interception_sandbox_key":"k"})j")));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+        const QJsonArray messages = *plan.value.requestPatch->messages;
+        QCOMPARE(messages.size(), 4); // user, assistant, tool, tool
+        const QJsonArray calls =
+            messages.at(1).toObject().value(QLatin1String("tool_calls")).toArray();
+        QCOMPARE(calls.size(), 2);
+        const QString firstId = calls.at(0).toObject().value(QLatin1String("id")).toString();
+        QVERIFY(!firstId.isEmpty());
+        QCOMPARE(messages.at(2).toObject().value(QLatin1String("tool_call_id")).toString(),
+                 firstId);
+        QCOMPARE(calls.at(1).toObject().value(QLatin1String("id")).toString(),
+                 QStringLiteral("call_b"));
+        QCOMPARE(messages.at(3).toObject().value(QLatin1String("tool_call_id")).toString(),
+                 QStringLiteral("call_b"));
+        QCOMPARE(backend->runCount(), 2);
+        QCOMPARE(backend->runCalls.at(0).code, QStringLiteral("print(1)")); // in order
+        QCOMPARE(backend->runCalls.at(1).code, QStringLiteral("print(2)"));
+    }
+
 private:
     std::unique_ptr<SandboxRegistry> registry;
     std::unique_ptr<RecordingSandboxBackend> backend;
