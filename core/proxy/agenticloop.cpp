@@ -1,0 +1,500 @@
+#include "proxy/agenticloop.h"
+
+#include "inspect/eventbus.h"
+#include "inspect/secretmasker.h"
+#include "interception/agenticfollowup.h"
+#include "interception/agenticrequest.h"
+#include "interception/codeinterpreterinterception.h"
+#include "interception/interceptionkeys.h"
+#include "proxy/chatstreamwriter.h"
+#include "proxy/responsesink.h"
+#include "proxy/upstreamclient.h"
+#include "proxy/upstreamreply.h"
+
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QJsonDocument>
+
+namespace loopscope {
+
+namespace {
+
+using Kind = InspectorEvent::Kind;
+
+const QString kOutput = QStringLiteral("output");
+const QString kType = QStringLiteral("type");
+const QString kIncompleteDetails = QStringLiteral("incomplete_details");
+
+// Client-sent keys that only the server may set: identity, provider and anything private.
+bool isServerOnlyKey(const QString &key) {
+    return key.startsWith(u'_') || key == QLatin1String("user_api_key_hash") ||
+           key == QLatin1String("custom_llm_provider") || key == QLatin1String("litellm_call_id") ||
+           key == QLatin1String("litellm_logging_obj");
+}
+
+QJsonObject upstreamBodyOf(const QJsonObject &request, const QString &upstreamModel) {
+    QJsonObject body = keys::providerRequestBody(request);
+    for (auto it = body.begin(); it != body.end();) {
+        if (it.key().startsWith(u'_'))
+            it = body.erase(it);
+        else
+            ++it;
+    }
+    if (!upstreamModel.isEmpty())
+        body.insert(QStringLiteral("model"), upstreamModel);
+    return body;
+}
+
+QJsonObject errorObject(const QString &message, const QString &type, const QString &code) {
+    return {{QStringLiteral("error"),
+             QJsonObject{{QStringLiteral("message"), message},
+                         {QStringLiteral("type"), type},
+                         {QStringLiteral("param"), QJsonValue::Null},
+                         {QStringLiteral("code"),
+                          code.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(code)}}}};
+}
+
+bool isInternalCall(const QJsonObject &item) {
+    return item.value(kType).toString() == QLatin1String("function_call") &&
+           item.value(QStringLiteral("name")).toString() == keys::kCodeExecutionToolName;
+}
+
+} // namespace
+
+AgenticLoop::AgenticLoop(ProxyRequest request, ResponseSink *sink,
+                         CodeInterpreterInterception *interception, UpstreamClient *upstream,
+                         EventBus *events, QObject *parent)
+    : QObject(parent)
+    , m_request(std::move(request))
+    , m_sink(sink)
+    , m_interception(interception)
+    , m_upstream(upstream)
+    , m_events(events)
+    , m_provider(providerFor(m_request)) {}
+
+AgenticLoop::~AgenticLoop() {
+    disconnect(m_toolCallConnection);
+}
+
+QString AgenticLoop::providerFor(const ProxyRequest &request) {
+    return request.route.provider == UpstreamRoute::Provider::Azure ? QStringLiteral("azure")
+                                                                    : QStringLiteral("openai");
+}
+
+QString AgenticLoop::upstreamPath() const {
+    return isChat() ? QStringLiteral("/chat/completions") : QStringLiteral("/responses");
+}
+
+bool AgenticLoop::clientGone() const {
+    return !m_sink || m_sink->isClientGone();
+}
+
+QJsonObject AgenticLoop::hookKwargs(const QJsonObject &request) const {
+    const QString surface =
+        isChat() ? QString(keys::kChatCompletionsSurface) : QString(keys::kResponsesSurface);
+    return AgenticRequest::fromFlat(request, surface).hookKwargs(m_provider);
+}
+
+void AgenticLoop::start() {
+    QJsonObject request = m_request.body;
+    for (auto it = request.begin(); it != request.end();) {
+        if (isServerOnlyKey(it.key()))
+            it = request.erase(it);
+        else
+            ++it;
+    }
+    request.insert(QStringLiteral("user_api_key_hash"), m_request.callerIdentity);
+    request.insert(QStringLiteral("custom_llm_provider"), m_provider);
+    m_stream = keys::isTruthy(request.value(QStringLiteral("stream")));
+
+    const QString sessionId = CodeInterpreterInterception::sessionIdOf(request).value_or(QString());
+    if (m_events) {
+        m_events->publish(
+            Kind::RequestStarted, m_request.requestId, -1,
+            {{QStringLiteral("method"), QStringLiteral("POST")},
+             {QStringLiteral("path"), m_request.path},
+             {QStringLiteral("api"),
+              isChat() ? QStringLiteral("chat_completions") : QStringLiteral("responses")},
+             {QStringLiteral("model"), request.value(QStringLiteral("model"))},
+             {QStringLiteral("stream"), m_stream},
+             {QStringLiteral("intercepted"), true},
+             {QStringLiteral("identity"), SecretMasker::mask(m_request.callerIdentity)},
+             {QStringLiteral("sessionId"), sessionId},
+             {QStringLiteral("request"), SecretMasker::maskJson(m_request.body)}});
+    }
+
+    // OpenAI's own session form: {"type":"code_interpreter","container":"cntr_…"} reuses that
+    // container when the caller owns it (it is a session sandbox of the same identity).
+    const QJsonArray tools = request.value(QStringLiteral("tools")).toArray();
+    for (const QJsonValue &tool : tools) {
+        const QJsonObject t = tool.toObject();
+        if (t.value(kType).toString() != keys::kNativeCodeInterpreterType ||
+            !t.value(QStringLiteral("container")).isString())
+            continue;
+        const QString containerId = t.value(QStringLiteral("container")).toString();
+        const auto entry = m_interception && m_interception->registry()
+                               ? m_interception->registry()->entryByContainerId(containerId)
+                               : std::nullopt;
+        if (!entry || entry->identity != m_request.callerIdentity || entry->sessionId.isEmpty()) {
+            failWithMessage(
+                404, QStringLiteral("No container found with id '%1'.").arg(containerId),
+                QStringLiteral("invalid_request_error"), QStringLiteral("container_not_found"));
+            return;
+        }
+        QJsonObject meta = request.value(keys::kLitellmMetadata).toObject();
+        meta.insert(QStringLiteral("session_id"), entry->sessionId);
+        request.insert(keys::kLitellmMetadata, meta);
+        QJsonObject clientMeta = request.value(QStringLiteral("metadata")).toObject();
+        if (clientMeta.contains(QStringLiteral("session_id")) &&
+            clientMeta.value(QStringLiteral("session_id")).toString() != entry->sessionId) {
+            failWithMessage(400,
+                            QStringLiteral("metadata.session_id does not match the container's "
+                                           "session."),
+                            QStringLiteral("invalid_request_error"),
+                            QStringLiteral("container_session_mismatch"));
+            return;
+        }
+        break;
+    }
+
+    const CallType callType = isChat() ? CallType::ACompletion : CallType::AResponses;
+    if (!m_interception || !m_interception->preCallDeploymentHook(request, callType)) {
+        failWithMessage(500, QStringLiteral("Code interpreter interception is not available."),
+                        QStringLiteral("server_error"), QStringLiteral("interception_unavailable"));
+        return;
+    }
+    m_sandboxKey = request.value(keys::kSandboxKey).toString();
+    m_sessionScoped = keys::isTruthy(request.value(keys::kSessionScoped));
+    m_initialKwargs = hookKwargs(request);
+    if (const auto stash = keys::stashedStreamOptions(request))
+        m_streamOptions = *stash;
+
+    m_toolCallConnection = connect(
+        m_interception, &CodeInterpreterInterception::toolCallExecuted, this,
+        [this](const QString &sandboxKey, const QString &containerId, const QString &callId,
+               const QString &code, const ToolCallRun &run) {
+            if (sandboxKey != m_sandboxKey || !m_events)
+                return;
+            QJsonObject data{{QStringLiteral("callId"), callId},
+                             {QStringLiteral("code"), code},
+                             {QStringLiteral("stdout"), run.result.stdoutText},
+                             {QStringLiteral("stderr"), run.result.stderrText},
+                             {QStringLiteral("output"), run.fedBack},
+                             {QStringLiteral("executed"), run.executed},
+                             {QStringLiteral("durationMs"), run.result.durationMs},
+                             {QStringLiteral("containerId"), containerId},
+                             {QStringLiteral("truncated"),
+                              run.result.stdoutTruncated || run.result.stderrTruncated},
+                             {QStringLiteral("timedOut"), run.result.timedOut}};
+            if (run.result.error) {
+                data.insert(
+                    QStringLiteral("error"),
+                    QJsonObject{{QStringLiteral("name"), run.result.error->name},
+                                {QStringLiteral("value"), run.result.error->value},
+                                {QStringLiteral("traceback"), run.result.error->traceback}});
+            }
+            m_events->publish(Kind::CodeExecuted, m_request.requestId, m_iterations - 1, data);
+        });
+
+    if (m_stream && m_sink) {
+        m_sink->beginSse();
+        if (!isChat()) {
+            m_sink->writeChunk(m_writer.begin(
+                {{QStringLiteral("object"), QStringLiteral("response")},
+                 {QStringLiteral("created_at"), QDateTime::currentSecsSinceEpoch()},
+                 {QStringLiteral("model"), m_request.body.value(QStringLiteral("model"))},
+                 {QStringLiteral("tools"), m_request.body.value(QStringLiteral("tools"))}}));
+        }
+    }
+    iterate(request, 0);
+}
+
+void AgenticLoop::iterate(QJsonObject request, int depth) {
+    if (clientGone()) {
+        complete(499, {}, QStringLiteral("client disconnected"));
+        return;
+    }
+    ++m_iterations;
+    if (m_sink)
+        m_sink->setIterations(m_iterations);
+    const QJsonObject body = upstreamBodyOf(request, m_request.route.upstreamModel);
+    m_upstream->postJson(m_request.route, upstreamPath(), body)
+        .then(this, [this, request, depth, body](const UpstreamReply &reply) {
+            if (m_events) {
+                QJsonObject data{{QStringLiteral("request"), body},
+                                 {QStringLiteral("status"), reply.status},
+                                 {QStringLiteral("latencyMs"), reply.latencyMs}};
+                if (reply.isJson) {
+                    data.insert(QStringLiteral("response"), reply.json);
+                    data.insert(QStringLiteral("usage"), reply.json.value(QStringLiteral("usage")));
+                } else if (reply.status == 0) {
+                    data.insert(QStringLiteral("error"), reply.errorString);
+                } else {
+                    data.insert(QStringLiteral("error"), QString::fromUtf8(reply.body.left(4096)));
+                }
+                m_events->publish(Kind::UpstreamCall, m_request.requestId, m_iterations - 1, data);
+            }
+            onUpstreamReply(request, depth, reply);
+        });
+}
+
+void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const UpstreamReply &reply) {
+    if (m_sink)
+        m_sink->addExternalTime(qint64(reply.latencyMs * 1e6));
+    if (clientGone()) {
+        runCleanup();
+        complete(499, {}, QStringLiteral("client disconnected"));
+        return;
+    }
+    if (!reply.ok()) {
+        if (reply.status == 0) {
+            failWith(reply.clientStatus(),
+                     QJsonDocument::fromJson(reply.transportErrorBody()).object());
+        } else if (reply.isJson && reply.json.value(QStringLiteral("error")).isObject()) {
+            failWith(reply.status, reply.json);
+        } else {
+            failWithMessage(reply.status,
+                            QStringLiteral("Upstream error %1: %2")
+                                .arg(reply.status)
+                                .arg(QString::fromUtf8(reply.body.left(2048))),
+                            QStringLiteral("upstream_error"), QString());
+        }
+        return;
+    }
+    if (!reply.isJson) {
+        failWithMessage(
+            502, QStringLiteral("Upstream answered with a body that is not a JSON object."),
+            QStringLiteral("upstream_error"), QStringLiteral("invalid_upstream_response"));
+        return;
+    }
+    const QJsonObject response = reply.json;
+    if (response.value(QStringLiteral("usage")).isObject())
+        m_usage = response.value(QStringLiteral("usage")).toObject();
+
+    const QJsonObject kwargs = hookKwargs(request);
+    const GateDecision gate = m_interception->shouldRunAgenticLoop(response, m_provider, kwargs);
+    if (!gate.run) {
+        finishWith(response);
+        return;
+    }
+    const QString surface =
+        isChat() ? QString(keys::kChatCompletionsSurface) : QString(keys::kResponsesSurface);
+    const AgenticRequest agentic = AgenticRequest::fromFlat(request, surface);
+    const QString fingerprint = AgenticFollowUp::fingerprint(gate.payload);
+    if (const auto rail = AgenticFollowUp::safetyRailError(
+            fingerprint, agentic.fingerprints(), depth, m_request.maxLoops, agentic.model)) {
+        const bool repeated = rail->startsWith(QLatin1String("Agentic loop detected"));
+        if (m_events)
+            m_events->publish(Kind::Log, m_request.requestId, m_iterations - 1,
+                              {{QStringLiteral("level"), QStringLiteral("warning")},
+                               {QStringLiteral("message"), *rail}});
+        finishWith(response, repeated ? QStringLiteral("repeated_tool_call")
+                                      : QStringLiteral("max_agentic_loops"));
+        return;
+    }
+
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    m_interception
+        ->buildAgenticLoopPlan(gate.payload, agentic.model, agentic.messages,
+                               agentic.optionalParams, kwargs)
+        .then(this, [this, agentic, depth, fingerprint,
+                     clock](const Outcome<AgenticLoopPlan> &plan) {
+            if (m_sink)
+                m_sink->addExternalTime(clock->nsecsElapsed());
+            if (!plan.ok()) {
+                failWithMessage(502, QStringLiteral("Sandbox failure: %1").arg(plan.error),
+                                QStringLiteral("server_error"), QStringLiteral("sandbox_error"));
+                return;
+            }
+            m_lastPlan = plan.value;
+            const QJsonArray calls =
+                plan.value.metadata.value(QStringLiteral("code_interpreter_calls")).toArray();
+            for (const QJsonValue &call : calls) {
+                m_codeCalls.append(call);
+                if (m_stream && !isChat() && m_sink)
+                    m_sink->writeChunk(m_writer.codeCallFinished(call.toObject()));
+            }
+            if (clientGone()) {
+                runCleanup();
+                complete(499, {}, QStringLiteral("client disconnected"));
+                return;
+            }
+            FollowUpContext context;
+            context.request = agentic;
+            context.depth = depth;
+            context.maxLoops = m_request.maxLoops;
+            context.fingerprints = agentic.fingerprints();
+            context.fingerprint = fingerprint;
+            const Outcome<QJsonObject> followUp =
+                AgenticFollowUp::buildFollowUpRequest(plan.value, context);
+            if (!followUp.ok()) {
+                failWithMessage(500, followUp.error, QStringLiteral("server_error"),
+                                QStringLiteral("agentic_loop_error"));
+                return;
+            }
+            iterate(followUp.value, depth + 1);
+        });
+}
+
+QJsonObject AgenticLoop::withoutInternalCalls(QJsonObject response, bool chat) {
+    if (!chat) {
+        QJsonArray kept;
+        for (const QJsonValue &item : response.value(kOutput).toArray())
+            if (!isInternalCall(item.toObject()))
+                kept.append(item);
+        response.insert(kOutput, kept);
+        return response;
+    }
+    QJsonArray choices = response.value(QStringLiteral("choices")).toArray();
+    for (int i = 0; i < choices.size(); ++i) {
+        QJsonObject choice = choices.at(i).toObject();
+        QJsonObject message = choice.value(QStringLiteral("message")).toObject();
+        QJsonArray kept;
+        for (const QJsonValue &call : message.value(QStringLiteral("tool_calls")).toArray()) {
+            if (call.toObject()
+                    .value(QStringLiteral("function"))
+                    .toObject()
+                    .value(QStringLiteral("name"))
+                    .toString() != keys::kCodeExecutionToolName)
+                kept.append(call);
+        }
+        if (kept.isEmpty())
+            message.remove(QStringLiteral("tool_calls"));
+        else
+            message.insert(QStringLiteral("tool_calls"), kept);
+        if (!message.value(QStringLiteral("content")).isString())
+            message.insert(QStringLiteral("content"), QString());
+        choice.insert(QStringLiteral("message"), message);
+        choices[i] = choice;
+    }
+    response.insert(QStringLiteral("choices"), choices);
+    return response;
+}
+
+QJsonObject AgenticLoop::withCodeInterpreterCalls(QJsonObject response, const QJsonArray &calls) {
+    QJsonArray output;
+    for (const QJsonValue &item : response.value(kOutput).toArray())
+        if (item.toObject().value(kType).toString() != QLatin1String("code_interpreter_call"))
+            output.append(item);
+    response.insert(kOutput, output);
+    if (calls.isEmpty())
+        return response;
+    return CodeInterpreterInterception::injectCodeInterpreterCalls(response, calls);
+}
+
+void AgenticLoop::finishWith(QJsonObject response, const QString &incompleteReason) {
+    if (!incompleteReason.isEmpty())
+        response = withoutInternalCalls(response, isChat());
+    if (isChat()) {
+        if (!incompleteReason.isEmpty()) {
+            QJsonArray choices = response.value(QStringLiteral("choices")).toArray();
+            for (int i = 0; i < choices.size(); ++i) {
+                QJsonObject choice = choices.at(i).toObject();
+                choice.insert(QStringLiteral("finish_reason"), QStringLiteral("length"));
+                choices[i] = choice;
+            }
+            response.insert(QStringLiteral("choices"), choices);
+            response.insert(kIncompleteDetails,
+                            QJsonObject{{QStringLiteral("reason"), incompleteReason}});
+        }
+    } else {
+        response = withCodeInterpreterCalls(response, m_codeCalls);
+        // The client declared the hosted tool: echo what it sent, never the internal function.
+        if (m_request.body.contains(QStringLiteral("tools")))
+            response.insert(QStringLiteral("tools"), m_request.body.value(QStringLiteral("tools")));
+        if (m_request.body.contains(QStringLiteral("tool_choice")))
+            response.insert(QStringLiteral("tool_choice"),
+                            m_request.body.value(QStringLiteral("tool_choice")));
+        if (!incompleteReason.isEmpty()) {
+            response.insert(QStringLiteral("status"), QStringLiteral("incomplete"));
+            response.insert(kIncompleteDetails,
+                            QJsonObject{{QStringLiteral("reason"), incompleteReason}});
+        }
+    }
+    if (m_events && !m_codeCalls.isEmpty() && !isChat())
+        m_events->publish(Kind::OutputsInjected, m_request.requestId, -1,
+                          {{QStringLiteral("items"), m_codeCalls}});
+    runCleanup();
+    if (m_sink && !m_sink->isClientGone()) {
+        if (!m_stream) {
+            m_sink->sendJson(200, response);
+        } else if (isChat()) {
+            m_sink->writeChunk(ChatStreamWriter::replay(response, m_streamOptions));
+            m_sink->endStream();
+        } else {
+            m_sink->writeChunk(m_writer.finish(response));
+            m_sink->endStream();
+        }
+    }
+    complete(200, response, incompleteReason);
+}
+
+void AgenticLoop::failWithMessage(int status, const QString &message, const QString &type,
+                                  const QString &code) {
+    failWith(status, errorObject(message, type, code));
+}
+
+void AgenticLoop::failWith(int status, const QJsonObject &errorBody) {
+    runCleanup();
+    const QJsonObject error = errorBody.value(QStringLiteral("error")).toObject();
+    const QString message = error.value(QStringLiteral("message")).toString();
+    if (m_sink && !m_sink->isClientGone()) {
+        if (!m_stream || !m_sink->isStarted()) {
+            m_sink->sendJson(status, errorBody);
+        } else if (isChat()) {
+            m_sink->writeChunk(ChatStreamWriter::error(
+                error.value(QStringLiteral("type")).toString(QStringLiteral("upstream_error")),
+                message, error.value(QStringLiteral("code")).toString()));
+            m_sink->endStream();
+        } else {
+            QString code = error.value(QStringLiteral("code")).toString();
+            if (code.isEmpty())
+                code =
+                    error.value(QStringLiteral("type")).toString(QStringLiteral("upstream_error"));
+            m_sink->writeChunk(m_writer.error(code, message));
+            m_sink->endStream();
+        }
+    }
+    complete(status, {}, message.isEmpty() ? QStringLiteral("request failed") : message);
+}
+
+void AgenticLoop::runCleanup() {
+    // Idempotent: a session sandbox stays; an ephemeral one is deleted exactly once (the
+    // registry pops the key first). A failed plan has deleted its sandbox already.
+    if (!m_interception || m_sandboxKey.isEmpty() || m_sessionScoped)
+        return;
+    if (m_lastPlan)
+        m_interception->agenticLoopCleanupHook(*m_lastPlan, m_initialKwargs);
+    else
+        m_interception->deleteContainerForKey(m_sandboxKey, SandboxRemovalReason::Completed);
+}
+
+void AgenticLoop::complete(int status, const QJsonObject &response, const QString &failure) {
+    if (m_finished)
+        return;
+    m_finished = true;
+    disconnect(m_toolCallConnection);
+    if (m_events) {
+        const double durationMs = m_sink ? double(m_sink->elapsedNanoseconds()) / 1e6
+                                         : double(m_request.elapsed.nsecsElapsed()) / 1e6;
+        QJsonObject data{{QStringLiteral("status"), status},
+                         {QStringLiteral("durationMs"), durationMs},
+                         {QStringLiteral("iterations"), m_iterations},
+                         {QStringLiteral("codeRuns"), m_codeCalls.size()},
+                         {QStringLiteral("usage"), m_usage}};
+        if (status >= 200 && status < 300) {
+            data.insert(QStringLiteral("response"), response);
+            if (!failure.isEmpty())
+                data.insert(QStringLiteral("incompleteReason"), failure);
+            m_events->publish(Kind::RequestFinished, m_request.requestId, -1, data);
+        } else {
+            data.insert(QStringLiteral("message"), failure);
+            m_events->publish(Kind::RequestFailed, m_request.requestId, -1, data);
+        }
+    }
+    emit done();
+    deleteLater();
+}
+
+} // namespace loopscope

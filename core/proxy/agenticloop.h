@@ -1,0 +1,91 @@
+#pragma once
+
+#include "interception/agenticloopplan.h"
+#include "proxy/proxyrequest.h"
+#include "proxy/responsesstreamwriter.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+
+namespace loopscope {
+
+class CodeInterpreterInterception;
+class EventBus;
+class ResponseSink;
+class UpstreamClient;
+struct UpstreamReply;
+
+// Drives one client request that declared the hosted code_interpreter tool through its
+// iterations: pre-call hook → upstream call (always non-streaming, plain OpenAI body) → gate →
+// safety rails → plan (code runs in the sandbox) → follow-up → … → final response with the
+// code_interpreter_call items in chronological order → cleanup (always, exactly once).
+//
+// Streaming clients get OpenAI's SSE shapes: on /v1/responses `response.created` at once and
+// each round's code_interpreter_call as soon as its code has run; on /v1/chat/completions a
+// replay of the final completion (usage chunk only when stream_options.include_usage).
+//
+// At the loop ceiling (max loops, or a repeated tool-call fingerprint) the client gets the last
+// response without the internal call: Responses `status: "incomplete"`,
+// `incomplete_details.reason: "max_agentic_loops"` (or "repeated_tool_call"); Chat
+// `finish_reason: "length"` plus the same top-level `incomplete_details`.
+// A failed upstream call ends the request with the upstream's status and an OpenAI-shaped body
+// (or an SSE error event when streaming); a sandbox failure with 502 and a readable message.
+//
+// Deletes itself when done. Lives on the proxy thread.
+class AgenticLoop : public QObject {
+    Q_OBJECT
+public:
+    AgenticLoop(ProxyRequest request, ResponseSink *sink, CodeInterpreterInterception *interception,
+                UpstreamClient *upstream, EventBus *events, QObject *parent = nullptr);
+    ~AgenticLoop() override;
+
+    void start();
+
+    // The provider slug the interception layer sees for a route ("openai", "azure").
+    static QString providerFor(const ProxyRequest &request);
+    // Removes every litellm_code_execution call from a final response (for the ceiling case).
+    static QJsonObject withoutInternalCalls(QJsonObject response, bool chat);
+    // Puts the collected code_interpreter_call items, in order, before the first message.
+    static QJsonObject withCodeInterpreterCalls(QJsonObject response, const QJsonArray &calls);
+
+signals:
+    void done();
+
+private:
+    void iterate(QJsonObject request, int depth);
+    void onUpstreamReply(QJsonObject request, int depth, const UpstreamReply &reply);
+    void finishWith(QJsonObject response, const QString &incompleteReason = {});
+    void failWith(int status, const QJsonObject &errorBody);
+    void failWithMessage(int status, const QString &message, const QString &type,
+                         const QString &code);
+    void runCleanup();
+    void complete(int status, const QJsonObject &response, const QString &failure);
+    bool isChat() const { return m_request.surface == ApiSurface::ChatCompletions; }
+    bool clientGone() const;
+    QString upstreamPath() const;
+    QJsonObject hookKwargs(const QJsonObject &request) const;
+
+    ProxyRequest m_request;
+    QPointer<ResponseSink> m_sink;
+    QPointer<CodeInterpreterInterception> m_interception;
+    QPointer<UpstreamClient> m_upstream;
+    QPointer<EventBus> m_events;
+
+    QString m_provider;
+    bool m_stream = false;
+    QJsonValue m_streamOptions = QJsonValue::Undefined;
+    QString m_sandboxKey;
+    bool m_sessionScoped = false;
+    QJsonObject m_initialKwargs;
+    std::optional<AgenticLoopPlan> m_lastPlan;
+    QJsonArray m_codeCalls; // every code_interpreter_call, in the order the code ran
+    ResponsesStreamWriter m_writer;
+    QJsonObject m_usage;
+    int m_iterations = 0;
+    bool m_finished = false;
+    QMetaObject::Connection m_toolCallConnection;
+};
+
+} // namespace loopscope

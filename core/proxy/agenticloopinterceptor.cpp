@@ -1,0 +1,36 @@
+#include "proxy/agenticloopinterceptor.h"
+
+#include "inspect/eventbus.h"
+#include "interception/codeinterpreterinterception.h"
+#include "interception/interceptionkeys.h"
+#include "proxy/agenticloop.h"
+#include "proxy/responsesink.h"
+#include "proxy/upstreamclient.h"
+
+namespace loopscope {
+
+AgenticLoopInterceptor::AgenticLoopInterceptor(CodeInterpreterInterception *interception,
+                                               UpstreamClient *upstream, EventBus *events,
+                                               QObject *parent)
+    : QObject(parent)
+    , m_interception(interception)
+    , m_upstream(upstream)
+    , m_events(events) {}
+
+bool AgenticLoopInterceptor::accepts(const ProxyRequest &request) const {
+    if (!m_interception || !m_upstream)
+        return false;
+    const InterceptionSettings &settings = m_interception->settings();
+    return settings.enabled && request.declaresToolType(keys::kNativeCodeInterpreterType) &&
+           settings.allowsProvider(AgenticLoop::providerFor(request));
+}
+
+void AgenticLoopInterceptor::handle(ProxyRequest request, ResponseSink *sink) {
+    auto *loop =
+        new AgenticLoop(std::move(request), sink, m_interception, m_upstream, m_events, this);
+    ++m_active;
+    connect(loop, &AgenticLoop::done, this, [this] { --m_active; });
+    loop->start();
+}
+
+} // namespace loopscope
