@@ -94,7 +94,7 @@ void MainWindow::createPanels() {
     setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
     QDockWidget *requests = addPanel(m_requestsPanel, tr("Requests"), QStringLiteral("requests"));
     QDockWidget *loop = addPanel(m_loopPanel, tr("Loop"), QStringLiteral("loop"));
-    QDockWidget *code = addPanel(m_codePanel, tr("Code && output"), QStringLiteral("code"));
+    QDockWidget *code = addPanel(m_codePanel, tr("Code & output"), QStringLiteral("code"));
     QDockWidget *sandboxes =
         addPanel(m_sandboxesPanel, tr("Sandboxes"), QStringLiteral("sandboxes"));
     QDockWidget *injected =
@@ -179,8 +179,11 @@ void MainWindow::createActions() {
     edit->addAction(m_deleteSandbox);
     edit->addAction(deleteAll);
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget *dock : std::as_const(m_docks))
-        view->addAction(dock->toggleViewAction());
+    for (QDockWidget *dock : std::as_const(m_docks)) {
+        QAction *toggle = dock->toggleViewAction();
+        toggle->setText(dock->windowTitle().replace(u'&', QStringLiteral("&&")));
+        view->addAction(toggle);
+    }
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(about);
 

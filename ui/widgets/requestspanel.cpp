@@ -40,11 +40,13 @@ RequestsPanel::RequestsPanel(RequestsModel *model, QWidget *parent)
     m_status->addItem(tr("Running"), int(RequestFilter::Status::Running));
     m_status->addItem(tr("Completed"), int(RequestFilter::Status::Completed));
     m_status->addItem(tr("Failed"), int(RequestFilter::Status::Failed));
-    m_code->addItem(tr("With or without code"), int(RequestFilter::Code::Any));
+    m_code->addItem(tr("Any code"), int(RequestFilter::Code::Any));
     m_code->addItem(tr("Ran code"), int(RequestFilter::Code::WithCode));
     m_code->addItem(tr("No code"), int(RequestFilter::Code::WithoutCode));
     m_session->addItem(tr("All sessions"), QString());
-    m_session->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_session->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_session->setMinimumContentsLength(10);
+    m_search->setMinimumWidth(160);
     m_follow->setChecked(true);
     m_follow->setToolTip(tr("Select each new request as it arrives"));
     auto *clear = new QPushButton(tr("Clear"), this);
@@ -60,13 +62,15 @@ RequestsPanel::RequestsPanel(RequestsModel *model, QWidget *parent)
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
     m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setColumnWidth(RequestsModel::TimeColumn, 100);
-    m_view->setColumnWidth(RequestsModel::ApiColumn, 80);
-    m_view->setColumnWidth(RequestsModel::ModelColumn, 150);
-    m_view->setColumnWidth(RequestsModel::StatusColumn, 90);
-    m_view->setColumnWidth(RequestsModel::IterationsColumn, 70);
-    m_view->setColumnWidth(RequestsModel::CodeRunsColumn, 75);
-    m_view->setColumnWidth(RequestsModel::DurationColumn, 80);
+    // Fixed widths (not ResizeToContents, which would measure thousands of rows).
+    const int digit = m_view->fontMetrics().horizontalAdvance(u'0');
+    m_view->setColumnWidth(RequestsModel::TimeColumn, digit * 13);
+    m_view->setColumnWidth(RequestsModel::ApiColumn, digit * 10);
+    m_view->setColumnWidth(RequestsModel::ModelColumn, digit * 15);
+    m_view->setColumnWidth(RequestsModel::StatusColumn, digit * 10);
+    m_view->setColumnWidth(RequestsModel::IterationsColumn, digit * 9);
+    m_view->setColumnWidth(RequestsModel::CodeRunsColumn, digit * 10);
+    m_view->setColumnWidth(RequestsModel::DurationColumn, digit * 9);
 
     m_searchDebounce->setSingleShot(true);
     m_searchDebounce->setInterval(150);

@@ -35,7 +35,8 @@ SandboxesPanel::SandboxesPanel(SandboxesModel *model, SandboxCommands *commands,
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->setAlternatingRowColors(true);
-    m_view->setColumnWidth(SandboxesModel::ContainerColumn, 160);
+    // Few rows, so sizing to contents is cheap.
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_delete->setToolTip(tr("Delete the selected sandbox (Delete). The client's next request in "
                             "that session gets a fresh one."));
     m_deleteAll->setToolTip(tr("Delete every sandbox"));

@@ -1,0 +1,125 @@
+#include "widgets/codeeditor.h"
+#include "widgets/codepanel.h"
+#include "widgets/connectsdkdialog.h"
+#include "widgets/settingsdialog.h"
+
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTest>
+
+using namespace loopscope;
+using Language = ConnectSdkDialog::Language;
+
+Q_DECLARE_METATYPE(ConnectSdkDialog::Language)
+
+class TestDialogs : public QObject {
+    Q_OBJECT
+
+private slots:
+    void sdkSnippets_data() {
+        QTest::addColumn<Language>("language");
+        QTest::addColumn<QStringList>("mustContain");
+        QTest::newRow("python") << Language::Python
+                                << QStringList{
+                                       QStringLiteral("base_url=\"http://127.0.0.1:4123/v1\""),
+                                       QStringLiteral("OPENAI_BASE_URL=http://127.0.0.1:4123/v1"),
+                                       QStringLiteral("\"type\": \"code_interpreter\""),
+                                       QStringLiteral("client.responses.create(")};
+        QTest::newRow("node") << Language::Node
+                              << QStringList{
+                                     QStringLiteral("baseURL: \"http://127.0.0.1:4123/v1\""),
+                                     QStringLiteral("type: \"code_interpreter\""),
+                                     QStringLiteral("client.responses.create(")};
+        QTest::newRow("curl") << Language::Curl
+                              << QStringList{
+                                     QStringLiteral("curl http://127.0.0.1:4123/v1/responses"),
+                                     QStringLiteral("\"type\": \"code_interpreter\""),
+                                     QStringLiteral("Content-Type: application/json")};
+    }
+
+    void sdkSnippets() {
+        QFETCH(Language, language);
+        QFETCH(QStringList, mustContain);
+        const QUrl base(QStringLiteral("http://127.0.0.1:4123/v1"));
+        const QString text = ConnectSdkDialog::snippet(language, base);
+        for (const QString &needle : mustContain)
+            QVERIFY2(text.contains(needle), qPrintable(needle + QStringLiteral(" in\n") + text));
+        // A trailing slash on the base never doubles up.
+        QVERIFY(
+            !ConnectSdkDialog::snippet(language, QUrl(QStringLiteral("http://127.0.0.1:4123/v1/")))
+                 .contains(QStringLiteral("/v1//")));
+        ConnectSdkDialog dialog(base);
+        QCOMPARE(dialog.tabs()->count(), 3);
+        QCOMPARE(dialog.snippetText(language), text);
+    }
+
+    void settingsDialogRoundTrip() {
+        AppSettings s;
+        s.port = 4321;
+        s.upstream = QStringLiteral("https://api.openai.com/v1");
+        s.retention = 7000;
+        s.executionTimeoutSeconds = 12;
+        SettingsDialog dialog(s);
+        QCOMPARE(dialog.settings(), s);
+        dialog.portBox()->setValue(0);
+        dialog.upstreamEdit()->setText(QStringLiteral("  "));
+        dialog.retentionBox()->setValue(100);
+        const AppSettings edited = dialog.settings();
+        QCOMPARE(edited.port, 0);
+        QCOMPARE(edited.upstream, QStringLiteral("demo"));
+        QCOMPARE(edited.retention, 100);
+        QCOMPARE(edited.executionTimeoutSeconds, 12);
+    }
+
+    void codePanelShowsARun() {
+        CodePanel panel;
+        CodeRunRecord run;
+        run.code = QStringLiteral("for i in range(3):\n    print(i)\n");
+        run.stdoutText = QStringLiteral("0\n1\n2\n");
+        run.durationMs = 8.25;
+        run.containerId = QStringLiteral("sbx_42");
+        run.sessionId = QStringLiteral("sess-9");
+        panel.showRun(run);
+        QCOMPARE(panel.codeView()->toPlainText(), run.code);
+        QCOMPARE(panel.stdoutView()->toPlainText(), run.stdoutText);
+        QCOMPARE(panel.errorView()->toPlainText(), QString());
+        QCOMPARE(panel.summaryLabel()->text(),
+                 QStringLiteral("8.3 ms · sandbox sbx_42 · session sess-9"));
+        QCOMPARE(panel.outputTabs()->currentWidget(), panel.stdoutView());
+
+        run.errorName = QStringLiteral("NameError");
+        run.errorValue = QStringLiteral("name 'x' is not defined");
+        run.traceback = QStringLiteral("Traceback (most recent call last):\n  ...");
+        run.stderrText = QStringLiteral("oops\n");
+        run.timedOut = true;
+        run.truncated = true;
+        panel.showRun(run);
+        QVERIFY(panel.errorView()->toPlainText().startsWith(
+            QStringLiteral("NameError: name 'x' is not defined")));
+        QVERIFY(panel.errorView()->toPlainText().contains(QStringLiteral("Traceback")));
+        QCOMPARE(panel.stderrView()->toPlainText(), QStringLiteral("oops\n"));
+        QCOMPARE(panel.outputTabs()->currentWidget(), panel.errorView());
+        QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("output truncated")));
+        QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("timed out")));
+        panel.clear();
+        QCOMPARE(panel.codeView()->toPlainText(), QString());
+    }
+
+    void lineNumberGutterGrowsWithLines() {
+        CodeEditor editor;
+        editor.setPlainText(QStringLiteral("x = 1\n"));
+        const int small = editor.lineNumberAreaWidth();
+        QStringList lines;
+        for (int i = 0; i < 1500; ++i)
+            lines.append(QStringLiteral("x = %1").arg(i));
+        editor.setPlainText(lines.join(u'\n'));
+        QVERIFY(editor.lineNumberAreaWidth() > small);
+        QVERIFY(editor.isReadOnly());
+    }
+};
+
+QTEST_MAIN(TestDialogs)
+#include "tst_dialogs.moc"
