@@ -48,7 +48,7 @@ QStringList BubblewrapCommand::pythonArguments(const LocalSandboxOptions &option
             QString::fromLatin1(kBootstrap), processMarker()};
 }
 
-QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options) {
+QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int seccompFd) {
     QStringList args{
         // Every namespace, including the network: only the sandbox's own loopback remains.
         QStringLiteral("--unshare-all"),
@@ -98,6 +98,8 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     // bwrap's root is a writable, unbounded tmpfs: seal it so only /sandbox and /tmp take writes.
     args << QStringLiteral("--remount-ro") << QStringLiteral("/");
     args << QStringLiteral("--chdir") << sandboxWorkDir();
+    if (seccompFd >= 0)
+        args << QStringLiteral("--seccomp") << QString::number(seccompFd);
     args << QStringLiteral("--clearenv");
     for (const QString &entry : sandboxEnvironment(sandboxWorkDir(), QStringLiteral("/tmp"))) {
         const qsizetype eq = entry.indexOf(QLatin1Char('='));
@@ -108,10 +110,10 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     return args;
 }
 
-LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options) {
+LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options, int seccompFd) {
     LocalSandboxLaunch launch;
     launch.program = options.bwrapPath;
-    launch.arguments = bwrapArguments(options);
+    launch.arguments = bwrapArguments(options, seccompFd);
     // bwrap clears the environment for the sandbox itself; bwrap needs nothing from ours either.
     launch.environment = {QStringLiteral("PATH=/usr/bin:/bin")};
     launch.sandboxWorkDir = sandboxWorkDir();

@@ -34,10 +34,11 @@ public:
     // from stdin and runs it, so the command line stays short and the driver ships in the binary.
     static QStringList pythonArguments(const LocalSandboxOptions &options);
 
-    // bwrap arguments up to and including the interpreter command line.
-    static QStringList bwrapArguments(const LocalSandboxOptions &options);
+    // bwrap arguments up to and including the interpreter command line. `seccompFd` (if >= 0) is
+    // an inherited fd holding LocalSandboxSeccomp::program().
+    static QStringList bwrapArguments(const LocalSandboxOptions &options, int seccompFd = -1);
 
-    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options);
+    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int seccompFd = -1);
     static LocalSandboxLaunch unisolated(const LocalSandboxOptions &options,
                                          const QString &hostWorkDir);
 };

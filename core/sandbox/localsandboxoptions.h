@@ -29,6 +29,9 @@ struct LocalSandboxOptions {
     qint64 workDirBytes = 256 * kMiB;      // size of the /sandbox tmpfs
     qint64 tmpDirBytes = 64 * kMiB;        // size of the /tmp tmpfs
 
+    // Install LocalSandboxSeccomp's filter (bubblewrap --seccomp) in isolated sandboxes.
+    bool seccompFilter = true;
+
     int poolSize = 2; // pre-started interpreters; 0 disables the pool
 
     // When the app runs as root, sandboxes run as this unprivileged uid/gid so that process

@@ -1,6 +1,7 @@
 #include "sandbox/localsandboxprocess.h"
 
 #include "sandbox/bubblewrapcommand.h"
+#include "sandbox/localsandboxseccomp.h"
 
 #include <QDir>
 #include <QFile>
@@ -10,6 +11,7 @@
 #include <QTemporaryDir>
 
 #include <csignal>
+#include <fcntl.h>
 #include <grp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -112,20 +114,28 @@ void LocalSandboxProcess::start() {
 
     const bool dropPrivileges = ::geteuid() == 0;
     LocalSandboxLaunch launch;
+    int seccompFd = -1;
     if (m_isolated) {
-        launch = BubblewrapCommand::isolated(m_options);
+        if (m_options.seccompFilter && LocalSandboxSeccomp::supported()) {
+            seccompFd = LocalSandboxSeccomp::createProgramFd();
+            if (seccompFd < 0) {
+                failEarly(QStringLiteral("could not prepare the seccomp filter"));
+                return;
+            }
+        }
+        launch = BubblewrapCommand::isolated(m_options, seccompFd);
     } else {
         m_hostWorkDir = std::make_unique<QTemporaryDir>(
             QDir::tempPath() + QStringLiteral("/loopscope-sandbox-XXXXXX"));
         if (!m_hostWorkDir->isValid()) {
-            markExited(QStringLiteral("could not create a work dir: ") +
-                       m_hostWorkDir->errorString());
+            failEarly(QStringLiteral("could not create a work dir: ") +
+                      m_hostWorkDir->errorString());
             return;
         }
         if (dropPrivileges) {
             const QByteArray path = QFile::encodeName(m_hostWorkDir->path());
             if (::chown(path.constData(), m_options.sandboxUid, m_options.sandboxGid) != 0) {
-                markExited(QStringLiteral("could not hand the work dir to the sandbox uid"));
+                failEarly(QStringLiteral("could not hand the work dir to the sandbox uid"));
                 return;
             }
         }
@@ -167,8 +177,10 @@ void LocalSandboxProcess::start() {
         setLimit(RLIMIT_FSIZE, fileSize, fileSize);
         setLimit(RLIMIT_NOFILE, openFiles, openFiles);
         setLimit(RLIMIT_CORE, 0, 0);
-        // Nothing of the app's beyond stdin/stdout/stderr crosses exec.
+        // Nothing of the app's beyond stdin/stdout/stderr (and the filter for bwrap) crosses exec.
         ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+        if (seccompFd >= 0)
+            ::fcntl(seccompFd, F_SETFD, 0);
     });
 
     connect(m_process, &QProcess::readyReadStandardOutput, this, &LocalSandboxProcess::onStdout);
@@ -184,6 +196,8 @@ void LocalSandboxProcess::start() {
 
     m_startTimer.start(m_options.startTimeoutMs);
     m_process->start(QIODevice::ReadWrite);
+    if (seccompFd >= 0)
+        ::close(seccompFd); // the child has its copy (QProcess forks inside start())
     // Queued in QProcess's write buffer until the pipe accepts it.
     m_process->write(LocalSandboxFrameCodec::encodeRaw(driverSource()));
     QJsonObject config{
@@ -195,6 +209,12 @@ void LocalSandboxProcess::start() {
         {QStringLiteral("workdir"), launch.sandboxWorkDir},
     };
     m_process->write(LocalSandboxFrameCodec::encode(config));
+}
+
+void LocalSandboxProcess::failEarly(const QString &reason) {
+    // Queued, so that whoever called start() has connected to exited() before it fires.
+    QMetaObject::invokeMethod(
+        this, [this, reason] { markExited(reason); }, Qt::QueuedConnection);
 }
 
 QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &code, int timeoutMs) {

@@ -71,6 +71,7 @@ private:
     void handleFrame(const QJsonObject &frame);
     void killTree(KillReason reason);
     void markExited(const QString &reason, bool notify = true);
+    void failEarly(const QString &reason);
     QString describeExit(int exitCode, bool crashed) const;
 
     LocalSandboxOptions m_options;

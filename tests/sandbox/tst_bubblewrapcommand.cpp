@@ -1,4 +1,5 @@
 #include "sandbox/bubblewrapcommand.h"
+#include "sandbox/localsandboxseccomp.h"
 
 #include <QTest>
 
@@ -15,6 +16,7 @@ private slots:
     void environmentIsClearedAndMinimal();
     void interpreterIsAbsoluteAndIsolatedMode();
     void unisolatedRunsPythonDirectly();
+    void seccompFilterIsPassedByFd();
 };
 
 void TestBubblewrapCommand::isolationFlagsPresent_data() {
@@ -89,6 +91,22 @@ void TestBubblewrapCommand::unisolatedRunsPythonDirectly() {
     QCOMPARE(launch.program, QStringLiteral("/usr/bin/python3"));
     QCOMPARE(launch.workingDirectory, QStringLiteral("/tmp/loopscope-sandbox-x"));
     QVERIFY(launch.environment.contains(QStringLiteral("HOME=/tmp/loopscope-sandbox-x")));
+}
+
+void TestBubblewrapCommand::seccompFilterIsPassedByFd() {
+    QVERIFY(!BubblewrapCommand::bwrapArguments({}).contains(QStringLiteral("--seccomp")));
+    const QStringList args = BubblewrapCommand::bwrapArguments({}, 7);
+    const qsizetype at = args.indexOf(QStringLiteral("--seccomp"));
+    QVERIFY(at > 0 && at < args.indexOf(QStringLiteral("--")));
+    QCOMPARE(args.at(at + 1), QStringLiteral("7"));
+    if (!LocalSandboxSeccomp::supported())
+        return;
+    const QByteArray program = LocalSandboxSeccomp::program();
+    QVERIFY(!program.isEmpty());
+    QCOMPARE(program.size() % 8, 0);     // struct sock_filter
+    QVERIFY(program.size() / 8 <= 4096); // BPF_MAXINSNS
+    QVERIFY(LocalSandboxSeccomp::blockedSyscalls().contains(QStringLiteral("keyctl")));
+    QVERIFY(!LocalSandboxSeccomp::blockedSyscalls().contains(QStringLiteral("clone")));
 }
 
 QTEST_GUILESS_MAIN(TestBubblewrapCommand)

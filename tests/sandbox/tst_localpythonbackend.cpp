@@ -9,6 +9,7 @@
 #include <QTcpServer>
 #include <QTest>
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 using namespace loopscope;
@@ -41,6 +42,8 @@ private slots:
     void escapeIsRefused_data();
     void escapeIsRefused();
     void hostLoopbackPortIsRefused();
+    void seccompFilterBlocksKernelSurface_data();
+    void seccompFilterBlocksKernelSurface();
     void canaryEnvironmentVariableIsAbsent();
     void scratchSpaceIsSizeCapped_data();
     void scratchSpaceIsSizeCapped();
@@ -336,6 +339,55 @@ void TestLocalPythonBackend::escapeIsRefused() {
     QVERIFY2(r.ok(), qPrintable(r.error));
     QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
     QCOMPARE(r.value.stdoutText, expected);
+}
+
+void TestLocalPythonBackend::seccompFilterBlocksKernelSurface_data() {
+    QTest::addColumn<bool>("filter");
+    QTest::newRow("filtered") << true;
+    // Control: without the filter the same probe sees the kernel (proves the probe can fail).
+    QTest::newRow("unfiltered") << false;
+}
+
+void TestLocalPythonBackend::seccompFilterBlocksKernelSurface() {
+    QFETCH(bool, filter);
+    LocalSandboxOptions options = testOptions();
+    options.seccompFilter = filter;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r =
+        run(sandbox,
+            QStringLiteral(
+                "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                "def call(nr, *args):\n    ctypes.set_errno(0)\n    r = libc.syscall(nr, *args)\n"
+                "    return ctypes.get_errno() if r == -1 else 0\n"
+                "mode = [l.split()[1] for l in open('/proc/self/status') if "
+                "l.startswith('Seccomp:')][0]\n"
+                "fds = []\nfor f in os.listdir('/proc/self/fd'):\n    try:\n"
+                "        fds.append(os.readlink('/proc/self/fd/' + f))\n    except OSError:\n"
+                "        pass\n"
+                "print(call(%1, 0, -3, 0), call(%2, 1, 0), mode, "
+                "'LEAK' if any('seccomp' in f for f in fds) else 'clean')")
+                .arg(SYS_keyctl)
+                .arg(SYS_io_uring_setup));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+    // errno of keyctl(GET_KEYRING_ID) and io_uring_setup(1, NULL), Seccomp mode, fd check.
+    const QStringList fields = r.value.stdoutText.trimmed().split(QLatin1Char(' '));
+    QCOMPARE(fields.size(), 4);
+    QCOMPARE(fields.at(3), QStringLiteral("clean"));
+    if (filter) {
+        QCOMPARE(fields.at(0), QStringLiteral("1")); // EPERM
+        QCOMPARE(fields.at(1), QStringLiteral("1"));
+        QCOMPARE(fields.at(2), QStringLiteral("2"));
+    } else {
+        // The host itself may filter (e.g. a container runtime); only compare where it doesn't.
+        QFile status(QStringLiteral("/proc/self/status"));
+        QVERIFY(status.open(QIODevice::ReadOnly));
+        if (status.readAll().contains("Seccomp:\t0")) {
+            QCOMPARE(fields.at(2), QStringLiteral("0"));
+            QVERIFY2(fields.at(0) != QLatin1String("1"), qPrintable(r.value.stdoutText));
+        }
+    }
 }
 
 void TestLocalPythonBackend::hostLoopbackPortIsRefused() {

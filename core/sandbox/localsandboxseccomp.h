@@ -1,0 +1,29 @@
+#pragma once
+
+#include <QByteArray>
+#include <QStringList>
+
+namespace loopscope {
+
+// A seccomp filter for sandbox interpreters, handed to bubblewrap (--seccomp FD), which installs
+// it just before it runs Python. Namespaces and dropped capabilities already refuse most
+// privileged calls; this removes kernel surface that stays reachable from an unprivileged user
+// namespace and is never needed to run Python code: the kernel keyring (not namespaced), bpf,
+// perf events, userfaultfd, io_uring, module and kexec loading, mount APIs, setns/unshare,
+// file-handle opens, and every non-native syscall ABI (i386, x32). Blocked calls fail with
+// EPERM rather than killing the process, so libraries that probe for them keep working.
+// Hand-written classic BPF (a 30-line deny list) instead of libseccomp: no extra build dependency.
+class LocalSandboxSeccomp {
+public:
+    // False on architectures the filter does not know; sandboxes then run without it.
+    static bool supported();
+    // The BPF program as bubblewrap reads it (an array of struct sock_filter).
+    static QByteArray program();
+    // Names of the blocked system calls (documentation, tests).
+    static QStringList blockedSyscalls();
+    // A sealed in-memory file holding program(), positioned at 0, with close-on-exec set.
+    // Returns -1 on failure. The caller closes it.
+    static int createProgramFd();
+};
+
+} // namespace loopscope
