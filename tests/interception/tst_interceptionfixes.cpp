@@ -270,6 +270,28 @@ private slots:
         QCOMPARE(backend->runCalls.at(1).code, QStringLiteral("print(2)"));
     }
 
+    // Shutdown with a plan in flight: its future is cancelled (never left hanging), and the
+    // sandbox that arrives afterwards is still owned (and deleted) by the registry.
+    void destroyingTheInterceptionCancelsAPendingPlan() {
+        backend->deferCreates = true;
+        const QFuture<Outcome<AgenticLoopPlan>> pending = interception->buildAgenticLoopPlan(
+            payloadWithArguments(QStringLiteral("{\"code\":\"print(1)\"}")),
+            QStringLiteral("gpt-5"), userMessage(), {},
+            J(R"j({"_code_interpreter_interception_sandbox_key":"k"})j"));
+        for (int i = 0; i < 50 && backend->pendingCreateCount() == 0; ++i)
+            QCoreApplication::processEvents();
+        QCOMPARE(backend->pendingCreateCount(), 1);
+        interception.reset();
+        QVERIFY(waitForFuture(pending));
+        QVERIFY(pending.isCanceled());
+        backend->completePendingCreates();
+        for (int i = 0; i < 50; ++i)
+            QCoreApplication::processEvents();
+        QCOMPARE(backend->runCount(), 0);
+        awaitFuture(registry->removeAll());
+        QVERIFY(backend->liveIds.isEmpty());
+    }
+
 private:
     std::unique_ptr<SandboxRegistry> registry;
     std::unique_ptr<RecordingSandboxBackend> backend;
