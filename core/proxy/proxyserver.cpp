@@ -2,6 +2,7 @@
 
 #include "inspect/secretmasker.h"
 #include "interception/interceptionkeys.h"
+#include "proxy/containersapi.h"
 #include "proxy/httpserver.h"
 #include "proxy/requestinterceptor.h"
 #include "proxy/responsesink.h"
@@ -86,6 +87,10 @@ QString ProxyServer::listenUrl() const {
                              ? QStringLiteral("[%1]").arg(address.toString())
                              : address.toString();
     return QStringLiteral("http://%1:%2").arg(host).arg(port());
+}
+
+void ProxyServer::setContainersApi(ContainersApi *api) {
+    m_containers = api;
 }
 
 void ProxyServer::addInterceptor(RequestInterceptor *interceptor) {
@@ -197,6 +202,8 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
         handleModelCall(ApiSurface::ChatCompletions, request, path, sink);
     else if (request.method == "GET" && path == QLatin1String("/models"))
         handleModels(request, sink);
+    else if (m_containers && ContainersApi::matches(path))
+        m_containers->handle(request, callerIdentity(token), sink);
     else
         handleOther(request, path, sink);
 }

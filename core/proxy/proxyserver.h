@@ -6,10 +6,12 @@
 
 #include <QJsonObject>
 #include <QObject>
+#include <QPointer>
 #include <QStringList>
 
 namespace loopscope {
 
+class ContainersApi;
 class HttpServer;
 class RequestInterceptor;
 class ResponseSink;
@@ -22,7 +24,8 @@ struct HttpRequest;
 // the QNetworkAccessManager live there).
 //
 // Routes (each also without /v1): POST /v1/responses, POST /v1/chat/completions,
-// GET /v1/models, GET /health; everything else passes through to the default upstream.
+// GET /v1/models, GET /health, /v1/containers… (when a ContainersApi is set); everything else
+// passes through to the default upstream.
 class ProxyServer : public QObject {
     Q_OBJECT
 public:
@@ -37,6 +40,8 @@ public:
 
     // Interceptors are asked in registration order; not owned (must outlive the server).
     void addInterceptor(RequestInterceptor *interceptor);
+    // Serves /v1/containers (issue 5); not owned. Without it those paths pass through.
+    void setContainersApi(ContainersApi *api);
     UpstreamClient *upstream() const { return m_upstream; }
     HttpServer *httpServer() const { return m_http; }
     const ProxyConfig &config() const { return m_config; }
@@ -71,6 +76,7 @@ private:
     HttpServer *m_http;
     UpstreamClient *m_upstream;
     QList<RequestInterceptor *> m_interceptors;
+    QPointer<ContainersApi> m_containers;
     QString m_error;
 };
 

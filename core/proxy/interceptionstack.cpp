@@ -1,0 +1,117 @@
+#include "proxy/interceptionstack.h"
+
+#include "inspect/eventbus.h"
+#include "interception/codeinterpreterinterception.h"
+#include "interception/interceptionsettings.h"
+#include "interception/yamldocument.h"
+#include "proxy/agenticloopinterceptor.h"
+#include "proxy/containersapi.h"
+#include "proxy/loopinspector.h"
+#include "proxy/proxyconfig.h"
+#include "proxy/proxyserver.h"
+#include "sandbox/e2bbackend.h"
+#include "sandbox/jupyterbackend.h"
+#include "sandbox/localpythonbackend.h"
+#include "sandbox/sandboxregistry.h"
+#include "sandbox/sandboxtoolregistry.h"
+
+namespace loopscope {
+
+InterceptionStack::InterceptionStack(ProxyServer *server, EventBus *events, QObject *parent)
+    : QObject(parent)
+    , m_server(server)
+    , m_events(events) {}
+
+InterceptionStack::~InterceptionStack() = default;
+
+bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *error) {
+    const ProxyConfig &config = m_server->config();
+    InterceptionSettings settings;
+    QJsonArray sandboxTools = config.sandboxTools;
+    if (config.document) {
+        const LoadedInterceptionConfig loaded = InterceptionSettings::fromYaml(*config.document);
+        if (!loaded.ok()) {
+            if (error)
+                *error = loaded.errors.first();
+            return false;
+        }
+        settings = loaded.settings;
+        sandboxTools = loaded.sandboxTools;
+        m_warnings << loaded.warnings;
+    }
+
+    m_registry = new SandboxRegistry(this);
+    m_warnings << m_tools.registerTools(sandboxTools);
+    m_local = new LocalPythonBackend(localOptions, this);
+
+    if (settings.sandboxToolName.isEmpty()) {
+        // Loopscope's default: every sandbox is a local bubblewrap interpreter.
+        m_interception = new CodeInterpreterInterception(settings, m_registry, m_local, this);
+        m_defaultTool = QStringLiteral("local");
+    } else {
+        const auto params = m_tools.resolve(settings.sandboxToolName);
+        if (!params) {
+            if (error)
+                *error =
+                    QStringLiteral("litellm_settings.code_interpreter_interception_params."
+                                   "sandbox_tool_name: no valid sandbox_tools entry named '%1'")
+                        .arg(settings.sandboxToolName);
+            return false;
+        }
+        auto *e2b = new E2bBackend(this);
+        auto *jupyter = new JupyterBackend(this);
+        m_remoteBackends = {e2b, jupyter};
+        CodeInterpreterInterception::BackendsByProvider backends{
+            {m_local->provider(), m_local}, {e2b->provider(), e2b}, {jupyter->provider(), jupyter}};
+        if (!backends.contains(params->provider)) {
+            if (error)
+                *error = QStringLiteral("sandbox_tools: unknown sandbox_provider '%1' for '%2' "
+                                        "(known: local, e2b, jupyter)")
+                             .arg(params->provider, settings.sandboxToolName);
+            return false;
+        }
+        m_interception =
+            new CodeInterpreterInterception(settings, m_registry, &m_tools, backends, this);
+        m_defaultTool = params->provider;
+    }
+
+    m_interceptor =
+        new AgenticLoopInterceptor(m_interception, m_server->upstream(), m_events, this);
+    m_server->addInterceptor(m_interceptor);
+    m_containers = new ContainersApi(m_registry, this);
+    m_server->setContainersApi(m_containers);
+    if (m_events)
+        m_inspector = new LoopInspector(m_registry, m_events, this);
+
+    m_sweep.setInterval(kSweepIntervalMs);
+    connect(&m_sweep, &QTimer::timeout, m_registry, [this] { m_registry->pruneExpired(); });
+    m_sweep.start();
+    for (const QString &w : std::as_const(m_warnings))
+        qWarning().noquote() << "loopscope:" << w;
+    return true;
+}
+
+QFuture<void> InterceptionStack::shutdown() {
+    m_sweep.stop();
+    if (!m_registry)
+        return QtFuture::makeReadyFuture();
+    return m_registry->removeAll(SandboxRemovalReason::Shutdown).then(this, [this] {
+        if (m_local)
+            m_local->shutdown();
+    });
+}
+
+SandboxSelfTest InterceptionStack::sandboxSelfTest() const {
+    if (m_defaultTool == QLatin1String("local") || m_remoteBackends.isEmpty())
+        return m_local ? m_local->selfTest() : SandboxSelfTest{};
+    for (SandboxBackend *backend : m_remoteBackends)
+        if (backend->provider() == m_defaultTool)
+            return backend->selfTest();
+    return {};
+}
+
+QString InterceptionStack::sandboxBackendName() const {
+    return m_defaultTool;
+}
+
+} // namespace loopscope

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "sandbox/localsandboxoptions.h"
+#include "sandbox/sandboxbackend.h"
+#include "sandbox/sandboxtoolregistry.h"
+
+#include <QFuture>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+namespace loopscope {
+
+class AgenticLoopInterceptor;
+class CodeInterpreterInterception;
+class ContainersApi;
+class EventBus;
+class LocalPythonBackend;
+class LoopInspector;
+class ProxyConfig;
+class ProxyServer;
+class SandboxRegistry;
+
+// Everything the code interpreter interception adds around a ProxyServer: the sandbox backends
+// (local by default; e2b and Jupyter when sandbox_tools name them), the SandboxRegistry, the
+// interception hooks, the agentic-loop interceptor, /v1/containers, sandbox lifecycle events
+// and the idle-TTL sweep. Create it in the proxy thread, right after the server.
+class InterceptionStack : public QObject {
+    Q_OBJECT
+public:
+    InterceptionStack(ProxyServer *server, EventBus *events, QObject *parent = nullptr);
+    ~InterceptionStack() override;
+
+    // Reads the interception settings and sandbox_tools from the server's config and wires
+    // everything. False with one readable line when the config is unusable.
+    bool init(const LocalSandboxOptions &localOptions, QString *error);
+
+    // Deletes every sandbox and stops the backends (app shutdown).
+    QFuture<void> shutdown();
+
+    SandboxRegistry *registry() const { return m_registry; }
+    CodeInterpreterInterception *interception() const { return m_interception; }
+    LocalPythonBackend *localBackend() const { return m_local; }
+    // Health of the backend new sandboxes come from (for the status bar and /health).
+    SandboxSelfTest sandboxSelfTest() const;
+    QString sandboxBackendName() const;
+    QStringList warnings() const { return m_warnings; }
+
+    // How often idle sandboxes are swept (the registry also prunes at every plan build).
+    static constexpr int kSweepIntervalMs = 30 * 1000;
+
+private:
+    QPointer<ProxyServer> m_server;
+    QPointer<EventBus> m_events;
+    SandboxRegistry *m_registry = nullptr;
+    SandboxToolRegistry m_tools;
+    LocalPythonBackend *m_local = nullptr;
+    QList<SandboxBackend *> m_remoteBackends;
+    CodeInterpreterInterception *m_interception = nullptr;
+    AgenticLoopInterceptor *m_interceptor = nullptr;
+    ContainersApi *m_containers = nullptr;
+    LoopInspector *m_inspector = nullptr;
+    QTimer m_sweep;
+    QString m_defaultTool;
+    QStringList m_warnings;
+};
+
+} // namespace loopscope

@@ -1,0 +1,387 @@
+// The agentic loop end to end inside one process: real loopback HTTP in front, a scripted
+// OpenAI-compatible upstream behind, and real bubblewrap Python sandboxes in between.
+#include "inspect/eventbus.h"
+#include "loopfixtures.h"
+#include "proxy/interceptionstack.h"
+#include "proxy/proxyconfig.h"
+#include "proxy/proxyserver.h"
+#include "proxy/rawhttpclient.h"
+#include "proxy/scriptedupstream.h"
+#include "sandbox/localpythonbackend.h"
+#include "sandbox/sandboxregistry.h"
+#include "sseparser.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <memory>
+
+using namespace loopscope;
+using loopscope::test::RawHttpClient;
+using loopscope::test::ScriptedUpstream;
+using namespace loopfixtures;
+
+namespace {
+
+const QByteArray kKeyA = "Bearer sk-loop-test-user-a-0001";
+const QByteArray kKeyB = "Bearer sk-loop-test-user-b-0002";
+
+QJsonObject ciRequest(const QString &input, bool stream = false) {
+    QJsonObject body{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"), input},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                                {QStringLiteral("container"),
+                                 QJsonObject{{QStringLiteral("type"), QStringLiteral("auto")}}}}}}};
+    if (stream)
+        body.insert(QStringLiteral("stream"), true);
+    return body;
+}
+
+QJsonObject chatRequest(const QString &content) {
+    return {
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("messages"),
+         QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                {QStringLiteral("content"), content}}}},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")}}}}};
+}
+
+QStringList outputTypes(const QJsonObject &response) {
+    QStringList types;
+    for (const auto &item : response.value(QStringLiteral("output")).toArray())
+        types << item.toObject().value(QStringLiteral("type")).toString();
+    return types;
+}
+
+QStringList keysStartingWithUnderscore(const QJsonObject &o) {
+    QStringList out;
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (it.key().startsWith(u'_'))
+            out << it.key();
+    return out;
+}
+
+} // namespace
+
+class TestAgenticLoop : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<ScriptedUpstream> upstream;
+    std::unique_ptr<EventBus> bus;
+    std::unique_ptr<ProxyServer> server;
+    std::unique_ptr<InterceptionStack> stack;
+
+    RawHttpClient::Response call(const QByteArray &method, const QByteArray &path,
+                                 const QJsonObject &body = {}, const QByteArray &auth = kKeyA) {
+        RawHttpClient client(server->port());
+        client.request(method, path,
+                       body.isEmpty() ? QByteArray()
+                                      : QJsonDocument(body).toJson(QJsonDocument::Compact),
+                       {{"authorization", auth}, {"content-type", "application/json"}});
+        if (!QTest::qWaitFor([&] { return client.hasCompleteResponse(); }, 60000))
+            return {};
+        return client.take();
+    }
+
+    bool sandboxesGone() {
+        return QTest::qWaitFor([this] { return stack->registry()->size() == 0; }, 20000);
+    }
+
+private slots:
+    void init() {
+        upstream = std::make_unique<ScriptedUpstream>();
+        QVERIFY(upstream->listen());
+        bus = std::make_unique<EventBus>();
+        ProxyConfig config;
+        config.port = 0;
+        QString error;
+        config.defaultRoute = ProxyConfig::routeForUpstream(upstream->baseUrl(), &error);
+        QVERIFY2(config.defaultRoute, qPrintable(error));
+        server = std::make_unique<ProxyServer>(config);
+        stack = std::make_unique<InterceptionStack>(server.get(), bus.get());
+        LocalSandboxOptions options;
+        options.poolSize = 1;
+        QVERIFY2(stack->init(options, &error), qPrintable(error));
+        QVERIFY(server->listen());
+    }
+
+    void cleanup() {
+        if (stack) {
+            auto done = stack->shutdown();
+            QVERIFY(QTest::qWaitFor([&] { return done.isFinished(); }, 20000));
+            QCOMPARE(stack->localBackend()->sandboxIds().size(), 0);
+        }
+        stack.reset();
+        server.reset();
+        upstream.reset();
+        bus.reset();
+    }
+
+    void responsesLoopRunsCodeAndFeedsOutputBack() {
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(responsesFunctionCall(QStringLiteral("print(6*7)"))));
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("It is 42."))));
+        QSignalSpy events(bus.get(), &EventBus::eventPublished);
+
+        const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("what is 6*7?")));
+        QCOMPARE(reply.status, 200);
+        const QJsonObject response = reply.json();
+        QCOMPARE(outputTypes(response),
+                 (QStringList{QStringLiteral("code_interpreter_call"), QStringLiteral("message")}));
+        const QJsonObject ci = response[QStringLiteral("output")][0].toObject();
+        QCOMPARE(ci.keys().size(), 6);
+        QCOMPARE(ci[QStringLiteral("code")].toString(), QStringLiteral("print(6*7)"));
+        QCOMPARE(ci[QStringLiteral("outputs")][0][QStringLiteral("logs")].toString(),
+                 QStringLiteral("42\n"));
+        QVERIFY(ci[QStringLiteral("container_id")].toString().startsWith(QStringLiteral("cntr_")));
+        QVERIFY(!reply.body.contains("litellm_code_execution"));
+
+        QCOMPARE(upstream->requestCount(), 2);
+        const QJsonObject first = upstream->requests()[0].json();
+        const QJsonObject second = upstream->requests()[1].json();
+        for (const QJsonObject &sent : {first, second}) {
+            QCOMPARE(keysStartingWithUnderscore(sent), QStringList());
+            QVERIFY(!sent.contains(QStringLiteral("litellm_metadata")));
+            QVERIFY(!sent.contains(QStringLiteral("user_api_key_hash")));
+            QCOMPARE(sent[QStringLiteral("tools")][0][QStringLiteral("name")].toString(),
+                     QStringLiteral("litellm_code_execution"));
+        }
+        const QJsonArray input = second[QStringLiteral("input")].toArray();
+        QCOMPARE(input.last()[QStringLiteral("type")].toString(),
+                 QStringLiteral("function_call_output"));
+        QCOMPARE(input.last()[QStringLiteral("output")].toString(), QStringLiteral("42\n"));
+        QVERIFY(sandboxesGone());
+
+        QStringList kinds;
+        auto collect = [&] {
+            kinds.clear();
+            for (const auto &args : events)
+                kinds << InspectorEvent::kindName(args.at(0).value<InspectorEvent>().kind);
+            return kinds.contains(QStringLiteral("sandbox.deleted"));
+        };
+        QVERIFY(QTest::qWaitFor(collect, 20000)); // the delete finishes after the response
+        for (const char *expected :
+             {"request.started", "upstream.call", "sandbox.created", "code.executed",
+              "outputs.injected", "request.finished", "sandbox.deleted"})
+            QVERIFY2(kinds.contains(QLatin1String(expected)), qPrintable(kinds.join(u',')));
+    }
+
+    void chatLoopAppendsToolMessage() {
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(chatToolCall(QStringLiteral("print(2**10)"))));
+        upstream->enqueue(ScriptedUpstream::Response::json(chatText(QStringLiteral("1024"))));
+        const auto reply =
+            call("POST", "/v1/chat/completions", chatRequest(QStringLiteral("2^10?")));
+        QCOMPARE(reply.status, 200);
+        QCOMPARE(reply
+                     .json()[QStringLiteral("choices")][0][QStringLiteral("message")]
+                            [QStringLiteral("content")]
+                     .toString(),
+                 QStringLiteral("1024"));
+        const QJsonArray messages =
+            upstream->requests()[1].json()[QStringLiteral("messages")].toArray();
+        QCOMPARE(messages.size(), 3);
+        QCOMPARE(messages[1][QStringLiteral("role")].toString(), QStringLiteral("assistant"));
+        QCOMPARE(messages[2][QStringLiteral("role")].toString(), QStringLiteral("tool"));
+        QCOMPARE(messages[2][QStringLiteral("tool_call_id")].toString(), QStringLiteral("call_c1"));
+        QCOMPARE(messages[2][QStringLiteral("content")].toString(), QStringLiteral("1024\n"));
+        QVERIFY(sandboxesGone());
+    }
+
+    void responsesStreamShowsCodeBeforeTheAnswer() {
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(responsesFunctionCall(QStringLiteral("print('hi')"))));
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("Said hi."))));
+        const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("say hi"), true));
+        QCOMPARE(reply.status, 200);
+        QVERIFY(reply.header("content-type").startsWith("text/event-stream"));
+        const auto frames = parseSse(reply.body);
+        QVERIFY(frames.size() > 10);
+        QCOMPARE(frames.first().event, QStringLiteral("response.created"));
+        QCOMPARE(frames.last().event, QStringLiteral("response.completed"));
+        QCOMPARE(frames.last().json()[QStringLiteral("response")][QStringLiteral("id")],
+                 frames.first().json()[QStringLiteral("response")][QStringLiteral("id")]);
+        int interpreting = -1, firstDelta = -1;
+        for (int i = 0; i < frames.size(); ++i) {
+            if (frames[i].event == QLatin1String("response.code_interpreter_call.interpreting") &&
+                interpreting < 0)
+                interpreting = i;
+            if (frames[i].event == QLatin1String("response.output_text.delta") && firstDelta < 0)
+                firstDelta = i;
+        }
+        QVERIFY(interpreting > 0);
+        QVERIFY(firstDelta > interpreting);
+        QVERIFY(!upstream->requests()[0].json().contains(QStringLiteral("stream")) ||
+                !upstream->requests()[0].json()[QStringLiteral("stream")].toBool());
+    }
+
+    void chatStreamReplaysWithOneUsageChunk() {
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(chatToolCall(QStringLiteral("print(3)"))));
+        upstream->enqueue(ScriptedUpstream::Response::json(chatText(QStringLiteral("three"), 28)));
+        QJsonObject body = chatRequest(QStringLiteral("3?"));
+        body.insert(QStringLiteral("stream"), true);
+        body.insert(QStringLiteral("stream_options"),
+                    QJsonObject{{QStringLiteral("include_usage"), true}});
+        const auto reply = call("POST", "/v1/chat/completions", body);
+        QCOMPARE(reply.status, 200);
+        const auto frames = parseSse(reply.body);
+        QCOMPARE(frames.last().data, QByteArray("[DONE]"));
+        int usage = 0;
+        for (const auto &f : frames)
+            if (f.data != "[DONE]" && f.json()[QStringLiteral("usage")].isObject()) {
+                ++usage;
+                QCOMPARE(f.json()[QStringLiteral("usage")][QStringLiteral("total_tokens")].toInt(),
+                         28);
+            }
+        QCOMPARE(usage, 1);
+        for (const auto &request : upstream->requests()) {
+            QVERIFY(!request.json().contains(QStringLiteral("stream_options")));
+            QVERIFY(!request.json()[QStringLiteral("stream")].toBool());
+        }
+    }
+
+    void ceilingEndsIncompleteWithoutInternalCall() {
+        int n = 0;
+        upstream->setResponder([&n](const ScriptedUpstream::Request &) {
+            ++n;
+            return ScriptedUpstream::Response::json(responsesFunctionCall(
+                QStringLiteral("print(%1)").arg(n), QStringLiteral("call_%1").arg(n)));
+        });
+        const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("loop")));
+        QCOMPARE(reply.status, 200);
+        const QJsonObject response = reply.json();
+        QCOMPARE(response[QStringLiteral("status")].toString(), QStringLiteral("incomplete"));
+        QCOMPARE(
+            response[QStringLiteral("incomplete_details")][QStringLiteral("reason")].toString(),
+            QStringLiteral("max_agentic_loops"));
+        QCOMPARE(outputTypes(response), QStringList(3, QStringLiteral("code_interpreter_call")));
+        QVERIFY(!reply.body.contains("litellm_code_execution"));
+        QCOMPARE(upstream->requestCount(), 4); // 3 rounds of code, then the ceiling
+        // chronological: the first round's code comes first
+        QCOMPARE(response[QStringLiteral("output")][0][QStringLiteral("code")].toString(),
+                 QStringLiteral("print(1)"));
+        QVERIFY(sandboxesGone());
+    }
+
+    void failedFollowUpReachesCallerAndCleansUp() {
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(responsesFunctionCall(QStringLiteral("print(1)"))));
+        upstream->enqueue(ScriptedUpstream::Response::json(
+            500, QJsonDocument(
+                     QJsonObject{
+                         {QStringLiteral("error"),
+                          QJsonObject{{QStringLiteral("message"),
+                                       QStringLiteral("scripted follow-up failure")},
+                                      {QStringLiteral("type"), QStringLiteral("server_error")}}}})
+                     .toJson(QJsonDocument::Compact)));
+        const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("x")));
+        QCOMPARE(reply.status, 500);
+        QCOMPARE(reply.json()[QStringLiteral("error")][QStringLiteral("message")].toString(),
+                 QStringLiteral("scripted follow-up failure"));
+        QVERIFY(sandboxesGone());
+        QCOMPARE(call("GET", "/health").status, 200);
+    }
+
+    void requestsWithoutTheToolPassThroughUntouched() {
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("plain"))));
+        QJsonObject body{{QStringLiteral("model"), QStringLiteral("gpt-5")},
+                         {QStringLiteral("input"), QStringLiteral("hello")},
+                         {QStringLiteral("temperature"), 0.5}};
+        const auto reply = call("POST", "/v1/responses", body);
+        QCOMPARE(reply.status, 200);
+        QCOMPARE(upstream->requests()[0].json(), body);
+        QCOMPARE(stack->registry()->size(), 0);
+        QCOMPARE(stack->localBackend()->sandboxIds().size(), 0);
+    }
+
+    void sessionsKeepStateAndStayWithTheirKey() {
+        upstream->setResponder([](const ScriptedUpstream::Request &request) {
+            const QJsonArray input = request.json()[QStringLiteral("input")].toArray();
+            if (!input.isEmpty() && input.last()[QStringLiteral("type")].toString() ==
+                                        QLatin1String("function_call_output"))
+                return ScriptedUpstream::Response::json(
+                    responsesMessage(input.last()[QStringLiteral("output")].toString()));
+            const QString code =
+                request.json()[QStringLiteral("input")].toString(); // first call: a string
+            return ScriptedUpstream::Response::json(responsesFunctionCall(code));
+        });
+        auto withSession = [](const QString &code) {
+            QJsonObject body = ciRequest(code);
+            body.insert(QStringLiteral("metadata"),
+                        QJsonObject{{QStringLiteral("session_id"), QStringLiteral("s-1")}});
+            return body;
+        };
+        auto logsOf = [](const RawHttpClient::Response &r) {
+            return r
+                .json()[QStringLiteral("output")][0][QStringLiteral("outputs")][0]
+                       [QStringLiteral("logs")]
+                .toString();
+        };
+        const auto first =
+            call("POST", "/v1/responses", withSession(QStringLiteral("v = 41\nprint('set')")));
+        QCOMPARE(first.status, 200);
+        const auto second =
+            call("POST", "/v1/responses", withSession(QStringLiteral("print(v + 1)")));
+        QVERIFY2(logsOf(second) == QStringLiteral("42\n"), second.body.constData());
+        const QString containerId =
+            first.json()[QStringLiteral("output")][0][QStringLiteral("container_id")].toString();
+        QCOMPARE(
+            second.json()[QStringLiteral("output")][0][QStringLiteral("container_id")].toString(),
+            containerId);
+
+        const auto other =
+            call("POST", "/v1/responses", withSession(QStringLiteral("print(v + 1)")), kKeyB);
+        QVERIFY(logsOf(other).contains(QStringLiteral("NameError")) ||
+                logsOf(other).contains(QStringLiteral("not defined")));
+        QCOMPARE(stack->registry()->size(), 2); // one session sandbox per key
+
+        const auto listA = call("GET", "/v1/containers");
+        QCOMPARE(listA.status, 200);
+        QCOMPARE(listA.json()[QStringLiteral("data")].toArray().size(), 1);
+        QCOMPARE(listA.json()[QStringLiteral("data")][0][QStringLiteral("id")].toString(),
+                 containerId);
+        QCOMPARE(call("GET", "/v1/containers/" + containerId.toUtf8(), {}, kKeyB).status, 404);
+        QCOMPARE(call("DELETE", "/v1/containers/" + containerId.toUtf8(), {}, kKeyB).status, 404);
+        const auto deleted = call("DELETE", "/v1/containers/" + containerId.toUtf8());
+        QCOMPARE(deleted.status, 200);
+        QCOMPARE(deleted.json()[QStringLiteral("deleted")].toBool(), true);
+        QCOMPARE(stack->registry()->size(), 1);
+        const auto fresh =
+            call("POST", "/v1/responses", withSession(QStringLiteral("print(v + 1)")));
+        QVERIFY(logsOf(fresh).contains(QStringLiteral("NameError")) ||
+                logsOf(fresh).contains(QStringLiteral("not defined")));
+    }
+
+    void foreignContainerIdIsNotFound() {
+        QJsonObject body = ciRequest(QStringLiteral("x"));
+        body.insert(QStringLiteral("tools"),
+                    QJsonArray{QJsonObject{
+                        {QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                        {QStringLiteral("container"), QStringLiteral("cntr_not_yours")}}});
+        const auto reply = call("POST", "/v1/responses", body);
+        QCOMPARE(reply.status, 404);
+        QCOMPARE(upstream->requestCount(), 0);
+    }
+
+    void clientForgedIdentityIsIgnored() {
+        upstream->enqueue(ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("ok"))));
+        QJsonObject body = ciRequest(QStringLiteral("x"));
+        body.insert(QStringLiteral("user_api_key_hash"), QStringLiteral("victim-hash"));
+        body.insert(QStringLiteral("metadata"),
+                    QJsonObject{{QStringLiteral("session_id"), QStringLiteral("s")}});
+        QCOMPARE(call("POST", "/v1/responses", body).status, 200);
+        QVERIFY(!upstream->requests()[0].body.contains("victim-hash"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAgenticLoop)
+#include "tst_agenticloop.moc"
