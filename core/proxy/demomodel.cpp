@@ -464,6 +464,11 @@ QString DemoModel::codeForMessage(const QString &text) {
         while (!expr.isEmpty() && !expr.front().isDigit() && expr.front() != u'(' &&
                expr.front() != u'-' && expr.front() != u'.')
             expr.remove(0, 1);
+        // Drop parentheses the question left open or closed ("what is (2+3").
+        while (expr.startsWith(u'(') && expr.count(u'(') > expr.count(u')'))
+            expr = expr.mid(1).trimmed();
+        while (expr.endsWith(u')') && expr.count(u')') > expr.count(u'('))
+            expr = expr.chopped(1).trimmed();
         if (expr.count(u'(') != expr.count(u')') || !hasOperation.match(expr).hasMatch())
             continue;
         if (expr.size() > best.size())

@@ -1,0 +1,614 @@
+// ProxyServer end to end over real loopback sockets against a scripted upstream that speaks the
+// OpenAI wire protocol: byte-exact JSON, live SSE, aborts, errors, auth, routing, hygiene, and
+// the interceptor seam.
+#include "proxy/proxyserver.h"
+#include "proxy/rawhttpclient.h"
+#include "proxy/requestinterceptor.h"
+#include "proxy/responsesink.h"
+#include "proxy/scriptedupstream.h"
+#include "proxy/upstreamclient.h"
+
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QThread>
+#include <QtTest>
+
+#include <memory>
+
+using namespace loopscope;
+using loopscope::test::RawHttpClient;
+using loopscope::test::ScriptedUpstream;
+
+namespace {
+
+// Accepts requests declaring the code_interpreter tool, records what it got, and answers either
+// directly or by relaying one upstream call made through UpstreamClient::postJson.
+class RecordingInterceptor : public RequestInterceptor {
+public:
+    UpstreamClient *upstream = nullptr;
+    bool callUpstream = false;
+    QList<ProxyRequest> handled;
+
+    bool accepts(const ProxyRequest &request) const override {
+        return request.declaresToolType(QStringLiteral("code_interpreter"));
+    }
+    void handle(ProxyRequest request, ResponseSink *sink) override {
+        handled.append(request);
+        if (!callUpstream) {
+            sink->setIterations(2);
+            sink->sendJson(200, {{QStringLiteral("intercepted"), true}});
+            return;
+        }
+        QJsonObject body = request.body;
+        body.insert(QStringLiteral("model"), request.route.upstreamModel);
+        body.remove(QStringLiteral("tools"));
+        QPointer<ResponseSink> guard(sink);
+        upstream->postJson(request.route, QStringLiteral("/responses"), body)
+            .then(sink, [guard](const UpstreamReply &reply) {
+                if (!guard)
+                    return;
+                guard->addExternalTime(qint64(reply.latencyMs * 1e6));
+                guard->sendJson(reply.clientStatus(), {{QStringLiteral("status"), reply.status},
+                                                       {QStringLiteral("upstream"), reply.json}});
+            });
+    }
+};
+
+QByteArray sseFrame(const QByteArray &type, const QByteArray &json) {
+    return "event: " + type + "\ndata: " + json + "\n\n";
+}
+
+} // namespace
+
+class TstProxyPassThrough : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<ScriptedUpstream> m_upstream;
+    std::unique_ptr<ProxyServer> m_proxy;
+    QList<RequestLogEntry> m_log;
+
+    void startProxy(ProxyConfig config) {
+        config.host = QStringLiteral("127.0.0.1");
+        config.port = 0;
+        m_proxy = std::make_unique<ProxyServer>(std::move(config));
+        connect(m_proxy.get(), &ProxyServer::requestLogged, this,
+                [this](const RequestLogEntry &e) { m_log.append(e); });
+        QVERIFY(m_proxy->listen());
+    }
+    ProxyConfig upstreamConfig(int timeoutMs = 600000) const {
+        ProxyConfig config;
+        config.requestTimeoutMs = timeoutMs;
+        config.defaultRoute = ProxyConfig::routeForUpstream(m_upstream->baseUrl(), nullptr);
+        config.defaultRoute->timeoutMs = timeoutMs;
+        return config;
+    }
+    RawHttpClient::Response roundTrip(const QByteArray &method, const QByteArray &target,
+                                      const QByteArray &body = {},
+                                      const QList<QPair<QByteArray, QByteArray>> &headers = {}) {
+        RawHttpClient client(m_proxy->port());
+        client.request(method, target, body, headers);
+        if (!QTest::qWaitFor([&] { return client.hasCompleteResponse(); }, 20000))
+            return {};
+        return client.take();
+    }
+    static QString errorCode(const RawHttpClient::Response &r) {
+        return r.json()
+            .value(QStringLiteral("error"))
+            .toObject()
+            .value(QStringLiteral("code"))
+            .toString();
+    }
+    static bool hasOpenAiErrorShape(const RawHttpClient::Response &r) {
+        const QJsonObject e = r.json().value(QStringLiteral("error")).toObject();
+        return e.value(QStringLiteral("message")).isString() &&
+               e.value(QStringLiteral("type")).isString() && e.contains(QStringLiteral("param")) &&
+               e.contains(QStringLiteral("code"));
+    }
+
+private slots:
+    void init() {
+        m_upstream = std::make_unique<ScriptedUpstream>();
+        QVERIFY(m_upstream->listen());
+        m_log.clear();
+    }
+    void cleanup() {
+        m_proxy.reset();
+        m_upstream.reset();
+    }
+
+    void jsonPassThroughIsByteExact_data() {
+        QTest::addColumn<QByteArray>("target");
+        QTest::addColumn<QByteArray>("upstreamTarget");
+        QTest::newRow("responses") << QByteArray("/v1/responses") << QByteArray("/v1/responses");
+        QTest::newRow("responses without /v1")
+            << QByteArray("/responses") << QByteArray("/v1/responses");
+        QTest::newRow("chat") << QByteArray("/v1/chat/completions")
+                              << QByteArray("/v1/chat/completions");
+        QTest::newRow("chat without /v1")
+            << QByteArray("/chat/completions") << QByteArray("/v1/chat/completions");
+    }
+    void jsonPassThroughIsByteExact() {
+        QFETCH(QByteArray, target);
+        QFETCH(QByteArray, upstreamTarget);
+        startProxy(upstreamConfig());
+        // Odd spacing and key order must survive: nothing is re-serialised on the way.
+        const QByteArray answer = "{ \"id\" :\"resp_1\",  \"output\":[ ],\"z\":1 ,\"a\":2}";
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, answer));
+        const QByteArray body = "{\"model\": \"gpt-4o\",  \"input\":\"hi\"}";
+        const auto r = roundTrip("POST", target, body,
+                                 {{"Authorization", "Bearer sk-client-key-9876"},
+                                  {"OpenAI-Beta", "assistants=v2"},
+                                  {"Accept-Encoding", "br"}});
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.body, answer);
+        bool ok = false;
+        QVERIFY(r.header("x-loopscope-overhead-ms").toDouble(&ok) >= 0 && ok);
+        QCOMPARE(m_upstream->requestCount(), 1);
+        const auto sent = m_upstream->requests().first();
+        QCOMPARE(sent.target, upstreamTarget);
+        QCOMPARE(sent.body, body);
+        QCOMPARE(sent.header("authorization"), QByteArray("Bearer sk-client-key-9876"));
+        QCOMPARE(sent.header("openai-beta"), QByteArray("assistants=v2"));
+        QCOMPARE(sent.header("host"), "127.0.0.1:" + QByteArray::number(m_upstream->port()));
+        QVERIFY(sent.header("accept-encoding") != "br");
+        QTRY_COMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().status, 200);
+        QCOMPARE(m_log.first().model, QStringLiteral("gpt-4o"));
+        QCOMPARE(m_log.first().keyHint, QStringLiteral("…9876"));
+    }
+
+    void sseChunkReachesClientBeforeUpstreamFinishes() {
+        startProxy(upstreamConfig());
+        auto response = ScriptedUpstream::Response::events(
+            {sseFrame("response.created", "{\"type\":\"response.created\"}")});
+        response.hold = true;
+        m_upstream->enqueue(response);
+        RawHttpClient client(m_proxy->port());
+        client.request("POST", "/v1/responses", "{\"model\":\"m\",\"stream\":true}");
+        QTRY_VERIFY_WITH_TIMEOUT(client.current().body.contains("response.created"), 20000);
+        // The upstream has not finished: the first event was relayed while it still streams.
+        QCOMPARE(m_upstream->heldStreams(), 1);
+        QVERIFY(!client.hasCompleteResponse());
+        QCOMPARE(client.current().header("content-type"), QByteArray("text/event-stream"));
+        QVERIFY(!client.current().header("x-loopscope-overhead-ms").isEmpty());
+        m_upstream->writeToHeld(
+            sseFrame("response.completed", "{\"type\":\"response.completed\"}"));
+        QTRY_VERIFY_WITH_TIMEOUT(client.current().body.contains("response.completed"), 20000);
+        QVERIFY(!client.hasCompleteResponse());
+        m_upstream->releaseHeld();
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 20000);
+        QCOMPARE(client.current().body,
+                 sseFrame("response.created", "{\"type\":\"response.created\"}") +
+                     sseFrame("response.completed", "{\"type\":\"response.completed\"}"));
+    }
+
+    void clientAbortMidStreamAbortsUpstream() {
+        startProxy(upstreamConfig());
+        auto response = ScriptedUpstream::Response::events({"data: {\"n\":1}\n\n"});
+        response.hold = true;
+        m_upstream->enqueue(response);
+        auto client = std::make_unique<RawHttpClient>(m_proxy->port());
+        client->request("POST", "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}");
+        QTRY_VERIFY_WITH_TIMEOUT(client->current().body.contains("\"n\":1"), 20000);
+        QCOMPARE(m_upstream->abortedStreams(), 0);
+        client->close();
+        QTRY_COMPARE_WITH_TIMEOUT(m_upstream->abortedStreams(), 1, 20000);
+        QTRY_COMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().status, 499);
+    }
+
+    void badBodiesGet400_data() {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QString>("code");
+        QTest::newRow("not json") << QByteArray("model=gpt") << QStringLiteral("invalid_json");
+        QTest::newRow("truncated json")
+            << QByteArray("{\"model\":") << QStringLiteral("invalid_json");
+        QTest::newRow("array") << QByteArray("[1,2]") << QStringLiteral("invalid_json");
+        QTest::newRow("string") << QByteArray("\"hi\"") << QStringLiteral("invalid_json");
+        QTest::newRow("empty") << QByteArray() << QStringLiteral("invalid_json");
+        QTest::newRow("no model") << QByteArray("{\"input\":\"hi\"}")
+                                  << QStringLiteral("missing_required_parameter");
+        QTest::newRow("model not a string")
+            << QByteArray("{\"model\":5}") << QStringLiteral("missing_required_parameter");
+    }
+    void badBodiesGet400() {
+        QFETCH(QByteArray, body);
+        QFETCH(QString, code);
+        startProxy(upstreamConfig());
+        for (const QByteArray &target :
+             {QByteArray("/v1/responses"), QByteArray("/chat/completions")}) {
+            const auto r = roundTrip("POST", target, body);
+            QCOMPARE(r.status, 400);
+            QVERIFY(hasOpenAiErrorShape(r));
+            QCOMPARE(errorCode(r), code);
+        }
+        QCOMPARE(m_upstream->requestCount(), 0);
+    }
+
+    void unknownModelGets404() {
+        ProxyConfig config;
+        UpstreamRoute route = *ProxyConfig::routeForUpstream(m_upstream->baseUrl(), nullptr);
+        route.modelName = QStringLiteral("known");
+        route.upstreamModel = QStringLiteral("gpt-4o");
+        config.modelRoutes << route;
+        startProxy(config);
+        const auto r = roundTrip("POST", "/v1/responses", "{\"model\":\"unknown\"}");
+        QCOMPARE(r.status, 404);
+        QVERIFY(hasOpenAiErrorShape(r));
+        QCOMPARE(errorCode(r), QStringLiteral("model_not_found"));
+        QCOMPARE(m_upstream->requestCount(), 0);
+        // The configured alias routes, with the upstream model name swapped in.
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{}"));
+        QCOMPARE(roundTrip("POST", "/v1/responses", "{\"model\":\"known\",\"input\":\"x\"}").status,
+                 200);
+        QCOMPARE(m_upstream->requests().first().json().value(QStringLiteral("model")).toString(),
+                 QStringLiteral("gpt-4o"));
+    }
+
+    void upstreamDownGets502() {
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        const quint16 deadPort = probe.serverPort();
+        probe.close(); // nothing listens there now
+        ProxyConfig config;
+        config.defaultRoute = ProxyConfig::routeForUpstream(
+            QStringLiteral("http://127.0.0.1:%1/v1").arg(deadPort), nullptr);
+        startProxy(config);
+        const auto r = roundTrip("POST", "/v1/responses", "{\"model\":\"m\"}");
+        QCOMPARE(r.status, 502);
+        QVERIFY(hasOpenAiErrorShape(r));
+        QCOMPARE(errorCode(r), QStringLiteral("upstream_unreachable"));
+    }
+
+    void upstreamDroppingTheConnectionGets502() {
+        startProxy(upstreamConfig());
+        ScriptedUpstream::Response drop;
+        drop.dropConnection = true;
+        m_upstream->setResponder([drop](const ScriptedUpstream::Request &) { return drop; });
+        const auto r = roundTrip("POST", "/v1/responses", "{\"model\":\"m\"}");
+        QCOMPARE(r.status, 502);
+        QVERIFY(hasOpenAiErrorShape(r));
+    }
+
+    void upstreamErrorsAreRelayed_data() {
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QByteArray>("body");
+        QTest::newRow("500") << 500
+                             << QByteArray("{\"error\":{\"message\":\"boom\",\"type\":\"server_"
+                                           "error\",\"param\":null,\"code\":null}}");
+        QTest::newRow("503 plain text") << 503 << QByteArray("upstream overloaded");
+        QTest::newRow("429") << 429
+                             << QByteArray("{\"error\":{\"message\":\"slow "
+                                           "down\",\"type\":\"rate_limit\",\"param\":null,\"code\":"
+                                           "\"rate_limit_exceeded\"}}");
+        QTest::newRow("401") << 401
+                             << QByteArray("{\"error\":{\"message\":\"bad "
+                                           "key\",\"type\":\"invalid_request_error\",\"param\":"
+                                           "null,\"code\":\"invalid_api_key\"}}");
+    }
+    void upstreamErrorsAreRelayed() {
+        QFETCH(int, status);
+        QFETCH(QByteArray, body);
+        startProxy(upstreamConfig());
+        m_upstream->enqueue(ScriptedUpstream::Response::json(status, body));
+        const auto r = roundTrip("POST", "/v1/chat/completions", "{\"model\":\"m\"}");
+        QCOMPARE(r.status, status);
+        QCOMPARE(r.body, body);
+    }
+
+    void slowUpstreamGets504() {
+        startProxy(upstreamConfig(400));
+        auto slow = ScriptedUpstream::Response::json(200, "{}");
+        slow.headerDelayMs = 5000;
+        m_upstream->enqueue(slow);
+        const auto r = roundTrip("POST", "/v1/responses", "{\"model\":\"m\"}");
+        QCOMPARE(r.status, 504);
+        QVERIFY(hasOpenAiErrorShape(r));
+        QCOMPARE(errorCode(r), QStringLiteral("upstream_timeout"));
+    }
+
+    void streamThatKeepsFlowingIsNotTimedOut() {
+        startProxy(upstreamConfig(1500));
+        QList<QByteArray> chunks;
+        for (int i = 0; i < 6; ++i)
+            chunks << "data: {\"n\":" + QByteArray::number(i) + "}\n\n";
+        m_upstream->enqueue(ScriptedUpstream::Response::events(chunks, 400)); // 2.4 s in total
+        const auto r =
+            roundTrip("POST", "/v1/chat/completions", "{\"model\":\"m\",\"stream\":true}");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.body, chunks.join());
+    }
+
+    void controlKeysAreStripped() {
+        startProxy(upstreamConfig());
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{}"));
+        const QJsonObject body{{QStringLiteral("model"), QStringLiteral("m")},
+                               {QStringLiteral("input"), QStringLiteral("hi")},
+                               {QStringLiteral("_agentic_loop_depth"), 5},
+                               {QStringLiteral("_agentic_loop_fingerprints"), QJsonArray()},
+                               {QStringLiteral("max_agentic_loops"), 50},
+                               {QStringLiteral("_code_interpreter_interception_active"), true},
+                               {QStringLiteral("_code_interpreter_interception_stream_options"), 1},
+                               {QStringLiteral("_websearch_interception_converted_stream"), true},
+                               {QStringLiteral("_compression_interception_x"), true},
+                               {QStringLiteral("_headroom_interception_stream_options"), 1},
+                               {QStringLiteral("_private_but_allowed"), 1},
+                               {QStringLiteral("metadata"), QJsonObject{{QStringLiteral("k"), 1}}}};
+        QCOMPARE(roundTrip("POST", "/v1/responses", QJsonDocument(body).toJson()).status, 200);
+        const QJsonObject sent = m_upstream->requests().first().json();
+        const QStringList keys = sent.keys();
+        QCOMPARE(
+            QSet<QString>(keys.cbegin(), keys.cend()),
+            QSet<QString>({QStringLiteral("model"), QStringLiteral("input"),
+                           QStringLiteral("_private_but_allowed"), QStringLiteral("metadata")}));
+        // Also on paths that only pass through.
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{}"));
+        QCOMPARE(roundTrip("POST", "/v1/embeddings",
+                           "{\"model\":\"m\",\"input\":\"x\",\"_agentic_loop_depth\":1}")
+                     .status,
+                 200);
+        QVERIFY(
+            !m_upstream->requests().last().json().contains(QStringLiteral("_agentic_loop_depth")));
+    }
+
+    void masterKeyIsRequired_data() {
+        QTest::addColumn<QByteArray>("authorization");
+        QTest::addColumn<int>("status");
+        QTest::newRow("missing") << QByteArray() << 401;
+        QTest::newRow("wrong") << QByteArray("Bearer sk-wrong") << 401;
+        QTest::newRow("prefix of the key") << QByteArray("Bearer sk-master") << 401;
+        QTest::newRow("right") << QByteArray("Bearer sk-master-1234") << 200;
+    }
+    void masterKeyIsRequired() {
+        QFETCH(QByteArray, authorization);
+        QFETCH(int, status);
+        ProxyConfig config = upstreamConfig();
+        config.masterKey = QStringLiteral("sk-master-1234");
+        startProxy(config);
+        m_upstream->setResponder([](const ScriptedUpstream::Request &) {
+            return ScriptedUpstream::Response::json(200, "{}");
+        });
+        QList<QPair<QByteArray, QByteArray>> headers;
+        if (!authorization.isEmpty())
+            headers.append({"Authorization", authorization});
+        const auto r = roundTrip("POST", "/v1/responses", "{\"model\":\"m\"}", headers);
+        QCOMPARE(r.status, status);
+        if (status == 401) {
+            QVERIFY(hasOpenAiErrorShape(r));
+            QCOMPARE(m_upstream->requestCount(), 0);
+        } else {
+            // The master key is Loopscope's own credential: it never goes upstream.
+            QCOMPARE(m_upstream->requests().first().header("authorization"), QByteArray());
+        }
+        QCOMPARE(roundTrip("GET", "/health").status, 200); // health stays open
+    }
+
+    void configuredKeyReplacesClientAuthorization() {
+        ProxyConfig config;
+        UpstreamRoute route = *ProxyConfig::routeForUpstream(m_upstream->baseUrl(), nullptr);
+        route.modelName = QStringLiteral("gpt");
+        route.upstreamModel = QStringLiteral("gpt-4o");
+        route.apiKey = QStringLiteral("sk-route-key");
+        config.modelRoutes << route;
+        UpstreamRoute azure = route;
+        azure.modelName = QStringLiteral("az");
+        azure.provider = UpstreamRoute::Provider::Azure;
+        config.modelRoutes << azure;
+        startProxy(config);
+        m_upstream->setResponder([](const ScriptedUpstream::Request &) {
+            return ScriptedUpstream::Response::json(200, "{}");
+        });
+        QCOMPARE(roundTrip("POST", "/v1/responses", "{\"model\":\"gpt\"}",
+                           {{"Authorization", "Bearer sk-client"}})
+                     .status,
+                 200);
+        QCOMPARE(m_upstream->requests().at(0).header("authorization"),
+                 QByteArray("Bearer sk-route-key"));
+        QCOMPARE(roundTrip("POST", "/v1/responses", "{\"model\":\"az\"}",
+                           {{"Authorization", "Bearer sk-client"}})
+                     .status,
+                 200);
+        QCOMPARE(m_upstream->requests().at(1).header("api-key"), QByteArray("sk-route-key"));
+        QCOMPARE(m_upstream->requests().at(1).header("authorization"), QByteArray());
+    }
+
+    void otherPathsPassThrough() {
+        startProxy(upstreamConfig());
+        m_upstream->enqueue(
+            ScriptedUpstream::Response::json(200, "{\"object\":\"list\",\"data\":[]}"));
+        const auto r = roundTrip("GET", "/v1/files?purpose=assistants&limit=2");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.body, QByteArray("{\"object\":\"list\",\"data\":[]}"));
+        QCOMPARE(m_upstream->requests().first().method, QByteArray("GET"));
+        QCOMPARE(m_upstream->requests().first().target,
+                 QByteArray("/v1/files?purpose=assistants&limit=2"));
+        // GET /v1/models with only --upstream asks the upstream.
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{\"data\":[{\"id\":\"up\"}]}"));
+        QCOMPARE(roundTrip("GET", "/models").body, QByteArray("{\"data\":[{\"id\":\"up\"}]}"));
+    }
+
+    void healthAndConfiguredModels() {
+        ProxyConfig config;
+        for (const QString &name : {QStringLiteral("a"), QStringLiteral("b")}) {
+            UpstreamRoute route = *ProxyConfig::routeForUpstream(m_upstream->baseUrl(), nullptr);
+            route.modelName = name;
+            config.modelRoutes << route;
+        }
+        startProxy(config);
+        const auto health = roundTrip("GET", "/health");
+        QCOMPARE(health.status, 200);
+        QCOMPARE(health.json().value(QStringLiteral("status")).toString(),
+                 QStringLiteral("healthy"));
+        const auto models = roundTrip("GET", "/v1/models");
+        QCOMPARE(models.status, 200);
+        QStringList ids;
+        for (const QJsonValue &m : models.json().value(QStringLiteral("data")).toArray())
+            ids << m.toObject().value(QStringLiteral("id")).toString();
+        QCOMPARE(ids, QStringList({QStringLiteral("a"), QStringLiteral("b")}));
+        QCOMPARE(m_upstream->requestCount(), 0);
+    }
+
+    void interceptorReceivesCodeInterpreterRequests() {
+        ProxyConfig config = upstreamConfig();
+        config.defaultRoute->maxAgenticLoops = 0;
+        config.execTimeoutSeconds = 7;
+        startProxy(config);
+        RecordingInterceptor interceptor;
+        m_proxy->addInterceptor(&interceptor);
+        const QJsonObject body{
+            {QStringLiteral("model"), QStringLiteral("gpt-4o")},
+            {QStringLiteral("input"), QStringLiteral("what is 17*23?")},
+            {QStringLiteral("max_agentic_loops"), 99},
+            {QStringLiteral("tools"),
+             QJsonArray{
+                 QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                             {QStringLiteral("container"),
+                              QJsonObject{{QStringLiteral("type"), QStringLiteral("auto")}}}}}}};
+        const auto r = roundTrip("POST", "/v1/responses", QJsonDocument(body).toJson(),
+                                 {{"Authorization", "Bearer sk-caller-0001"}});
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("intercepted")).toBool(), true);
+        QVERIFY(!r.header("x-loopscope-overhead-ms").isEmpty());
+        QCOMPARE(m_upstream->requestCount(), 0);
+        QCOMPARE(interceptor.handled.size(), 1);
+        const ProxyRequest &got = interceptor.handled.first();
+        QCOMPARE(got.surface, ApiSurface::Responses);
+        QVERIFY(!got.body.contains(QStringLiteral("max_agentic_loops"))); // forged ceiling gone
+        QCOMPARE(got.maxLoops, 3);
+        QCOMPARE(got.execTimeoutSeconds, 7);
+        QCOMPARE(
+            got.callerIdentity,
+            QString::fromLatin1(
+                QCryptographicHash::hash("sk-caller-0001", QCryptographicHash::Sha256).toHex()));
+        QVERIFY(got.requestId.startsWith(QStringLiteral("req_")));
+        QCOMPARE(got.route.clientAuthorization, QByteArray("Bearer sk-caller-0001"));
+        QTRY_COMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().iterations, 2);
+        QCOMPARE(m_log.first().requestId, got.requestId);
+
+        // Without the hosted tool the request passes through as before.
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{\"plain\":true}"));
+        QCOMPARE(roundTrip("POST", "/v1/chat/completions",
+                           "{\"model\":\"m\",\"tools\":[{\"type\":\"function\"}]}")
+                     .body,
+                 QByteArray("{\"plain\":true}"));
+        QCOMPARE(interceptor.handled.size(), 1);
+    }
+
+    void interceptorCanCallUpstreamWithTheRouteAuth() {
+        ProxyConfig config;
+        UpstreamRoute route = *ProxyConfig::routeForUpstream(m_upstream->baseUrl(), nullptr);
+        route.modelName = QStringLiteral("alias");
+        route.upstreamModel = QStringLiteral("gpt-4o");
+        route.apiKey = QStringLiteral("sk-config");
+        route.maxAgenticLoops = 5;
+        config.modelRoutes << route;
+        startProxy(config);
+        RecordingInterceptor interceptor;
+        interceptor.upstream = m_proxy->upstream();
+        interceptor.callUpstream = true;
+        m_proxy->addInterceptor(&interceptor);
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{\"id\":\"resp_up\"}"));
+        const auto r = roundTrip(
+            "POST", "/v1/chat/completions",
+            "{\"model\":\"alias\",\"messages\":[],\"tools\":[{\"type\":\"code_interpreter\"}]}");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json()
+                     .value(QStringLiteral("upstream"))
+                     .toObject()
+                     .value(QStringLiteral("id"))
+                     .toString(),
+                 QStringLiteral("resp_up"));
+        QCOMPARE(interceptor.handled.first().surface, ApiSurface::ChatCompletions);
+        QCOMPARE(interceptor.handled.first().maxLoops, 5);
+        const auto sent = m_upstream->requests().first();
+        QCOMPARE(sent.header("authorization"), QByteArray("Bearer sk-config"));
+        QCOMPARE(sent.json().value(QStringLiteral("model")).toString(), QStringLiteral("gpt-4o"));
+
+        // postJson reports transport failures as data, never by hanging or throwing.
+        UpstreamRoute dead = route;
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        dead.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:%1/v1").arg(probe.serverPort()));
+        probe.close();
+        auto future = m_proxy->upstream()->postJson(dead, QStringLiteral("/responses"), {});
+        QTRY_VERIFY_WITH_TIMEOUT(future.isFinished(), 20000);
+        QCOMPARE(future.result().status, 0);
+        QCOMPARE(future.result().clientStatus(), 502);
+        QVERIFY(future.result().networkError != QNetworkReply::NoError);
+    }
+
+    void demoModelAnswersOverHttp() {
+        ProxyConfig config;
+        config.defaultRoute = ProxyConfig::demoRoute();
+        startProxy(config);
+        const QByteArray request =
+            "{\"model\":\"gpt-4o\",\"input\":\"what is 17*23?\",\"tools\":[{\"type\":\"function\","
+            "\"name\":\"litellm_code_execution\",\"parameters\":{\"type\":\"object\","
+            "\"properties\":{\"code\":{\"type\":\"string\"}}}}]}";
+        const auto r = roundTrip("POST", "/v1/responses", request);
+        QCOMPARE(r.status, 200);
+        const QJsonObject call =
+            r.json().value(QStringLiteral("output")).toArray().first().toObject();
+        QCOMPARE(call.value(QStringLiteral("type")).toString(), QStringLiteral("function_call"));
+        QCOMPARE(call.value(QStringLiteral("arguments")).toString(),
+                 QStringLiteral("{\"code\":\"print(17*23)\"}"));
+        const auto models = roundTrip("GET", "/v1/models");
+        QCOMPARE(models.json()
+                     .value(QStringLiteral("data"))
+                     .toArray()
+                     .first()
+                     .toObject()
+                     .value(QStringLiteral("id"))
+                     .toString(),
+                 QStringLiteral("loopscope-demo"));
+        // Streams arrive as SSE through the same pass-through path.
+        const auto stream = roundTrip("POST", "/v1/chat/completions",
+                                      "{\"model\":\"x\",\"stream\":true,\"messages\":[{\"role\":"
+                                      "\"user\",\"content\":\"hi\"}]}");
+        QCOMPARE(stream.header("content-type"), QByteArray("text/event-stream"));
+        QVERIFY(stream.body.endsWith("data: [DONE]\n\n"));
+    }
+
+    void proxyRunsOnItsOwnThread() {
+        QThread thread;
+        thread.start();
+        ProxyConfig config = upstreamConfig();
+        config.port = 0;
+        ProxyServer *proxy = nullptr;
+        quint16 port = 0;
+        QObject anchor;
+        anchor.moveToThread(&thread);
+        QMetaObject::invokeMethod(
+            &anchor,
+            [&] {
+                proxy = new ProxyServer(config);
+                if (proxy->listen())
+                    port = proxy->port();
+            },
+            Qt::BlockingQueuedConnection);
+        QVERIFY(port != 0);
+        m_upstream->setResponder([](const ScriptedUpstream::Request &) {
+            return ScriptedUpstream::Response::json(200, "{\"ok\":1}");
+        });
+        for (int i = 0; i < 3; ++i) {
+            RawHttpClient client(port);
+            client.request("POST", "/v1/responses", "{\"model\":\"m\"}");
+            QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 20000);
+            QCOMPARE(client.current().body, QByteArray("{\"ok\":1}"));
+        }
+        QSignalSpy stopped(proxy, &ProxyServer::stopped);
+        QMetaObject::invokeMethod(proxy, [proxy] { proxy->shutdown(); });
+        QTRY_COMPARE_WITH_TIMEOUT(stopped.count(), 1, 20000);
+        QMetaObject::invokeMethod(
+            &anchor, [proxy] { delete proxy; }, Qt::BlockingQueuedConnection);
+        thread.quit();
+        thread.wait();
+    }
+};
+
+QTEST_GUILESS_MAIN(TstProxyPassThrough)
+#include "tst_proxypassthrough.moc"
