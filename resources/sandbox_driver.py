@@ -16,14 +16,12 @@
 import builtins
 import io
 import json
-import linecache
 import os
 import resource
 import select
 import sys
 import threading
 import time
-import traceback
 
 MAX_IN_FRAME = 64 * 1024 * 1024
 
@@ -215,6 +213,7 @@ class Driver:
         self.stdin = open(os.devnull, "r")
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.cells = 0
+        self.sources = {}
         self._wire_streams()
 
     def _wire_streams(self):
@@ -229,6 +228,12 @@ class Driver:
         sys.stderr = sys.__stderr__ = self.stderr
 
     def _error(self, exc, skip_frames):
+        # Imported on the first error only: they cost a few ms of every interpreter start.
+        import linecache
+        import traceback
+        for filename, code in self.sources.items():
+            if filename not in linecache.cache:
+                linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         tb = exc.__traceback__
         for _ in range(skip_frames):
             if tb is not None:
@@ -255,7 +260,7 @@ class Driver:
         self._wire_streams()
         self.cells += 1
         filename = "<cell %d>" % self.cells
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        self.sources[filename] = code  # for tracebacks, also of functions defined here
         error = None
         started = time.perf_counter()
         try:

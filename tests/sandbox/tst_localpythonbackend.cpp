@@ -35,6 +35,7 @@ private slots:
     void statePersistsAcrossRuns();
     void exceptionsComeBackWithNameValueTraceback_data();
     void exceptionsComeBackWithNameValueTraceback();
+    void tracebackQuotesEarlierCells();
     void childProcessOutputIsCaptured();
     void printedFramesCannotForgeAResult();
     void runsOnOneSandboxAreQueuedInOrder();
@@ -188,23 +189,29 @@ void TestLocalPythonBackend::exceptionsComeBackWithNameValueTraceback_data() {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("value");
     QTest::addColumn<QString>("stdout");
+    QTest::addColumn<QString>("sourceLine"); // tracebacks quote the user's code
     QTest::newRow("zero division") << QStringLiteral("print('before')\n1/0") << "ZeroDivisionError"
                                    << "division by zero"
-                                   << "before\n";
+                                   << "before\n"
+                                   << "    1/0\n";
     QTest::newRow("name error") << QStringLiteral("undefined_name") << "NameError"
                                 << "name 'undefined_name' is not defined"
-                                << "";
+                                << ""
+                                << "    undefined_name\n";
     QTest::newRow("raised in function")
         << QStringLiteral("def f():\n    raise ValueError('boom')\nf()") << "ValueError"
         << "boom"
-        << "";
+        << ""
+        << "    raise ValueError('boom')\n";
     QTest::newRow("syntax error") << QStringLiteral("def broken(:\n  pass") << "SyntaxError"
                                   << "invalid syntax (<cell 1>, line 1)"
-                                  << "";
+                                  << ""
+                                  << "    def broken(:\n";
     QTest::newRow("sys.exit keeps interpreter")
         << QStringLiteral("import sys\nsys.exit(3)") << "SystemExit"
         << "3"
-        << "";
+        << ""
+        << "    sys.exit(3)\n";
 }
 
 void TestLocalPythonBackend::exceptionsComeBackWithNameValueTraceback() {
@@ -224,11 +231,26 @@ void TestLocalPythonBackend::exceptionsComeBackWithNameValueTraceback() {
              qPrintable(r.value.error->traceback));
     QVERIFY2(!r.value.error->traceback.contains(QStringLiteral("loopscope-driver")),
              "driver frames leak into the traceback");
+    QFETCH(QString, sourceLine);
+    QVERIFY2(r.value.error->traceback.contains(sourceLine), qPrintable(r.value.error->traceback));
     QCOMPARE(r.value.stdoutText, stdout);
     // The interpreter survives user exceptions.
     const Outcome<ExecutionResult> after = run(sandbox, QStringLiteral("print('alive')"));
     QVERIFY(after.ok());
     QCOMPARE(after.value.stdoutText, QStringLiteral("alive\n"));
+}
+
+void TestLocalPythonBackend::tracebackQuotesEarlierCells() {
+    backend();
+    const SandboxHandle sandbox = create();
+    QVERIFY(run(sandbox, QStringLiteral("def helper(x):\n    return 10 // x")).ok());
+    const Outcome<ExecutionResult> r = run(sandbox, QStringLiteral("helper(0)"));
+    QVERIFY(r.ok() && r.value.error);
+    const QString tb = r.value.error->traceback;
+    QVERIFY2(tb.contains(QStringLiteral("File \"<cell 2>\", line 1")), qPrintable(tb));
+    QVERIFY2(
+        tb.contains(QStringLiteral("File \"<cell 1>\", line 2, in helper\n    return 10 // x")),
+        qPrintable(tb));
 }
 
 void TestLocalPythonBackend::childProcessOutputIsCaptured() {
