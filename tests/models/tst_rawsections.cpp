@@ -71,6 +71,18 @@ private slots:
                  QStringLiteral("upstream down"));
     }
 
+    void droppedPayloadsAreExplained() {
+        RequestsModel model;
+        model.setPayloadRetention(1);
+        model.applyEvents(s::fullRequest(QStringLiteral("old"), 0));
+        model.applyEvents(s::fullRequest(QStringLiteral("new"), 5000));
+        const auto old = RawSections::build(*model.recordById(QStringLiteral("old")));
+        QCOMPARE(old.first().title, QStringLiteral("Payloads dropped"));
+        QVERIFY(old.at(1).json.toObject().isEmpty()); // the client request is gone
+        const auto fresh = RawSections::build(*model.recordById(QStringLiteral("new")));
+        QCOMPARE(fresh.first().title, QStringLiteral("Client request"));
+    }
+
     void looksLikeSecret_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<bool>("secret");

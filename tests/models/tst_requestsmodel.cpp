@@ -201,6 +201,55 @@ private slots:
         QCOMPARE(model.rowOf(QStringLiteral("r11999")), RequestsModel::kDefaultRetention - 1);
     }
 
+    void oldRequestsDropTheirPayloads() {
+        RequestsModel model;
+        QAbstractItemModelTester tester(&model);
+        model.setPayloadRetention(2);
+        for (int i = 0; i < 4; ++i)
+            model.applyEvents(s::fullRequest(QStringLiteral("r%1").arg(i), 1000 * i));
+        QCOMPARE(model.rowCount(), 4);
+        for (int row = 0; row < 4; ++row) {
+            const RequestRecord *r = model.record(row);
+            const bool old = row < 2;
+            QCOMPARE(r->payloadsDropped, old);
+            QCOMPARE(r->clientRequest.isEmpty(), old);
+            QCOMPARE(r->upstreamCalls.at(0).response.isEmpty(), old);
+            QCOMPARE(r->injectedItems.isEmpty(), old);
+            QCOMPARE(r->finalResponse.isEmpty(), old);
+            // What the table and the Code panel show survives.
+            QCOMPARE(r->codeRuns.at(0).code, QStringLiteral("print(6*7)"));
+            QCOMPARE(r->codeRuns.at(0).stdoutText, QStringLiteral("42\n"));
+            QCOMPARE(model.index(row, RequestsModel::TokensColumn).data().toString(),
+                     QStringLiteral("300"));
+        }
+
+        // Long outputs of old requests are cut; a late event of an old request stays lean.
+        model.setPayloadRetention(1);
+        QList<InspectorEvent> big = s::fullRequest(QStringLiteral("big"), 9000);
+        big[2].data[QStringLiteral("stdout")] = QString(100'000, u'x');
+        big.removeLast(); // still running
+        model.applyEvents(big);
+        QCOMPARE(model.recordById(QStringLiteral("big"))->codeRuns.at(0).stdoutText.size(),
+                 100'000);
+        model.applyEvents({s::started(QStringLiteral("next"), 9500)});
+        const RequestRecord *old = model.recordById(QStringLiteral("big"));
+        QVERIFY(old->payloadsDropped);
+        QVERIFY(old->codeRuns.at(0).stdoutText.size() < 20'000);
+        model.applyEvents({s::finished(QStringLiteral("big"), 9900, 900, 2, 1)});
+        QCOMPARE(old->state, RequestState::Completed);
+        QVERIFY(old->finalResponse.isEmpty());
+        QVERIFY(model.recordById(QStringLiteral("r3"))->payloadsDropped);
+    }
+
+    void emptyFinalUsageKeepsTheSumOfCalls() {
+        RequestsModel model;
+        QList<InspectorEvent> events = s::fullRequest(QStringLiteral("a"), 0);
+        events.last().data.insert(QStringLiteral("usage"), QJsonObject());
+        model.applyEvents(events);
+        QCOMPARE(model.index(0, RequestsModel::TokensColumn).data().toString(),
+                 QStringLiteral("300"));
+    }
+
     void statusText_data() {
         QTest::addColumn<QList<InspectorEvent>>("events");
         QTest::addColumn<QString>("status");

@@ -228,6 +228,23 @@ private slots:
         QCOMPARE(window.loopPanel()->timelineModel()->rowCount(), 0);
         QCOMPARE(window.rawPanel()->sectionList()->count(), 0);
         QCOMPARE(window.deleteSandboxAction()->shortcut(), QKeySequence(QKeySequence::Delete));
+
+        // Delete in the search box edits text; it never reaches the sandboxes.
+        int asked = 0;
+        publishAll(bus, {s::sandbox(s::Kind::SandboxCreated, QStringLiteral("sbx"), 1)});
+        QTRY_COMPARE_WITH_TIMEOUT(window.sandboxesModel()->rowCount(), 1, 10'000);
+        window.sandboxesPanel()->view()->selectRow(0);
+        window.sandboxesPanel()->setConfirmation([&asked](const QString &) {
+            ++asked;
+            return false;
+        });
+        QLineEdit *search = window.requestsPanel()->searchField();
+        search->setText(QStringLiteral("abc"));
+        search->setFocus();
+        search->setCursorPosition(0);
+        QTest::keyClick(search, Qt::Key_Delete);
+        QCOMPARE(search->text(), QStringLiteral("bc"));
+        QCOMPARE(asked, 0);
     }
 
     void deleteInSandboxPanelRemovesFromTheRegistry() {
@@ -276,10 +293,13 @@ private slots:
         QCOMPARE(backend->removeCount(), 0);
         QCOMPARE(registry.size(), 3);
 
-        // Confirmed, through the Delete key's action: the registry removes it, then its event
+        // Confirmed, with the Delete key in the panel: the registry removes it, then its event
         // takes the row away.
         answer = true;
-        window.deleteSandboxAction()->trigger();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.activateWindow();
+        panel->view()->setFocus();
+        QTest::keyClick(panel->view(), Qt::Key_Delete);
         QCOMPARE(questions.size(), 2);
         QTRY_COMPARE_WITH_TIMEOUT(backend->removeCount(), 1, 10'000);
         QCOMPARE(backend->removeCalls.at(0).handle.id, QStringLiteral("sbx_fake_2"));

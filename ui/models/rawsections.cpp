@@ -51,6 +51,12 @@ QJsonValue RawSections::mask(const QJsonValue &value) {
 
 QList<RawSections::Section> RawSections::build(const RequestRecord &record) {
     QList<Section> sections;
+    if (record.payloadsDropped) {
+        sections.append({QObject::tr("Payloads dropped"),
+                         QJsonObject{{QStringLiteral("note"),
+                                      QObject::tr("Only the newest requests keep their JSON "
+                                                  "documents, to bound memory.")}}});
+    }
     sections.append({QObject::tr("Client request"), mask(record.clientRequest)});
     for (const UpstreamCallRecord &call : record.upstreamCalls) {
         const QString n = QString::number(call.iteration >= 0 ? call.iteration + 1

@@ -96,6 +96,7 @@ bool RequestRecord::apply(const InspectorEvent &event) {
         run.sessionId = d.value(QLatin1String("sessionId")).toString();
         run.truncated = d.value(QLatin1String("truncated")).toBool();
         run.timedOut = d.value(QLatin1String("timedOut")).toBool();
+        run.executed = d.value(QLatin1String("executed")).toBool(true);
         codeRuns.append(run);
         codeRunCount = std::max(codeRunCount, int(codeRuns.size()));
         if (sessionId.isEmpty())
@@ -116,8 +117,11 @@ bool RequestRecord::apply(const InspectorEvent &event) {
             iterations = d.value(QLatin1String("iterations")).toInt();
         if (d.contains(QLatin1String("codeRuns")))
             codeRunCount = d.value(QLatin1String("codeRuns")).toInt();
-        if (d.value(QLatin1String("usage")).isObject())
-            usage = TokenUsage::fromJson(d.value(QLatin1String("usage")).toObject());
+        // An empty usage (e.g. a model that reports none) keeps the per-call sum.
+        if (const TokenUsage final =
+                TokenUsage::fromJson(d.value(QLatin1String("usage")).toObject());
+            !final.isEmpty())
+            usage = final;
         finalResponse = d.value(QLatin1String("response")).toObject();
         incompleteReason = d.value(QLatin1String("incompleteReason")).toString();
         break;
@@ -137,6 +141,31 @@ bool RequestRecord::apply(const InspectorEvent &event) {
     }
     lastEventMs = std::max(lastEventMs, event.timestampMs);
     return true;
+}
+
+void RequestRecord::dropPayloads() {
+    const auto shorten = [](QString &text) {
+        if (text.size() > kKeptTextChars) {
+            text.truncate(kKeptTextChars);
+            text.append(QStringLiteral("\n… (dropped)"));
+        }
+        text.squeeze();
+    };
+    clientRequest = {};
+    finalResponse = {};
+    injectedItems = {};
+    for (UpstreamCallRecord &call : upstreamCalls) {
+        call.request = {};
+        call.response = {};
+    }
+    for (CodeRunRecord &run : codeRuns) {
+        shorten(run.code);
+        shorten(run.stdoutText);
+        shorten(run.stderrText);
+        shorten(run.traceback);
+        shorten(run.output);
+    }
+    payloadsDropped = true;
 }
 
 QString RequestRecord::statusText() const {

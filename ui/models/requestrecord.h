@@ -49,6 +49,7 @@ struct CodeRunRecord {
     QString sessionId;
     bool truncated = false;
     bool timedOut = false;
+    bool executed = true; // false when the call never ran (e.g. unparsable tool arguments)
 
     bool hasError() const { return !errorName.isEmpty() || !errorValue.isEmpty(); }
 };
@@ -83,11 +84,17 @@ struct RequestRecord {
     QList<CodeRunRecord> codeRuns;
     QJsonArray injectedItems;
     QJsonObject finalResponse;
+    bool payloadsDropped = false; // see dropPayloads()
 
     static RequestRecord fromStarted(const InspectorEvent &event);
     // Folds a later event of this request in (UpstreamCall, CodeExecuted, OutputsInjected,
     // RequestFinished, RequestFailed); other kinds are ignored. Returns whether anything changed.
     bool apply(const InspectorEvent &event);
+
+    // Frees the bulky parts (JSON documents, long outputs) of a request that is no longer among
+    // the newest: what the table shows stays. Keeps memory bounded however large payloads are.
+    void dropPayloads();
+    static constexpr qsizetype kKeptTextChars = 16 * 1024;
 
     bool hasCode() const { return codeRunCount > 0 || !codeRuns.isEmpty(); }
     QString statusText() const;

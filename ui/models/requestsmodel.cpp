@@ -199,7 +199,10 @@ void RequestsModel::applyEvents(const QList<InspectorEvent> &events) {
         const int row = rowOf(event.requestId);
         if (row < 0)
             continue;
-        if (m_rows[size_t(row)].apply(event)) {
+        RequestRecord &record = m_rows[size_t(row)];
+        if (record.apply(event)) {
+            if (record.payloadsDropped) // a late event of an old request
+                record.dropPayloads();
             touched.insert(event.requestId);
             minChanged = minChanged < 0 ? row : std::min(minChanged, row);
             maxChanged = std::max(maxChanged, row);
@@ -236,6 +239,8 @@ void RequestsModel::applyEvents(const QList<InspectorEvent> &events) {
         endInsertRows();
     }
 
+    dropOldPayloads();
+
     if (!touched.isEmpty()) {
         QStringList ids;
         ids.reserve(touched.size());
@@ -249,6 +254,20 @@ void RequestsModel::applyEvents(const QList<InspectorEvent> &events) {
     }
 }
 
+void RequestsModel::setPayloadRetention(int count) {
+    m_payloadRetention = std::max(1, count);
+    dropOldPayloads();
+}
+
+void RequestsModel::dropOldPayloads() {
+    // Amortised O(1): each record is stripped once, when it leaves the newest window.
+    const qint64 end = m_base + qint64(m_rows.size());
+    const qint64 keepFrom = end - m_payloadRetention;
+    for (qint64 abs = std::max(m_payloadsKeptFrom, m_base); abs < keepFrom; ++abs)
+        m_rows[size_t(abs - m_base)].dropPayloads();
+    m_payloadsKeptFrom = std::max(m_payloadsKeptFrom, keepFrom);
+}
+
 void RequestsModel::clear() {
     if (m_rows.empty())
         return;
@@ -256,6 +275,7 @@ void RequestsModel::clear() {
     m_rows.clear();
     m_absoluteIndex.clear();
     m_base = 0;
+    m_payloadsKeptFrom = 0;
     endResetModel();
     emit countsChanged();
 }

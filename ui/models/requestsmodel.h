@@ -38,6 +38,7 @@ public:
         ApiRole,
     };
     static constexpr int kDefaultRetention = 5000;
+    static constexpr int kDefaultPayloadRetention = 200;
 
     explicit RequestsModel(QObject *parent = nullptr);
     ~RequestsModel() override;
@@ -51,6 +52,11 @@ public:
     // Rows kept at most; the oldest go first. Values below 1 are treated as 1.
     void setRetentionLimit(int limit);
     int retentionLimit() const { return m_retention; }
+
+    // How many of the newest requests keep their full payloads (JSON documents, long outputs);
+    // older ones keep their table data only (RequestRecord::dropPayloads).
+    void setPayloadRetention(int count);
+    int payloadRetention() const { return m_payloadRetention; }
 
     int rowOf(const QString &requestId) const; // -1 when unknown (or trimmed)
     const RequestRecord *record(int row) const;
@@ -71,11 +77,14 @@ signals:
 
 private:
     void trimTo(int limit);
+    void dropOldPayloads();
 
     std::deque<RequestRecord> m_rows;
     QHash<QString, qint64> m_absoluteIndex; // request id -> absolute index
     qint64 m_base = 0;                      // absolute index of row 0
     int m_retention = kDefaultRetention;
+    int m_payloadRetention = kDefaultPayloadRetention;
+    qint64 m_payloadsKeptFrom = 0; // absolute index below which payloads are dropped
 };
 
 } // namespace loopscope

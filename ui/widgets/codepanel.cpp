@@ -84,6 +84,8 @@ void CodePanel::showRun(const CodeRunRecord &run) {
         facts << tr("sandbox %1").arg(run.containerId);
     if (!run.sessionId.isEmpty())
         facts << tr("session %1").arg(run.sessionId);
+    if (!run.executed)
+        facts << tr("not executed");
     if (run.truncated)
         facts << tr("output truncated");
     if (run.timedOut)

@@ -148,6 +148,10 @@ void MainWindow::createActions() {
     m_deleteSandbox =
         new QAction(s->standardIcon(QStyle::SP_TrashIcon), tr("Delete sandbox"), this);
     m_deleteSandbox->setShortcut(QKeySequence::Delete);
+    // Only while the Sandboxes panel has focus: Delete elsewhere (search box, tables) keeps its
+    // usual meaning. The menu entry works from anywhere.
+    m_deleteSandbox->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_sandboxesPanel->addAction(m_deleteSandbox);
     connect(m_deleteSandbox, &QAction::triggered, m_sandboxesPanel,
             &SandboxesPanel::deleteSelected);
     auto *deleteAll = new QAction(tr("Delete all sandboxes…"), this);
