@@ -309,6 +309,9 @@ def main():
     nproc = int(config.get("nproc", 0))
     if nproc > 0:
         # Set here, inside the sandbox's own user namespace, so the count is per sandbox.
+        _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        if hard != resource.RLIM_INFINITY:
+            nproc = min(nproc, hard)
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
     workdir = config.get("workdir")
     if workdir:

@@ -310,7 +310,11 @@ void TestLocalPythonBackend::runsOnOneSandboxAreQueuedInOrder() {
 void TestLocalPythonBackend::escapeIsRefused_data() {
     QTest::addColumn<QString>("code");
     QTest::addColumn<QString>("expected");
-    const QString home = QDir::homePath();
+    QString home = QDir::homePath();
+    // A home that coincides with a directory every sandbox has of its own proves nothing.
+    if (home == QLatin1String("/") || home.startsWith(QLatin1String("/tmp")) ||
+        home.startsWith(QLatin1String("/sandbox")))
+        home = QStringLiteral("/root");
     QTest::newRow("write outside work dir")
         << QStringLiteral(
                "import os\nres = []\n"
