@@ -1,11 +1,14 @@
 #include "proxyservice.h"
 
+#include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
+#include "sandbox/localsandboxoptions.h"
 
 using loopscope::ProxyServer;
 
-ProxyService::ProxyService(QObject *parent)
-    : QObject(parent) {
+ProxyService::ProxyService(loopscope::EventBus *events, QObject *parent)
+    : QObject(parent)
+    , m_events(events) {
     m_thread.setObjectName(QStringLiteral("loopscope-proxy"));
     connect(&m_thread, &QThread::finished, this, &ProxyService::stopped);
 }
@@ -34,8 +37,19 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
         m_anchor,
         [this, &config, &ok, error] {
             m_server = new ProxyServer(config);
-            // Issue 5 hook: register the agentic-loop interceptor here, e.g.
-            // m_server->addInterceptor(loop) with `loop` created in this thread.
+            m_stack = new loopscope::InterceptionStack(m_server, m_events, m_server);
+            loopscope::LocalSandboxOptions sandbox;
+            if (config.execTimeoutSeconds > 0)
+                sandbox.timeoutMs = config.execTimeoutSeconds * 1000;
+            if (!m_stack->init(sandbox, error)) {
+                delete m_server;
+                m_server = nullptr;
+                m_stack = nullptr;
+                return;
+            }
+            m_registry = m_stack->registry();
+            m_sandboxBackend = m_stack->sandboxBackendName();
+            m_sandboxProblems = m_stack->sandboxSelfTest().problems;
             ok = m_server->listen();
             if (!ok) {
                 if (error)
@@ -65,9 +79,14 @@ void ProxyService::stop() {
         return;
     m_stopping = true;
     QMetaObject::invokeMethod(m_anchor, [this] {
-        if (m_server)
-            m_server->shutdown();
-        else
+        if (!m_server) {
             m_thread.quit();
+            return;
+        }
+        // Sandboxes go first (no process outlives the app), then in-flight responses finish.
+        m_stack->shutdown().then(m_anchor, [this] {
+            if (m_server)
+                m_server->shutdown();
+        });
     });
 }

@@ -7,8 +7,11 @@
 #include <QThread>
 
 namespace loopscope {
+class EventBus;
+class InterceptionStack;
 class ProxyServer;
-}
+class SandboxRegistry;
+} // namespace loopscope
 
 // Runs the proxy on its own QThread (the GUI keeps the main thread): every proxy object, socket
 // and the QNetworkAccessManager is created inside that thread. Cross-thread traffic is queued
@@ -16,12 +19,18 @@ class ProxyServer;
 class ProxyService : public QObject {
     Q_OBJECT
 public:
-    explicit ProxyService(QObject *parent = nullptr);
+    // `events` receives every inspector event (published from the proxy thread); may be null.
+    explicit ProxyService(loopscope::EventBus *events = nullptr, QObject *parent = nullptr);
     ~ProxyService() override;
 
     // Creates the server in the proxy thread and listens; blocks until that is done.
     bool start(const loopscope::ProxyConfig &config, QString *error);
     QString listenUrl() const { return m_url; }
+    // Lives in the proxy thread: call it only through QMetaObject::invokeMethod(registry, ...).
+    loopscope::SandboxRegistry *registry() const { return m_registry; }
+    // "local", "e2b", ... and its health, as found at start-up.
+    QString sandboxBackend() const { return m_sandboxBackend; }
+    QStringList sandboxProblems() const { return m_sandboxProblems; }
     // Graceful stop (in-flight responses finish, bounded); stopped() follows.
     void stop();
 
@@ -33,6 +42,11 @@ private:
     QThread m_thread;
     QObject *m_anchor = nullptr;                // lives in m_thread: the context for invocations
     loopscope::ProxyServer *m_server = nullptr; // lives in m_thread
+    loopscope::InterceptionStack *m_stack = nullptr; // lives in m_thread, child of m_server
+    loopscope::SandboxRegistry *m_registry = nullptr;
+    loopscope::EventBus *m_events = nullptr;
+    QString m_sandboxBackend;
+    QStringList m_sandboxProblems;
     QString m_url;
     bool m_stopping = false;
 };
