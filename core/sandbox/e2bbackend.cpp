@@ -82,7 +82,14 @@ E2bBackend::E2bBackend(const Options &options, QObject *parent)
     m_lastProbe.warnings << QStringLiteral("e2b: not checked yet (probe pending)");
 }
 
-E2bBackend::~E2bBackend() = default;
+E2bBackend::~E2bBackend() {
+    // Settle every in-flight future with an error instead of leaving it cancelled: aborting a
+    // reply runs its finished handler now, and m_shuttingDown stops follow-up requests.
+    m_shuttingDown = true;
+    const auto replies = m_nam->findChildren<QNetworkReply *>();
+    for (QNetworkReply *reply : replies)
+        reply->abort();
+}
 
 void E2bBackend::setClock(std::function<qint64()> nowMs) {
     m_now = std::move(nowMs);
@@ -96,7 +103,7 @@ SandboxHandle E2bBackend::currentHandle(const SandboxHandle &sandbox) const {
     return m_replacements.value(sandbox.id, sandbox);
 }
 
-QString E2bBackend::apiKeyFor(const SandboxParams &params, const SandboxHandle *) const {
+QString E2bBackend::apiKeyFor(const SandboxParams &params) const {
     if (!params.apiKey.isEmpty())
         return params.apiKey;
     return qEnvironmentVariable("E2B_API_KEY");
@@ -115,7 +122,7 @@ QUrl E2bBackend::apiUrl(const SandboxParams &params, const SandboxHandle *handle
 }
 
 QFuture<Outcome<SandboxHandle>> E2bBackend::create(const SandboxParams &params) {
-    const QString key = apiKeyFor(params, nullptr);
+    const QString key = apiKeyFor(params);
     if (key.isEmpty())
         return ready(Outcome<SandboxHandle>::failure(
             QStringLiteral("E2B API key not set. Set E2B_API_KEY or pass api_key=...")));
@@ -208,7 +215,7 @@ QFuture<Outcome<ExecutionResult>> E2bBackend::run(const SandboxHandle &sandbox, 
 void E2bBackend::renewThenExecute(std::shared_ptr<RunState> state) {
     const qint64 lifetimeMs = qint64(m_options.lifetimeSec) * 1000;
     const auto expiry = m_expiresAtMs.constFind(state->live.id);
-    const QString key = apiKeyFor(state->params, &state->live);
+    const QString key = apiKeyFor(state->params);
     if (!m_options.renewLifetime || key.isEmpty() || expiry == m_expiresAtMs.constEnd() ||
         *expiry - m_now() >= lifetimeMs / 2) {
         startExecute(state);
@@ -238,6 +245,12 @@ void E2bBackend::renewThenExecute(std::shared_ptr<RunState> state) {
 }
 
 void E2bBackend::startExecute(std::shared_ptr<RunState> state) {
+    if (m_shuttingDown) {
+        state->promise.addResult(
+            Outcome<ExecutionResult>::failure(QStringLiteral("the e2b backend was shut down")));
+        state->promise.finish();
+        return;
+    }
     const SandboxHandle &live = state->live;
     QString urlText = m_options.executeUrlTemplate;
     urlText.replace(QLatin1String("{id}"), live.id);
@@ -431,8 +444,8 @@ void E2bBackend::handleGone(std::shared_ptr<RunState> state, const QString &why,
         state->promise.addResult(Outcome<ExecutionResult>::failure(message));
         state->promise.finish();
     };
-    const QString key = apiKeyFor(state->params, &state->live);
-    if (!m_options.recreateExpired || state->recreated || key.isEmpty()) {
+    const QString key = apiKeyFor(state->params);
+    if (!m_options.recreateExpired || state->recreated || key.isEmpty() || m_shuttingDown) {
         fail(QStringLiteral("e2b sandbox %1 is gone (its lifetime may have run out): %2")
                  .arg(liveId, why));
         return;
@@ -484,7 +497,7 @@ void E2bBackend::handleGone(std::shared_ptr<RunState> state, const QString &why,
 QFuture<Outcome<bool>> E2bBackend::remove(const SandboxHandle &sandbox,
                                           const SandboxParams &params) {
     const SandboxHandle live = currentHandle(sandbox);
-    const QString key = apiKeyFor(params, &live);
+    const QString key = apiKeyFor(params);
     if (key.isEmpty())
         return ready(Outcome<bool>::failure(
             QStringLiteral("E2B API key not set. Set E2B_API_KEY or pass api_key=...")));
@@ -524,7 +537,7 @@ QFuture<Outcome<bool>> E2bBackend::remove(const SandboxHandle &sandbox,
 }
 
 QFuture<SandboxSelfTest> E2bBackend::probe(const SandboxParams &params) {
-    const QString key = apiKeyFor(params, nullptr);
+    const QString key = apiKeyFor(params);
     if (key.isEmpty()) {
         SandboxSelfTest test;
         test.problems << QStringLiteral("e2b: API key not set (set E2B_API_KEY or api_key in the "

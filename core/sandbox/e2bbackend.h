@@ -82,7 +82,7 @@ private:
     struct RunState;
     QUrl apiUrl(const SandboxParams &params, const SandboxHandle *handle,
                 const QString &path) const;
-    QString apiKeyFor(const SandboxParams &params, const SandboxHandle *handle) const;
+    QString apiKeyFor(const SandboxParams &params) const; // explicit, else E2B_API_KEY
     QFuture<Outcome<SandboxHandle>> createWith(const QString &apiKey, const QString &apiBase);
     void startExecute(std::shared_ptr<RunState> state);
     void handleGone(std::shared_ptr<RunState> state, const QString &why, bool confirmed);
@@ -94,6 +94,7 @@ private:
     QHash<QString, SandboxHandle> m_replacements; // original id → live replacement
     QHash<QString, qint64> m_expiresAtMs;         // live id → estimated end of life
     SandboxSelfTest m_lastProbe;
+    bool m_shuttingDown = false;
 };
 
 } // namespace loopscope

@@ -32,7 +32,16 @@ JupyterBackend::JupyterBackend(const Options &options, QObject *parent)
     m_lastProbe.warnings << QStringLiteral("jupyter: not checked yet (probe pending)");
 }
 
-JupyterBackend::~JupyterBackend() = default;
+JupyterBackend::~JupyterBackend() {
+    // Settle in-flight create/delete/probe futures with an error rather than cancelling them;
+    // the channels fail their queued runs when they are destroyed with us.
+    for (const QPointer<JupyterKernelChannel> &channel : std::as_const(m_channels))
+        if (channel)
+            channel->shutdown(QStringLiteral("the Jupyter backend was shut down"));
+    const auto replies = m_nam->findChildren<QNetworkReply *>();
+    for (QNetworkReply *reply : replies)
+        reply->abort();
+}
 
 SandboxSelfTest JupyterBackend::selfTest() const {
     return m_lastProbe;

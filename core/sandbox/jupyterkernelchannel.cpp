@@ -251,7 +251,9 @@ void JupyterKernelChannel::send() {
                               {QStringLiteral("store_history"), true},
                               {QStringLiteral("user_expressions"), QJsonObject()},
                               {QStringLiteral("allow_stdin"), false},
-                              {QStringLiteral("stop_on_error"), true}};
+                              // Runs are serialised here; with true, ipykernel aborts a request
+                              // that arrives right after an error (or a timeout's interrupt).
+                              {QStringLiteral("stop_on_error"), false}};
     job.msgId = sendShell(QStringLiteral("execute_request"), content);
     if (m_options.runTimeoutMs > 0)
         m_runTimer->start(m_options.runTimeoutMs);
@@ -333,6 +335,17 @@ void JupyterKernelChannel::onMessage(const QString &text) {
     } else if (type == QLatin1String("execute_input")) {
         job.result.executionCount = content.value(QLatin1String("execution_count")).toInt();
     } else if (type == QLatin1String("execute_reply")) {
+        if (content.value(QLatin1String("status")).toString() == QLatin1String("aborted") &&
+            !job.timedOut && job.resends < 1 && job.result.stdoutText.isEmpty() &&
+            job.result.stderrText.isEmpty()) {
+            // Refused unrun (the kernel was still clearing an earlier error): send it again.
+            ++job.resends;
+            m_runTimer->stop();
+            job.sent = false;
+            job.gotIdle = false;
+            send();
+            return;
+        }
         job.gotReply = true;
         if (content.contains(QLatin1String("execution_count")))
             job.result.executionCount = content.value(QLatin1String("execution_count")).toInt();

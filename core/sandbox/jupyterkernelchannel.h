@@ -71,6 +71,7 @@ private:
         bool gotIdle = false;
         bool timedOut = false;
         bool restarting = false;
+        int resends = 0; // after an "aborted" execute_reply
         QElapsedTimer elapsed;
     };
 

@@ -46,6 +46,7 @@ private slots:
     void probe_data();
     void probe();
     void unreachableApiFailsQuickly();
+    void destroyingTheBackendSettlesRunningWork();
 
 private:
     SandboxParams params(const QString &key = QString::fromLatin1(E2bStandIn::kApiKey)) const {
@@ -485,6 +486,27 @@ void TestE2bBackend::unreachableApiFailsQuickly() {
     QVERIFY(!probed.available);
     QVERIFY2(probed.problems.value(0).contains(QLatin1String("unreachable")),
              qPrintable(probed.problems.value(0)));
+}
+
+void TestE2bBackend::destroyingTheBackendSettlesRunningWork() {
+    m_standIn->setExecuteHandler(
+        [](const E2bStandIn::Request &, const QString &, E2bStandIn::Sandbox &) {
+            E2bStandIn::ExecuteReply reply;
+            reply.body = ndjson({out(QStringLiteral("stdout"), QStringLiteral("x\n"))});
+            reply.fragmentBytes = 4;
+            reply.holdAfter = 1; // never finishes on its own
+            return reply;
+        });
+    auto backend = std::make_unique<E2bBackend>(options());
+    const SandboxHandle handle = createOk(*backend);
+    const auto future = backend->run(handle, QStringLiteral("x"), params());
+    QTRY_VERIFY_WITH_TIMEOUT(m_standIn->fragmentsWritten() == 1, 10000);
+    QVERIFY(!future.isFinished());
+    backend.reset();
+    QVERIFY(future.isFinished());
+    QVERIFY(!future.isCanceled());
+    QCOMPARE(future.resultCount(), 1);
+    QVERIFY(!future.result().ok());
 }
 
 QTEST_GUILESS_MAIN(TestE2bBackend)

@@ -36,6 +36,7 @@ private slots:
     void kernelSelection_data();
     void kernelSelection();
     void unreachableServerFailsQuickly();
+    void destroyingTheBackendSettlesRunningWork();
 
 private:
     SandboxParams params(const QString &token = {}) const {
@@ -399,6 +400,30 @@ void TestJupyterBackend::unreachableServerFailsQuickly() {
     QVERIFY(!ran.ok());
     QVERIFY2(ran.error.startsWith(QLatin1String("cannot reach Jupyter server")),
              qPrintable(ran.error));
+}
+
+void TestJupyterBackend::destroyingTheBackendSettlesRunningWork() {
+    auto backend = std::make_unique<JupyterBackend>();
+    const SandboxHandle h = createKernel(*backend);
+    QVERIFY(h.isValid());
+    bool started = false;
+    connect(backend.get(), &JupyterBackend::outputReceived, this,
+            [&started](const QString &, const QString &, const QString &) { started = true; });
+    const auto running = backend->run(
+        h, QStringLiteral("import time\nprint('go', flush=True)\ntime.sleep(30)"), params());
+    const auto queued = backend->run(h, QStringLiteral("print('never')"), params());
+    QTRY_VERIFY_WITH_TIMEOUT(started, 60000);
+    const auto creating = backend->create(params()); // in flight on the network
+    backend.reset();
+    for (const auto &future : {running, queued}) {
+        QVERIFY(future.isFinished());
+        QVERIFY(!future.isCanceled());
+        QVERIFY(!future.result().ok());
+    }
+    QVERIFY(creating.isFinished());
+    QVERIFY(!creating.isCanceled());
+    if (creating.result().ok()) // the server was faster than the abort
+        m_created.append(creating.result().value);
 }
 
 QTEST_GUILESS_MAIN(TestJupyterBackend)

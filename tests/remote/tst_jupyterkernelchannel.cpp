@@ -24,6 +24,7 @@ private slots:
     void waitsForReplyAndIdleInEitherOrder();
     void kernelDeathFailsTheRun();
     void requestShapeAndAuth();
+    void abortedRequestIsSentAgain();
 
 private:
     QJsonObject lastRequest() const {
@@ -77,6 +78,9 @@ private:
             sendToClient(QStringLiteral("execute_reply"), QStringLiteral("shell"), parent,
                          {{QStringLiteral("status"), QStringLiteral("ok")},
                           {QStringLiteral("execution_count"), 7}});
+        else if (what == QLatin1String("aborted-reply"))
+            sendToClient(QStringLiteral("execute_reply"), QStringLiteral("shell"), parent,
+                         {{QStringLiteral("status"), QStringLiteral("aborted")}});
         else if (what == QLatin1String("foreign-stream")) // another client's execution
             sendToClient(QStringLiteral("stream"), QStringLiteral("iopub"),
                          QStringLiteral("someone-else"),
@@ -259,8 +263,38 @@ void TestJupyterKernelChannel::requestShapeAndAuth() {
     QCOMPARE(content.value(QLatin1String("code")).toString(), QStringLiteral("print('hé')"));
     QCOMPARE(content.value(QLatin1String("silent")).toBool(true), false);
     QCOMPARE(content.value(QLatin1String("allow_stdin")).toBool(true), false);
+    QCOMPARE(content.value(QLatin1String("stop_on_error")).toBool(true), false);
     m_channel->shutdown(QStringLiteral("test over"));
     QCOMPARE(awaitFuture(future).error, QStringLiteral("test over"));
+}
+
+void TestJupyterKernelChannel::abortedRequestIsSentAgain() {
+    auto future = m_channel->execute(QStringLiteral("print(x)"));
+    QTRY_VERIFY_WITH_TIMEOUT(m_received.size() == 1, 10000);
+    const QString first = lastRequest()
+                              .value(QLatin1String("header"))
+                              .toObject()
+                              .value(QLatin1String("msg_id"))
+                              .toString();
+    // ipykernel refuses a request that arrives while it is still clearing an earlier error.
+    step(QStringLiteral("busy"), first);
+    step(QStringLiteral("aborted-reply"), first);
+    step(QStringLiteral("idle"), first);
+    QTRY_VERIFY_WITH_TIMEOUT(m_received.size() == 2, 10000);
+    const QJsonObject again = lastRequest();
+    const QString second =
+        again.value(QLatin1String("header")).toObject().value(QLatin1String("msg_id")).toString();
+    QVERIFY(second != first);
+    QCOMPARE(
+        again.value(QLatin1String("content")).toObject().value(QLatin1String("code")).toString(),
+        QStringLiteral("print(x)"));
+    QVERIFY(!future.isFinished());
+    step(QStringLiteral("stream-out"), second);
+    step(QStringLiteral("reply"), second);
+    step(QStringLiteral("idle"), second);
+    const auto outcome = awaitFuture(future);
+    QVERIFY2(outcome.ok(), qPrintable(outcome.error));
+    QCOMPARE(outcome.value.stdoutText, QStringLiteral("out\n"));
 }
 
 QTEST_GUILESS_MAIN(TestJupyterKernelChannel)
