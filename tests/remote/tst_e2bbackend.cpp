@@ -38,6 +38,7 @@ private slots:
     void deleteOfMissingSandboxIsFalse();
     void badKeyIsUnauthorisedAndMasked();
     void missingKeyIsReported();
+    void wrongAccessTokenIsUnauthorised();
     void expiredSandboxIsRecreated();
     void expiryFoundByRenewalIsRecreated();
     void lifetimeIsRenewedWhenHalfUsed();
@@ -321,6 +322,28 @@ void TestE2bBackend::missingKeyIsReported() {
     QCOMPARE(created.error,
              QStringLiteral("E2B API key not set. Set E2B_API_KEY or pass api_key=..."));
     QVERIFY(m_standIn->requests().isEmpty());
+}
+
+void TestE2bBackend::wrongAccessTokenIsUnauthorised() {
+    E2bBackend backend(options());
+    QSignalSpy recreated(&backend, &E2bBackend::sandboxRecreated);
+    SandboxHandle handle = createOk(backend);
+    handle.details.insert(QStringLiteral("envdAccessToken"), QStringLiteral("forged"));
+    const auto ran = awaitFuture(backend.run(handle, QStringLiteral("x"), params()));
+    QVERIFY(!ran.ok());
+    QVERIFY2(ran.error.contains(QStringLiteral("e2b sandbox %1 rejected its access token "
+                                               "(unauthorised, HTTP 401")
+                                    .arg(handle.id)),
+             qPrintable(ran.error));
+    QCOMPARE(recreated.size(), 0);
+    // A handle without a token is refused before any request.
+    handle.details.remove(QStringLiteral("envdAccessToken"));
+    const qsizetype before = m_standIn->requests().size();
+    const auto bare = awaitFuture(backend.run(handle, QStringLiteral("x"), params()));
+    QVERIFY(!bare.ok());
+    QVERIFY2(bare.error.startsWith(QLatin1String("Cannot run code from a sandbox id alone")),
+             qPrintable(bare.error));
+    QCOMPARE(m_standIn->requests().size(), before);
 }
 
 void TestE2bBackend::expiredSandboxIsRecreated() {
