@@ -10,8 +10,9 @@
 # Frames in:  {"op":"config", "nproc":N, "stdout_cap":B, "stderr_cap":B, "traceback_cap":B}
 #             {"op":"run", "id":N, "code":"..."}
 # Frames out: {"op":"ready", "pid":N, "python":"3.11.2"}
-#             {"op":"result", "id":N, "stdout":..., "stderr":..., "stdout_truncated":bool,
-#              "stderr_truncated":bool, "error":null|{"name","value","traceback"}, "duration_ms":F}
+#             {"op":"result", "id":N, "stdout_truncated":bool, "stderr_truncated":bool,
+#              "error":null|{"name","value","traceback"}, "duration_ms":F}
+#             followed by two raw frames: the captured stdout and stderr bytes (UTF-8, capped).
 
 import builtins
 import io
@@ -50,13 +51,16 @@ def _read_frame(fd):
     return json.loads(body.decode("utf-8"))
 
 
-def _write_frame(fd, obj):
-    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "backslashreplace")
-    data = memoryview(len(body).to_bytes(4, "big") + body)
+def _write_frames(fd, *payloads):
+    data = memoryview(b"".join(len(p).to_bytes(4, "big") + p for p in payloads))
     while data:
         written = os.write(fd, data)
         data = data[written:]
+
+
+def _json(obj):
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "backslashreplace")
 
 
 class Capture:
@@ -98,20 +102,19 @@ class Capture:
         return data, dropped
 
 
-def _decode(data, truncated):
-    if truncated:
-        # Do not leave half a UTF-8 character at the cut.
-        i, tail = len(data) - 1, 0
-        while i >= 0 and tail < 3 and (data[i] & 0xC0) == 0x80:
-            i -= 1
-            tail += 1
-        if i >= 0:
-            lead = data[i]
-            need = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else \
-                4 if lead >= 0xF0 else 1
-            if need > len(data) - i:
-                data = data[:i]
-    return data.decode("utf-8", "replace")
+def _trim_partial_utf8(data):
+    """Drops an incomplete UTF-8 sequence at the end (where a capture was cut)."""
+    i, tail = len(data) - 1, 0
+    while i >= 0 and tail < 3 and (data[i] & 0xC0) == 0x80:
+        i -= 1
+        tail += 1
+    if i >= 0:
+        lead = data[i]
+        need = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else \
+            4 if lead >= 0xF0 else 1
+        if need > len(data) - i:
+            return data[:i]
+    return data
 
 
 class _BinaryStream(io.RawIOBase):
@@ -250,11 +253,11 @@ class Driver:
 
     def _stream_result(self, capture):
         data, dropped = capture.take()
-        text = _decode(data, dropped > 0)
         if dropped:
-            text += ("\n[output truncated: %d more bytes not shown; the limit is %d bytes]\n"
-                     % (dropped, capture.cap))
-        return text, dropped > 0
+            data = _trim_partial_utf8(data) + (
+                "\n[output truncated: %d more bytes not shown; the limit is %d bytes]\n"
+                % (dropped, capture.cap)).encode()
+        return data, dropped > 0
 
     def run(self, run_id, code):
         self._wire_streams()
@@ -282,14 +285,16 @@ class Driver:
         self.err_drain.drain()
         stdout, out_cut = self._stream_result(self.out)
         stderr, err_cut = self._stream_result(self.err)
-        _write_frame(self.proto_out, {
-            "op": "result", "id": run_id, "stdout": stdout, "stderr": stderr,
-            "stdout_truncated": out_cut, "stderr_truncated": err_cut, "error": error,
-            "duration_ms": duration})
+        # Output travels as raw bytes after the header: no JSON escaping, so a frame is never
+        # bigger than the cap plus the marker.
+        _write_frames(self.proto_out, _json({
+            "op": "result", "id": run_id, "stdout_truncated": out_cut,
+            "stderr_truncated": err_cut, "error": error, "duration_ms": duration}),
+            stdout, stderr)
 
     def serve(self):
-        _write_frame(self.proto_out, {"op": "ready", "pid": os.getpid(),
-                                      "python": sys.version.split()[0]})
+        _write_frames(self.proto_out, _json({"op": "ready", "pid": os.getpid(),
+                                             "python": sys.version.split()[0]}))
         while True:
             message = _read_frame(self.proto_in)
             if message is None:

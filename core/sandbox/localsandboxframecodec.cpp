@@ -38,7 +38,7 @@ bool LocalSandboxFrameCodec::feed(const QByteArray &bytes) {
     return true;
 }
 
-std::optional<QJsonObject> LocalSandboxFrameCodec::next() {
+std::optional<QByteArray> LocalSandboxFrameCodec::next() {
     if (failed() || m_buffer.size() < kHeaderBytes)
         return std::nullopt;
     const quint32 size = qFromBigEndian<quint32>(m_buffer.constData());
@@ -51,10 +51,14 @@ std::optional<QJsonObject> LocalSandboxFrameCodec::next() {
     }
     if (m_buffer.size() < kHeaderBytes + static_cast<qsizetype>(size))
         return std::nullopt;
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(
-        QByteArray::fromRawData(m_buffer.constData() + kHeaderBytes, size), &parseError);
+    QByteArray payload = m_buffer.mid(kHeaderBytes, size);
     m_buffer.remove(0, kHeaderBytes + size);
+    return payload;
+}
+
+std::optional<QJsonObject> LocalSandboxFrameCodec::parseObject(const QByteArray &payload) {
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(payload, &parseError);
     if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
         m_error = QStringLiteral("sandbox sent a frame that is not a JSON object: %1")
                       .arg(parseError.errorString());

@@ -9,10 +9,11 @@
 namespace loopscope {
 
 // The wire format between LocalSandboxProcess and resources/sandbox_driver.py: each frame is a
-// 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one object). Frames travel
-// on the interpreter's original stdin/stdout, which the driver keeps private before user code
-// runs, so printing can never produce a frame. The decoder refuses frames above a hard cap
-// before buffering them, so a misbehaving sandbox cannot make the proxy allocate without bound.
+// 4-byte big-endian length followed by that many bytes, usually UTF-8 JSON (one object); a run's
+// result header is followed by two raw frames holding its stdout and stderr. Frames travel on the
+// interpreter's original stdin/stdout, which the driver keeps private before user code runs, so
+// printing can never produce a frame. The decoder refuses frames above a hard cap before
+// buffering them, so a misbehaving sandbox cannot make the proxy allocate without bound.
 class LocalSandboxFrameCodec {
 public:
     explicit LocalSandboxFrameCodec(qint64 maxFrameBytes)
@@ -24,8 +25,10 @@ public:
 
     // Appends received bytes. Returns false (and stays failed) on an oversized frame.
     bool feed(const QByteArray &bytes);
-    // The next complete frame, if any. A frame that is not a JSON object sets error().
-    std::optional<QJsonObject> next();
+    // The payload of the next complete frame, if any.
+    std::optional<QByteArray> next();
+    // `payload` as a JSON object, or nullopt (and error() set) when it is not one.
+    std::optional<QJsonObject> parseObject(const QByteArray &payload);
 
     bool failed() const { return !m_error.isEmpty(); }
     QString error() const { return m_error; }

@@ -78,8 +78,9 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
     : QObject(parent)
     , m_options(options)
     , m_isolated(isolated)
-    // Worst case a capped stream grows 6x in JSON (\u00XX escapes); plus traceback and keys.
-    , m_codec(6 * (options.stdoutCapBytes + options.stderrCapBytes) + kFrameOverheadBytes) {
+    // Output frames are raw bytes (cap + marker); the JSON header holds at most a capped
+    // traceback and value. So this proxy never holds more than one such frame per sandbox.
+    , m_codec(qMax(options.stdoutCapBytes, options.stderrCapBytes) + kFrameOverheadBytes) {
     m_startTimer.setSingleShot(true);
     m_runTimer.setSingleShot(true);
     connect(&m_startTimer, &QTimer::timeout, this, [this] { killTree(KillReason::StartTimeout); });
@@ -280,8 +281,11 @@ void LocalSandboxProcess::onStdout() {
     if (m_killReason != KillReason::None)
         return;
     m_codec.feed(bytes);
-    while (auto frame = m_codec.next())
+    while (auto frame = m_codec.next()) {
         handleFrame(*frame);
+        if (m_killReason != KillReason::None)
+            return;
+    }
     if (m_codec.failed()) {
         qCWarning(lcLocalSandbox) << "sandbox protocol error:" << m_codec.error();
         killTree(KillReason::Protocol);
@@ -296,8 +300,19 @@ void LocalSandboxProcess::onStderr() {
         m_stderrTail = m_stderrTail.right(kStderrTailBytes);
 }
 
-void LocalSandboxProcess::handleFrame(const QJsonObject &frame) {
-    const QString op = frame.value(QStringLiteral("op")).toString();
+void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
+    if (m_resultHeader) {
+        m_resultStreams << payload;
+        if (m_resultStreams.size() == 2)
+            finishRun();
+        return;
+    }
+    const std::optional<QJsonObject> frame = m_codec.parseObject(payload);
+    if (!frame) {
+        killTree(KillReason::Protocol);
+        return;
+    }
+    const QString op = frame->value(QStringLiteral("op")).toString();
     if (op == QLatin1String("ready") && m_state == State::Starting) {
         m_startTimer.stop();
         m_state = State::Ready;
@@ -306,29 +321,36 @@ void LocalSandboxProcess::handleFrame(const QJsonObject &frame) {
         return;
     }
     if (op == QLatin1String("result") && m_state == State::Running && m_run &&
-        frame.value(QStringLiteral("id")).toInteger() == m_runId) {
-        m_runTimer.stop();
-        ExecutionResult result;
-        result.stdoutText = frame.value(QStringLiteral("stdout")).toString();
-        result.stderrText = frame.value(QStringLiteral("stderr")).toString();
-        result.stdoutTruncated = frame.value(QStringLiteral("stdout_truncated")).toBool();
-        result.stderrTruncated = frame.value(QStringLiteral("stderr_truncated")).toBool();
-        const QJsonValue error = frame.value(QStringLiteral("error"));
-        if (error.isObject()) {
-            const QJsonObject e = error.toObject();
-            result.error = ExecutionError{e.value(QStringLiteral("name")).toString(),
-                                          e.value(QStringLiteral("value")).toString(),
-                                          e.value(QStringLiteral("traceback")).toString()};
-        }
-        result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
-        m_state = State::Ready;
-        auto run = std::move(m_run);
-        run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
-        run->finish();
+        frame->value(QStringLiteral("id")).toInteger() == m_runId) {
+        m_resultHeader = frame;
+        m_resultStreams.clear();
         return;
     }
     qCWarning(lcLocalSandbox) << "unexpected sandbox frame" << op;
     killTree(KillReason::Protocol);
+}
+
+void LocalSandboxProcess::finishRun() {
+    m_runTimer.stop();
+    const QJsonObject header = *std::exchange(m_resultHeader, std::nullopt);
+    ExecutionResult result;
+    result.stdoutText = QString::fromUtf8(m_resultStreams.at(0));
+    result.stderrText = QString::fromUtf8(m_resultStreams.at(1));
+    m_resultStreams.clear();
+    result.stdoutTruncated = header.value(QStringLiteral("stdout_truncated")).toBool();
+    result.stderrTruncated = header.value(QStringLiteral("stderr_truncated")).toBool();
+    const QJsonValue error = header.value(QStringLiteral("error"));
+    if (error.isObject()) {
+        const QJsonObject e = error.toObject();
+        result.error = ExecutionError{e.value(QStringLiteral("name")).toString(),
+                                      e.value(QStringLiteral("value")).toString(),
+                                      e.value(QStringLiteral("traceback")).toString()};
+    }
+    result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
+    m_state = State::Ready;
+    auto run = std::move(m_run);
+    run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
+    run->finish();
 }
 
 QString LocalSandboxProcess::describeExit(int exitCode, bool crashed) const {
@@ -382,6 +404,8 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_startTimer.stop();
     m_runTimer.stop();
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
+    m_resultHeader.reset();
+    m_resultStreams.clear();
 
     if (previous == State::Starting || previous == State::NotStarted) {
         if (previous == State::NotStarted)

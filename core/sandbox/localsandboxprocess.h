@@ -7,11 +7,13 @@
 
 #include <QElapsedTimer>
 #include <QFuture>
+#include <QJsonObject>
 #include <QObject>
 #include <QPromise>
 #include <QTimer>
 
 #include <memory>
+#include <optional>
 
 class QProcess;
 class QTemporaryDir;
@@ -68,7 +70,8 @@ private:
     void onStderr();
     void onFinished(int exitCode, bool crashed);
     void onFailedToStart();
-    void handleFrame(const QJsonObject &frame);
+    void handleFrame(const QByteArray &payload);
+    void finishRun();
     void killTree(KillReason reason);
     void markExited(const QString &reason, bool notify = true);
     void failEarly(const QString &reason);
@@ -89,6 +92,8 @@ private:
     QTimer m_startTimer;
 
     std::unique_ptr<QPromise<Outcome<ExecutionResult>>> m_run;
+    std::optional<QJsonObject> m_resultHeader; // waiting for its stdout and stderr frames
+    QList<QByteArray> m_resultStreams;
     qint64 m_runId = 0;
     int m_runTimeoutMs = 0;
     QElapsedTimer m_runClock;

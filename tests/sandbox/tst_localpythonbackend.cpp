@@ -38,6 +38,7 @@ private slots:
     void tracebackQuotesEarlierCells();
     void childProcessOutputIsCaptured();
     void printedFramesCannotForgeAResult();
+    void outputIsUtf8Safe();
     void runsOnOneSandboxAreQueuedInOrder();
 
     void escapeIsRefused_data();
@@ -288,6 +289,26 @@ void TestLocalPythonBackend::printedFramesCannotForgeAResult() {
     QVERIFY(next.ok());
     QCOMPARE(next.value.stdoutText, QStringLiteral("next\n"));
     QCOMPARE(next.value.executionCount, 2);
+}
+
+void TestLocalPythonBackend::outputIsUtf8Safe() {
+    backend();
+    const SandboxHandle sandbox = create();
+    // Invalid bytes from below Python become U+FFFD; text survives.
+    Outcome<ExecutionResult> r = run(
+        sandbox, QStringLiteral("import os\nos.write(1, b'\\xff ok\\n')\nprint('gr\u00fc\u00df')"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(r.value.stdoutText.contains(QStringLiteral("\ufffd ok\n")),
+             qPrintable(r.value.stdoutText));
+    QVERIFY(r.value.stdoutText.contains(QStringLiteral("gr\u00fc\u00df\n")));
+    // A cap that falls inside a 2-byte character cuts before it, not through it.
+    r = run(sandbox, QStringLiteral("print('a' + '\u00e9' * 600000)"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.stdoutTruncated);
+    const QString kept =
+        r.value.stdoutText.left(r.value.stdoutText.indexOf(QStringLiteral("\n[output")));
+    QVERIFY(!kept.contains(QChar(0xfffd)));
+    QCOMPARE(kept.size(), 1 + (1024 * 1024 - 1) / 2);
 }
 
 void TestLocalPythonBackend::runsOnOneSandboxAreQueuedInOrder() {

@@ -14,6 +14,7 @@ private slots:
     void oversizedFrameRejectedBeforeBuffering();
     void nonObjectFrameIsAnError();
     void rawFrameHasBigEndianLength();
+    void rawFramesCarryBinary();
 };
 
 void TestLocalSandboxFrameCodec::roundTripInPieces_data() {
@@ -29,12 +30,14 @@ void TestLocalSandboxFrameCodec::roundTripInPieces() {
                               {QStringLiteral("stdout"), QStringLiteral("h\u00e9llo\n")}};
     const QByteArray wire = LocalSandboxFrameCodec::encode(message);
     LocalSandboxFrameCodec codec(1024);
-    std::optional<QJsonObject> decoded;
+    std::optional<QByteArray> payload;
     for (qsizetype i = 0; i < wire.size(); i += chunk) {
-        QVERIFY(!decoded);
+        QVERIFY(!payload);
         QVERIFY(codec.feed(wire.mid(i, chunk)));
-        decoded = codec.next();
+        payload = codec.next();
     }
+    QVERIFY(payload);
+    const std::optional<QJsonObject> decoded = codec.parseObject(*payload);
     QVERIFY(decoded);
     QCOMPARE(*decoded, message);
     QCOMPARE(codec.bufferedBytes(), 0);
@@ -49,7 +52,9 @@ void TestLocalSandboxFrameCodec::severalFramesInOneRead() {
     LocalSandboxFrameCodec codec(1024);
     QVERIFY(codec.feed(wire));
     for (int i = 0; i < 5; ++i) {
-        const auto frame = codec.next();
+        const auto payload = codec.next();
+        QVERIFY(payload);
+        const auto frame = codec.parseObject(*payload);
         QVERIFY(frame);
         QCOMPARE(frame->value(QStringLiteral("id")).toInt(), i);
     }
@@ -72,7 +77,10 @@ void TestLocalSandboxFrameCodec::oversizedFrameRejectedBeforeBuffering() {
 void TestLocalSandboxFrameCodec::nonObjectFrameIsAnError() {
     LocalSandboxFrameCodec codec(100);
     QVERIFY(codec.feed(LocalSandboxFrameCodec::encodeRaw("[1,2]")));
-    QVERIFY(!codec.next());
+    const auto payload = codec.next();
+    QVERIFY(payload);
+    QCOMPARE(*payload, QByteArray("[1,2]"));
+    QVERIFY(!codec.parseObject(*payload));
     QVERIFY(codec.failed());
 }
 
@@ -80,6 +88,16 @@ void TestLocalSandboxFrameCodec::rawFrameHasBigEndianLength() {
     const QByteArray frame = LocalSandboxFrameCodec::encodeRaw(QByteArray(258, 'a'));
     QCOMPARE(frame.size(), 262);
     QCOMPARE(frame.left(4), QByteArray::fromHex("00000102"));
+}
+
+void TestLocalSandboxFrameCodec::rawFramesCarryBinary() {
+    const QByteArray binary("\x00\xff\xfe\n{", 5);
+    LocalSandboxFrameCodec codec(16);
+    QVERIFY(codec.feed(LocalSandboxFrameCodec::encodeRaw(binary) +
+                       LocalSandboxFrameCodec::encodeRaw({})));
+    QCOMPARE(codec.next().value_or(QByteArray("missing")), binary);
+    QCOMPARE(codec.next().value_or(QByteArray("missing")), QByteArray());
+    QVERIFY(!codec.next());
 }
 
 QTEST_GUILESS_MAIN(TestLocalSandboxFrameCodec)
