@@ -92,6 +92,15 @@ private slots:
         model.applyEvents({s::sandbox(s::Kind::SandboxDeleted, QStringLiteral("nope"), now),
                            s::started(QStringLiteral("req"), now)});
         QCOMPARE(model.rowCount(), 1);
+        // A session learned later fills a blank, never overrides.
+        model.applyEvent(s::sandbox(s::Kind::SandboxCreated, QStringLiteral("sbx_anon"), now));
+        const int anon = model.rowOf(QStringLiteral("sbx_anon"));
+        model.noteSession(QStringLiteral("sbx_anon"), QStringLiteral("nb-1"));
+        QCOMPARE(cell(model, anon, SandboxesModel::SessionColumn), QStringLiteral("nb-1"));
+        model.noteSession(QStringLiteral("sbx_anon"), QStringLiteral("other"));
+        QCOMPARE(cell(model, anon, SandboxesModel::SessionColumn), QStringLiteral("nb-1"));
+        model.noteSession(QStringLiteral("missing"), QStringLiteral("x"));
+
         model.clear();
         QCOMPARE(model.rowCount(), 0);
     }

@@ -265,6 +265,14 @@ void SandboxesModel::markDeleting(const QString &containerId) {
     }
 }
 
+void SandboxesModel::noteSession(const QString &containerId, const QString &sessionId) {
+    const int row = rowOf(containerId);
+    if (row < 0 || sessionId.isEmpty() || !m_rows[size_t(row)].sessionId.isEmpty())
+        return;
+    m_rows[size_t(row)].sessionId = sessionId;
+    touchRow(row);
+}
+
 void SandboxesModel::refreshExpiry() {
     if (!m_rows.empty())
         emit dataChanged(index(0, ExpiresColumn), index(int(m_rows.size()) - 1, ExpiresColumn),

@@ -69,6 +69,9 @@ public slots:
     void applyEvent(const loopscope::InspectorEvent &event);
     // The user asked to delete it: shown as "deleting…" until the registry reports back.
     void markDeleting(const QString &containerId);
+    // Fills in the session of a sandbox whose events did not name it (learned from the request
+    // that ran code in it); a session already known is kept.
+    void noteSession(const QString &containerId, const QString &sessionId);
     // Re-evaluates "expires in" for every row.
     void refreshExpiry();
     // Forgets every row (the registry is not touched).

@@ -221,6 +221,12 @@ void MainWindow::applyBatch(const QList<InspectorEvent> &events) {
     m_requests->applyEvents(events);
     m_sandboxes->applyEvents(events);
     for (const InspectorEvent &e : events) {
+        if (e.kind == InspectorEvent::Kind::CodeExecuted) {
+            // Sandbox events may not name the session; the request that used it does.
+            if (const RequestRecord *r = m_requests->recordById(e.requestId))
+                m_sandboxes->noteSession(e.data.value(QLatin1String("containerId")).toString(),
+                                         r->sessionId);
+        }
         if (e.kind == InspectorEvent::Kind::RequestFinished ||
             e.kind == InspectorEvent::Kind::RequestFailed)
             ++m_finishedSinceStart;

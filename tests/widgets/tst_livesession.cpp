@@ -1,0 +1,213 @@
+// The window against the real thing: ProxyServer + InterceptionStack (registry, local bubblewrap
+// sandboxes, agentic loop) with the built-in demo model, requests over loopback, and every panel
+// checked for what a user would see. Deleting in the Sandboxes panel must really delete.
+#include "inspect/eventbus.h"
+#include "models/looptimelinemodel.h"
+#include "models/requestsmodel.h"
+#include "models/sandboxesmodel.h"
+#include "proxy/interceptionstack.h"
+#include "proxy/proxyconfig.h"
+#include "proxy/proxyserver.h"
+#include "proxy/rawhttpclient.h"
+#include "sandbox/localpythonbackend.h"
+#include "sandbox/sandboxregistry.h"
+#include "widgets/codeeditor.h"
+#include "widgets/codepanel.h"
+#include "widgets/injectedpanel.h"
+#include "widgets/jsonview.h"
+#include "widgets/looppanel.h"
+#include "widgets/mainwindow.h"
+#include "widgets/rawpanel.h"
+#include "widgets/requestspanel.h"
+#include "widgets/sandboxespanel.h"
+
+#include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTest>
+
+#include <memory>
+
+using namespace loopscope;
+using loopscope::test::RawHttpClient;
+
+class TestLiveSession : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<EventBus> m_bus;
+    std::unique_ptr<ProxyServer> m_server;
+    std::unique_ptr<InterceptionStack> m_stack;
+    std::unique_ptr<MainWindow> m_window;
+
+    RawHttpClient::Response post(const QByteArray &path, const QJsonObject &body) {
+        RawHttpClient client(m_server->port());
+        client.request("POST", path, QJsonDocument(body).toJson(QJsonDocument::Compact),
+                       {{"authorization", "Bearer sk-live-session-test-7777"},
+                        {"content-type", "application/json"}});
+        if (!QTest::qWaitFor([&] { return client.hasCompleteResponse(); }, 60'000))
+            return {};
+        return client.take();
+    }
+
+    static QJsonObject responsesRequest(const QString &input, const QString &session = {}) {
+        QJsonObject body{{QStringLiteral("model"), QStringLiteral("loopscope-demo")},
+                         {QStringLiteral("input"), input},
+                         {QStringLiteral("tools"),
+                          QJsonArray{QJsonObject{
+                              {QStringLiteral("type"), QStringLiteral("code_interpreter")}}}}};
+        if (!session.isEmpty())
+            body.insert(QStringLiteral("metadata"),
+                        QJsonObject{{QStringLiteral("session_id"), session}});
+        return body;
+    }
+
+    bool localSandboxUsable() const { return m_stack->localBackend()->selfTest().available; }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("LoopscopeTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_livesession"));
+        QSettings().clear();
+    }
+
+    void init() {
+        m_bus = std::make_unique<EventBus>();
+        ProxyConfig config;
+        config.port = 0;
+        config.defaultRoute = ProxyConfig::demoRoute();
+        m_server = std::make_unique<ProxyServer>(config);
+        m_stack = std::make_unique<InterceptionStack>(m_server.get(), m_bus.get());
+        LocalSandboxOptions options;
+        options.poolSize = 1;
+        QString error;
+        QVERIFY2(m_stack->init(options, &error), qPrintable(error));
+        QVERIFY2(m_server->listen(), qPrintable(m_server->errorString()));
+        if (!localSandboxUsable())
+            QSKIP("local sandbox unavailable on this machine (see LocalPythonBackend::selfTest)");
+        m_window = std::make_unique<MainWindow>(m_bus.get(), m_stack->registry(), nullptr);
+        m_window->show();
+    }
+
+    void cleanup() {
+        m_window.reset();
+        if (m_stack) {
+            auto done = m_stack->shutdown();
+            QVERIFY(QTest::qWaitFor([&] { return done.isFinished(); }, 20'000));
+        }
+        m_stack.reset();
+        m_server.reset();
+        m_bus.reset();
+    }
+
+    void aRequestShowsUpInEveryPanel() {
+        const auto reply =
+            post("/v1/responses", responsesRequest(QStringLiteral("What is 17*23?")));
+        QCOMPARE(reply.status, 200);
+        const QJsonArray output = reply.json().value(QLatin1String("output")).toArray();
+        QVERIFY(!output.isEmpty());
+        QCOMPARE(output.at(0).toObject().value(QLatin1String("type")).toString(),
+                 QStringLiteral("code_interpreter_call"));
+
+        RequestsModel *requests = m_window->requestsModel();
+        QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, 20'000);
+        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, RequestsModel::StatusColumn).data().toString(),
+                                  QStringLiteral("200"), 20'000);
+        QCOMPARE(requests->index(0, RequestsModel::ApiColumn).data().toString(),
+                 QStringLiteral("responses"));
+        QCOMPARE(requests->index(0, RequestsModel::ModelColumn).data().toString(),
+                 QStringLiteral("loopscope-demo"));
+        QCOMPARE(requests->index(0, RequestsModel::IterationsColumn).data().toInt(), 2);
+        QCOMPARE(requests->index(0, RequestsModel::CodeRunsColumn).data().toInt(), 1);
+
+        // Auto-follow selected it: the Loop, Code, Injected and Raw panels show it.
+        QTRY_COMPARE_WITH_TIMEOUT(
+            m_window->requestsPanel()->currentRequestId(),
+            requests->index(0, 0).data(RequestsModel::RequestIdRole).toString(), 10'000);
+        LoopTimelineModel *loop = m_window->loopPanel()->timelineModel();
+        QTRY_COMPARE_WITH_TIMEOUT(loop->rowCount(), 3, 10'000);
+        QCOMPARE(loop->index(1, 0).data(LoopTimelineModel::KindRole).toInt(),
+                 int(LoopTimelineModel::StepKind::CodeRun));
+
+        CodePanel *code = m_window->codePanel();
+        QTRY_VERIFY_WITH_TIMEOUT(code->codeView()->toPlainText().contains(QStringLiteral("17*23")),
+                                 10'000);
+        QCOMPARE(code->stdoutView()->toPlainText().trimmed(), QStringLiteral("391"));
+
+        const QJsonArray injected = m_window->injectedPanel()->items();
+        QCOMPARE(injected.size(), 1);
+        // Exactly as sent to the client.
+        QCOMPARE(injected.at(0).toObject(), output.at(0).toObject());
+
+        QListWidget *sections = m_window->rawPanel()->sectionList();
+        QCOMPARE(sections->count(), 6); // client, 2 × (upstream request, response), final
+        sections->setCurrentRow(0);
+        const QString client = m_window->rawPanel()->jsonView()->prettyText();
+        QVERIFY(client.contains(QStringLiteral("What is 17*23?")));
+        QVERIFY(!client.contains(QStringLiteral("sk-live-session-test-7777")));
+
+        // The ephemeral sandbox came and went.
+        QTRY_COMPARE_WITH_TIMEOUT(m_stack->registry()->size(), 0, 20'000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->sandboxesModel()->rowCount(), 0, 20'000);
+
+        // Filters see it too.
+        RequestsPanel *panel = m_window->requestsPanel();
+        panel->codeFilter()->setCurrentIndex(
+            panel->codeFilter()->findData(int(RequestFilter::Code::WithoutCode)));
+        QCOMPARE(panel->view()->model()->rowCount(), 0);
+        panel->codeFilter()->setCurrentIndex(
+            panel->codeFilter()->findData(int(RequestFilter::Code::WithCode)));
+        QCOMPARE(panel->view()->model()->rowCount(), 1);
+    }
+
+    void deletingASessionSandboxGivesTheSessionAFreshOne() {
+        QCOMPARE(post("/v1/responses",
+                      responsesRequest(QStringLiteral("What is 6*7?"), QStringLiteral("nb-1")))
+                     .status,
+                 200);
+        SandboxesModel *sandboxes = m_window->sandboxesModel();
+        QTRY_COMPARE_WITH_TIMEOUT(sandboxes->rowCount(), 1, 20'000);
+        QCOMPARE(sandboxes->index(0, SandboxesModel::KindColumn).data().toString(),
+                 QStringLiteral("session"));
+        QTRY_COMPARE_WITH_TIMEOUT(
+            sandboxes->index(0, SandboxesModel::SessionColumn).data().toString(),
+            QStringLiteral("nb-1"), 20'000);
+        QTRY_COMPARE_WITH_TIMEOUT(sandboxes->index(0, SandboxesModel::RunsColumn).data().toInt(), 1,
+                                  20'000);
+        const QString identity =
+            sandboxes->index(0, SandboxesModel::IdentityColumn).data().toString();
+        QVERIFY(identity.startsWith(QChar(0x2026)));
+        QVERIFY(identity.size() <= 5);
+        const QString first =
+            sandboxes->index(0, 0).data(SandboxesModel::ContainerIdRole).toString();
+        QCOMPARE(m_stack->registry()->size(), 1);
+        QVERIFY(m_stack->registry()->entryByContainerId(first));
+
+        SandboxesPanel *panel = m_window->sandboxesPanel();
+        panel->setConfirmation([](const QString &) { return true; });
+        panel->view()->selectRow(0);
+        QVERIFY(panel->deleteSelected());
+        QTRY_COMPARE_WITH_TIMEOUT(m_stack->registry()->size(), 0, 20'000);
+        QTRY_COMPARE_WITH_TIMEOUT(sandboxes->rowCount(), 0, 20'000);
+        QVERIFY(!m_stack->localBackend()->sandboxIds().contains(first));
+
+        // The session's next request runs in a new sandbox.
+        QCOMPARE(post("/v1/responses",
+                      responsesRequest(QStringLiteral("What is 2+2?"), QStringLiteral("nb-1")))
+                     .status,
+                 200);
+        QTRY_COMPARE_WITH_TIMEOUT(sandboxes->rowCount(), 1, 20'000);
+        const QString second =
+            sandboxes->index(0, 0).data(SandboxesModel::ContainerIdRole).toString();
+        QVERIFY(second != first);
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->requestsModel()->rowCount(), 2, 20'000);
+    }
+};
+
+QTEST_MAIN(TestLiveSession)
+#include "tst_livesession.moc"
