@@ -394,8 +394,10 @@ void LocalPythonBackend::shutdown() {
         // Deleting the process kills and reaps its tree synchronously.
         delete sandbox->process.data();
     }
-    const QList<LocalSandboxProcess *> pool = std::exchange(m_pool, {});
-    qDeleteAll(pool);
+    m_pool.clear();
+    // Every interpreter still around (pooled, or being deleted by remove()) goes now, while this
+    // object is intact: their futures have continuations bound to it.
+    qDeleteAll(findChildren<LocalSandboxProcess *>(Qt::FindDirectChildrenOnly));
 }
 
 QStringList LocalPythonBackend::sandboxIds() const {

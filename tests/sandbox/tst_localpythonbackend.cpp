@@ -64,6 +64,7 @@ private slots:
     void removeKillsTreeAndIsIdempotent();
     void removeWhileRunningEndsTheRun();
     void destructorKillsEverything();
+    void destroyedWithWorkPending();
     void unisolatedNeedsExplicitSwitchAndIsFlagged();
 
 private:
@@ -800,6 +801,31 @@ void TestLocalPythonBackend::destructorKillsEverything() {
     m_backend.reset();
     QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
                               qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 20000);
+}
+
+void TestLocalPythonBackend::destroyedWithWorkPending() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 2;
+    backend(options);
+    const SandboxHandle a = create();
+    const SandboxHandle b = create();
+    auto running = m_backend->run(a, QStringLiteral("import time\ntime.sleep(300)"), {});
+    auto queued = m_backend->run(a, QStringLiteral("print(1)"), {});
+    QTest::qWait(200);
+    // Deleting the sandbox whose run is in flight, without waiting for the kill to land.
+    auto removing = m_backend->remove(a, {});
+    auto creating = m_backend->create({});
+    auto creatingCold = m_backend->create({});
+    QVERIFY(m_backend->sandboxIds().contains(b.id));
+    // Destroyed with a run in flight, a run queued, a delete and two creates unfinished.
+    m_backend.reset();
+    for (const auto &future : {running, queued})
+        QVERIFY(future.isFinished() || future.isCanceled());
+    QCoreApplication::processEvents();
+    QVERIFY(removing.isFinished() || removing.isCanceled());
+    QVERIFY(creating.isFinished() || creating.isCanceled());
+    QVERIFY(creatingCold.isFinished() || creatingCold.isCanceled());
+    // cleanup() proves nothing is left.
 }
 
 void TestLocalPythonBackend::unisolatedNeedsExplicitSwitchAndIsFlagged() {
