@@ -8,6 +8,7 @@
 #include <QSet>
 #include <QTcpServer>
 #include <QTest>
+#include <QThread>
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -65,6 +66,7 @@ private slots:
     void removeWhileRunningEndsTheRun();
     void destructorKillsEverything();
     void destroyedWithWorkPending();
+    void livesOnItsOwnThread();
     void unisolatedNeedsExplicitSwitchAndIsFlagged();
 
 private:
@@ -826,6 +828,42 @@ void TestLocalPythonBackend::destroyedWithWorkPending() {
     QVERIFY(creating.isFinished() || creating.isCanceled());
     QVERIFY(creatingCold.isFinished() || creatingCold.isCanceled());
     // cleanup() proves nothing is left.
+}
+
+void TestLocalPythonBackend::livesOnItsOwnThread() {
+    // As in the app: the backend lives on the proxy thread; others only watch its futures.
+    QThread proxyThread;
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 2;
+    auto *local = new LocalPythonBackend(options);
+    local->moveToThread(&proxyThread);
+    proxyThread.start();
+    const auto onProxyThread = [local](auto call) {
+        QMetaObject::invokeMethod(local, call, Qt::BlockingQueuedConnection);
+    };
+    QList<QFuture<Outcome<SandboxHandle>>> creating;
+    onProxyThread([&] {
+        for (int i = 0; i < 3; ++i)
+            creating << local->create({});
+    });
+    QList<SandboxHandle> sandboxes;
+    for (const auto &future : creating) {
+        const Outcome<SandboxHandle> created = awaitFuture(future, kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        sandboxes << created.value;
+    }
+    QFuture<Outcome<ExecutionResult>> ran;
+    onProxyThread([&] { ran = local->run(sandboxes.at(1), QStringLiteral("print(2 ** 10)"), {}); });
+    const Outcome<ExecutionResult> r = awaitFuture(ran, kWaitMs);
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("1024\n"));
+    QFuture<Outcome<bool>> removed;
+    onProxyThread([&] { removed = local->remove(sandboxes.at(0), {}); });
+    QVERIFY(awaitFuture(removed, kWaitMs).value);
+    onProxyThread([&] { delete local; });
+    proxyThread.quit();
+    QVERIFY(proxyThread.wait(kWaitMs));
+    // cleanup() proves the other sandboxes and the pool died with the backend.
 }
 
 void TestLocalPythonBackend::unisolatedNeedsExplicitSwitchAndIsFlagged() {
