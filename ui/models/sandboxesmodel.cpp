@@ -67,8 +67,8 @@ QVariant SandboxesModel::data(const QModelIndex &index, int role) const {
         return s.containerId;
     if (role == StateRole)
         return int(s.state);
-    if (role == Qt::ToolTipRole && s.state == State::DeleteFailed)
-        return s.error;
+    if (role == Qt::ToolTipRole)
+        return s.state == State::DeleteFailed ? s.error : s.containerId;
     if (role != Qt::DisplayRole && role != SortRole)
         return {};
     const bool sort = role == SortRole;

@@ -35,8 +35,14 @@ SandboxesPanel::SandboxesPanel(SandboxesModel *model, SandboxCommands *commands,
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->setAlternatingRowColors(true);
-    // Few rows, so sizing to contents is cheap.
+    // Few rows, so sizing to contents is cheap; long container ids are elided in the middle
+    // (their tool tip and the Code panel show them whole).
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setSectionResizeMode(SandboxesModel::ContainerColumn,
+                                                     QHeaderView::Interactive);
+    m_view->setColumnWidth(SandboxesModel::ContainerColumn,
+                           m_view->fontMetrics().horizontalAdvance(u'0') * 18);
+    m_view->setTextElideMode(Qt::ElideMiddle);
     m_delete->setToolTip(tr("Delete the selected sandbox (Delete). The client's next request in "
                             "that session gets a fresh one."));
     m_deleteAll->setToolTip(tr("Delete every sandbox"));
