@@ -126,11 +126,17 @@ QFuture<Outcome<SandboxHandle>> E2bBackend::create(const SandboxParams &params) 
     if (key.isEmpty())
         return ready(Outcome<SandboxHandle>::failure(
             QStringLiteral("E2B API key not set. Set E2B_API_KEY or pass api_key=...")));
-    return createWith(key, params.apiBase);
+    auto promise = std::make_shared<QPromise<Outcome<SandboxHandle>>>();
+    promise->start();
+    createWith(key, params.apiBase, [promise](Outcome<SandboxHandle> created) {
+        promise->addResult(std::move(created));
+        promise->finish();
+    });
+    return promise->future();
 }
 
-QFuture<Outcome<SandboxHandle>> E2bBackend::createWith(const QString &apiKey,
-                                                       const QString &apiBase) {
+void E2bBackend::createWith(const QString &apiKey, const QString &apiBase,
+                            std::function<void(Outcome<SandboxHandle>)> done) {
     SandboxParams params;
     params.apiBase = apiBase;
     const QUrl url = apiUrl(params, nullptr, QStringLiteral("/sandboxes"));
@@ -144,16 +150,11 @@ QFuture<Outcome<SandboxHandle>> E2bBackend::createWith(const QString &apiKey,
                      {QStringLiteral("allow_internet_access"), m_options.allowInternetAccess}};
     QNetworkReply *reply = m_nam->post(request, QJsonDocument(body).toJson(QJsonDocument::Compact));
 
-    auto promise = std::make_shared<QPromise<Outcome<SandboxHandle>>>();
-    promise->start();
-    connect(reply, &QNetworkReply::finished, this, [this, reply, promise, apiKey, apiBase, url] {
+    connect(reply, &QNetworkReply::finished, this, [this, reply, done, apiKey, apiBase, url] {
         reply->deleteLater();
         const QByteArray bytes = reply->readAll();
         const int status = httpStatus(reply);
-        auto fail = [&](const QString &message) {
-            promise->addResult(Outcome<SandboxHandle>::failure(message));
-            promise->finish();
-        };
+        auto fail = [&](const QString &message) { done(Outcome<SandboxHandle>::failure(message)); };
         if (status == 401 || status == 403) {
             fail(QStringLiteral("e2b rejected the API key %1 (unauthorised, %2)")
                      .arg(maskKey(apiKey), httpFailure(reply, bytes)));
@@ -186,10 +187,8 @@ QFuture<Outcome<SandboxHandle>> E2bBackend::createWith(const QString &apiKey,
         if (!apiBase.isEmpty())
             handle.details.insert(QStringLiteral("apiBase"), apiBase);
         m_expiresAtMs.insert(id, m_now() + qint64(m_options.lifetimeSec) * 1000);
-        promise->addResult(Outcome<SandboxHandle>::success(handle));
-        promise->finish();
+        done(Outcome<SandboxHandle>::success(handle));
     });
-    return promise->future();
 }
 
 QFuture<Outcome<ExecutionResult>> E2bBackend::run(const SandboxHandle &sandbox, const QString &code,
@@ -456,23 +455,23 @@ void E2bBackend::handleGone(std::shared_ptr<RunState> state, const QString &why,
             state->params.apiBase.isEmpty()
                 ? state->live.details.value(QStringLiteral("apiBase")).toString()
                 : state->params.apiBase;
-        createWith(key, apiBase)
-            .then(this, [this, state, fail, liveId, why](Outcome<SandboxHandle> created) {
-                if (!created.ok()) {
-                    fail(QStringLiteral("e2b sandbox %1 is gone (%2) and recreating it failed: %3")
-                             .arg(liveId, why, created.error));
-                    return;
-                }
-                state->recreated = true;
-                state->live = created.value;
-                state->notice = QStringLiteral("[loopscope] e2b sandbox %1 had expired; it was "
-                                               "recreated as %2 and its earlier state (variables, "
-                                               "files) was lost.\n")
-                                    .arg(liveId, created.value.id);
-                m_replacements.insert(state->original.id, created.value);
-                emit sandboxRecreated(state->original.id, created.value);
-                startExecute(state);
-            });
+        // A plain callback, not QFuture::then(this): Qt 6.4 asserts when the context dies first.
+        createWith(key, apiBase, [this, state, fail, liveId, why](Outcome<SandboxHandle> created) {
+            if (!created.ok()) {
+                fail(QStringLiteral("e2b sandbox %1 is gone (%2) and recreating it failed: %3")
+                         .arg(liveId, why, created.error));
+                return;
+            }
+            state->recreated = true;
+            state->live = created.value;
+            state->notice = QStringLiteral("[loopscope] e2b sandbox %1 had expired; it was "
+                                           "recreated as %2 and its earlier state (variables, "
+                                           "files) was lost.\n")
+                                .arg(liveId, created.value.id);
+            m_replacements.insert(state->original.id, created.value);
+            emit sandboxRecreated(state->original.id, created.value);
+            startExecute(state);
+        });
     };
     if (confirmed) {
         recreate();
@@ -484,9 +483,9 @@ void E2bBackend::handleGone(std::shared_ptr<RunState> state, const QString &why,
     request.setRawHeader("X-API-Key", key.toUtf8());
     request.setTransferTimeout(m_options.requestTimeoutMs);
     QNetworkReply *reply = m_nam->get(request);
-    connect(reply, &QNetworkReply::finished, this, [reply, recreate, fail, liveId, why] {
+    connect(reply, &QNetworkReply::finished, this, [this, reply, recreate, fail, liveId, why] {
         reply->deleteLater();
-        if (httpStatus(reply) == 404) {
+        if (httpStatus(reply) == 404 && !m_shuttingDown) {
             recreate();
             return;
         }

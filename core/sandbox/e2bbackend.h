@@ -83,7 +83,8 @@ private:
     QUrl apiUrl(const SandboxParams &params, const SandboxHandle *handle,
                 const QString &path) const;
     QString apiKeyFor(const SandboxParams &params) const; // explicit, else E2B_API_KEY
-    QFuture<Outcome<SandboxHandle>> createWith(const QString &apiKey, const QString &apiBase);
+    void createWith(const QString &apiKey, const QString &apiBase,
+                    std::function<void(Outcome<SandboxHandle>)> done);
     void startExecute(std::shared_ptr<RunState> state);
     void handleGone(std::shared_ptr<RunState> state, const QString &why, bool confirmed);
     void renewThenExecute(std::shared_ptr<RunState> state);
