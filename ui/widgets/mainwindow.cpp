@@ -15,6 +15,7 @@
 #include "widgets/requestspanel.h"
 #include "widgets/sandboxespanel.h"
 #include "widgets/settingsdialog.h"
+#include "widgets/theme.h"
 
 #include <QAction>
 #include <QApplication>
@@ -46,6 +47,7 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     , m_commands(new SandboxCommands(registry, this)) {
     setWindowTitle(QStringLiteral("Loopscope"));
     setObjectName(QStringLiteral("LoopscopeMainWindow"));
+    setWindowIcon(Theme::appIcon());
     m_requests->setRetentionLimit(m_settings.retention);
     if (bus)
         m_batcher->attach(bus);

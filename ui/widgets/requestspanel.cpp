@@ -2,6 +2,7 @@
 
 #include "models/requestfilterproxymodel.h"
 #include "models/requestsmodel.h"
+#include "widgets/statusdelegate.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -61,6 +62,7 @@ RequestsPanel::RequestsPanel(RequestsModel *model, QWidget *parent)
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
+    m_view->setItemDelegateForColumn(RequestsModel::StatusColumn, new StatusDelegate(m_view));
     m_view->horizontalHeader()->setStretchLastSection(true);
     // Fixed widths (not ResizeToContents, which would measure thousands of rows).
     const int digit = m_view->fontMetrics().horizontalAdvance(u'0');

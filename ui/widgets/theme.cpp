@@ -1,6 +1,9 @@
 #include "widgets/theme.h"
 
 #include <QApplication>
+#include <QIcon>
+#include <QPainter>
+#include <QPainterPath>
 #include <QPalette>
 #include <QStyle>
 #include <QStyleFactory>
@@ -46,10 +49,43 @@ QPalette Theme::darkPalette() {
     return p;
 }
 
+QIcon Theme::appIcon() {
+    QIcon icon;
+    for (const int size : {16, 32, 48, 64, 128, 256}) {
+        QPixmap pixmap(size, size);
+        pixmap.fill(Qt::transparent);
+        QPainter p(&pixmap);
+        p.setRenderHint(QPainter::Antialiasing);
+        const double s = size / 64.0;
+        p.setPen(Qt::NoPen);
+        p.setBrush(QColor(0x1f, 0x4e, 0xa8));
+        p.drawRoundedRect(QRectF(2 * s, 2 * s, 60 * s, 60 * s), 12 * s, 12 * s);
+        QPen ring(QColor(0x8f, 0xd1, 0xff), 6 * s, Qt::SolidLine, Qt::RoundCap);
+        p.setPen(ring);
+        p.setBrush(Qt::NoBrush);
+        p.drawArc(QRectF(12 * s, 12 * s, 40 * s, 40 * s), 40 * 16, 290 * 16);
+        // The loop's arrow head, then a ">_" prompt inside it.
+        QPainterPath head;
+        head.moveTo(44 * s, 10 * s);
+        head.lineTo(54 * s, 20 * s);
+        head.lineTo(41 * s, 22 * s);
+        head.closeSubpath();
+        p.fillPath(head, QColor(0x8f, 0xd1, 0xff));
+        p.setPen(QPen(Qt::white, 4.5 * s, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+        p.drawPolyline(
+            QPolygonF{QPointF(24 * s, 26 * s), QPointF(31 * s, 32 * s), QPointF(24 * s, 38 * s)});
+        p.drawLine(QPointF(34 * s, 39 * s), QPointF(41 * s, 39 * s));
+        p.end();
+        icon.addPixmap(pixmap);
+    }
+    return icon;
+}
+
 void Theme::apply(QApplication &app) {
     const QPalette system = QApplication::palette();
     app.setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
     app.setPalette(systemPrefersDark(system) ? darkPalette() : app.style()->standardPalette());
+    app.setWindowIcon(appIcon());
 }
 
 } // namespace loopscope

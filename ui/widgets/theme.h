@@ -1,6 +1,7 @@
 #pragma once
 
 class QApplication;
+class QIcon;
 class QPalette;
 
 namespace loopscope {
@@ -12,6 +13,8 @@ public:
     static void apply(QApplication &app);
     static bool systemPrefersDark(const QPalette &systemPalette);
     static QPalette darkPalette();
+    // The window icon, painted (a loop around a code cursor) so no image files are needed.
+    static QIcon appIcon();
 };
 
 } // namespace loopscope
