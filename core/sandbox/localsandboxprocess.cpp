@@ -166,6 +166,14 @@ void LocalSandboxProcess::start() {
     // set inside bwrap's user namespace it is counted per sandbox.
     m_process->setChildProcessModifier([=] {
         ::setsid(); // own process group: the whole group is killed with one kill(-pid)
+        // RLIMIT_AS is per process and there are no cgroups to cap a sandbox as a whole, so
+        // make sandbox processes the kernel's first choice if memory runs out, not the app.
+        // Done before dropping privileges: after setuid /proc/self is no longer ours to write.
+        const int oom = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (oom >= 0) {
+            [[maybe_unused]] const ssize_t written = ::write(oom, "1000", 4);
+            ::close(oom);
+        }
         if (dropPrivileges) {
             if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
                 ::_exit(126); // never run user code as root

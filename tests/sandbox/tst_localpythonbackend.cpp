@@ -366,6 +366,9 @@ void TestLocalPythonBackend::escapeIsRefused_data() {
                           "l.startswith('CapEff')][0].split()[1]\n"
                           "print(int(cap, 16), os.getuid() != 0 or os.geteuid() != 0 or 'uidns')")
         << QStringLiteral("0 True\n");
+    QTest::newRow("first to go when memory runs out")
+        << QStringLiteral("print(open('/proc/self/oom_score_adj').read().strip())")
+        << QStringLiteral("1000\n");
     QTest::newRow("no outside network")
         << QStringLiteral(
                "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), "
