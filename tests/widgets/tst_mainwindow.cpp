@@ -99,8 +99,16 @@ private slots:
 
         RequestsPanel *requests = window.requestsPanel();
         QTRY_COMPARE_WITH_TIMEOUT(requests->view()->model()->rowCount(), 2, 10'000);
-        // Auto-follow selected the newest request; pick the finished one with code.
+        // Auto-follow selected the newest request. Clicking an older one stops following.
         QCOMPARE(requests->currentRequestId(), QStringLiteral("req_b"));
+        QVERIFY(requests->autoFollow());
+        const QRect newest = requests->view()->visualRect(requests->view()->model()->index(1, 0));
+        QTest::mouseClick(requests->view()->viewport(), Qt::LeftButton, {}, newest.center());
+        QVERIFY(requests->autoFollow());
+        const QRect older = requests->view()->visualRect(requests->view()->model()->index(0, 0));
+        QTest::mouseClick(requests->view()->viewport(), Qt::LeftButton, {}, older.center());
+        QVERIFY(!requests->autoFollow());
+        QCOMPARE(requests->currentRequestId(), QStringLiteral("req_a"));
         requests->selectRequest(QStringLiteral("req_a"));
         QCOMPARE(requests->currentRequestId(), QStringLiteral("req_a"));
 
@@ -141,6 +149,7 @@ private slots:
         publishAll(bus, {s::upstream(QStringLiteral("req_b"), 0, t0 + 100, 90),
                          s::codeError(QStringLiteral("req_b"), 0, t0 + 120, QStringLiteral("1/0"),
                                       QStringLiteral("sbx_2"), true)});
+        QCOMPARE(requests->currentRequestId(), QStringLiteral("req_a")); // not following
         requests->selectRequest(QStringLiteral("req_b"));
         QTRY_COMPARE_WITH_TIMEOUT(loop->rowCount(), 2, 10'000);
         QTRY_COMPARE_WITH_TIMEOUT(code->codeView()->toPlainText(), QStringLiteral("1/0"), 10'000);

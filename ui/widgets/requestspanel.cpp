@@ -94,9 +94,9 @@ RequestsPanel::RequestsPanel(RequestsModel *model, QWidget *parent)
                 m_current = id;
                 emit currentRequestChanged(id);
             });
-    // A click on an older row means the user wants to look at it: stop following.
+    // A click on an older request means the user wants to look at it: stop following.
     connect(m_view, &QTableView::pressed, this, [this](const QModelIndex &index) {
-        if (index.row() != m_proxy->rowCount() - 1)
+        if (m_proxy->mapToSource(index).row() != m_model->rowCount() - 1)
             m_follow->setChecked(false);
     });
     connect(m_proxy, &QAbstractItemModel::rowsInserted, this, &RequestsPanel::onRowsInserted);
