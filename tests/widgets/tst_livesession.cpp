@@ -24,6 +24,7 @@
 #include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLabel>
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QSettings>
@@ -81,6 +82,13 @@ private slots:
         ProxyConfig config;
         config.port = 0;
         config.defaultRoute = ProxyConfig::demoRoute();
+        if (QByteArray(QTest::currentTestFunction()) == "unreachableUpstreamShowsAsFailed") {
+            // Port 9 (discard) on loopback: nothing listens there on a test machine.
+            QString routeError;
+            config.defaultRoute =
+                ProxyConfig::routeForUpstream(QStringLiteral("http://127.0.0.1:9/v1"), &routeError);
+            QVERIFY2(config.defaultRoute, qPrintable(routeError));
+        }
         m_server = std::make_unique<ProxyServer>(config);
         m_stack = std::make_unique<InterceptionStack>(m_server.get(), m_bus.get());
         LocalSandboxOptions options;
@@ -206,6 +214,40 @@ private slots:
             sandboxes->index(0, 0).data(SandboxesModel::ContainerIdRole).toString();
         QVERIFY(second != first);
         QTRY_COMPARE_WITH_TIMEOUT(m_window->requestsModel()->rowCount(), 2, 20'000);
+    }
+
+    void streamingRequestIsInspectedToo() {
+        QJsonObject body = responsesRequest(QStringLiteral("What is 12*12?"));
+        body.insert(QStringLiteral("stream"), true);
+        const auto reply = post("/v1/responses", body);
+        QCOMPARE(reply.status, 200);
+        QVERIFY(reply.body.contains("response.completed"));
+        RequestsModel *requests = m_window->requestsModel();
+        QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, 20'000);
+        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, RequestsModel::StatusColumn).data().toString(),
+                                  QStringLiteral("200"), 20'000);
+        QVERIFY(requests->record(0)->stream);
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->codePanel()->stdoutView()->toPlainText().trimmed(),
+                                  QStringLiteral("144"), 20'000);
+        QCOMPARE(m_window->injectedPanel()->items().size(), 1);
+    }
+
+    void unreachableUpstreamShowsAsFailed() {
+        const auto reply = post("/v1/responses", responsesRequest(QStringLiteral("What is 1+1?")));
+        QVERIFY(reply.status >= 400);
+        RequestsModel *requests = m_window->requestsModel();
+        QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, 20'000);
+        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, 0).data(RequestsModel::StateRole).toInt(),
+                                  int(RequestState::Failed), 20'000);
+        QVERIFY(requests->index(0, RequestsModel::StatusColumn)
+                    .data()
+                    .toString()
+                    .startsWith(QStringLiteral("failed")));
+        QVERIFY(m_window->countsLabel()->text().contains(QStringLiteral("1 failed")));
+        // The Raw panel ends with the failure.
+        QListWidget *sections = m_window->rawPanel()->sectionList();
+        QTRY_VERIFY_WITH_TIMEOUT(sections->count() >= 2, 10'000);
+        QCOMPARE(sections->item(sections->count() - 1)->text(), QStringLiteral("Failure"));
     }
 };
 
