@@ -73,6 +73,11 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
         m_interception =
             new CodeInterpreterInterception(settings, m_registry, &m_tools, backends, this);
         m_defaultTool = params->provider;
+        // Reachable? Authorised? The answer lands in selfTest() for the status bar.
+        if (params->provider == e2b->provider())
+            e2b->probe(*params);
+        else if (params->provider == jupyter->provider())
+            jupyter->probe(*params);
     }
 
     m_interceptor =
