@@ -303,6 +303,26 @@ class Driver:
                 self.run(message.get("id", 0), str(message.get("code", "")))
 
 
+def _tasks_of_uid(uid):
+    count = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        real = threads = None
+        try:
+            with open("/proc/%s/status" % pid) as status:
+                for line in status:
+                    if line.startswith("Uid:"):
+                        real = int(line.split()[1])
+                    elif line.startswith("Threads:"):
+                        threads = int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+        if real == uid and threads:
+            count += threads
+    return count
+
+
 def main():
     # Private copies of the protocol pipes; os.dup makes them non-inheritable, so child
     # processes of user code never get them either.
@@ -312,6 +332,10 @@ def main():
     if config is None:
         return
     nproc = int(config.get("nproc", 0))
+    if nproc > 0 and config.get("shared_uid"):
+        # Unisolated: no user namespace of our own, so the kernel counts every task of this
+        # uid on the machine. Allow the sandbox `nproc` more than exist now.
+        nproc += _tasks_of_uid(os.getuid())
     if nproc > 0:
         # Set here, inside the sandbox's own user namespace, so the count is per sandbox.
         _, hard = resource.getrlimit(resource.RLIMIT_NPROC)

@@ -216,6 +216,8 @@ void LocalSandboxProcess::start() {
         {QStringLiteral("stderr_cap"), m_options.stderrCapBytes},
         {QStringLiteral("traceback_cap"), 65536},
         {QStringLiteral("workdir"), launch.sandboxWorkDir},
+        // Without bwrap's user namespace the process count is per uid, machine-wide.
+        {QStringLiteral("shared_uid"), !m_isolated},
     };
     m_process->write(LocalSandboxFrameCodec::encode(config));
 }

@@ -897,6 +897,14 @@ void TestLocalPythonBackend::unisolatedNeedsExplicitSwitchAndIsFlagged() {
     QVERIFY2(workDir.contains(QStringLiteral("loopscope-sandbox-")), qPrintable(workDir));
     QCOMPARE(lines.value(1), QStringLiteral("absent"));
     QVERIFY(QDir(workDir).exists());
+    // Process limits still hold (counted machine-wide for the uid, so only roughly per sandbox).
+    const Outcome<ExecutionResult> bomb =
+        run(sandbox, QStringLiteral("import os, time\nn = 0\ntry:\n    while n < 500:\n"
+                                    "        if os.fork() == 0:\n            time.sleep(30)\n"
+                                    "            os._exit(0)\n        n += 1\nexcept OSError:\n"
+                                    "    print('contained', n < 500)"));
+    QVERIFY2(bomb.ok(), qPrintable(bomb.error));
+    QCOMPARE(bomb.value.stdoutText, QStringLiteral("contained True\n"));
     QVERIFY(awaitFuture(m_backend->remove(sandbox, {}), kWaitMs).value);
     QVERIFY2(!QDir(workDir).exists(), "delete must remove the work dir");
 }
