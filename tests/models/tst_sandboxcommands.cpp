@@ -4,6 +4,7 @@
 #include "support/futurewait.h"
 #include "support/recordingsandboxbackend.h"
 
+#include <QSignalSpy>
 #include <QTest>
 #include <QThread>
 
@@ -107,6 +108,18 @@ private slots:
         QVERIFY(!commands.isAvailable());
         QVERIFY(!commands.deleteSandbox(QStringLiteral("sbx_fake_1")));
         QVERIFY(!commands.deleteAll());
+
+        // Handing a registry over (a restarted proxy) switches deleting on, and off again.
+        QSignalSpy availability(&commands, &SandboxCommands::availabilityChanged);
+        commands.setRegistry(m_registry);
+        QVERIFY(commands.isAvailable());
+        QVERIFY(commands.deleteSandbox(QStringLiteral("sbx_fake_1")));
+        QTRY_COMPARE_WITH_TIMEOUT(m_removals.size(), 1, 10'000);
+        commands.setRegistry(nullptr);
+        QVERIFY(!commands.isAvailable());
+        QCOMPARE(availability.count(), 2);
+        QCOMPARE(availability.at(0).at(0).toBool(), true);
+        QCOMPARE(availability.at(1).at(0).toBool(), false);
     }
 };
 

@@ -343,6 +343,13 @@ private slots:
         QVERIFY(!window.sandboxesPanel()->deleteSelected());
         QCOMPARE(window.sandboxesModel()->index(0, SandboxesModel::StateColumn).data().toString(),
                  QStringLiteral("live"));
+
+        // A (re)started proxy hands its registry over: deleting comes on.
+        SandboxRegistry registry;
+        window.setSandboxRegistry(&registry);
+        QVERIFY(window.sandboxesPanel()->deleteButton()->isEnabled());
+        window.setSandboxRegistry(nullptr);
+        QVERIFY(!window.sandboxesPanel()->deleteButton()->isEnabled());
     }
 
     void proxyControlsAndStatusBar() {

@@ -8,6 +8,13 @@ SandboxCommands::SandboxCommands(SandboxRegistry *registry, QObject *parent)
     : QObject(parent)
     , m_registry(registry) {}
 
+void SandboxCommands::setRegistry(SandboxRegistry *registry) {
+    if (registry == m_registry.data())
+        return;
+    m_registry = registry;
+    emit availabilityChanged(registry != nullptr);
+}
+
 bool SandboxCommands::deleteSandbox(const QString &containerId) {
     SandboxRegistry *registry = m_registry.data();
     if (!registry || containerId.isEmpty())

@@ -16,11 +16,16 @@ public:
     explicit SandboxCommands(SandboxRegistry *registry, QObject *parent = nullptr);
 
     bool isAvailable() const { return !m_registry.isNull(); }
+    // A restarted proxy brings a new registry (or none while stopped).
+    void setRegistry(SandboxRegistry *registry);
 
 public slots:
     // Returns false when there is no registry to ask (the request is dropped).
     bool deleteSandbox(const QString &containerId);
     bool deleteAll();
+
+signals:
+    void availabilityChanged(bool available);
 
 private:
     QPointer<SandboxRegistry> m_registry;

@@ -336,6 +336,10 @@ void MainWindow::toggleProxy() {
         m_proxy->start();
 }
 
+void MainWindow::setSandboxRegistry(SandboxRegistry *registry) {
+    m_commands->setRegistry(registry);
+}
+
 void MainWindow::refreshProxyState() {
     const bool running = m_proxy && m_proxy->isRunning();
     m_startStop->setEnabled(m_proxy);

@@ -71,6 +71,9 @@ public slots:
     void applySettings(const loopscope::AppSettings &settings);
     void showAbout();
     void toggleProxy();
+    // For a restarted proxy: its new registry (null while stopped). Sandbox rows are left to
+    // the registry's events.
+    void setSandboxRegistry(loopscope::SandboxRegistry *registry);
     void refreshProxyState();
     // Writes a screenshot of the window (QWidget::grab) to `path`.
     bool saveScreenshot(const QString &path);

@@ -47,8 +47,9 @@ SandboxesPanel::SandboxesPanel(SandboxesModel *model, SandboxCommands *commands,
                             "that session gets a fresh one."));
     m_deleteAll->setToolTip(tr("Delete every sandbox"));
     m_note->setWordWrap(true);
-    if (!commands || !commands->isAvailable())
-        m_note->setText(tr("Sandbox registry not connected: deleting is unavailable."));
+    if (commands)
+        connect(commands, &SandboxCommands::availabilityChanged, this,
+                &SandboxesPanel::updateButtons);
 
     connect(m_delete, &QPushButton::clicked, this, &SandboxesPanel::deleteSelected);
     connect(m_deleteAll, &QPushButton::clicked, this, &SandboxesPanel::deleteAll);
@@ -107,6 +108,8 @@ bool SandboxesPanel::deleteAll() {
 
 void SandboxesPanel::updateButtons() {
     const bool available = m_commands && m_commands->isAvailable();
+    m_note->setText(available ? QString()
+                              : tr("Sandbox registry not connected: deleting is unavailable."));
     m_delete->setEnabled(available && !selectedContainerId().isEmpty());
     m_deleteAll->setEnabled(available && m_model->rowCount() > 0);
 }
