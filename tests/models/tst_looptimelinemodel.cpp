@@ -56,6 +56,8 @@ private slots:
         QCOMPARE(timeline.index(1, 0).data(LoopTimelineModel::StartOffsetRole).toLongLong(), 315);
         QCOMPARE(timeline.index(1, LoopTimelineModel::DurationColumn).data().toString(),
                  QStringLiteral("25 ms"));
+        QCOMPARE(timeline.index(2, LoopTimelineModel::DurationColumn).data().toString(),
+                 QStringLiteral("3.0 ms"));
         QCOMPARE(timeline.index(3, LoopTimelineModel::StartColumn).data().toString(),
                  QStringLiteral("+360 ms"));
         QCOMPARE(timeline.index(1, 0).data(LoopTimelineModel::KindRole).toInt(),
@@ -77,6 +79,12 @@ private slots:
         // Finishing stretches the span to the full duration.
         requests.applyEvents({s::finished(QStringLiteral("a"), t0 + 700, 1200, 2, 2)});
         QCOMPARE(timeline.index(3, 0).data(LoopTimelineModel::BarEndRole).toDouble(), 0.5);
+
+        // An in-process upstream answers within the millisecond.
+        requests.applyEvents({s::upstream(QStringLiteral("a"), 2, t0 + 710, 0)});
+        QCOMPARE(timeline.rowCount(), 5);
+        QCOMPARE(timeline.index(4, LoopTimelineModel::DurationColumn).data().toString(),
+                 QStringLiteral("<1 ms"));
     }
 
     void switchingTrimmingAndClearing() {

@@ -159,6 +159,9 @@ QVariant LoopTimelineModel::data(const QModelIndex &index, int role) const {
     case StartColumn:
         return QStringLiteral("+%1 ms").arg(s.startOffsetMs);
     case DurationColumn:
+        // Latencies are whole milliseconds: 0 means "under one", not "none".
+        if (s.durationMs <= 0)
+            return QStringLiteral("<1 ms");
         return QStringLiteral("%1 ms").arg(s.durationMs, 0, 'f', s.durationMs < 10 ? 1 : 0);
     default:
         return {};
