@@ -1,14 +1,24 @@
 #include "widgets/codeeditor.h"
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
+#include "widgets/jsonview.h"
+
+#include "models/jsontreemodel.h"
 #include "widgets/settingsdialog.h"
 
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTest>
+#include <QTreeView>
 
 using namespace loopscope;
 using Language = ConnectSdkDialog::Language;
@@ -106,6 +116,31 @@ private slots:
         QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("timed out")));
         panel.clear();
         QCOMPARE(panel.codeView()->toPlainText(), QString());
+    }
+
+    void jsonViewCopiesDocumentAndSubtree() {
+        JsonView view;
+        const QJsonObject doc{
+            {QStringLiteral("id"), QStringLiteral("resp_1")},
+            {QStringLiteral("output"),
+             QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("message")}}}}};
+        view.setJson(doc);
+        QVERIFY(view.prettyText().contains(QStringLiteral("\"resp_1\"")));
+        QVERIFY(view.treeView()->isExpanded(view.treeModel()->index(1, 0)));
+        QApplication::clipboard()->clear();
+        view.copyToClipboard();
+        QCOMPARE(QJsonDocument::fromJson(QApplication::clipboard()->text().toUtf8()).object(), doc);
+
+        // The context menu's "Copy subtree" copies just the current item.
+        const QModelIndex output = view.treeModel()->index(1, JsonTreeModel::ValueColumn);
+        view.treeView()->setCurrentIndex(output);
+        QCOMPARE(view.treeView()->actions().size(), 1);
+        view.treeView()->actions().first()->trigger();
+        QCOMPARE(QJsonDocument::fromJson(QApplication::clipboard()->text().toUtf8()).array(),
+                 doc.value(QLatin1String("output")).toArray());
+        view.treeView()->setCurrentIndex(view.treeModel()->index(0, 0));
+        view.copySelectedSubtree();
+        QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("\"resp_1\""));
     }
 
     void lineNumberGutterGrowsWithLines() {

@@ -2,6 +2,7 @@
 
 #include "models/jsontreemodel.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QClipboard>
 #include <QFontDatabase>
@@ -10,7 +11,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QPlainTextEdit>
-#include <QPushButton>
 #include <QTabWidget>
 #include <QToolButton>
 #include <QTreeView>
@@ -31,6 +31,12 @@ JsonView::JsonView(QWidget *parent)
     m_tree->header()->setStretchLastSection(false);
     m_tree->header()->setSectionResizeMode(JsonTreeModel::ValueColumn, QHeaderView::Stretch);
     m_tree->setColumnWidth(JsonTreeModel::KeyColumn, 180);
+    m_tree->setContextMenuPolicy(Qt::ActionsContextMenu);
+    auto *copySubtree = new QAction(tr("Copy subtree"), m_tree);
+    copySubtree->setShortcut(QKeySequence::Copy);
+    copySubtree->setShortcutContext(Qt::WidgetShortcut);
+    connect(copySubtree, &QAction::triggered, this, &JsonView::copySelectedSubtree);
+    m_tree->addAction(copySubtree);
     m_text->setReadOnly(true);
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -57,19 +63,33 @@ void JsonView::setJson(const QJsonValue &value) {
 }
 
 QString JsonView::prettyText() const {
-    if (m_json.isObject())
-        return QString::fromUtf8(QJsonDocument(m_json.toObject()).toJson(QJsonDocument::Indented));
-    if (m_json.isArray())
-        return QString::fromUtf8(QJsonDocument(m_json.toArray()).toJson(QJsonDocument::Indented));
-    if (m_json.isUndefined())
+    return toPrettyText(m_json);
+}
+
+QString JsonView::toPrettyText(const QJsonValue &value) {
+    if (value.isObject())
+        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Indented));
+    if (value.isArray())
+        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Indented));
+    if (value.isUndefined())
         return {};
     // Scalars: wrap in an array to reuse the serializer, then strip the brackets.
-    const QByteArray wrapped = QJsonDocument(QJsonArray{m_json}).toJson(QJsonDocument::Compact);
+    const QByteArray wrapped = QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Compact);
     return QString::fromUtf8(wrapped.mid(1, wrapped.size() - 2));
 }
 
 void JsonView::copyToClipboard() const {
     QApplication::clipboard()->setText(prettyText());
+}
+
+void JsonView::copySelectedSubtree() const {
+    const QModelIndex current = m_tree->currentIndex();
+    if (!current.isValid())
+        return;
+    const QJsonValue value = current.siblingAtColumn(JsonTreeModel::KeyColumn)
+                                 .data(JsonTreeModel::JsonValueRole)
+                                 .value<QJsonValue>();
+    QApplication::clipboard()->setText(toPrettyText(value));
 }
 
 } // namespace loopscope

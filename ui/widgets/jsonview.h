@@ -26,8 +26,13 @@ public:
     QTreeView *treeView() const { return m_tree; }
     QPlainTextEdit *textView() const { return m_text; }
 
+    // Pretty text of any JSON value (objects and arrays indented; scalars as JSON literals).
+    static QString toPrettyText(const QJsonValue &value);
+
 public slots:
     void copyToClipboard() const;
+    // Copies the JSON under the tree's current item (context menu "Copy subtree").
+    void copySelectedSubtree() const;
 
 private:
     QJsonValue m_json;
