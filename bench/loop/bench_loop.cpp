@@ -91,8 +91,10 @@ QByteArray pathOf(Api api) {
 }
 
 // What the client sends: the hosted code_interpreter tool, or nothing (pass-through).
-QJsonObject clientRequest(Api api, bool withTool) {
+QJsonObject clientRequest(Api api, bool withTool, bool stream) {
     QJsonObject body{{QStringLiteral("model"), QStringLiteral("gpt-5")}};
+    if (stream)
+        body.insert(QStringLiteral("stream"), true);
     if (api == Api::Responses)
         body.insert(QStringLiteral("input"), QStringLiteral("Compute with Python, please."));
     else
@@ -131,12 +133,15 @@ public:
     struct Reply {
         RawHttpClient::Response response;
         double wallMs = 0;
+        // When each requested marker first showed up in the (de-chunked) body, -1 if never.
+        QList<double> markMs;
     };
 
     explicit Client(quint16 port)
         : m_port(port) {}
 
-    Reply post(const QByteArray &path, const QJsonObject &json) {
+    Reply post(const QByteArray &path, const QJsonObject &json,
+               const QList<QByteArray> &markers = {}) {
         if (m_socket.state() != QAbstractSocket::ConnectedState) {
             m_socket.abort();
             m_socket.connectToHost(QStringLiteral("127.0.0.1"), m_port);
@@ -151,12 +156,16 @@ public:
             "\r\n\r\n" + body;
         m_buffer.clear();
         Reply reply;
+        reply.markMs = QList<double>(markers.size(), -1.0);
         QEventLoop loop;
         QElapsedTimer clock;
         const auto onData = QObject::connect(&m_socket, &QTcpSocket::readyRead, &loop, [&] {
             m_buffer += m_socket.readAll();
             qsizetype consumed = 0;
             RawHttpClient::Response r = RawHttpClient::parse(m_buffer, &consumed);
+            for (qsizetype i = 0; i < markers.size(); ++i)
+                if (reply.markMs[i] < 0 && r.body.contains(markers[i]))
+                    reply.markMs[i] = msSince(clock);
             if (r.complete) {
                 reply.wallMs = msSince(clock);
                 reply.response = std::move(r);
@@ -253,17 +262,26 @@ public:
         double wallMs = 0;
         double headerMs = 0;
         Tally tally;
+        QList<double> markMs; // streaming only, see kStreamMarkers
     };
 
+    // Responses streaming milestones: the first event, the code's result, the last event.
+    static inline const QList<QByteArray> kStreamMarkers{
+        "event: response.created\n", "event: response.code_interpreter_call.completed\n",
+        "event: response.completed\n"};
+
     // One request of `rounds` tool rounds (or a pass-through request when !withTool), checked.
-    Sample request(Api api, int rounds, bool withTool) {
+    // A streaming request (Responses only) is checked on its response.completed event.
+    Sample request(Api api, int rounds, bool withTool, bool stream = false) {
         enqueueScript(m_upstream, api, withTool ? rounds : 0);
         m_tally = {};
-        const Client::Reply reply = m_client->post(pathOf(api), clientRequest(api, withTool));
+        const Client::Reply reply =
+            m_client->post(pathOf(api), clientRequest(api, withTool, stream),
+                           stream ? kStreamMarkers : QList<QByteArray>{});
         const RawHttpClient::Response &r = reply.response;
         if (r.status != 200)
             fail(QStringLiteral("status %1: %2").arg(r.status).arg(QString::fromUtf8(r.body)));
-        check(api, rounds, withTool, r.json());
+        check(api, rounds, withTool, stream ? completedEventResponse(r.body) : r.json());
         bool ok = false;
         Sample sample;
         sample.wallMs = reply.wallMs;
@@ -271,6 +289,9 @@ public:
         if (!ok)
             fail(QStringLiteral("no x-loopscope-overhead-ms header"));
         sample.tally = m_tally;
+        sample.markMs = reply.markMs;
+        if (stream && sample.markMs.contains(-1.0))
+            fail(QStringLiteral("a streaming milestone never arrived"));
         return sample;
     }
 
@@ -285,6 +306,16 @@ public:
     }
 
 private:
+    static QJsonObject completedEventResponse(const QByteArray &sse) {
+        const QByteArray marker = "event: response.completed\ndata: ";
+        const qsizetype at = sse.lastIndexOf(marker);
+        if (at < 0)
+            fail(QStringLiteral("stream without response.completed"));
+        const qsizetype from = at + marker.size();
+        const QByteArray data = sse.mid(from, sse.indexOf('\n', from) - from);
+        return QJsonDocument::fromJson(data).object().value(QStringLiteral("response")).toObject();
+    }
+
     void check(Api api, int rounds, bool withTool, const QJsonObject &body) const {
         const auto bad = [&](const QString &why) {
             fail(QStringLiteral("%1 rounds=%2: %3: %4")
@@ -377,13 +408,13 @@ using Extract = std::function<double(const Rig::Sample &)>;
 // Runs `runs` measured requests (after a few unmeasured ones) and returns one sample list per
 // extractor. `settle` waits (untimed) for sandbox deletion and the pool refill between requests.
 QList<QList<double>> measure(Rig &rig, Api api, int rounds, bool withTool, int runs, bool settle,
-                             const QList<Extract> &extract) {
+                             const QList<Extract> &extract, bool stream = false) {
     constexpr int kWarmup = 20;
     QList<QList<double>> out(extract.size());
     for (int i = 0; i < kWarmup + runs; ++i) {
         if (settle)
             rig.settle();
-        const Rig::Sample sample = rig.request(api, rounds, withTool);
+        const Rig::Sample sample = rig.request(api, rounds, withTool, stream);
         if (i < kWarmup)
             continue;
         for (qsizetype e = 0; e < extract.size(); ++e)
@@ -409,8 +440,8 @@ int main(int argc, char **argv) {
     parser.addOption(runsOption);
     QCommandLineOption onlyOption(
         QStringLiteral("only"),
-        QStringLiteral("Comma-separated sections to run: 1a,1b,2,2b,3 (default all)."),
-        QStringLiteral("sections"), QStringLiteral("1a,1b,2,2b,3"));
+        QStringLiteral("Comma-separated sections to run: 1a,1b,2,2c,2b,3 (default all)."),
+        QStringLiteral("sections"), QStringLiteral("1a,1b,2,2c,2b,3"));
     parser.addOption(onlyOption);
     parser.process(app);
     const int runs = std::max(1, parser.value(runsOption).toInt());
@@ -469,11 +500,11 @@ int main(int argc, char **argv) {
                         (wholeOwn[1] - wholeOwn[0]) / 2);
         }
     }
-    if (wanted("1b") || wanted("2") || wanted("2b") || wanted("3")) {
+    if (wanted("1b") || wanted("2") || wanted("2c") || wanted("2b") || wanted("3")) {
         if (wanted("1b"))
             printHeader("1b. Loopscope's own time per iteration, real local sandbox (pool refilled "
                         "between requests)");
-        Rig rig(Rig::Sandbox::Local, 1);
+        Rig rig(Rig::Sandbox::Local, LocalSandboxOptions{}.poolSize); // the app's default pool
         for (Api api : {Api::Responses, Api::Chat})
             for (int k : {1, 3}) {
                 if (!wanted("1b"))
@@ -501,6 +532,18 @@ int main(int argc, char **argv) {
             print({tag + QStringLiteral(":   overhead header"), s[3]});
             print(
                 {tag + QStringLiteral(":   rest (sandbox hand-off, pool refill, wakeups)"), s[4]});
+        }
+        if (wanted("2c")) {
+            printHeader("2c. The same, streaming (/v1/responses, stream: true): when the client "
+                        "sees each milestone");
+            const auto mark = [](qsizetype i) {
+                return Extract([i](const Rig::Sample &s) { return s.markMs.at(i); });
+            };
+            const auto s = measure(rig, Api::Responses, 1, true, runs, true,
+                                   {mark(0), mark(1), mark(2)}, true);
+            print({QStringLiteral("responses stream: response.created"), s[0]});
+            print({QStringLiteral("responses stream: code_interpreter_call.completed"), s[1]});
+            print({QStringLiteral("responses stream: response.completed (end)"), s[2]});
         }
         if (wanted("2b"))
             printHeader(
