@@ -1,13 +1,17 @@
 // Latency of the agentic loop through the whole proxy in one process: a real loopback HTTP
 // client in front, the scripted OpenAI-compatible upstream (answers at once) behind, and either
 // the recording sandbox backend (zero code time) or the real local bubblewrap backend between.
+// Every request is checked (status, code runs, final answer) before its sample counts.
 //
-// Measures (median / p99 / min / max in milliseconds):
-//  1. Loopscope's own time per loop iteration, two ways: the x-loopscope-overhead-ms header
-//     (Loopscope's clock minus upstream and sandbox time) and, with the zero-time recording
-//     backend, client wall time minus the upstream latencies the loop itself reported.
-//  2. End-to-end wall time of a one-round loop (tool call → real sandbox print → answer).
-//  3. The same requests without the tool (plain pass-through), for context.
+// Sections (median / p99 / min / max in milliseconds; --only picks some):
+//  1a. Loopscope's own time per loop iteration with the zero-time recording backend, three
+//      ways: the x-loopscope-overhead-ms header (Loopscope's clock minus upstream and sandbox
+//      time), client wall time minus the upstream latencies the loop reported, and the whole
+//      wall time (an upper bound: the fake model and the client share this thread).
+//  1b. The header measure with the real local sandbox.
+//  2.  End-to-end wall time of a one-round loop (tool call → real sandbox print → answer),
+//      with its parts; 2c the same streamed on /v1/responses; 2b back to back.
+//  3.  The same requests without the tool (plain pass-through), for context.
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionsettings.h"
