@@ -8,11 +8,14 @@
 # protocol channel, and no run can make the proxy buffer more than the configured caps.
 #
 # Frames in:  {"op":"config", "nproc":N, "stdout_cap":B, "stderr_cap":B, "traceback_cap":B}
-#             {"op":"run", "id":N, "code":"..."}
+#             {"op":"run", "id":N, "code":"...", "partial_after_ms":N}
 # Frames out: {"op":"ready", "pid":N, "python":"3.11.2"}
 #             {"op":"result", "id":N, "stdout_truncated":bool, "stderr_truncated":bool,
 #              "error":null|{"name","value","traceback"}, "duration_ms":F}
 #             followed by two raw frames: the captured stdout and stderr bytes (UTF-8, capped).
+#             {"op":"partial", "id":N, "stdout_truncated":bool, "stderr_truncated":bool} + the same
+#             two raw frames: output so far, sent once when partial_after_ms passes mid-run (just
+#             before the proxy's timeout), so a run that is killed still shows what it printed.
 
 import builtins
 import io
@@ -93,6 +96,10 @@ class Capture:
                 self.dropped += size
             return
         self.add(text.encode("utf-8", "backslashreplace"))
+
+    def peek(self):
+        with self.lock:
+            return bytes(self.buf), self.dropped
 
     def take(self):
         with self.lock:
@@ -202,6 +209,49 @@ class _FdDrain:
                 self.capture.add(data)
 
 
+class _Watchdog:
+    """Shortly before the proxy kills a run that overstays its time limit, sends what the run has
+    printed so far (a "partial" frame), so a timed-out run still shows its output. One thread for
+    the interpreter's lifetime. Arming is a lock and two assignments: the thread is woken only
+    when it sleeps without a deadline; otherwise it finds the new deadline when it next wakes
+    (deadlines only grow), which keeps thread switches off the run's critical path."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.cond = threading.Condition()
+        self.deadline = None
+        self.run_id = None
+        self.idle = False
+        threading.Thread(target=self._loop, daemon=True, name="loopscope-watchdog").start()
+
+    def arm(self, run_id, seconds):
+        with self.cond:
+            self.run_id = run_id
+            self.deadline = time.monotonic() + seconds
+            if self.idle:
+                self.cond.notify()
+
+    def disarm(self):
+        with self.cond:
+            self.deadline = None
+
+    def _loop(self):
+        while True:
+            with self.cond:
+                while True:
+                    if self.deadline is None:
+                        self.idle = True
+                        self.cond.wait()
+                        self.idle = False
+                        continue
+                    remaining = self.deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self.cond.wait(remaining)
+                run_id, self.deadline = self.run_id, None
+            self.driver.send_partial(run_id)
+
+
 class Driver:
     def __init__(self, proto_in, proto_out, config):
         self.proto_in = proto_in
@@ -217,6 +267,8 @@ class Driver:
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.cells = 0
         self.sources = {}
+        self.write_lock = threading.Lock()  # the watchdog writes frames too
+        self.watchdog = _Watchdog(self)
         self._wire_streams()
 
     def _wire_streams(self):
@@ -251,16 +303,30 @@ class Driver:
         return {"name": type(exc).__name__, "value": value[: self.traceback_cap],
                 "traceback": text}
 
-    def _stream_result(self, capture):
-        data, dropped = capture.take()
+    def _write(self, *payloads):
+        with self.write_lock:
+            _write_frames(self.proto_out, *payloads)
+
+    def send_partial(self, run_id):
+        self.out_drain.drain()
+        self.err_drain.drain()
+        stdout, out_cut = self._stream_result(self.out, peek=True)
+        stderr, err_cut = self._stream_result(self.err, peek=True)
+        self._write(_json({"op": "partial", "id": run_id, "stdout_truncated": out_cut,
+                           "stderr_truncated": err_cut}), stdout, stderr)
+
+    def _stream_result(self, capture, peek=False):
+        data, dropped = capture.peek() if peek else capture.take()
         if dropped:
             data = _trim_partial_utf8(data) + (
                 "\n[output truncated: %d more bytes not shown; the limit is %d bytes]\n"
                 % (dropped, capture.cap)).encode()
         return data, dropped > 0
 
-    def run(self, run_id, code):
+    def run(self, run_id, code, partial_after_ms):
         self._wire_streams()
+        if partial_after_ms > 0:
+            self.watchdog.arm(run_id, partial_after_ms / 1000.0)
         self.cells += 1
         filename = "<cell %d>" % self.cells
         self.sources[filename] = code  # for tracebacks, also of functions defined here
@@ -276,6 +342,7 @@ class Driver:
             except BaseException as exc:  # includes SystemExit: the interpreter stays alive
                 error = self._error(exc, 1)
         duration = (time.perf_counter() - started) * 1000.0
+        self.watchdog.disarm()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -287,20 +354,21 @@ class Driver:
         stderr, err_cut = self._stream_result(self.err)
         # Output travels as raw bytes after the header: no JSON escaping, so a frame is never
         # bigger than the cap plus the marker.
-        _write_frames(self.proto_out, _json({
+        self._write(_json({
             "op": "result", "id": run_id, "stdout_truncated": out_cut,
             "stderr_truncated": err_cut, "error": error, "duration_ms": duration}),
             stdout, stderr)
 
     def serve(self):
-        _write_frames(self.proto_out, _json({"op": "ready", "pid": os.getpid(),
-                                             "python": sys.version.split()[0]}))
+        self._write(_json({"op": "ready", "pid": os.getpid(),
+                           "python": sys.version.split()[0]}))
         while True:
             message = _read_frame(self.proto_in)
             if message is None:
                 return
             if message.get("op") == "run":
-                self.run(message.get("id", 0), str(message.get("code", "")))
+                self.run(message.get("id", 0), str(message.get("code", "")),
+                         int(message.get("partial_after_ms", 0)))
 
 
 def _tasks_of_uid(uid):

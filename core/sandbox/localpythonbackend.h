@@ -22,7 +22,10 @@ class LocalSandboxProcess;
 //   host /proc, capabilities dropped, new session, dies with its parent; rlimits on memory,
 //   CPU, processes, file size and open files; an unprivileged uid when the app runs as root.
 // - Timeouts: a run that exceeds LocalSandboxOptions::timeoutMs kills the interpreter's whole
-//   tree and returns an ExecutionResult with timedOut and error TimeoutError. The sandbox (same
+//   tree and returns an ExecutionResult with timedOut, error TimeoutError and the output the run
+//   printed until shortly before (the driver sends it a second before the kill, or at half of a
+//   limit under two seconds; later output, and all of it if Python never got the GIL back, is
+//   lost). The sandbox (same
 //   id) stays usable: its next run gets a fresh interpreter, which means variables, imports and
 //   the files of the tmpfs work dir are gone; that run's stderr starts with a one-time notice
 //   saying so. The same holds when user code kills its own interpreter (os._exit, a signal, the

@@ -236,6 +236,7 @@ QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &co
                 : QStringLiteral("the sandbox interpreter is not ready")));
     }
     m_state = State::Running;
+    m_partial.reset();
     m_run = std::make_unique<QPromise<Outcome<ExecutionResult>>>();
     m_run->start();
     ++m_runId;
@@ -245,6 +246,10 @@ QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &co
         {QStringLiteral("op"), QStringLiteral("run")},
         {QStringLiteral("id"), m_runId},
         {QStringLiteral("code"), code},
+        // Shortly before the kill (a second, or half of a short limit, so it arrives even on a
+        // loaded machine): a timed-out run still returns what it printed until then.
+        {QStringLiteral("partial_after_ms"),
+         timeoutMs > 0 ? timeoutMs - qMin(1000, timeoutMs / 2) : 0},
     }));
     if (timeoutMs > 0)
         m_runTimer.start(timeoutMs);
@@ -311,10 +316,20 @@ void LocalSandboxProcess::onStderr() {
 }
 
 void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
-    if (m_resultHeader) {
-        m_resultStreams << payload;
-        if (m_resultStreams.size() == 2)
-            finishRun();
+    if (m_pendingHeader) {
+        m_pendingStreams << payload;
+        if (m_pendingStreams.size() < 2)
+            return;
+        const QJsonObject header = *std::exchange(m_pendingHeader, std::nullopt);
+        if (header.value(QStringLiteral("op")).toString() == QLatin1String("result")) {
+            finishRun(header);
+        } else if (m_state == State::Running &&
+                   header.value(QStringLiteral("id")).toInteger() == m_runId) {
+            ExecutionResult partial;
+            applyOutput(header, partial);
+            m_partial = std::move(partial);
+        }
+        m_pendingStreams.clear();
         return;
     }
     const std::optional<QJsonObject> frame = m_codec.parseObject(payload);
@@ -330,25 +345,29 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
         m_ready.finish();
         return;
     }
-    if (op == QLatin1String("result") && m_state == State::Running && m_run &&
-        frame->value(QStringLiteral("id")).toInteger() == m_runId) {
-        m_resultHeader = frame;
-        m_resultStreams.clear();
+    const bool currentRun = m_state == State::Running && m_run &&
+                            frame->value(QStringLiteral("id")).toInteger() == m_runId;
+    // A partial may also arrive just after its run finished; its output frames are then dropped.
+    if ((op == QLatin1String("result") && currentRun) || op == QLatin1String("partial")) {
+        m_pendingHeader = frame;
+        m_pendingStreams.clear();
         return;
     }
     qCWarning(lcLocalSandbox) << "unexpected sandbox frame" << op;
     killTree(KillReason::Protocol);
 }
 
-void LocalSandboxProcess::finishRun() {
-    m_runTimer.stop();
-    const QJsonObject header = *std::exchange(m_resultHeader, std::nullopt);
-    ExecutionResult result;
-    result.stdoutText = QString::fromUtf8(m_resultStreams.at(0));
-    result.stderrText = QString::fromUtf8(m_resultStreams.at(1));
-    m_resultStreams.clear();
+void LocalSandboxProcess::applyOutput(const QJsonObject &header, ExecutionResult &result) {
+    result.stdoutText = QString::fromUtf8(m_pendingStreams.at(0));
+    result.stderrText = QString::fromUtf8(m_pendingStreams.at(1));
     result.stdoutTruncated = header.value(QStringLiteral("stdout_truncated")).toBool();
     result.stderrTruncated = header.value(QStringLiteral("stderr_truncated")).toBool();
+}
+
+void LocalSandboxProcess::finishRun(const QJsonObject &header) {
+    m_runTimer.stop();
+    ExecutionResult result;
+    applyOutput(header, result);
     const QJsonValue error = header.value(QStringLiteral("error"));
     if (error.isObject()) {
         const QJsonObject e = error.toObject();
@@ -357,6 +376,7 @@ void LocalSandboxProcess::finishRun() {
                                       e.value(QStringLiteral("traceback")).toString()};
     }
     result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
+    m_partial.reset();
     m_state = State::Ready;
     auto run = std::move(m_run);
     run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
@@ -414,8 +434,8 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_startTimer.stop();
     m_runTimer.stop();
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
-    m_resultHeader.reset();
-    m_resultStreams.clear();
+    m_pendingHeader.reset();
+    m_pendingStreams.clear();
 
     if (previous == State::Starting || previous == State::NotStarted) {
         if (previous == State::NotStarted)
@@ -430,7 +450,9 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
             run->addResult(Outcome<ExecutionResult>::failure(
                 QStringLiteral("the sandbox was deleted while code was running")));
         } else {
-            ExecutionResult result;
+            // What the run printed until shortly before its end, when the driver could say.
+            ExecutionResult result =
+                std::exchange(m_partial, std::nullopt).value_or(ExecutionResult{});
             result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
             if (m_killReason == KillReason::Timeout) {
                 result.timedOut = true;

@@ -71,7 +71,8 @@ private:
     void onFinished(int exitCode, bool crashed);
     void onFailedToStart();
     void handleFrame(const QByteArray &payload);
-    void finishRun();
+    void finishRun(const QJsonObject &header);
+    void applyOutput(const QJsonObject &header, ExecutionResult &result);
     void killTree(KillReason reason);
     void markExited(const QString &reason, bool notify = true);
     void failEarly(const QString &reason);
@@ -92,8 +93,9 @@ private:
     QTimer m_startTimer;
 
     std::unique_ptr<QPromise<Outcome<ExecutionResult>>> m_run;
-    std::optional<QJsonObject> m_resultHeader; // waiting for its stdout and stderr frames
-    QList<QByteArray> m_resultStreams;
+    std::optional<QJsonObject> m_pendingHeader; // result or partial, before its output frames
+    QList<QByteArray> m_pendingStreams;
+    std::optional<ExecutionResult> m_partial; // output so far of a run about to time out
     qint64 m_runId = 0;
     int m_runTimeoutMs = 0;
     QElapsedTimer m_runClock;

@@ -561,9 +561,13 @@ void TestLocalPythonBackend::infiniteLoopTimesOutAndNextRunIsFresh() {
     const qint64 pid = m_backend->processId(sandbox.id);
     QVERIFY(processExists(pid));
 
-    r = run(sandbox, QStringLiteral("print('spinning')\nwhile True:\n    pass"));
+    r = run(sandbox, QStringLiteral("import os\nprint('spinning')\nos.write(2, b'low-level\\n')\n"
+                                    "while True:\n    pass"));
     QVERIFY2(r.ok(), qPrintable(r.error));
     QVERIFY(r.value.timedOut);
+    // What it printed before it hung comes back too (sent by the driver just before the kill).
+    QCOMPARE(r.value.stdoutText, QStringLiteral("spinning\n"));
+    QCOMPARE(r.value.stderrText, QStringLiteral("low-level\n"));
     QVERIFY(r.value.error);
     QCOMPARE(r.value.error->name, QStringLiteral("TimeoutError"));
     QVERIFY2(r.value.error->value.contains(QStringLiteral("timed out after 2 s")),
