@@ -586,7 +586,16 @@ QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopP
         const QJsonValue hash = kwargs.value(QLatin1String("user_api_key_hash"));
         identity = hash.isString() ? hash.toString() : QString();
     }
-    const QString sessionId = job->isSession ? sessionIdOf(kwargs).value_or(QString()) : QString();
+    QString sessionId;
+    if (job->isSession) {
+        // metadata.session_id is a provider param, not a kwarg: the key "<identity>:<session>"
+        // (or the bare session id without an identity) is where the plan can read it back.
+        sessionId = sessionIdOf(kwargs).value_or(QString());
+        const QString prefix = identity && !identity->isEmpty() ? *identity + u':' : QString();
+        if (sessionId.isEmpty())
+            sessionId = job->sandboxKey.startsWith(prefix) ? job->sandboxKey.mid(prefix.size())
+                                                           : job->sandboxKey;
+    }
 
     whenFinished(
         pruneExpiredCache(), this, [this, job, identity, sessionId](const QFuture<void> &) {

@@ -343,6 +343,9 @@ private slots:
         QVERIFY(logsOf(other).contains(QStringLiteral("NameError")) ||
                 logsOf(other).contains(QStringLiteral("not defined")));
         QCOMPARE(stack->registry()->size(), 2); // one session sandbox per key
+        const auto entry = stack->registry()->entryByContainerId(containerId);
+        QVERIFY(entry);
+        QCOMPARE(entry->sessionId, QStringLiteral("s-1")); // shown in the Sandboxes panel
 
         const auto listA = call("GET", "/v1/containers");
         QCOMPARE(listA.status, 200);
