@@ -64,6 +64,7 @@ QString ScriptedUpstream::baseUrl() const {
 void ScriptedUpstream::onNewConnection() {
     while (QTcpSocket *socket = m_server->nextPendingConnection()) {
         socket->setParent(this);
+        socket->setSocketOption(QAbstractSocket::LowDelayOption, 1); // SSE chunks go out at once
         m_connections.insert(socket, {});
         connect(socket, &QTcpSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
         connect(socket, &QTcpSocket::disconnected, this, [this, socket] {
@@ -106,7 +107,9 @@ void ScriptedUpstream::onReadyRead(QTcpSocket *socket) {
             return;
         request.body = c.buffer.mid(end + 4, length);
         c.buffer.remove(0, end + 4 + length);
-        m_requests.append(request);
+        ++m_count;
+        if (m_record)
+            m_requests.append(request);
         emit requestReceived();
         respond(socket, request);
     }

@@ -62,8 +62,10 @@ public:
     void enqueue(const Response &response) { m_queue.enqueue(response); }
     void setResponder(Responder responder) { m_responder = std::move(responder); }
 
+    // Off for load tests: requests are then only counted.
+    void setRecordRequests(bool record) { m_record = record; }
     QList<Request> requests() const { return m_requests; }
-    int requestCount() const { return int(m_requests.size()); }
+    int requestCount() const { return m_count; }
     // Streams whose client closed the connection before the stream was finished.
     int abortedStreams() const { return m_abortedStreams; }
     int heldStreams() const { return int(m_held.size()); }
@@ -92,6 +94,8 @@ private:
     QList<Request> m_requests;
     QList<QTcpSocket *> m_held;
     int m_abortedStreams = 0;
+    int m_count = 0;
+    bool m_record = true;
 };
 
 } // namespace loopscope::test
