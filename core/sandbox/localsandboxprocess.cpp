@@ -205,6 +205,7 @@ void LocalSandboxProcess::start() {
 
     m_startTimer.start(m_options.startTimeoutMs);
     m_process->start(QIODevice::ReadWrite);
+    m_pid = m_process->processId(); // known once start() returns; 0 if it failed
     if (seccompFd >= 0)
         ::close(seccompFd); // the child has its copy (QProcess forks inside start())
     // Queued in QProcess's write buffer until the pipe accepts it.
@@ -224,6 +225,7 @@ void LocalSandboxProcess::start() {
 
 void LocalSandboxProcess::failEarly(const QString &reason) {
     // Queued, so that whoever called start() has connected to exited() before it fires.
+    m_earlyFailure = reason;
     QMetaObject::invokeMethod(
         this, [this, reason] { markExited(reason); }, Qt::QueuedConnection);
 }
@@ -257,6 +259,10 @@ QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &co
 }
 
 bool LocalSandboxProcess::waitForReady(int timeoutMs) {
+    if (!m_process && m_state == State::Starting) {
+        markExited(m_earlyFailure); // failed before there was a process to wait for
+        return false;
+    }
     QElapsedTimer clock;
     clock.start();
     // waitFor* emit QProcess's signals synchronously, so the normal handlers run.

@@ -86,6 +86,7 @@ private:
     LocalSandboxFrameCodec m_codec;
     QByteArray m_stderrTail;
     QString m_exitReason;
+    QString m_earlyFailure;
     KillReason m_killReason = KillReason::None;
     qint64 m_pid = 0;
 
