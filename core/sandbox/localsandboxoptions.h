@@ -14,7 +14,7 @@ struct LocalSandboxOptions {
     QString pythonPath = QStringLiteral("/usr/bin/python3");
     QString bwrapPath = QStringLiteral("/usr/bin/bwrap");
 
-    int timeoutMs = 30000;      // wall clock per run; the interpreter is killed when it passes
+    int timeoutMs = 30000; // wall clock per run; the interpreter is killed when it passes (0: none)
     int startTimeoutMs = 15000; // an interpreter that is not ready by then counts as failed
 
     qint64 stdoutCapBytes = 1 * kMiB; // enforced inside the sandbox, with a visible marker

@@ -58,6 +58,7 @@ private slots:
     void interpreterExitIsReportedAndRecovers();
     void hugeOutputIsCapped_data();
     void hugeOutputIsCapped();
+    void outputCapsAreConfigurable();
 
     void twentySandboxesInParallel();
     void poolHandsOutEachInterpreterOnce();
@@ -675,6 +676,26 @@ void TestLocalPythonBackend::hugeOutputIsCapped() {
     QVERIFY2(text.contains(QStringLiteral("[output truncated: ")), qPrintable(text.right(200)));
     QVERIFY2(text.contains(QStringLiteral("the limit is 1048576 bytes]")),
              qPrintable(text.right(200)));
+}
+
+void TestLocalPythonBackend::outputCapsAreConfigurable() {
+    LocalSandboxOptions options = testOptions();
+    options.stdoutCapBytes = 10;
+    options.stderrCapBytes = 5;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    const Outcome<ExecutionResult> r =
+        run(sandbox,
+            QStringLiteral("import sys\nprint('0123456789ABCDEF')\nsys.stderr.write('abcdefgh')"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(
+        r.value.stdoutText,
+        QStringLiteral("0123456789\n[output truncated: 7 more bytes not shown; the limit is 10 "
+                       "bytes]\n"));
+    QCOMPARE(r.value.stderrText,
+             QStringLiteral("abcde\n[output truncated: 3 more bytes not shown; the limit is 5 "
+                            "bytes]\n"));
+    QVERIFY(r.value.stdoutTruncated && r.value.stderrTruncated);
 }
 
 void TestLocalPythonBackend::twentySandboxesInParallel() {
