@@ -10,7 +10,8 @@
 //      wall time (an upper bound: the fake model and the client share this thread).
 //  1b. The header measure with the real local sandbox.
 //  2.  End-to-end wall time of a one-round loop (tool call → real sandbox print → answer),
-//      with its parts; 2c the same streamed on /v1/responses; 2b back to back.
+//      with its parts; 2c the same streamed on /v1/responses; 2d in a session (sandbox
+//      reused); 2b back to back.
 //  3.  The same requests without the tool (plain pass-through), for context.
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
@@ -95,10 +96,13 @@ QByteArray pathOf(Api api) {
 }
 
 // What the client sends: the hosted code_interpreter tool, or nothing (pass-through).
-QJsonObject clientRequest(Api api, bool withTool, bool stream) {
+QJsonObject clientRequest(Api api, bool withTool, bool stream, bool session) {
     QJsonObject body{{QStringLiteral("model"), QStringLiteral("gpt-5")}};
     if (stream)
         body.insert(QStringLiteral("stream"), true);
+    if (session) // a sticky sandbox: created by the first request, reused by the next
+        body.insert(QStringLiteral("metadata"),
+                    QJsonObject{{QStringLiteral("session_id"), QStringLiteral("bench-session")}});
     if (api == Api::Responses)
         body.insert(QStringLiteral("input"), QStringLiteral("Compute with Python, please."));
     else
@@ -276,11 +280,11 @@ public:
 
     // One request of `rounds` tool rounds (or a pass-through request when !withTool), checked.
     // A streaming request (Responses only) is checked on its response.completed event.
-    Sample request(Api api, int rounds, bool withTool, bool stream = false) {
+    Sample request(Api api, int rounds, bool withTool, bool stream = false, bool session = false) {
         enqueueScript(m_upstream, api, withTool ? rounds : 0);
         m_tally = {};
         const Client::Reply reply =
-            m_client->post(pathOf(api), clientRequest(api, withTool, stream),
+            m_client->post(pathOf(api), clientRequest(api, withTool, stream, session),
                            stream ? kStreamMarkers : QList<QByteArray>{});
         const RawHttpClient::Response &r = reply.response;
         if (r.status != 200)
@@ -299,14 +303,22 @@ public:
         return sample;
     }
 
-    // No sandbox left and the warm pool full again (the delete and the refill run after the
-    // response was sent).
-    void settle() {
-        if (!waitFor([this] {
-                return m_registry->size() == 0 &&
+    // At most `sandboxes` left (0 unless a session keeps one) and the warm pool full again
+    // (the delete and the refill run after the response was sent).
+    void settle(int sandboxes = 0) {
+        if (!waitFor([this, sandboxes] {
+                return m_registry->size() <= sandboxes &&
                        (!m_local || m_local->readyPoolCount() == m_poolSize);
             }))
             fail(QStringLiteral("sandboxes did not settle within 60 s"));
+    }
+
+    // Deletes the session sandboxes (as DELETE /v1/containers/{id} would), then settles.
+    void dropSessions() {
+        QFuture<void> done = m_registry->removeAll(SandboxRemovalReason::Deleted);
+        if (!waitFor([&] { return done.isFinished(); }))
+            fail(QStringLiteral("session sandboxes were not deleted within 60 s"));
+        settle();
     }
 
 private:
@@ -411,14 +423,16 @@ using Extract = std::function<double(const Rig::Sample &)>;
 
 // Runs `runs` measured requests (after a few unmeasured ones) and returns one sample list per
 // extractor. `settle` waits (untimed) for sandbox deletion and the pool refill between requests.
+// With `session` every request reuses one sticky sandbox (settling then waits for it to stay).
 QList<QList<double>> measure(Rig &rig, Api api, int rounds, bool withTool, int runs, bool settle,
-                             const QList<Extract> &extract, bool stream = false) {
+                             const QList<Extract> &extract, bool stream = false,
+                             bool session = false) {
     constexpr int kWarmup = 20;
     QList<QList<double>> out(extract.size());
     for (int i = 0; i < kWarmup + runs; ++i) {
         if (settle)
-            rig.settle();
-        const Rig::Sample sample = rig.request(api, rounds, withTool, stream);
+            rig.settle(session ? 1 : 0);
+        const Rig::Sample sample = rig.request(api, rounds, withTool, stream, session);
         if (i < kWarmup)
             continue;
         for (qsizetype e = 0; e < extract.size(); ++e)
@@ -444,8 +458,8 @@ int main(int argc, char **argv) {
     parser.addOption(runsOption);
     QCommandLineOption onlyOption(
         QStringLiteral("only"),
-        QStringLiteral("Comma-separated sections to run: 1a,1b,2,2c,2b,3 (default all)."),
-        QStringLiteral("sections"), QStringLiteral("1a,1b,2,2c,2b,3"));
+        QStringLiteral("Comma-separated sections to run: 1a,1b,2,2c,2d,2b,3 (default all)."),
+        QStringLiteral("sections"), QStringLiteral("1a,1b,2,2c,2d,2b,3"));
     parser.addOption(onlyOption);
     parser.process(app);
     const int runs = std::max(1, parser.value(runsOption).toInt());
@@ -504,7 +518,8 @@ int main(int argc, char **argv) {
                         (wholeOwn[1] - wholeOwn[0]) / 2);
         }
     }
-    if (wanted("1b") || wanted("2") || wanted("2c") || wanted("2b") || wanted("3")) {
+    if (wanted("1b") || wanted("2") || wanted("2c") || wanted("2d") || wanted("2b") ||
+        wanted("3")) {
         if (wanted("1b"))
             printHeader("1b. Loopscope's own time per iteration, real local sandbox (pool refilled "
                         "between requests)");
@@ -548,6 +563,22 @@ int main(int argc, char **argv) {
             print({QStringLiteral("responses stream: response.created"), s[0]});
             print({QStringLiteral("responses stream: code_interpreter_call.completed"), s[1]});
             print({QStringLiteral("responses stream: response.completed (end)"), s[2]});
+        }
+        if (wanted("2d")) {
+            printHeader("2d. The same in a session (metadata.session_id): the sandbox is reused, "
+                        "no hand-off, refill or delete");
+            for (Api api : {Api::Responses, Api::Chat}) {
+                const auto s = measure(rig, api, 1, true, runs, true,
+                                       {wall, upstream, code, header, rest}, false, true);
+                const QString tag = QLatin1String(apiName(api));
+                print({tag + QStringLiteral(": wall time at the client"), s[0]});
+                print({tag + QStringLiteral(":   of which upstream (2 calls)"), s[1]});
+                print({tag + QStringLiteral(":   of which the code run (reported durationMs)"),
+                       s[2]});
+                print({tag + QStringLiteral(":   overhead header"), s[3]});
+                print({tag + QStringLiteral(":   rest (wakeups)"), s[4]});
+            }
+            rig.dropSessions();
         }
         if (wanted("2b"))
             printHeader(
