@@ -1,17 +1,49 @@
-// loopscope: parse the CLI, start the proxy on its own thread, print the listening line, and
-// stop cleanly on SIGINT/SIGTERM. The window (when built) is wired here by the UI work.
+// loopscope: parse the CLI, start the proxy on its own thread, print the listening line, show
+// the inspector window (unless --headless), and stop cleanly on SIGINT/SIGTERM.
 #include "commandline.h"
 #include "inspect/eventbus.h"
 #include "proxyservice.h"
 #include "signalwatcher.h"
 
+#ifdef LOOPSCOPE_HAS_UI
+#include "serviceproxycontrol.h"
+#include "widgets/mainwindow.h"
+#include "widgets/theme.h"
+
+#include <QApplication>
+#endif
+
 #include <QCoreApplication>
 #include <QTextStream>
 
 #include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace {
+
+// The application object must exist before the CLI is parsed, and only a window needs a GUI one.
+bool wantsHeadless(int argc, char *argv[]) {
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--headless") == 0 || std::strcmp(argv[i], "--help") == 0 ||
+            std::strcmp(argv[i], "--version") == 0)
+            return true;
+    }
+    return false;
+}
+
+} // namespace
 
 int main(int argc, char *argv[]) {
-    QCoreApplication app(argc, argv);
+#ifdef LOOPSCOPE_HAS_UI
+    const bool gui = !wantsHeadless(argc, argv);
+    std::unique_ptr<QCoreApplication> app = gui ? std::make_unique<QApplication>(argc, argv)
+                                                : std::make_unique<QCoreApplication>(argc, argv);
+#else
+    const bool gui = false;
+    auto app = std::make_unique<QCoreApplication>(argc, argv);
+#endif
+    QCoreApplication::setOrganizationName(QStringLiteral("Loopscope")); // QSettings location
     QCoreApplication::setApplicationName(QStringLiteral("loopscope"));
     QCoreApplication::setApplicationVersion(QStringLiteral(LOOPSCOPE_VERSION));
 
@@ -21,8 +53,8 @@ int main(int argc, char *argv[]) {
         err << "loopscope: " << cli.error << Qt::endl;
         return cli.exitCode;
     }
-    if (!cli.headless)
-        err << "loopscope: the window is not available in this build yet; running headless"
+    if (!cli.headless && !gui)
+        err << "loopscope: this build has no window (LOOPSCOPE_BUILD_UI=OFF); running headless"
             << Qt::endl;
 
     SignalWatcher signals_;
@@ -33,13 +65,13 @@ int main(int argc, char *argv[]) {
         err << "loopscope: " << error << Qt::endl;
         return 1;
     }
-    QObject::connect(&service, &ProxyService::requestLogged, &app,
+    QObject::connect(&service, &ProxyService::requestLogged, app.get(),
                      [](const loopscope::RequestLogEntry &entry) {
                          QTextStream(stderr) << entry.toLine() << Qt::endl;
                      });
     // Problems a user must see in a headless log: failed requests, sandbox trouble, warnings.
     QObject::connect(
-        &events, &loopscope::EventBus::eventPublished, &app,
+        &events, &loopscope::EventBus::eventPublished, app.get(),
         [](const loopscope::InspectorEvent &event) {
             using Kind = loopscope::InspectorEvent::Kind;
             QString line;
@@ -61,9 +93,24 @@ int main(int argc, char *argv[]) {
             << "' unavailable: " << problem << Qt::endl;
     QObject::connect(&signals_, &SignalWatcher::terminationRequested, &service,
                      &ProxyService::stop);
-    QObject::connect(&service, &ProxyService::stopped, &app, &QCoreApplication::quit);
 
     QTextStream(stdout) << "loopscope listening on " << service.listenUrl() << Qt::endl;
     std::fflush(stdout);
-    return app.exec();
+#ifdef LOOPSCOPE_HAS_UI
+    if (gui) {
+        loopscope::Theme::apply(*static_cast<QApplication *>(app.get()));
+        ServiceProxyControl control(&service, cli.config);
+        loopscope::MainWindow window(&events, service.registry(), &control);
+        control.onRegistryChanged = [&window](loopscope::SandboxRegistry *registry) {
+            window.setSandboxRegistry(registry);
+        };
+        // Stop in the window keeps the app; a signal quits it (the service stops first).
+        QObject::connect(&signals_, &SignalWatcher::terminationRequested, app.get(),
+                         &QCoreApplication::quit);
+        window.show();
+        return app->exec(); // window, control, then service (deletes every sandbox) go here
+    }
+#endif
+    QObject::connect(&service, &ProxyService::stopped, app.get(), &QCoreApplication::quit);
+    return app->exec();
 }

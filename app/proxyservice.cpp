@@ -29,6 +29,10 @@ ProxyService::~ProxyService() {
 }
 
 bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
+    // A restart (Stop then Start in the window) gets a fresh anchor and a fresh stop state.
+    delete m_anchor;
+    m_stopping = false;
+    m_registry = nullptr;
     m_anchor = new QObject;
     m_anchor->moveToThread(&m_thread);
     m_thread.start();

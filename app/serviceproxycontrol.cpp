@@ -1,0 +1,83 @@
+#include "serviceproxycontrol.h"
+
+#include "proxyservice.h"
+
+ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
+                                         QObject *parent)
+    : ProxyControl(parent)
+    , m_service(service)
+    , m_config(std::move(config))
+    , m_running(!service->listenUrl().isEmpty()) {
+    connect(service, &ProxyService::stopped, this, [this] {
+        m_running = false;
+        if (onRegistryChanged)
+            onRegistryChanged(nullptr);
+        emit stateChanged();
+        if (std::exchange(m_restartWhenStopped, false))
+            start();
+    });
+}
+
+QUrl ServiceProxyControl::listenUrl() const {
+    if (!m_service->listenUrl().isEmpty())
+        return QUrl(m_service->listenUrl());
+    return QUrl(QStringLiteral("http://%1:%2").arg(m_config.host).arg(m_config.port));
+}
+
+QString ServiceProxyControl::upstream() const {
+    if (!m_config.defaultRoute)
+        return m_config.configPath.isEmpty() ? QStringLiteral("none") : m_config.configPath;
+    return m_config.defaultRoute->isDemo() ? QStringLiteral("demo")
+                                           : m_config.defaultRoute->baseUrl.toString();
+}
+
+QString ServiceProxyControl::sandboxBackend() const {
+    return m_service->sandboxBackend();
+}
+
+QString ServiceProxyControl::sandboxSelfTest() const {
+    return m_service->sandboxProblems().join(u'\n');
+}
+
+void ServiceProxyControl::start() {
+    if (m_running)
+        return;
+    QString error;
+    m_running = m_service->start(m_config, &error);
+    if (!m_running)
+        emit errorOccurred(QStringLiteral("Could not start the proxy: ") + error);
+    if (onRegistryChanged)
+        onRegistryChanged(m_running ? m_service->registry() : nullptr);
+    emit stateChanged();
+}
+
+void ServiceProxyControl::stop() {
+    if (m_running)
+        m_service->stop(); // stopped() follows
+}
+
+void ServiceProxyControl::applySettings(const loopscope::AppSettings &settings) {
+    // Timeouts apply from the next start; port and upstream changes restart the proxy now.
+    m_config.execTimeoutSeconds = settings.executionTimeoutSeconds;
+    m_config.requestTimeoutMs = settings.upstreamTimeoutSeconds * 1000;
+    m_config.maxLoopsOverride = settings.maxLoops;
+    bool restart = false;
+    if (settings.port != m_config.port) {
+        m_config.port = quint16(settings.port);
+        restart = true;
+    }
+    if (settings.upstream != upstream()) {
+        QString error;
+        if (const auto route =
+                loopscope::ProxyConfig::routeForUpstream(settings.upstream, &error)) {
+            m_config.defaultRoute = route;
+            restart = true;
+        } else {
+            emit errorOccurred(error);
+        }
+    }
+    if (restart && m_running) {
+        m_restartWhenStopped = true;
+        stop();
+    }
+}

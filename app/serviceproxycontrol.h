@@ -1,0 +1,41 @@
+#pragma once
+
+#include "proxy/proxyconfig.h"
+#include "widgets/proxycontrol.h"
+
+#include <functional>
+
+namespace loopscope {
+class SandboxRegistry;
+}
+
+class ProxyService;
+
+// The window's handle on the proxy: ProxyService (its own thread) behind ProxyControl.
+// Start/stop run the same ProxyService, so a restart brings a new SandboxRegistry, handed to
+// the window through `onRegistryChanged`.
+class ServiceProxyControl : public loopscope::ProxyControl {
+    Q_OBJECT
+public:
+    ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
+                        QObject *parent = nullptr);
+
+    std::function<void(loopscope::SandboxRegistry *)> onRegistryChanged;
+
+    QUrl listenUrl() const override;
+    QString upstream() const override;
+    bool isRunning() const override { return m_running; }
+    QString sandboxBackend() const override;
+    QString sandboxSelfTest() const override;
+
+public slots:
+    void start() override;
+    void stop() override;
+    void applySettings(const loopscope::AppSettings &settings) override;
+
+private:
+    ProxyService *m_service;
+    loopscope::ProxyConfig m_config;
+    bool m_running = false;
+    bool m_restartWhenStopped = false;
+};
