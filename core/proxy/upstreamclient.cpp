@@ -17,6 +17,8 @@ namespace loopscope {
 namespace {
 
 const char *const kTimedOutProperty = "loopscope_timed_out";
+constexpr int kConnectionsPerLane = 6; // QNAM's fixed HTTP/1.1 limit per host in Qt 6.4
+constexpr int kMaxLanes = 32;
 
 bool isHopOrSecretRequestHeader(const QByteArray &lower) {
     static const QList<QByteArray> dropped = {
@@ -65,8 +67,16 @@ int UpstreamClient::httpStatus(const QNetworkReply *reply) {
 QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray &method,
                                     const QString &pathAndQuery, const QByteArray &body) {
     QNetworkRequest request(route.urlFor(pathAndQuery));
-    if (request.url().scheme() == QLatin1String("http"))
+    QString laneKey;
+    if (request.url().scheme() == QLatin1String("http")) {
         request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
+        // The connection cache key includes peerVerifyName (used only for TLS): a distinct
+        // name is a distinct pool of 6 connections. Low concurrency stays on lane 0.
+        laneKey = request.url().host() + u':' + QString::number(request.url().port(80));
+        const int lane = qMin(m_inFlight.value(laneKey) / kConnectionsPerLane, kMaxLanes - 1);
+        if (lane > 0)
+            request.setPeerVerifyName(QStringLiteral("loopscope-lane-%1").arg(lane));
+    }
     bool hasContentType = false;
     for (const auto &h : route.forwardHeaders) {
         hasContentType = hasContentType || h.first.toLower() == "content-type";
@@ -89,6 +99,14 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
         reply = m_manager->put(request, body);
     else
         reply = m_manager->sendCustomRequest(request, method, body);
+
+    if (!laneKey.isEmpty()) {
+        ++m_inFlight[laneKey];
+        connect(reply, &QNetworkReply::finished, this, [this, laneKey] {
+            if (--m_inFlight[laneKey] <= 0)
+                m_inFlight.remove(laneKey);
+        });
+    }
 
     // Inactivity timeout: restarted by every byte, so long streams are fine while they flow.
     auto *timer = new QTimer(reply);

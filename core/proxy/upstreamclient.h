@@ -5,6 +5,7 @@
 #include "proxy/upstreamroute.h"
 
 #include <QFuture>
+#include <QHash>
 #include <QJsonObject>
 #include <QObject>
 
@@ -17,6 +18,9 @@ namespace loopscope {
 // in-process demo model under the demo:// scheme), the route's auth, header hygiene
 // (platform.md), HTTP/2 off for plain-http upstreams, and an inactivity timeout (no byte for
 // route.timeoutMs → aborted and reported as timed out → 504).
+// Qt 6.4's QNAM opens at most 6 HTTP/1.1 connections per host, which would queue the 7th
+// concurrent (minutes-long) model call to a plain-http upstream; calls beyond 6 in flight are
+// spread over extra connection pools ("lanes", keyed by the otherwise unused peerVerifyName).
 // Lives in the proxy thread; call it only from there.
 class UpstreamClient : public QObject {
     Q_OBJECT
@@ -48,6 +52,7 @@ public:
 
 private:
     QNetworkAccessManager *m_manager;
+    QHash<QString, int> m_inFlight; // plain-http calls in flight per host:port
 };
 
 } // namespace loopscope

@@ -200,6 +200,28 @@ private slots:
         QCOMPARE(m_log.first().status, 499);
     }
 
+    void manyConcurrentStreamsReachUpstreamTogether() {
+        // Qt 6.4's QNAM alone would hold the 7th concurrent call to one http host back until
+        // one of the first six finished; long model calls must not queue like that.
+        startProxy(upstreamConfig());
+        auto response = ScriptedUpstream::Response::events({"data: {\"n\":1}\n\n"});
+        response.hold = true;
+        m_upstream->setResponder(
+            [response](const ScriptedUpstream::Request &) { return response; });
+        std::vector<std::unique_ptr<RawHttpClient>> clients;
+        for (int i = 0; i < 20; ++i) {
+            clients.push_back(std::make_unique<RawHttpClient>(m_proxy->port()));
+            clients.back()->request("POST", "/v1/chat/completions",
+                                    "{\"model\":\"m\",\"stream\":true}");
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(m_upstream->heldStreams(), 20, 30000);
+        for (const auto &client : clients)
+            QTRY_VERIFY_WITH_TIMEOUT(client->current().body.contains("\"n\":1"), 20000);
+        m_upstream->releaseHeld();
+        for (const auto &client : clients)
+            QTRY_VERIFY_WITH_TIMEOUT(client->hasCompleteResponse(), 20000);
+    }
+
     void badBodiesGet400_data() {
         QTest::addColumn<QByteArray>("body");
         QTest::addColumn<QString>("code");
