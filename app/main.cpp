@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 
+#ifdef LOOPSCOPE_HAS_UI
 namespace {
 
 // The application object must exist before the CLI is parsed, and only a window needs a GUI one.
@@ -33,6 +34,7 @@ bool wantsHeadless(int argc, char *argv[]) {
 }
 
 } // namespace
+#endif
 
 int main(int argc, char *argv[]) {
 #ifdef LOOPSCOPE_HAS_UI
