@@ -1,5 +1,7 @@
 #include "proxy/proxyconfig.h"
 
+#include "interception/interceptionsettings.h"
+
 #include <QRegularExpression>
 
 #include <cmath>
@@ -277,6 +279,11 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         route.litellmParams = litellmParams;
         modelRoutes.append(route);
     }
+    // The interception layer's own strict check (enabled, enabled_providers, sandbox_tool_name,
+    // sandbox_tools): its first error is the one line the user sees.
+    const LoadedInterceptionConfig interception = InterceptionSettings::fromYaml(yaml);
+    if (!interception.ok())
+        return finish(false, interception.errors.constFirst());
     document = std::make_shared<const YamlDocument>(yaml);
     return finish(true, {});
 }

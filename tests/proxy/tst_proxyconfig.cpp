@@ -207,6 +207,15 @@ general_settings:
         QTest::newRow("request_timeout not a number")
             << QByteArray("litellm_settings:\n  request_timeout: soon\n")
             << QStringLiteral("litellm_settings.request_timeout (line 2)");
+        QTest::newRow("enabled_providers not a list")
+            << QByteArray("litellm_settings:\n  code_interpreter_interception_params:\n    "
+                          "enabled_providers: 5\n")
+            << QStringLiteral("litellm_settings.code_interpreter_interception_params.enabled_"
+                              "providers (line 3)");
+        QTest::newRow("sandbox_tool_name not a string")
+            << QByteArray("litellm_settings:\n  code_interpreter_interception_params:\n    "
+                          "sandbox_tool_name: [a]\n")
+            << QStringLiteral("sandbox_tool_name (line 3): must be a string");
         QTest::newRow("sandbox_tools not a list")
             << QByteArray("sandbox_tools:\n  name: x\n")
             << QStringLiteral("sandbox_tools (line 1): must be a list");
