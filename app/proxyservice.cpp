@@ -2,6 +2,7 @@
 
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
+#include "sandbox/futurechain.h"
 #include "sandbox/localsandboxoptions.h"
 
 using loopscope::ProxyServer;
@@ -88,7 +89,7 @@ void ProxyService::stop() {
             return;
         }
         // Sandboxes go first (no process outlives the app), then in-flight responses finish.
-        m_stack->shutdown().then(m_anchor, [this] {
+        loopscope::whenFinished(m_stack->shutdown(), m_anchor, [this](const QFuture<void> &) {
             if (m_server)
                 m_server->shutdown();
         });

@@ -1,7 +1,7 @@
 #include "interception/agenticfollowup.h"
 
 #include "interception/codeexecutiontool.h"
-#include "interception/futurechain.h"
+#include "sandbox/futurechain.h"
 #include "interception/interceptionkeys.h"
 
 #include <QJsonDocument>

@@ -1,7 +1,7 @@
 #include "interception/codeinterpreterinterception.h"
 
 #include "interception/codeexecutiontool.h"
-#include "interception/futurechain.h"
+#include "sandbox/futurechain.h"
 #include "interception/interceptionkeys.h"
 #include "interception/providerresolver.h"
 #include "sandbox/sandboxtoolregistry.h"

@@ -1,5 +1,7 @@
 #include "interception/interceptionsettings.h"
 
+#include "interception/interceptionkeys.h"
+
 #include "interception/yamldocument.h"
 #include "sandbox/sandboxtoolregistry.h"
 
@@ -14,26 +16,6 @@ const QLatin1String kCallbackKey("code_interpreter_interception");
 const QLatin1String kEnabled("enabled");
 const QLatin1String kEnabledProviders("enabled_providers");
 const QLatin1String kSandboxToolName("sandbox_tool_name");
-
-// Python truthiness of a JSON value.
-bool truthy(const QJsonValue &value) {
-    switch (value.type()) {
-    case QJsonValue::Bool:
-        return value.toBool();
-    case QJsonValue::Double:
-        return value.toDouble() != 0.0;
-    case QJsonValue::String:
-        return !value.toString().isEmpty();
-    case QJsonValue::Array:
-        return !value.toArray().isEmpty();
-    case QJsonValue::Object:
-        return !value.toObject().isEmpty();
-    case QJsonValue::Null:
-    case QJsonValue::Undefined:
-        return false;
-    }
-    return false;
-}
 
 QString typeName(const QJsonValue &value) {
     switch (value.type()) {
@@ -59,7 +41,7 @@ QString typeName(const QJsonValue &value) {
 InterceptionSettings InterceptionSettings::fromConfig(const QJsonObject &cfg) {
     InterceptionSettings settings;
     if (cfg.contains(kEnabled))
-        settings.enabled = truthy(cfg.value(kEnabled));
+        settings.enabled = keys::isTruthy(cfg.value(kEnabled));
 
     const QJsonValue providers = cfg.value(kEnabledProviders);
     if (providers.isArray()) {

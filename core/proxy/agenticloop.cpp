@@ -10,6 +10,7 @@
 #include "proxy/responsesink.h"
 #include "proxy/upstreamclient.h"
 #include "proxy/upstreamreply.h"
+#include "sandbox/futurechain.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -218,8 +219,12 @@ void AgenticLoop::iterate(QJsonObject request, int depth) {
     if (m_sink)
         m_sink->setIterations(m_iterations);
     const QJsonObject body = upstreamBodyOf(request, m_request.route.upstreamModel);
-    m_upstream->postJson(m_request.route, upstreamPath(), body)
-        .then(this, [this, request, depth, body](const UpstreamReply &reply) {
+    whenFinished(
+        m_upstream->postJson(m_request.route, upstreamPath(), body), this,
+        [this, request, depth, body](const QFuture<UpstreamReply> &finished) {
+            UpstreamReply cancelled;
+            cancelled.errorString = QStringLiteral("the upstream call was cancelled");
+            const UpstreamReply reply = resultOr(finished, cancelled);
             if (m_events) {
                 QJsonObject data{{QStringLiteral("request"), body},
                                  {QStringLiteral("status"), reply.status},
@@ -295,11 +300,13 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
 
     auto clock = std::make_shared<QElapsedTimer>();
     clock->start();
-    m_interception
-        ->buildAgenticLoopPlan(gate.payload, agentic.model, agentic.messages,
-                               agentic.optionalParams, kwargs)
-        .then(this, [this, agentic, depth, fingerprint,
-                     clock](const Outcome<AgenticLoopPlan> &plan) {
+    whenFinished(
+        m_interception->buildAgenticLoopPlan(gate.payload, agentic.model, agentic.messages,
+                                             agentic.optionalParams, kwargs),
+        this,
+        [this, agentic, depth, fingerprint, clock](const QFuture<Outcome<AgenticLoopPlan>> &built) {
+            const Outcome<AgenticLoopPlan> plan = resultOr(
+                built, Outcome<AgenticLoopPlan>::failure(QStringLiteral("the plan was cancelled")));
             if (m_sink)
                 m_sink->addExternalTime(clock->nsecsElapsed());
             if (!plan.ok()) {

@@ -1,6 +1,7 @@
 #include "proxy/containersapi.h"
 
 #include "proxy/responsesink.h"
+#include "sandbox/futurechain.h"
 
 #include <QJsonArray>
 
@@ -94,13 +95,14 @@ void ContainersApi::handle(const HttpRequest &request, const QString &callerIden
         sink->sendJson(200, containerObject(*entry));
     } else if (request.method == "DELETE") {
         QPointer<ResponseSink> guard(sink);
-        m_registry->remove(entry->key, SandboxRemovalReason::Deleted).then(this, [guard, id] {
-            if (guard)
-                guard->sendJson(200,
-                                {{QStringLiteral("id"), id},
-                                 {QStringLiteral("object"), QStringLiteral("container.deleted")},
-                                 {QStringLiteral("deleted"), true}});
-        });
+        whenFinished(m_registry->remove(entry->key, SandboxRemovalReason::Deleted), this,
+                     [guard, id](const QFuture<void> &) {
+                         if (guard)
+                             guard->sendJson(200, {{QStringLiteral("id"), id},
+                                                   {QStringLiteral("object"),
+                                                    QStringLiteral("container.deleted")},
+                                                   {QStringLiteral("deleted"), true}});
+                     });
     } else {
         sink->sendError(405, QStringLiteral("Method not allowed."),
                         QStringLiteral("invalid_request_error"),

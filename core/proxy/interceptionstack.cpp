@@ -10,6 +10,7 @@
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
 #include "sandbox/e2bbackend.h"
+#include "sandbox/futurechain.h"
 #include "sandbox/jupyterbackend.h"
 #include "sandbox/localpythonbackend.h"
 #include "sandbox/sandboxregistry.h"
@@ -100,10 +101,14 @@ QFuture<void> InterceptionStack::shutdown() {
     m_sweep.stop();
     if (!m_registry)
         return QtFuture::makeReadyFuture();
-    return m_registry->removeAll(SandboxRemovalReason::Shutdown).then(this, [this] {
-        if (m_local)
-            m_local->shutdown();
-    });
+    auto done = startedPromise<void>();
+    whenFinished(m_registry->removeAll(SandboxRemovalReason::Shutdown), this,
+                 [this, done](const QFuture<void> &) {
+                     if (m_local)
+                         m_local->shutdown();
+                     done->finish();
+                 });
+    return done->future();
 }
 
 SandboxSelfTest InterceptionStack::sandboxSelfTest() const {

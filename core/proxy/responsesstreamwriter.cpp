@@ -1,8 +1,9 @@
 #include "proxy/responsesstreamwriter.h"
 
+#include "interception/codeinterpreterinterception.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QRandomGenerator>
 
 namespace loopscope {
 
@@ -16,12 +17,7 @@ const QString kItemId = QStringLiteral("item_id");
 const QString kItem = QStringLiteral("item");
 
 QString mintId(const char *prefix) {
-    quint32 words[4];
-    QRandomGenerator::system()->fillRange(words);
-    QString hex;
-    for (quint32 w : words)
-        hex += QStringLiteral("%1").arg(w, 8, 16, QLatin1Char('0'));
-    return QLatin1String(prefix) + hex;
+    return QLatin1String(prefix) + CodeInterpreterInterception::mintSandboxKey(); // 128-bit hex
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "sandbox/sandboxregistry.h"
 
+#include "sandbox/futurechain.h"
+
 #include <QDateTime>
 #include <QFutureWatcher>
 #include <QMutex>
@@ -11,21 +13,6 @@
 namespace loopscope {
 
 namespace {
-
-// Calls `onFinished(future)` on `owner`'s thread once `future` finishes (also when cancelled),
-// and never after `owner` is gone. QFuture::then(context, ...) is not used here: in Qt 6.4 it
-// asserts when the context dies first, and the registry must be destroyable with work pending.
-template<class T, class F>
-QFutureWatcher<T> *watchFuture(const QFuture<T> &future, QObject *owner, F onFinished) {
-    auto *watcher = new QFutureWatcher<T>(owner);
-    QObject::connect(watcher, &QFutureWatcherBase::finished, owner,
-                     [watcher, onFinished = std::move(onFinished)]() mutable {
-                         onFinished(watcher->future());
-                         watcher->deleteLater();
-                     });
-    watcher->setFuture(future);
-    return watcher;
-}
 
 QFuture<void> joinAll(const QList<QFuture<void>> &futures) {
     if (futures.isEmpty())
@@ -161,7 +148,7 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
     if (it == d->inflight.end()) // cannot happen: only finishCreation erases, from the watcher
         return result;
     it->factoryFuture = created;
-    it->watcher = watchFuture(created, this, [this, id](const QFuture<Outcome<SandboxEntry>> &f) {
+    it->watcher = whenFinished(created, this, [this, id](const QFuture<Outcome<SandboxEntry>> &f) {
         Private::Inflight done = d->inflight.take(id);
         if (!done.key.isEmpty() && d->inflightByKey.value(done.key) == id)
             d->inflightByKey.remove(done.key);
@@ -273,16 +260,16 @@ QFuture<void> SandboxRegistry::deleteSandbox(const SandboxEntry &entry,
     const QFuture<void> done = promise->future();
     const QFuture<Outcome<bool>> removal =
         entry.backend->remove(entry.handle, entry.params.value_or(SandboxParams{}));
-    watchFuture(removal, this,
-                [this, entry, reason, reportFailure, promise](const QFuture<Outcome<bool>> &f) {
-                    if (f.isCanceled() || f.resultCount() == 0)
-                        reportFailure(QStringLiteral("sandbox delete was cancelled"));
-                    else if (const Outcome<bool> outcome = f.result(); !outcome.ok())
-                        reportFailure(outcome.error);
-                    else
-                        emit sandboxRemoved(entry, reason);
-                    promise->finish();
-                });
+    whenFinished(removal, this,
+                 [this, entry, reason, reportFailure, promise](const QFuture<Outcome<bool>> &f) {
+                     if (f.isCanceled() || f.resultCount() == 0)
+                         reportFailure(QStringLiteral("sandbox delete was cancelled"));
+                     else if (const Outcome<bool> outcome = f.result(); !outcome.ok())
+                         reportFailure(outcome.error);
+                     else
+                         emit sandboxRemoved(entry, reason);
+                     promise->finish();
+                 });
     return done;
 }
 

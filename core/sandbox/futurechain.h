@@ -10,12 +10,13 @@
 
 namespace loopscope {
 
-// Continuations for the interception hooks, run on `owner`'s thread once `future` finishes
-// (also when it is cancelled). A QFutureWatcher parented to `owner` is used instead of
-// QFuture::then(context, ...), which asserts in Qt 6.4 when the context dies first: if `owner`
-// goes away, the continuation is dropped and any QPromise it captured cancels its future.
+// Continuations run on `owner`'s thread once `future` finishes (also when it is cancelled).
+// A QFutureWatcher parented to `owner` is used instead of QFuture::then(context, ...), which
+// asserts in Qt 6.4 when the context dies first: if `owner` goes away, the continuation is
+// dropped and any QPromise it captured cancels its future. Returns the watcher (owned by
+// `owner`, deleted after the call).
 template<class T, class F>
-void whenFinished(const QFuture<T> &future, QObject *owner, F onFinished) {
+QFutureWatcher<T> *whenFinished(const QFuture<T> &future, QObject *owner, F onFinished) {
     auto *watcher = new QFutureWatcher<T>(owner);
     QObject::connect(watcher, &QFutureWatcherBase::finished, owner,
                      [watcher, onFinished = std::move(onFinished)]() mutable {
@@ -23,6 +24,7 @@ void whenFinished(const QFuture<T> &future, QObject *owner, F onFinished) {
                          watcher->deleteLater();
                      });
     watcher->setFuture(future);
+    return watcher;
 }
 
 // A started promise shared by the steps of one asynchronous operation.
