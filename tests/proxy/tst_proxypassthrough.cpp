@@ -9,6 +9,7 @@
 #include "proxy/upstreamclient.h"
 
 #include <QCryptographicHash>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
@@ -158,6 +159,23 @@ private slots:
         QCOMPARE(m_log.first().status, 200);
         QCOMPARE(m_log.first().model, QStringLiteral("gpt-4o"));
         QCOMPARE(m_log.first().keyHint, QStringLiteral("…9876"));
+    }
+
+    void overheadHeaderExcludesUpstreamTime() {
+        startProxy(upstreamConfig());
+        auto slow = ScriptedUpstream::Response::json(200, "{}");
+        slow.headerDelayMs = 600;
+        m_upstream->enqueue(slow);
+        QElapsedTimer clock;
+        clock.start();
+        const auto r = roundTrip("POST", "/v1/responses", "{\"model\":\"m\"}");
+        QVERIFY(clock.elapsed() >= 600);
+        bool ok = false;
+        const double overhead = r.header("x-loopscope-overhead-ms").toDouble(&ok);
+        QVERIFY(ok);
+        QVERIFY2(overhead < 300, r.header("x-loopscope-overhead-ms").constData()); // not the 600 ms
+        QTRY_COMPARE(m_log.size(), 1);
+        QVERIFY(m_log.first().durationMs >= 600);
     }
 
     void sseChunkReachesClientBeforeUpstreamFinishes() {
