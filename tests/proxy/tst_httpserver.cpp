@@ -159,12 +159,37 @@ private slots:
                      QStringLiteral("invalid_host"));
     }
 
+    void malformedRequestGets400_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::newRow("not http") << QByteArray("THIS IS NOT HTTP\r\n\r\n");
+        QTest::newRow("bad chunk size")
+            << QByteArray("POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: "
+                          "chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n");
+        QTest::newRow("header block too large")
+            << QByteArray("GET /echo HTTP/1.1\r\nHost: localhost\r\nX-Big: " +
+                          QByteArray(100 * 1024, 'a') + "\r\n\r\n");
+        QTest::newRow("bad content-length")
+            << QByteArray("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: "
+                          "abc\r\n\r\n");
+    }
     void malformedRequestGets400() {
+        QFETCH(QByteArray, bytes);
         RawHttpClient client(port());
-        client.send("THIS IS NOT HTTP\r\n\r\n");
+        client.send(bytes);
         QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
         QCOMPARE(client.current().status, 400);
         QVERIFY(client.current().json().contains(QStringLiteral("error")));
+        QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 10000);
+    }
+
+    void http10ClientGetsAClosedStream() {
+        RawHttpClient client(port());
+        client.send("GET /stream HTTP/1.0\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.current().body.contains("first"), 10000);
+        QVERIFY(client.current().header("transfer-encoding").isEmpty()); // no chunking in 1.0
+        m_streams.first()->endStream();
+        QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 10000);
+        QCOMPARE(client.current().body, QByteArray("data: first\n\n"));
     }
 
     void pipelinedRequestsAreAnsweredInOrder() {
