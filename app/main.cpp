@@ -93,6 +93,15 @@ int main(int argc, char *argv[]) {
     for (const QString &problem : service.sandboxProblems())
         err << "loopscope: WARNING: sandbox backend '" << service.sandboxBackend()
             << "' unavailable: " << problem << Qt::endl;
+    for (const QString &warning : service.sandboxWarnings())
+        err << "loopscope: WARNING: sandbox backend '" << service.sandboxBackend()
+            << "': " << warning << Qt::endl;
+    QObject::connect(&service, &ProxyService::sandboxHealthChanged, app.get(), [&service] {
+        for (const QString &problem : service.sandboxProblems())
+            QTextStream(stderr) << "loopscope: WARNING: sandbox backend '"
+                                << service.sandboxBackend() << "' unavailable: " << problem
+                                << Qt::endl;
+    });
     QObject::connect(&signals_, &SignalWatcher::terminationRequested, &service,
                      &ProxyService::stop);
 

@@ -54,7 +54,15 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             }
             m_registry = m_stack->registry();
             m_sandboxBackend = m_stack->sandboxBackendName();
-            m_sandboxProblems = m_stack->sandboxSelfTest().problems;
+            const loopscope::SandboxSelfTest health = m_stack->sandboxSelfTest();
+            m_sandboxProblems = health.problems;
+            m_sandboxWarnings = health.warnings;
+            connect(m_stack, &loopscope::InterceptionStack::sandboxHealthChanged, this,
+                    [this](const QStringList &problems, const QStringList &warnings) {
+                        m_sandboxProblems = problems;
+                        m_sandboxWarnings = warnings;
+                        emit sandboxHealthChanged();
+                    });
             ok = m_server->listen();
             if (!ok) {
                 if (error)

@@ -31,12 +31,15 @@ public:
     // "local", "e2b", ... and its health, as found at start-up.
     QString sandboxBackend() const { return m_sandboxBackend; }
     QStringList sandboxProblems() const { return m_sandboxProblems; }
+    QStringList sandboxWarnings() const { return m_sandboxWarnings; }
     // Graceful stop (in-flight responses finish, bounded); stopped() follows.
     void stop();
 
 signals:
     void requestLogged(const loopscope::RequestLogEntry &entry);
     void stopped();
+    // sandboxProblems()/sandboxWarnings() changed (a remote backend's probe answered).
+    void sandboxHealthChanged();
 
 private:
     QThread m_thread;
@@ -46,7 +49,8 @@ private:
     loopscope::SandboxRegistry *m_registry = nullptr;
     loopscope::EventBus *m_events = nullptr;
     QString m_sandboxBackend;
-    QStringList m_sandboxProblems;
+    QStringList m_sandboxProblems; // read and written on this object's thread only
+    QStringList m_sandboxWarnings;
     QString m_url;
     bool m_stopping = false;
 };

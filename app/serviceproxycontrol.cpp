@@ -8,6 +8,7 @@ ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::Proxy
     , m_service(service)
     , m_config(std::move(config))
     , m_running(!service->listenUrl().isEmpty()) {
+    connect(service, &ProxyService::sandboxHealthChanged, this, &ProxyControl::stateChanged);
     connect(service, &ProxyService::stopped, this, [this] {
         m_running = false;
         if (onRegistryChanged)
@@ -36,7 +37,10 @@ QString ServiceProxyControl::sandboxBackend() const {
 }
 
 QString ServiceProxyControl::sandboxSelfTest() const {
-    return m_service->sandboxProblems().join(u'\n');
+    QStringList lines = m_service->sandboxProblems();
+    for (const QString &warning : m_service->sandboxWarnings())
+        lines << QStringLiteral("warning: ") + warning;
+    return lines.join(u'\n');
 }
 
 void ServiceProxyControl::start() {

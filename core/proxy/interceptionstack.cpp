@@ -75,10 +75,14 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
             new CodeInterpreterInterception(settings, m_registry, &m_tools, backends, this);
         m_defaultTool = params->provider;
         // Reachable? Authorised? The answer lands in selfTest() for the status bar.
-        if (params->provider == e2b->provider())
-            e2b->probe(*params);
-        else if (params->provider == jupyter->provider())
-            jupyter->probe(*params);
+        const QFuture<SandboxSelfTest> probe =
+            params->provider == e2b->provider() ? e2b->probe(*params) : jupyter->probe(*params);
+        if (params->provider == e2b->provider() || params->provider == jupyter->provider()) {
+            whenFinished(probe, this, [this](const QFuture<SandboxSelfTest> &answered) {
+                const SandboxSelfTest health = resultOr(answered, SandboxSelfTest{});
+                emit sandboxHealthChanged(health.problems, health.warnings);
+            });
+        }
     }
 
     m_interceptor =

@@ -46,6 +46,12 @@ public:
     QString sandboxBackendName() const;
     QStringList warnings() const { return m_warnings; }
 
+signals:
+    // The default backend's health changed (a remote backend's probe answered): what is
+    // missing, and warnings such as "isolation disabled". Emitted on the proxy thread.
+    void sandboxHealthChanged(const QStringList &problems, const QStringList &warnings);
+
+public:
     // How often idle sandboxes are swept (the registry also prunes at every plan build).
     static constexpr int kSweepIntervalMs = 30 * 1000;
 
