@@ -18,7 +18,8 @@ enum class ApiSurface { Responses, ChatCompletions };
 struct ProxyRequest {
     ApiSurface surface = ApiSurface::Responses;
     QString path;               // client path as received, e.g. "/v1/responses"
-    QJsonObject body;           // parsed, stripped; "model" still the client's model name
+    QJsonObject body;           // parsed, stripped; "model" is the client's name:
+                                // send route.upstreamModel upstream
     UpstreamRoute route;        // where/how to call upstream (auth already chosen)
     QString callerIdentity;     // SHA-256 hex of the bearer token; "anonymous" without one
     int maxLoops = 3;           // --max-loops, else the route's max_agentic_loops, else 3
