@@ -28,8 +28,10 @@ public:
     explicit UpstreamClient(QObject *parent = nullptr);
 
     // Non-streaming JSON POST to route.urlFor(path) (path like "/responses"). The future
-    // resolves on this thread; continue with .then(contextObject, ...). Never fails: transport
-    // problems come back as UpstreamReply{status 0, networkError, timedOut}.
+    // resolves on this thread; continue with whenFinished(future, owner, ...) from
+    // sandbox/futurechain.h (not QFuture::then(context), which asserts in Qt 6.4 when the context
+    // dies first). Never fails: transport problems come back as UpstreamReply{status 0,
+    // networkError, timedOut}.
     QFuture<UpstreamReply> postJson(const UpstreamRoute &route, const QString &path,
                                     const QJsonObject &body);
 

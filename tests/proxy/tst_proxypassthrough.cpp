@@ -7,6 +7,7 @@
 #include "proxy/responsesink.h"
 #include "proxy/scriptedupstream.h"
 #include "proxy/upstreamclient.h"
+#include "sandbox/futurechain.h"
 
 #include <QCryptographicHash>
 #include <QElapsedTimer>
@@ -47,14 +48,16 @@ public:
         body.insert(QStringLiteral("model"), request.route.upstreamModel);
         body.remove(QStringLiteral("tools"));
         QPointer<ResponseSink> guard(sink);
-        upstream->postJson(request.route, QStringLiteral("/responses"), body)
-            .then(sink, [guard](const UpstreamReply &reply) {
-                if (!guard)
-                    return;
-                guard->addExternalTime(qint64(reply.latencyMs * 1e6));
-                guard->sendJson(reply.clientStatus(), {{QStringLiteral("status"), reply.status},
-                                                       {QStringLiteral("upstream"), reply.json}});
-            });
+        whenFinished(upstream->postJson(request.route, QStringLiteral("/responses"), body), sink,
+                     [guard](const QFuture<UpstreamReply> &future) {
+                         if (!guard || future.resultCount() == 0)
+                             return;
+                         const UpstreamReply reply = future.result();
+                         guard->addExternalTime(qint64(reply.latencyMs * 1e6));
+                         guard->sendJson(reply.clientStatus(),
+                                         {{QStringLiteral("status"), reply.status},
+                                          {QStringLiteral("upstream"), reply.json}});
+                     });
     }
 };
 
