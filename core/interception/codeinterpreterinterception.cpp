@@ -1,9 +1,9 @@
 #include "interception/codeinterpreterinterception.h"
 
 #include "interception/codeexecutiontool.h"
-#include "sandbox/futurechain.h"
 #include "interception/interceptionkeys.h"
 #include "interception/providerresolver.h"
+#include "sandbox/futurechain.h"
 #include "sandbox/sandboxtoolregistry.h"
 
 #include <QJsonDocument>
@@ -622,9 +622,18 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
     }
     const QJsonObject call = job->toolCalls.at(job->next).toObject();
     const QString arguments = call.value(kArguments).toString();
+    const QString litellmCallId = job->kwargs.value(QLatin1String("litellm_call_id")).toString();
+    const QJsonValue containerId =
+        job->container.handle.id.isEmpty() ? QJsonValue() : QJsonValue(job->container.handle.id);
+    QJsonObject pending =
+        codeInterpreterCallRecord(parseCodeArguments(arguments).code, containerId, QString());
+    pending.insert(QStringLiteral("status"), QStringLiteral("in_progress"));
+    const QString itemId = pending.value(kId).toString();
+    emit toolCallStarting(litellmCallId, pending);
     whenFinished(
         executeToolCall(job->container, arguments), this,
-        [this, job, call, arguments](const QFuture<Outcome<ToolCallRun>> &done) {
+        [this, job, call, arguments, containerId, itemId,
+         litellmCallId](const QFuture<Outcome<ToolCallRun>> &done) {
             const Outcome<ToolCallRun> run = resultOr(
                 done,
                 Outcome<ToolCallRun>::failure(QStringLiteral("sandbox execution was cancelled")));
@@ -638,13 +647,11 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
             const QString code = parseCodeArguments(arguments).code;
             const QString callId = call.value(kCallId).isString() ? call.value(kCallId).toString()
                                                                   : call.value(kId).toString();
-            const QJsonValue containerId = job->container.handle.id.isEmpty()
-                                               ? QJsonValue()
-                                               : QJsonValue(job->container.handle.id);
             job->outputs.append(run.value.fedBack);
-            job->records.append(codeInterpreterCallRecord(code, containerId, run.value.fedBack));
-            emit toolCallExecuted(job->sandboxKey, job->container.handle.id, callId, code,
-                                  run.value);
+            QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.fedBack);
+            record.insert(kId, itemId); // the id announced by toolCallStarting
+            job->records.append(record);
+            emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, code, run.value);
             ++job->next;
             runNextCall(job);
         });

@@ -187,8 +187,13 @@ public:
     static QString noSandboxToRunCodeError();
 
 signals:
+    // Both carry the request's `litellm_call_id` (the proxy sets one per client request), so a
+    // listener can tell its own calls apart even when requests share a session sandbox.
+    // A tool call is about to run: `item` is its code_interpreter_call with status
+    // "in_progress"; the recorded item later has the same id.
+    void toolCallStarting(const QString &litellmCallId, const QJsonObject &item);
     // One tool call ran (or was refused): for the inspector.
-    void toolCallExecuted(const QString &sandboxKey, const QString &containerId,
+    void toolCallExecuted(const QString &litellmCallId, const QString &containerId,
                           const QString &callId, const QString &code,
                           const loopscope::ToolCallRun &run);
 

@@ -75,6 +75,7 @@ AgenticLoop::AgenticLoop(ProxyRequest request, ResponseSink *sink,
 
 AgenticLoop::~AgenticLoop() {
     disconnect(m_toolCallConnection);
+    disconnect(m_toolStartConnection);
 }
 
 QString AgenticLoop::providerFor(const ProxyRequest &request) {
@@ -106,6 +107,8 @@ void AgenticLoop::start() {
     }
     request.insert(QStringLiteral("user_api_key_hash"), m_request.callerIdentity);
     request.insert(QStringLiteral("custom_llm_provider"), m_provider);
+    // Tags this request's tool-call signals (requests of one session share a sandbox key).
+    request.insert(QStringLiteral("litellm_call_id"), m_request.requestId);
     m_stream = keys::isTruthy(request.value(QStringLiteral("stream")));
 
     const QString sessionId = CodeInterpreterInterception::sessionIdOf(request).value_or(QString());
@@ -172,9 +175,9 @@ void AgenticLoop::start() {
 
     m_toolCallConnection = connect(
         m_interception, &CodeInterpreterInterception::toolCallExecuted, this,
-        [this](const QString &sandboxKey, const QString &containerId, const QString &callId,
+        [this](const QString &litellmCallId, const QString &containerId, const QString &callId,
                const QString &code, const ToolCallRun &run) {
-            if (sandboxKey != m_sandboxKey || !m_events)
+            if (litellmCallId != m_request.requestId || !m_events)
                 return;
             QJsonObject data{{QStringLiteral("callId"), callId},
                              {QStringLiteral("code"), code},
@@ -196,6 +199,14 @@ void AgenticLoop::start() {
             }
             m_events->publish(Kind::CodeExecuted, m_request.requestId, m_iterations - 1, data);
         });
+
+    // Streaming Responses clients see each code_interpreter_call start before its code runs.
+    m_toolStartConnection =
+        connect(m_interception, &CodeInterpreterInterception::toolCallStarting, this,
+                [this](const QString &litellmCallId, const QJsonObject &item) {
+                    if (litellmCallId == m_request.requestId && m_stream && !isChat() && m_sink)
+                        m_sink->writeChunk(m_writer.codeCallStarted(item));
+                });
 
     if (m_stream && m_sink) {
         m_sink->beginSse();
@@ -482,6 +493,7 @@ void AgenticLoop::complete(int status, const QJsonObject &response, const QStrin
         return;
     m_finished = true;
     disconnect(m_toolCallConnection);
+    disconnect(m_toolStartConnection);
     if (m_events) {
         const double durationMs = m_sink ? double(m_sink->elapsedNanoseconds()) / 1e6
                                          : double(m_request.elapsed.nsecsElapsed()) / 1e6;

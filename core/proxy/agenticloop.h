@@ -23,8 +23,9 @@ struct UpstreamReply;
 // code_interpreter_call items in chronological order → cleanup (always, exactly once).
 //
 // Streaming clients get OpenAI's SSE shapes: on /v1/responses `response.created` at once and
-// each round's code_interpreter_call as soon as its code has run; on /v1/chat/completions a
-// replay of the final completion (usage chunk only when stream_options.include_usage).
+// each code_interpreter_call live (in_progress and its code before it runs, completed after); on
+// /v1/chat/completions a replay of the final completion (usage chunk only when
+// stream_options.include_usage).
 //
 // At the loop ceiling (max loops, or a repeated tool-call fingerprint) the client gets the last
 // response without the internal call: Responses `status: "incomplete"`,
@@ -86,6 +87,7 @@ private:
     int m_iterations = 0;
     bool m_finished = false;
     QMetaObject::Connection m_toolCallConnection;
+    QMetaObject::Connection m_toolStartConnection;
 };
 
 } // namespace loopscope

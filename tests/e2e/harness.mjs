@@ -69,7 +69,7 @@ export async function startScriptedUpstream(handler) {
 }
 
 // Processes of the sandboxes one Loopscope started: their command lines carry the marker
-// `loopscope-sandbox:<loopscope pid>` (bubblewrap and the interpreter it runs).
+// `loopscope-sandbox:<loopscope pid>` (bubblewrap twice, then the interpreter it runs).
 export function sandboxProcessCount(loopscopePid) {
   const marker = `loopscope-sandbox:${loopscopePid}`;
   try {
@@ -78,6 +78,35 @@ export function sandboxProcessCount(loopscopePid) {
   } catch {
     return 0;
   }
+}
+
+// Live sandbox interpreters of one Loopscope (one per sandbox, pooled ones included).
+export function sandboxInterpreterCount(loopscopePid) {
+  const marker = `loopscope-sandbox:${loopscopePid}`;
+  try {
+    const out = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' });
+    return out.split('\n').filter((l) => l.startsWith('/usr/bin/python3') && l.includes(marker)).length;
+  } catch {
+    return 0;
+  }
+}
+
+// The value `sample()` settles on: the same for `steadyMs` in a row.
+export async function settledValue(sample, steadyMs = 1000, timeoutMs = 20000) {
+  const start = Date.now();
+  let value = sample();
+  let since = Date.now();
+  while (Date.now() - start < timeoutMs) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = sample();
+    if (now !== value) {
+      value = now;
+      since = Date.now();
+    } else if (Date.now() - since >= steadyMs) {
+      return value;
+    }
+  }
+  return value;
 }
 
 export async function waitFor(predicate, timeoutMs = 20000) {
