@@ -364,6 +364,43 @@ private slots:
                 logsOf(fresh).contains(QStringLiteral("not defined")));
     }
 
+    void concurrentStreamsInOneSessionKeepTheirOwnCalls() {
+        upstream->setResponder([](const ScriptedUpstream::Request &request) {
+            const QJsonValue input = request.json()[QStringLiteral("input")];
+            if (input.isArray())
+                return ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("done")));
+            return ScriptedUpstream::Response::json(
+                responsesFunctionCall(QStringLiteral("print('%1')").arg(input.toString())));
+        });
+        auto body = [](const QString &tag) {
+            QJsonObject b = ciRequest(tag, true);
+            b.insert(QStringLiteral("metadata"),
+                     QJsonObject{{QStringLiteral("session_id"), QStringLiteral("shared")}});
+            return QJsonDocument(b).toJson(QJsonDocument::Compact);
+        };
+        const QList<QPair<QByteArray, QByteArray>> headers{{"authorization", kKeyA},
+                                                           {"content-type", "application/json"}};
+        RawHttpClient first(server->port());
+        RawHttpClient second(server->port());
+        first.request("POST", "/v1/responses", body(QStringLiteral("alpha")), headers);
+        second.request("POST", "/v1/responses", body(QStringLiteral("beta")), headers);
+        QVERIFY(QTest::qWaitFor(
+            [&] { return first.hasCompleteResponse() && second.hasCompleteResponse(); }, 60000));
+        for (auto [client, tag] : {std::pair{&first, "alpha"}, std::pair{&second, "beta"}}) {
+            const auto frames = parseSse(client->take().body);
+            QCOMPARE(frames.last().event, QStringLiteral("response.completed"));
+            int added = 0;
+            for (const auto &f : frames) {
+                if (f.event == QLatin1String("response.code_interpreter_call_code.delta")) {
+                    ++added;
+                    QVERIFY(
+                        f.json()[QStringLiteral("delta")].toString().contains(QLatin1String(tag)));
+                }
+            }
+            QCOMPARE(added, 1); // only its own call, although both ran in one session sandbox
+        }
+    }
+
     void foreignContainerIdIsNotFound() {
         QJsonObject body = ciRequest(QStringLiteral("x"));
         body.insert(QStringLiteral("tools"),
