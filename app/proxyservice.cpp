@@ -46,6 +46,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             loopscope::LocalSandboxOptions sandbox;
             if (config.execTimeoutSeconds > 0)
                 sandbox.timeoutMs = config.execTimeoutSeconds * 1000;
+            sandbox.poolSize = qMax(0, config.sandboxPoolSize);
             if (!m_stack->init(sandbox, error)) {
                 delete m_server;
                 m_server = nullptr;

@@ -65,6 +65,7 @@ void ServiceProxyControl::applySettings(const loopscope::AppSettings &settings) 
     m_config.execTimeoutSeconds = settings.executionTimeoutSeconds;
     m_config.requestTimeoutMs = settings.upstreamTimeoutSeconds * 1000;
     m_config.maxLoopsOverride = settings.maxLoops;
+    m_config.sandboxPoolSize = settings.sandboxPoolSize;
     bool restart = false;
     if (settings.port != m_config.port) {
         m_config.port = quint16(settings.port);

@@ -34,6 +34,7 @@ public:
     int maxLoopsOverride = 0;      // --max-loops (0 = not given)
     int execTimeoutSeconds = 0;    // --exec-timeout (0 = not given)
     int requestTimeoutMs = 600000; // litellm_settings.request_timeout (seconds in YAML)
+    int sandboxPoolSize = 2;       // warm local interpreters (the window's Settings); 0 = none
 
     // Kept verbatim for the interception layer: InterceptionSettings::fromYaml and the
     // SandboxToolRegistry read these (hook for the lead: `document` has the line numbers).
