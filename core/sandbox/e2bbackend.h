@@ -37,7 +37,7 @@ public:
         QString executeUrlTemplate = QString::fromLatin1(kDefaultExecuteUrlTemplate);
         QString templateId = QString::fromLatin1(kDefaultTemplate);
         int lifetimeSec = kDefaultLifetimeSec; // create's "timeout" and each renewal's
-        bool allowInternetAccess = true;       // LiteLLM's default
+        bool allowInternetAccess = false; // LiteLLM sends true; Loopscope sandboxes get no network
         int runTimeoutMs = 30000;              // whole /execute stream; 0 = none
         int requestTimeoutMs = 30000;          // create / delete / renew / probe
         qint64 outputCapBytes = 10 * 1024 * 1024;

@@ -95,7 +95,7 @@ void TestE2bBackend::createRunDeleteWireExactness() {
              (QJsonObject{{QStringLiteral("templateID"), QStringLiteral("code-interpreter-v1")},
                           {QStringLiteral("timeout"), 300},
                           {QStringLiteral("secure"), true},
-                          {QStringLiteral("allow_internet_access"), true}}));
+                          {QStringLiteral("allow_internet_access"), false}}));
 
     const QString code = QStringLiteral("print(\"hé\")\nx = 1");
     const auto ran = awaitFuture(backend.run(handle, code, params()));
