@@ -2,13 +2,6 @@
 # One static library per layer; its headers are included as "<layer>/<file>.h" from core/.
 function(loopscope_add_layer target)
     cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
-    list(FILTER ARG_SOURCES INCLUDE REGEX "\\.(cpp|h)$")
-    set(cpp_sources ${ARG_SOURCES})
-    list(FILTER cpp_sources INCLUDE REGEX "\\.cpp$")
-    if(NOT cpp_sources)
-        message(STATUS "${target}: no sources yet, skipped")
-        return()
-    endif()
     add_library(${target} STATIC ${ARG_SOURCES})
     target_include_directories(${target} PUBLIC "${PROJECT_SOURCE_DIR}/core")
     target_link_libraries(${target} PUBLIC loopscope_options ${ARG_PUBLIC_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
