@@ -290,6 +290,22 @@ private slots:
         QCOMPARE(call("GET", "/health").status, 200);
     }
 
+    void aSandboxIsCreatedOnlyWhenTheModelCallsTheTool() {
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("No code needed."))));
+        QSignalSpy events(bus.get(), &EventBus::eventPublished);
+        const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("hello")));
+        QCOMPARE(reply.status, 200);
+        QCOMPARE(outputTypes(reply.json()), QStringList{QStringLiteral("message")});
+        QCOMPARE(stack->localBackend()->sandboxIds().size(), 0);
+        for (const auto &args : events)
+            QVERIFY(args.at(0).value<InspectorEvent>().kind !=
+                    InspectorEvent::Kind::SandboxCreated);
+        // the client's hosted tool is echoed back, never the internal function
+        QCOMPARE(reply.json()[QStringLiteral("tools")][0][QStringLiteral("type")].toString(),
+                 QStringLiteral("code_interpreter"));
+    }
+
     void requestsWithoutTheToolPassThroughUntouched() {
         upstream->enqueue(
             ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("plain"))));
