@@ -94,8 +94,8 @@ int main(int argc, char *argv[]) {
         err << "loopscope: WARNING: sandbox backend '" << service.sandboxBackend()
             << "' unavailable: " << problem << Qt::endl;
     for (const QString &warning : service.sandboxWarnings())
-        err << "loopscope: WARNING: sandbox backend '" << service.sandboxBackend()
-            << "': " << warning << Qt::endl;
+        err << "loopscope: " << (service.sandboxIsolated() ? "note" : "WARNING")
+            << ": sandbox backend '" << service.sandboxBackend() << "': " << warning << Qt::endl;
     QObject::connect(&service, &ProxyService::sandboxHealthChanged, app.get(), [&service] {
         for (const QString &problem : service.sandboxProblems())
             QTextStream(stderr) << "loopscope: WARNING: sandbox backend '"

@@ -58,6 +58,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             const loopscope::SandboxSelfTest health = m_stack->sandboxSelfTest();
             m_sandboxProblems = health.problems;
             m_sandboxWarnings = health.warnings;
+            m_sandboxIsolated = health.isolated;
             connect(m_stack, &loopscope::InterceptionStack::sandboxHealthChanged, this,
                     [this](const QStringList &problems, const QStringList &warnings) {
                         m_sandboxProblems = problems;

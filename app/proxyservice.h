@@ -32,6 +32,7 @@ public:
     QString sandboxBackend() const { return m_sandboxBackend; }
     QStringList sandboxProblems() const { return m_sandboxProblems; }
     QStringList sandboxWarnings() const { return m_sandboxWarnings; }
+    bool sandboxIsolated() const { return m_sandboxIsolated; }
     // Graceful stop (in-flight responses finish, bounded); stopped() follows.
     void stop();
 
@@ -51,6 +52,7 @@ private:
     QString m_sandboxBackend;
     QStringList m_sandboxProblems; // read and written on this object's thread only
     QStringList m_sandboxWarnings;
+    bool m_sandboxIsolated = true;
     QString m_url;
     bool m_stopping = false;
 };

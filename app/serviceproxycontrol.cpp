@@ -38,8 +38,8 @@ QString ServiceProxyControl::sandboxBackend() const {
 
 QString ServiceProxyControl::sandboxSelfTest() const {
     QStringList lines = m_service->sandboxProblems();
-    for (const QString &warning : m_service->sandboxWarnings())
-        lines << QStringLiteral("warning: ") + warning;
+    if (!m_service->sandboxIsolated()) // flagged loudly: the status bar shows ✗ with the reason
+        lines << m_service->sandboxWarnings();
     return lines.join(u'\n');
 }
 

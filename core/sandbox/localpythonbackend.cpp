@@ -118,6 +118,7 @@ SandboxSelfTest LocalPythonBackend::selfTest() const {
     if (m_selfTest)
         return *m_selfTest;
     SandboxSelfTest result;
+    result.isolated = m_isolated;
     const QStringList problems = staticProblems();
     if (m_isolated)
         result.problems = problems;

@@ -13,7 +13,10 @@ namespace loopscope {
 struct SandboxSelfTest {
     bool available = false;
     QStringList problems; // each names what is missing and the Debian package that fixes it
-    QStringList warnings; // e.g. "isolation disabled by configuration"
+    QStringList warnings; // notes for the log, e.g. "running as root: sandboxes run as uid …"
+    // False when code runs without isolation (allowUnisolated): the window and the log must
+    // flag it loudly, not just note it.
+    bool isolated = true;
 };
 
 // Asynchronous create / run / delete of sandboxes. Futures finish on the backend's thread;
