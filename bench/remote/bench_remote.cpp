@@ -2,6 +2,7 @@
 // jupyter-server (kernel create + first run, print(1) round trip on a warm kernel, delete) and
 // E2bBackend against the loopback e2b stand-in (client-side cost only: create, run, delete).
 // Prints median / p99 / min / max in milliseconds.
+#include "common/benchsupport.h"
 #include "e2bstandin.h"
 #include "jupyterserverprocess.h"
 #include "sandbox/e2bbackend.h"
@@ -22,25 +23,8 @@ using namespace loopscope;
 
 namespace {
 
-template<class T> T await(const QFuture<T> &future) {
-    if (!future.isFinished()) {
-        QEventLoop loop;
-        QFutureWatcher<T> watcher;
-        QObject::connect(&watcher, &QFutureWatcherBase::finished, &loop, &QEventLoop::quit);
-        watcher.setFuture(future);
-        if (!future.isFinished())
-            loop.exec();
-    }
-    return future.result();
-}
-
-template<class T> T check(const Outcome<T> &outcome, const char *what) {
-    if (!outcome.ok()) {
-        std::fprintf(stderr, "%s failed: %s\n", what, qPrintable(outcome.error));
-        std::exit(1);
-    }
-    return outcome.value;
-}
+using bench::await;
+using bench::check;
 
 void report(const char *name, QList<double> ms) {
     std::sort(ms.begin(), ms.end());

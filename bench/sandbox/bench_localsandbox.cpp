@@ -1,5 +1,6 @@
 // Latency of the local sandbox backend: create from the warm pool, create cold, print(1) round
 // trip, a 1 MiB output run, delete. Prints median / p99 / min / max in milliseconds.
+#include "common/benchsupport.h"
 #include "sandbox/localpythonbackend.h"
 
 #include <QCommandLineParser>
@@ -19,25 +20,8 @@ using namespace loopscope;
 
 namespace {
 
-template<class T> T await(const QFuture<T> &future) {
-    if (!future.isFinished()) {
-        QEventLoop loop;
-        QFutureWatcher<T> watcher;
-        QObject::connect(&watcher, &QFutureWatcherBase::finished, &loop, &QEventLoop::quit);
-        watcher.setFuture(future);
-        if (!future.isFinished())
-            loop.exec();
-    }
-    return future.result();
-}
-
-template<class T> T check(const Outcome<T> &outcome, const char *what) {
-    if (!outcome.ok()) {
-        std::fprintf(stderr, "%s failed: %s\n", what, qPrintable(outcome.error));
-        std::exit(1);
-    }
-    return outcome.value;
-}
+using bench::await;
+using bench::check;
 
 void waitUntil(const std::function<bool()> &condition) {
     QElapsedTimer clock;
