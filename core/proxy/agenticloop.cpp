@@ -223,6 +223,7 @@ void AgenticLoop::start() {
 
 void AgenticLoop::iterate(QJsonObject request, int depth) {
     if (clientGone()) {
+        runCleanup(); // an earlier round may have created the sandbox
         complete(499, {}, QStringLiteral("client disconnected"));
         return;
     }

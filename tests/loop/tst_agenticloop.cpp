@@ -306,6 +306,46 @@ private slots:
                  QStringLiteral("code_interpreter"));
     }
 
+    void clientHangingUpMidLoopStillCleansUp_data() {
+        QTest::addColumn<bool>("duringCode");
+        QTest::newRow("while the follow-up call is in flight") << false;
+        QTest::newRow("while the code runs") << true;
+    }
+    void clientHangingUpMidLoopStillCleansUp() {
+        QFETCH(bool, duringCode);
+        const QString code =
+            duringCode ? QStringLiteral("import time\ntime.sleep(2)") : QStringLiteral("print(1)");
+        upstream->enqueue(ScriptedUpstream::Response::json(responsesFunctionCall(code)));
+        auto slow = ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("late")));
+        slow.headerDelayMs = 1500;
+        upstream->enqueue(slow);
+        QSignalSpy events(bus.get(), &EventBus::eventPublished);
+        RawHttpClient client(server->port());
+        client.request(
+            "POST", "/v1/responses",
+            QJsonDocument(ciRequest(QStringLiteral("x"), true)).toJson(QJsonDocument::Compact),
+            {{"authorization", kKeyA}, {"content-type", "application/json"}});
+        if (duringCode) // announced before it runs: the code is running now
+            QTRY_VERIFY_WITH_TIMEOUT(
+                client.received().contains("response.code_interpreter_call.interpreting"), 30000);
+        else // the code ran and the follow-up call is in flight
+            QTRY_COMPARE_WITH_TIMEOUT(upstream->requestCount(), 2, 30000);
+        QCOMPARE(stack->registry()->size(), 1);
+        client.close();
+        QVERIFY(sandboxesGone());
+        // a client that left gets no further model calls made on its behalf
+        QCOMPARE(upstream->requestCount(), duringCode ? 1 : 2);
+        auto failedWith499 = [&events] {
+            for (const auto &args : events) {
+                const auto e = args.at(0).value<InspectorEvent>();
+                if (e.kind == InspectorEvent::Kind::RequestFailed)
+                    return e.data.value(QStringLiteral("status")).toInt() == 499;
+            }
+            return false;
+        };
+        QVERIFY(QTest::qWaitFor(failedWith499, 20000));
+    }
+
     void requestsWithoutTheToolPassThroughUntouched() {
         upstream->enqueue(
             ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("plain"))));
