@@ -160,11 +160,11 @@ LocalSandboxProcess *LocalPythonBackend::startProcess() {
     return process;
 }
 
-void LocalPythonBackend::scheduleRefill() {
+void LocalPythonBackend::scheduleRefill(int delayMs) {
     if (m_refillScheduled || m_shutdown)
         return;
     m_refillScheduled = true;
-    QTimer::singleShot(0, this, [this] {
+    QTimer::singleShot(delayMs, this, [this] {
         m_refillScheduled = false;
         refillPool();
     });
@@ -218,8 +218,10 @@ LocalSandboxProcess *LocalPythonBackend::takeFromPool() {
         m_pool.removeOne(chosen);
         emit poolChanged();
     }
+    // Starting the replacement right away (bwrap + python) competes for the CPU with the
+    // handed-off sandbox's first run; a short delay lets that run finish first.
     if (m_options.poolSize > 0)
-        scheduleRefill();
+        scheduleRefill(kRefillAfterHandOffMs);
     return chosen;
 }
 

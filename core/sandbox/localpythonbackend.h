@@ -80,6 +80,8 @@ signals:
     void poolChanged();
 
 private:
+    // Delay before refilling the pool after a hand-off (see takeFromPool).
+    static constexpr int kRefillAfterHandOffMs = 20;
     struct PendingRun;
     struct Sandbox;
 
@@ -87,7 +89,7 @@ private:
     LocalSandboxProcess *startProcess();
     LocalSandboxProcess *takeFromPool();
     void refillPool();
-    void scheduleRefill();
+    void scheduleRefill(int delayMs = 0);
     void attach(Sandbox &sandbox, LocalSandboxProcess *process);
     void pump(const QString &sandboxId);
     Sandbox *find(const QString &sandboxId) const;
