@@ -1,8 +1,8 @@
 #include "interception/agenticfollowup.h"
 
 #include "interception/codeexecutiontool.h"
-#include "sandbox/futurechain.h"
 #include "interception/interceptionkeys.h"
+#include "sandbox/futurechain.h"
 
 #include <QJsonDocument>
 #include <QPointer>

@@ -38,8 +38,8 @@ public:
         QString templateId = QString::fromLatin1(kDefaultTemplate);
         int lifetimeSec = kDefaultLifetimeSec; // create's "timeout" and each renewal's
         bool allowInternetAccess = false; // LiteLLM sends true; Loopscope sandboxes get no network
-        int runTimeoutMs = 30000;              // whole /execute stream; 0 = none
-        int requestTimeoutMs = 30000;          // create / delete / renew / probe
+        int runTimeoutMs = 30000;         // whole /execute stream; 0 = none
+        int requestTimeoutMs = 30000;     // create / delete / renew / probe
         qint64 outputCapBytes = 10 * 1024 * 1024;
         // LiteLLM keeps `result` messages out of the tool output; true appends their text.
         bool includeResultsInStdout = false;

@@ -16,7 +16,7 @@ struct AppSettings {
     QString upstream = QStringLiteral("demo"); // "demo" or an http(s) base URL
     int upstreamTimeoutSeconds = 600;
     int executionTimeoutSeconds = 30;
-    int maxLoops = 3; // LiteLLM's and Loopscope's default max_agentic_loops
+    int maxLoops = 3;        // LiteLLM's and Loopscope's default max_agentic_loops
     int sandboxPoolSize = 2; // warm interpreters kept ready
     int retention = 5000;    // requests kept in the window
 
