@@ -7,6 +7,7 @@
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
 #include "proxy/chatstreamwriter.h"
+#include "proxy/openaierror.h"
 #include "proxy/responsesink.h"
 #include "proxy/upstreamclient.h"
 #include "proxy/upstreamreply.h"
@@ -44,15 +45,6 @@ QJsonObject upstreamBodyOf(const QJsonObject &request, const QString &upstreamMo
     if (!upstreamModel.isEmpty())
         body.insert(QStringLiteral("model"), upstreamModel);
     return body;
-}
-
-QJsonObject errorObject(const QString &message, const QString &type, const QString &code) {
-    return {{QStringLiteral("error"),
-             QJsonObject{{QStringLiteral("message"), message},
-                         {QStringLiteral("type"), type},
-                         {QStringLiteral("param"), QJsonValue::Null},
-                         {QStringLiteral("code"),
-                          code.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(code)}}}};
 }
 
 bool isInternalCall(const QJsonObject &item) {
@@ -451,7 +443,7 @@ void AgenticLoop::finishWith(QJsonObject response, const QString &incompleteReas
 
 void AgenticLoop::failWithMessage(int status, const QString &message, const QString &type,
                                   const QString &code) {
-    failWith(status, errorObject(message, type, code));
+    failWith(status, OpenAiError::object(message, type, code));
 }
 
 void AgenticLoop::failWith(int status, const QJsonObject &errorBody) {

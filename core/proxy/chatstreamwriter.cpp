@@ -1,5 +1,7 @@
 #include "proxy/chatstreamwriter.h"
 
+#include "proxy/openaierror.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -79,13 +81,7 @@ QByteArray ChatStreamWriter::replay(const QJsonObject &completion,
 
 QByteArray ChatStreamWriter::error(const QString &type, const QString &message,
                                    const QString &code) {
-    return dataFrame(
-        {{QStringLiteral("error"),
-          QJsonObject{{QStringLiteral("message"), message},
-                      {QStringLiteral("type"), type},
-                      {QStringLiteral("param"), QJsonValue::Null},
-                      {QStringLiteral("code"),
-                       code.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(code)}}}});
+    return dataFrame(OpenAiError::object(message, type, code));
 }
 
 } // namespace loopscope
