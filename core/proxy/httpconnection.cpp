@@ -205,12 +205,7 @@ int HttpConnection::onHeadersComplete(http_parser *parser) {
     }
     const bool hasLength = (parser->flags & F_CONTENTLENGTH) != 0;
     if (hasLength && qint64(parser->content_length) > c->m_limits.maxBodyBytes) {
-        c->failAndClose(413,
-                        QStringLiteral("Request body too large: the limit is %1 bytes")
-                            .arg(c->m_limits.maxBodyBytes),
-                        QStringLiteral("request_too_large"));
-        http_parser_pause(parser, 1);
-        return 0;
+        return c->rejectOversizedBody(parser);
     }
     // Answer Expect: 100-continue so clients such as curl send the body at once instead of
     // waiting a second for a 100 that never comes.
@@ -219,15 +214,19 @@ int HttpConnection::onHeadersComplete(http_parser *parser) {
     return 0;
 }
 
+int HttpConnection::rejectOversizedBody(http_parser *parser) {
+    failAndClose(
+        413,
+        QStringLiteral("Request body too large: the limit is %1 bytes").arg(m_limits.maxBodyBytes),
+        QStringLiteral("request_too_large"));
+    http_parser_pause(parser, 1);
+    return 0;
+}
+
 int HttpConnection::onBody(http_parser *parser, const char *at, size_t length) {
     HttpConnection *c = self(parser);
     if (c->m_request.body.size() + qint64(length) > c->m_limits.maxBodyBytes) {
-        c->failAndClose(413,
-                        QStringLiteral("Request body too large: the limit is %1 bytes")
-                            .arg(c->m_limits.maxBodyBytes),
-                        QStringLiteral("request_too_large"));
-        http_parser_pause(parser, 1);
-        return 0;
+        return c->rejectOversizedBody(parser);
     }
     c->m_request.body.append(at, qsizetype(length));
     return 0;

@@ -59,6 +59,8 @@ private:
     void parsePending();
     void onSinkFinished();
     void failAndClose(int status, const QString &message, const QString &code);
+    // 413 for a body over the cap (declared or received); stops the parser. Returns 0.
+    int rejectOversizedBody(http_parser *parser);
     void finishHeader();
 
     QTcpSocket *m_socket;
