@@ -10,6 +10,14 @@ namespace loopscope {
 
 using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
 
+// The first value of a header whose (lower-case) name is `lowerName`, or empty.
+inline QByteArray headerValue(const HttpHeaders &headers, const QByteArray &lowerName) {
+    for (const auto &h : headers)
+        if (h.first == lowerName)
+            return h.second;
+    return {};
+}
+
 // One parsed HTTP/1.x request as the server hands it to its handler: the body is complete
 // (de-chunked, within the size cap) and header names are lower-case.
 struct HttpRequest {
@@ -23,12 +31,7 @@ struct HttpRequest {
     // Started when the request was fully received: the origin of x-loopscope-overhead-ms.
     QElapsedTimer received;
 
-    QByteArray header(const QByteArray &lowerName) const {
-        for (const auto &h : headers)
-            if (h.first == lowerName)
-                return h.second;
-        return {};
-    }
+    QByteArray header(const QByteArray &lowerName) const { return headerValue(headers, lowerName); }
     bool hasHeader(const QByteArray &lowerName) const {
         for (const auto &h : headers)
             if (h.first == lowerName)

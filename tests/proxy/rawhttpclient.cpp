@@ -1,5 +1,7 @@
 #include "proxy/rawhttpclient.h"
 
+#include "proxy/httprequest.h"
+
 #include <QJsonDocument>
 #include <QTcpSocket>
 
@@ -8,10 +10,7 @@
 namespace loopscope::test {
 
 QByteArray RawHttpClient::Response::header(const QByteArray &lowerName) const {
-    for (const auto &h : headers)
-        if (h.first == lowerName)
-            return h.second;
-    return {};
+    return headerValue(headers, lowerName);
 }
 
 QJsonObject RawHttpClient::Response::json() const {

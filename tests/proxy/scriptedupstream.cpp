@@ -1,5 +1,7 @@
 #include "proxy/scriptedupstream.h"
 
+#include "proxy/httprequest.h"
+
 #include <QJsonDocument>
 #include <QPointer>
 #include <QTcpServer>
@@ -9,10 +11,7 @@
 namespace loopscope::test {
 
 QByteArray ScriptedUpstream::Request::header(const QByteArray &lowerName) const {
-    for (const auto &h : headers)
-        if (h.first == lowerName)
-            return h.second;
-    return {};
+    return headerValue(headers, lowerName);
 }
 
 QJsonObject ScriptedUpstream::Request::json() const {
