@@ -2,7 +2,7 @@
 
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
-#include "sandbox/futurechain.h"
+#include "common/futurechain.h"
 #include "sandbox/localsandboxoptions.h"
 
 using loopscope::ProxyServer;

@@ -2,7 +2,7 @@
 
 // Helpers shared by the benchmark harnesses (not tests: a failure aborts the run loudly).
 
-#include "sandbox/outcome.h"
+#include "common/outcome.h"
 
 #include <QEventLoop>
 #include <QFuture>

@@ -2,7 +2,7 @@
 
 #include "interception/codeexecutiontool.h"
 #include "interception/interceptionkeys.h"
-#include "sandbox/futurechain.h"
+#include "common/futurechain.h"
 
 #include <QJsonDocument>
 #include <QPointer>

@@ -3,7 +3,7 @@
 #include "interception/agenticloophooks.h"
 #include "interception/agenticloopplan.h"
 #include "interception/agenticrequest.h"
-#include "sandbox/outcome.h"
+#include "common/outcome.h"
 
 #include <QFuture>
 #include <QJsonObject>

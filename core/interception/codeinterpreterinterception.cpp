@@ -3,7 +3,7 @@
 #include "interception/codeexecutiontool.h"
 #include "interception/interceptionkeys.h"
 #include "interception/providerresolver.h"
-#include "sandbox/futurechain.h"
+#include "common/futurechain.h"
 #include "sandbox/sandboxtoolregistry.h"
 
 #include <QJsonDocument>

@@ -3,7 +3,7 @@
 #include "interception/agenticloophooks.h"
 #include "interception/agenticloopplan.h"
 #include "interception/interceptionsettings.h"
-#include "sandbox/outcome.h"
+#include "common/outcome.h"
 #include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxregistry.h"
 

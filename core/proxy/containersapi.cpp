@@ -1,7 +1,7 @@
 #include "proxy/containersapi.h"
 
-#include "proxy/responsesink.h"
-#include "sandbox/futurechain.h"
+#include "http/responsesink.h"
+#include "common/futurechain.h"
 
 #include <QJsonArray>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "proxy/httprequest.h"
+#include "http/httprequest.h"
 #include "sandbox/sandboxregistry.h"
 
 #include <QJsonObject>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "interception/yamldocument.h"
-#include "proxy/upstreamroute.h"
+#include "upstream/upstreamroute.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

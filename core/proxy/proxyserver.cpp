@@ -3,10 +3,10 @@
 #include "inspect/secretmasker.h"
 #include "interception/interceptionkeys.h"
 #include "proxy/containersapi.h"
-#include "proxy/httpserver.h"
-#include "proxy/requestinterceptor.h"
-#include "proxy/responsesink.h"
-#include "proxy/upstreamclient.h"
+#include "http/httpserver.h"
+#include "loop/requestinterceptor.h"
+#include "http/responsesink.h"
+#include "upstream/upstreamclient.h"
 
 #include <QCryptographicHash>
 #include <QElapsedTimer>

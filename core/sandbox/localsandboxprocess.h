@@ -2,7 +2,7 @@
 
 #include "sandbox/localsandboxframecodec.h"
 #include "sandbox/localsandboxoptions.h"
-#include "sandbox/outcome.h"
+#include "common/outcome.h"
 #include "sandbox/sandboxtypes.h"
 
 #include <QElapsedTimer>

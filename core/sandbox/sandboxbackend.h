@@ -1,6 +1,6 @@
 #pragma once
 
-#include "sandbox/outcome.h"
+#include "common/outcome.h"
 #include "sandbox/sandboxtypes.h"
 
 #include <QFuture>

@@ -1,6 +1,6 @@
 #include "sandbox/sandboxregistry.h"
 
-#include "sandbox/futurechain.h"
+#include "common/futurechain.h"
 
 #include <QDateTime>
 #include <QFutureWatcher>

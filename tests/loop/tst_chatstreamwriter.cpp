@@ -1,4 +1,4 @@
-#include "proxy/chatstreamwriter.h"
+#include "loop/chatstreamwriter.h"
 #include "sseparser.h"
 
 #include <QJsonArray>

@@ -1,6 +1,6 @@
 #include "proxy/rawhttpclient.h"
 
-#include "proxy/httprequest.h"
+#include "http/httprequest.h"
 
 #include <QJsonDocument>
 #include <QTcpSocket>

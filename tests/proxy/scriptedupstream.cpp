@@ -1,6 +1,6 @@
 #include "proxy/scriptedupstream.h"
 
-#include "proxy/httprequest.h"
+#include "http/httprequest.h"
 
 #include <QJsonDocument>
 #include <QPointer>

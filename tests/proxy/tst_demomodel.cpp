@@ -1,8 +1,8 @@
 // The built-in demo model: what code it writes, how it answers, and that its JSON and SSE
 // match OpenAI's shapes on both APIs — directly and through the one QNetworkAccessManager.
-#include "proxy/demomodel.h"
+#include "demo/demomodel.h"
 #include "proxy/proxyconfig.h"
-#include "proxy/upstreamclient.h"
+#include "upstream/upstreamclient.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

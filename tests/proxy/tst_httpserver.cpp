@@ -1,8 +1,8 @@
 // The HTTP front on real loopback sockets: keep-alive, chunked bodies, 100-continue, body cap,
 // Host check, pipelining, streaming, client disconnects, graceful shutdown.
-#include "proxy/httpserver.h"
+#include "http/httpserver.h"
 #include "proxy/rawhttpclient.h"
-#include "proxy/responsesink.h"
+#include "http/responsesink.h"
 
 #include <QJsonDocument>
 #include <QPointer>

@@ -3,11 +3,11 @@
 // the interceptor seam.
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
-#include "proxy/requestinterceptor.h"
-#include "proxy/responsesink.h"
+#include "loop/requestinterceptor.h"
+#include "http/responsesink.h"
 #include "proxy/scriptedupstream.h"
-#include "proxy/upstreamclient.h"
-#include "sandbox/futurechain.h"
+#include "upstream/upstreamclient.h"
+#include "common/futurechain.h"
 
 #include <QCryptographicHash>
 #include <QElapsedTimer>

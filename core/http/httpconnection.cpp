@@ -1,6 +1,6 @@
-#include "proxy/httpconnection.h"
+#include "http/httpconnection.h"
 
-#include "proxy/responsesink.h"
+#include "http/responsesink.h"
 
 #include <QTcpSocket>
 #include <QTimer>

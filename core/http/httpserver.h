@@ -1,6 +1,6 @@
 #pragma once
 
-#include "proxy/httpconnection.h"
+#include "http/httpconnection.h"
 
 #include <QHostAddress>
 #include <QObject>

@@ -1,6 +1,6 @@
-#include "proxy/responsesink.h"
+#include "http/responsesink.h"
 
-#include "proxy/openaierror.h"
+#include "common/openaierror.h"
 
 #include <QJsonDocument>
 #include <QTcpSocket>

@@ -1,11 +1,11 @@
-#include "proxy/agenticloopinterceptor.h"
+#include "loop/agenticloopinterceptor.h"
 
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
-#include "proxy/agenticloop.h"
-#include "proxy/responsesink.h"
-#include "proxy/upstreamclient.h"
+#include "loop/agenticloop.h"
+#include "http/responsesink.h"
+#include "upstream/upstreamclient.h"
 
 namespace loopscope {
 

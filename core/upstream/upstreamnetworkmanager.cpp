@@ -1,6 +1,6 @@
-#include "proxy/upstreamnetworkmanager.h"
+#include "upstream/upstreamnetworkmanager.h"
 
-#include "proxy/demoreply.h"
+#include "demo/demoreply.h"
 
 namespace loopscope {
 

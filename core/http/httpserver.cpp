@@ -1,4 +1,4 @@
-#include "proxy/httpserver.h"
+#include "http/httpserver.h"
 
 #include <QTcpServer>
 #include <QTcpSocket>

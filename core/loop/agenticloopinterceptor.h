@@ -1,6 +1,6 @@
 #pragma once
 
-#include "proxy/requestinterceptor.h"
+#include "loop/requestinterceptor.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "proxy/httprequest.h"
-#include "proxy/upstreamreply.h"
-#include "proxy/upstreamroute.h"
+#include "http/httprequest.h"
+#include "upstream/upstreamreply.h"
+#include "upstream/upstreamroute.h"
 
 #include <QFuture>
 #include <QHash>

@@ -1,6 +1,6 @@
-#include "proxy/chatstreamwriter.h"
+#include "loop/chatstreamwriter.h"
 
-#include "proxy/openaierror.h"
+#include "common/openaierror.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

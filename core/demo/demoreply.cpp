@@ -1,6 +1,6 @@
-#include "proxy/demoreply.h"
+#include "demo/demoreply.h"
 
-#include "proxy/demomodel.h"
+#include "demo/demomodel.h"
 
 #include <QTimer>
 

@@ -1,4 +1,4 @@
-#include "proxy/openaierror.h"
+#include "common/openaierror.h"
 
 #include <QJsonDocument>
 

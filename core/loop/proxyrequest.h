@@ -1,6 +1,6 @@
 #pragma once
 
-#include "proxy/upstreamroute.h"
+#include "upstream/upstreamroute.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>

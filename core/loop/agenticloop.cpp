@@ -1,4 +1,4 @@
-#include "proxy/agenticloop.h"
+#include "loop/agenticloop.h"
 
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
@@ -6,12 +6,12 @@
 #include "interception/agenticrequest.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
-#include "proxy/chatstreamwriter.h"
-#include "proxy/openaierror.h"
-#include "proxy/responsesink.h"
-#include "proxy/upstreamclient.h"
-#include "proxy/upstreamreply.h"
-#include "sandbox/futurechain.h"
+#include "loop/chatstreamwriter.h"
+#include "common/openaierror.h"
+#include "http/responsesink.h"
+#include "upstream/upstreamclient.h"
+#include "upstream/upstreamreply.h"
+#include "common/futurechain.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>

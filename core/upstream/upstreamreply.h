@@ -1,7 +1,7 @@
 #pragma once
 
-#include "proxy/httprequest.h"
-#include "proxy/openaierror.h"
+#include "http/httprequest.h"
+#include "common/openaierror.h"
 
 #include <QByteArray>
 #include <QJsonObject>

@@ -1,6 +1,6 @@
-#include "proxy/upstreamclient.h"
+#include "upstream/upstreamclient.h"
 
-#include "proxy/upstreamnetworkmanager.h"
+#include "upstream/upstreamnetworkmanager.h"
 
 #include <QBuffer>
 #include <QElapsedTimer>

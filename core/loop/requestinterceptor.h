@@ -1,6 +1,6 @@
 #pragma once
 
-#include "proxy/proxyrequest.h"
+#include "loop/proxyrequest.h"
 
 namespace loopscope {
 

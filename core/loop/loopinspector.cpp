@@ -1,4 +1,4 @@
-#include "proxy/loopinspector.h"
+#include "loop/loopinspector.h"
 
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"

@@ -1,6 +1,6 @@
-#include "proxy/demomodel.h"
+#include "demo/demomodel.h"
 
-#include "proxy/openaierror.h"
+#include "common/openaierror.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>

@@ -1,4 +1,4 @@
-#include "proxy/responsesstreamwriter.h"
+#include "loop/responsesstreamwriter.h"
 
 #include "interception/codeinterpreterinterception.h"
 

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "interception/agenticloopplan.h"
-#include "proxy/proxyrequest.h"
-#include "proxy/responsesstreamwriter.h"
+#include "loop/proxyrequest.h"
+#include "loop/responsesstreamwriter.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
