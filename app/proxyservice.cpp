@@ -1,8 +1,8 @@
 #include "proxyservice.h"
 
+#include "common/futurechain.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
-#include "common/futurechain.h"
 #include "sandbox/localsandboxoptions.h"
 
 using loopscope::ProxyServer;

@@ -1,8 +1,8 @@
 #include "interception/agenticfollowup.h"
 
+#include "common/futurechain.h"
 #include "interception/codeexecutiontool.h"
 #include "interception/interceptionkeys.h"
-#include "common/futurechain.h"
 
 #include <QJsonDocument>
 #include <QPointer>

@@ -1,9 +1,9 @@
 #include "interception/codeinterpreterinterception.h"
 
+#include "common/futurechain.h"
 #include "interception/codeexecutiontool.h"
 #include "interception/interceptionkeys.h"
 #include "interception/providerresolver.h"
-#include "common/futurechain.h"
 #include "sandbox/sandboxtoolregistry.h"
 
 #include <QJsonDocument>

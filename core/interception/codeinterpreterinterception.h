@@ -1,9 +1,9 @@
 #pragma once
 
+#include "common/outcome.h"
 #include "interception/agenticloophooks.h"
 #include "interception/agenticloopplan.h"
 #include "interception/interceptionsettings.h"
-#include "common/outcome.h"
 #include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxregistry.h"
 

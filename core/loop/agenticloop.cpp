@@ -1,5 +1,8 @@
 #include "loop/agenticloop.h"
 
+#include "common/futurechain.h"
+#include "common/openaierror.h"
+#include "http/responsesink.h"
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
 #include "interception/agenticfollowup.h"
@@ -7,11 +10,8 @@
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
 #include "loop/chatstreamwriter.h"
-#include "common/openaierror.h"
-#include "http/responsesink.h"
 #include "upstream/upstreamclient.h"
 #include "upstream/upstreamreply.h"
-#include "common/futurechain.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>

@@ -1,10 +1,10 @@
 #include "loop/agenticloopinterceptor.h"
 
+#include "http/responsesink.h"
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
 #include "loop/agenticloop.h"
-#include "http/responsesink.h"
 #include "upstream/upstreamclient.h"
 
 namespace loopscope {

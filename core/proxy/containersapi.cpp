@@ -1,7 +1,7 @@
 #include "proxy/containersapi.h"
 
-#include "http/responsesink.h"
 #include "common/futurechain.h"
+#include "http/responsesink.h"
 
 #include <QJsonArray>
 

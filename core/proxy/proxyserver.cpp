@@ -1,11 +1,11 @@
 #include "proxy/proxyserver.h"
 
+#include "http/httpserver.h"
+#include "http/responsesink.h"
 #include "inspect/secretmasker.h"
 #include "interception/interceptionkeys.h"
-#include "proxy/containersapi.h"
-#include "http/httpserver.h"
 #include "loop/requestinterceptor.h"
-#include "http/responsesink.h"
+#include "proxy/containersapi.h"
 #include "upstream/upstreamclient.h"
 
 #include <QCryptographicHash>

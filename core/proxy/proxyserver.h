@@ -1,7 +1,7 @@
 #pragma once
 
-#include "proxy/proxyconfig.h"
 #include "loop/proxyrequest.h"
+#include "proxy/proxyconfig.h"
 #include "proxy/requestlogentry.h"
 
 #include <QJsonObject>

@@ -1,8 +1,8 @@
 #pragma once
 
+#include "common/outcome.h"
 #include "sandbox/localsandboxframecodec.h"
 #include "sandbox/localsandboxoptions.h"
-#include "common/outcome.h"
 #include "sandbox/sandboxtypes.h"
 
 #include <QElapsedTimer>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "http/httprequest.h"
 #include "common/openaierror.h"
+#include "http/httprequest.h"
 
 #include <QByteArray>
 #include <QJsonObject>

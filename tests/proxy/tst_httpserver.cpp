@@ -1,8 +1,8 @@
 // The HTTP front on real loopback sockets: keep-alive, chunked bodies, 100-continue, body cap,
 // Host check, pipelining, streaming, client disconnects, graceful shutdown.
 #include "http/httpserver.h"
-#include "proxy/rawhttpclient.h"
 #include "http/responsesink.h"
+#include "proxy/rawhttpclient.h"
 
 #include <QJsonDocument>
 #include <QPointer>

@@ -1,13 +1,13 @@
 // ProxyServer end to end over real loopback sockets against a scripted upstream that speaks the
 // OpenAI wire protocol: byte-exact JSON, live SSE, aborts, errors, auth, routing, hygiene, and
 // the interceptor seam.
+#include "common/futurechain.h"
+#include "http/responsesink.h"
+#include "loop/requestinterceptor.h"
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
-#include "loop/requestinterceptor.h"
-#include "http/responsesink.h"
 #include "proxy/scriptedupstream.h"
 #include "upstream/upstreamclient.h"
-#include "common/futurechain.h"
 
 #include <QCryptographicHash>
 #include <QElapsedTimer>
