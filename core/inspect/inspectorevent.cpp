@@ -18,6 +18,10 @@ QString InspectorEvent::kindName(Kind kind) {
         return QStringLiteral("request.started");
     case Kind::UpstreamCall:
         return QStringLiteral("upstream.call");
+    case Kind::CodeRunStarted:
+        return QStringLiteral("code_run.started");
+    case Kind::CodeRunOutput:
+        return QStringLiteral("code_run.output");
     case Kind::CodeExecuted:
         return QStringLiteral("code.executed");
     case Kind::SandboxCreated:

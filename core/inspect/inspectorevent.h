@@ -14,6 +14,9 @@ namespace loopscope {
 //                   intercepted (bool), identity (masked, last 4), sessionId, request (client JSON)
 //  UpstreamCall     request (JSON sent upstream), response (JSON received), status, latencyMs,
 //                   usage {input_tokens, output_tokens, total_tokens}, error
+//  CodeRunStarted   callId, code, containerId (published when the code starts running)
+//  CodeRunOutput    callId, stream ("stdout"|"stderr"), text: a chunk as the code printed it
+//                   (coalesced and bounded by the backend); the final CodeExecuted is unchanged
 //  CodeExecuted     callId, code, stdout, stderr, error {name,value,traceback}, output (string fed
 //                   back to the model), durationMs, containerId, sessionId, truncated, timedOut
 //  Sandbox*         containerId (required), provider, sessionId, identity (masked), ephemeral,
@@ -27,6 +30,8 @@ struct InspectorEvent {
     enum class Kind {
         RequestStarted,
         UpstreamCall,
+        CodeRunStarted,
+        CodeRunOutput,
         CodeExecuted,
         SandboxCreated,
         SandboxReused,
