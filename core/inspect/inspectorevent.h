@@ -26,6 +26,27 @@ namespace loopscope {
 //                   incompleteReason
 //  RequestFailed    status, message, durationMs, iterations
 //  Log              level ("info"|"warning"|"error"), message
+//
+// Flow events (issue 11; published for EVERY client exchange by ProxyServer, HttpConnection's
+// early rejections and ResponseSink; core/record's FlowRecorder folds them into flows). Headers
+// are JSON objects {lower-case name: value}, masked by SecretMasker::maskHeaders; bodies are
+// JSON when they parsed as JSON, else a string (truncated at 1 MiB with "bodyTruncated":true):
+//  ClientRequest       method, path, query, headers, body, api ("responses"|"chat_completions"|
+//                      "models"|"containers"|"other"), model, stream (bool), identity (masked).
+//                      The first event of every flow, published before anything else happens.
+//  UpstreamRequest     pass-through only: url, method, headers, body, passThrough (true)
+//  UpstreamResponse    pass-through only, when the first upstream bytes arrive: status, headers,
+//                      stream (bool), latencyMs (time to the upstream's answer); the bytes
+//                      themselves are the ClientResponse* events that follow (same bytes)
+//  ClientResponse      status, headers, stream (bool); body when not streamed (one-shot answer)
+//  ClientResponseChunk text: bytes written to the client as they were written (SSE framing
+//                      included; decoded on the store thread, never on the proxy thread)
+//  ExchangeFinished    status (499 when the client went away first), durationMs, ttfbMs,
+//                      overheadMs, bytesSent, clientGone (bool), aborted (bool: cut mid-stream)
+//                      — the last event of every flow.
+// The loop's RequestStarted / UpstreamCall / CodeExecuted / RequestFinished / RequestFailed keep
+// their payloads; the recorder turns UpstreamCall into upstream_request + upstream_response hops.
+// FlowStore re-emits flow.started / flow.updated / flow.finished as Qt signals with summaries.
 struct InspectorEvent {
     enum class Kind {
         RequestStarted,
@@ -43,6 +64,12 @@ struct InspectorEvent {
         RequestFinished,
         RequestFailed,
         Log,
+        ClientRequest,
+        UpstreamRequest,
+        UpstreamResponse,
+        ClientResponse,
+        ClientResponseChunk,
+        ExchangeFinished,
     };
 
     quint64 sequence = 0;   // monotonic, assigned by the EventBus
