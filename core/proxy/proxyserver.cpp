@@ -53,6 +53,8 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     , m_upstream(new UpstreamClient(this)) {
     qRegisterMetaType<loopscope::RequestLogEntry>();
     m_http->setMaxBodyBytes(m_config.maxBodyBytes);
+    m_access.setAllowedOrigins(m_config.allowOrigins);
+    m_access.setControlToken(m_config.controlToken.toUtf8());
     m_http->setHandler(
         [this](const HttpRequest &request, ResponseSink *sink) { handle(request, sink); });
 }
@@ -161,9 +163,11 @@ UpstreamRoute ProxyServer::withClientAuth(UpstreamRoute route, const HttpRequest
 void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
     const QString requestId = newRequestId();
     sink->setRequestId(requestId);
+    const bool control = AccessPolicy::isControlPath(request.path);
     const QByteArray token = bearerToken(request);
+    // The control token is never logged, not even its last characters.
     const QString keyHint =
-        token.isEmpty() ? QString() : SecretMasker::mask(QString::fromUtf8(token));
+        token.isEmpty() || control ? QString() : SecretMasker::mask(QString::fromUtf8(token));
     connect(sink, &ResponseSink::finished, this,
             [this, sink, requestId, keyHint, method = request.method, path = request.path] {
                 RequestLogEntry entry;
@@ -178,6 +182,14 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
                 entry.keyHint = keyHint;
                 emit requestLogged(entry);
             });
+
+    // Origin rule, preflight and 415 before anything is parsed or run.
+    if (m_access.admit(request, sink) == AccessPolicy::Verdict::Answered)
+        return;
+    if (control) {
+        handleControl(request, sink);
+        return;
+    }
 
     QString path = request.path;
     if (path == QLatin1String("/v1"))
@@ -206,6 +218,15 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
         m_containers->handle(request, callerIdentity(token), sink);
     else
         handleOther(request, path, sink);
+}
+
+void ProxyServer::handleControl(const HttpRequest &request, ResponseSink *sink) {
+    if (!m_access.controlTokenMatches(request)) {
+        AccessPolicy::refuseControl(sink);
+        return;
+    }
+    sink->sendError(503, QStringLiteral("The control API is not available in this process"),
+                    QStringLiteral("server_error"));
 }
 
 void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request,

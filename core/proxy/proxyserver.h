@@ -1,5 +1,6 @@
 #pragma once
 
+#include "http/accesspolicy.h"
 #include "loop/proxyrequest.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/requestlogentry.h"
@@ -12,6 +13,7 @@
 namespace loopscope {
 
 class ContainersApi;
+class ControlApi;
 class HttpServer;
 class RequestInterceptor;
 class ResponseSink;
@@ -24,8 +26,9 @@ struct HttpRequest;
 // the QNetworkAccessManager live there).
 //
 // Routes (each also without /v1): POST /v1/responses, POST /v1/chat/completions,
-// GET /v1/models, GET /health, /v1/containers… (when a ContainersApi is set); everything else
-// passes through to the default upstream.
+// GET /v1/models, GET /health, /v1/containers… (when a ContainersApi is set), /loopscope/…
+// (the control API, behind its token); everything else passes through to the default upstream.
+// Every request first meets the AccessPolicy (Origin rule, CORS, 415), before any parsing.
 class ProxyServer : public QObject {
     Q_OBJECT
 public:
@@ -42,6 +45,7 @@ public:
     void addInterceptor(RequestInterceptor *interceptor);
     // Serves /v1/containers (issue 5); not owned. Without it those paths pass through.
     void setContainersApi(ContainersApi *api);
+    const AccessPolicy &accessPolicy() const { return m_access; }
     UpstreamClient *upstream() const { return m_upstream; }
     HttpServer *httpServer() const { return m_http; }
     const ProxyConfig &config() const { return m_config; }
@@ -69,6 +73,7 @@ private:
     void passThrough(const UpstreamRoute &route, const QByteArray &method,
                      const QString &upstreamPathAndQuery, const QByteArray &body,
                      ResponseSink *sink);
+    void handleControl(const HttpRequest &request, ResponseSink *sink);
     UpstreamRoute withClientAuth(UpstreamRoute route, const HttpRequest &request) const;
     bool authorized(const HttpRequest &request) const;
 
@@ -77,6 +82,7 @@ private:
     UpstreamClient *m_upstream;
     QList<RequestInterceptor *> m_interceptors;
     QPointer<ContainersApi> m_containers;
+    AccessPolicy m_access;
     QString m_error;
 };
 
