@@ -4,6 +4,7 @@
 #include "control/controltoken.h"
 #include "inspect/eventbus.h"
 #include "proxyservice.h"
+#include "record/flowstore.h"
 #include "signalwatcher.h"
 
 #ifdef LOOPSCOPE_HAS_UI
@@ -15,6 +16,7 @@
 #endif
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QProcessEnvironment>
 #include <QTextStream>
 
@@ -72,8 +74,22 @@ int main(int argc, char *argv[]) {
 
     SignalWatcher signals_;
     loopscope::EventBus events;
-    ProxyService service(&events);
+    // The flow store: every exchange recorded, read by the control API (and the window).
+    loopscope::FlowStoreOptions storeOptions;
+    if (!cli.dataDir.isEmpty())
+        storeOptions.path = QDir(cli.dataDir).filePath(QStringLiteral("history.sqlite3"));
+    storeOptions.secrets << config.controlToken;
+    if (!config.masterKey.isEmpty())
+        storeOptions.secrets << config.masterKey;
+    loopscope::FlowStore store(storeOptions);
     QString error;
+    if (!store.open(&error)) {
+        err << "loopscope: " << error << Qt::endl;
+        return 1;
+    }
+    store.attach(&events);
+    ProxyService service(&events);
+    service.setFlowStore(&store);
     if (!service.start(config, &error)) {
         err << "loopscope: " << error << Qt::endl;
         return 1;

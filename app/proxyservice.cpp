@@ -1,6 +1,7 @@
 #include "proxyservice.h"
 
 #include "common/futurechain.h"
+#include "control/controlapi.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
 #include "sandbox/localsandboxoptions.h"
@@ -54,6 +55,8 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
                 return;
             }
             m_registry = m_stack->registry();
+            if (m_store)
+                m_stack->controlApi()->setFlowStore(m_store);
             m_sandboxBackend = m_stack->sandboxBackendName();
             const loopscope::SandboxSelfTest health = m_stack->sandboxSelfTest();
             m_sandboxProblems = health.problems;

@@ -8,6 +8,7 @@
 
 namespace loopscope {
 class EventBus;
+class FlowStore;
 class InterceptionStack;
 class ProxyServer;
 class SandboxRegistry;
@@ -23,6 +24,8 @@ public:
     explicit ProxyService(loopscope::EventBus *events = nullptr, QObject *parent = nullptr);
     ~ProxyService() override;
 
+    // The flow store the control API reads (not owned; set before start()).
+    void setFlowStore(loopscope::FlowStore *store) { m_store = store; }
     // Creates the server in the proxy thread and listens; blocks until that is done.
     bool start(const loopscope::ProxyConfig &config, QString *error);
     QString listenUrl() const { return m_url; }
@@ -49,6 +52,7 @@ private:
     loopscope::InterceptionStack *m_stack = nullptr; // lives in m_thread, child of m_server
     loopscope::SandboxRegistry *m_registry = nullptr;
     loopscope::EventBus *m_events = nullptr;
+    loopscope::FlowStore *m_store = nullptr;
     QString m_sandboxBackend;
     QStringList m_sandboxProblems; // read and written on this object's thread only
     QStringList m_sandboxWarnings;

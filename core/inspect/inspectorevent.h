@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QByteArray>
 #include <QJsonObject>
 #include <QMetaType>
 #include <QString>
@@ -29,18 +30,20 @@ namespace loopscope {
 //
 // Flow events (issue 11; published for EVERY client exchange by ProxyServer, HttpConnection's
 // early rejections and ResponseSink; core/record's FlowRecorder folds them into flows). Headers
-// are JSON objects {lower-case name: value}, masked by SecretMasker::maskHeaders; bodies are
-// JSON when they parsed as JSON, else a string (truncated at 1 MiB with "bodyTruncated":true):
+// are JSON objects {lower-case name: value}, masked by SecretMasker::maskHeaders. Bodies and
+// chunks travel as bytes in `raw` (implicitly shared, never copied or parsed on the proxy
+// thread); the recorder makes them JSON or text:
 //  ClientRequest       method, path, query, headers, body, api ("responses"|"chat_completions"|
 //                      "models"|"containers"|"other"), model, stream (bool), identity (masked).
 //                      The first event of every flow, published before anything else happens.
-//  UpstreamRequest     pass-through only: url, method, headers, body, passThrough (true)
+//                      raw = the request body as received.
+//  UpstreamRequest     pass-through only: url, method, headers, passThrough (true); raw = body
 //  UpstreamResponse    pass-through only, when the first upstream bytes arrive: status, headers,
 //                      stream (bool), latencyMs (time to the upstream's answer); the bytes
 //                      themselves are the ClientResponse* events that follow (same bytes)
-//  ClientResponse      status, headers, stream (bool); body when not streamed (one-shot answer)
-//  ClientResponseChunk text: bytes written to the client as they were written (SSE framing
-//                      included; decoded on the store thread, never on the proxy thread)
+//  ClientResponse      status, headers, stream (bool); raw = the body of a one-shot answer
+//  ClientResponseChunk raw = bytes written to the client, as written (SSE framing included;
+//                      decoded into events on the store thread)
 //  ExchangeFinished    status (499 when the client went away first), durationMs, ttfbMs,
 //                      overheadMs, bytesSent, clientGone (bool), aborted (bool: cut mid-stream)
 //                      — the last event of every flow.
@@ -78,6 +81,7 @@ struct InspectorEvent {
     QString requestId;  // flow id; empty for events not tied to a request (sandbox expiry, logs)
     int iteration = -1; // loop iteration (0 = first upstream call), -1 when not applicable
     QJsonObject data;
+    QByteArray raw; // bodies and stream chunks of flow events (see above); empty otherwise
 
     static InspectorEvent make(Kind kind, const QString &requestId = {}, int iteration = -1,
                                const QJsonObject &data = {});

@@ -14,6 +14,7 @@ namespace loopscope {
 
 class ContainersApi;
 class ControlApi;
+class EventBus;
 class HttpServer;
 class RequestInterceptor;
 class ResponseSink;
@@ -45,7 +46,16 @@ public:
     void addInterceptor(RequestInterceptor *interceptor);
     // Serves /v1/containers (issue 5); not owned. Without it those paths pass through.
     void setContainersApi(ContainersApi *api);
+    // Serves /loopscope/v1 (control-api.md) behind the control token; not owned. Without it
+    // those routes answer 503 (after the token check).
+    void setControlApi(ControlApi *api);
     const AccessPolicy &accessPolicy() const { return m_access; }
+    // Every exchange is published on `bus` as flow events (inspect/inspectorevent.h) for the
+    // flow store; not owned. InterceptionStack sets the same bus the loop publishes on.
+    void setEventBus(EventBus *bus) { m_events = bus; }
+    EventBus *eventBus() const { return m_events; }
+    // Configured secrets (master key, model api keys): masked wherever headers are recorded.
+    QStringList secrets() const { return m_secrets; }
     UpstreamClient *upstream() const { return m_upstream; }
     HttpServer *httpServer() const { return m_http; }
     const ProxyConfig &config() const { return m_config; }
@@ -66,6 +76,8 @@ signals:
 
 private:
     void handle(const HttpRequest &request, ResponseSink *sink);
+    // Names the flow, publishes its ClientRequest and makes the sink publish its answer.
+    QString beginFlow(const HttpRequest &request, ResponseSink *sink);
     void handleModelCall(ApiSurface surface, const HttpRequest &request, const QString &path,
                          ResponseSink *sink);
     void handleModels(const HttpRequest &request, ResponseSink *sink);
@@ -74,6 +86,8 @@ private:
                      const QString &upstreamPathAndQuery, const QByteArray &body,
                      ResponseSink *sink);
     void handleControl(const HttpRequest &request, ResponseSink *sink);
+    // Runs a replayed client request as a new flow (no client socket); returns its flow id.
+    QString replay(HttpRequest request, const QString &replayOf);
     UpstreamRoute withClientAuth(UpstreamRoute route, const HttpRequest &request) const;
     bool authorized(const HttpRequest &request) const;
 
@@ -82,8 +96,11 @@ private:
     UpstreamClient *m_upstream;
     QList<RequestInterceptor *> m_interceptors;
     QPointer<ContainersApi> m_containers;
+    QPointer<ControlApi> m_control;
     AccessPolicy m_access;
     QString m_error;
+    EventBus *m_events = nullptr;
+    QStringList m_secrets;
 };
 
 } // namespace loopscope

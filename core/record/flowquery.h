@@ -15,11 +15,11 @@ class StoreDatabase;
 
 // GET /loopscope/v1/flows parameters (docs: ../shared/spec/control-api.md, "Flows").
 struct FlowFilter {
-    int limit = 50;      // clamped to 1..1000
-    QString before;      // flow id: only flows started before it (paging, newest first)
-    QString q;           // full-text search over path, model, ids, bodies, code, stdout, stderr
-    QString runId;       // only this run
-    QString state;       // running|paused|completed|failed
+    int limit = 50; // clamped to 1..1000
+    QString before; // flow id: only flows started before it (paging, newest first)
+    QString q;      // full-text search over path, model, ids, bodies, code, stdout, stderr
+    QString runId;  // only this run
+    QString state;  // running|paused|completed|failed
 };
 
 // The one read interface over "running flows + store": the window, the control API and MCP all

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "record/flowquery.h"
+#include "record/modelprice.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -16,20 +17,14 @@ class FlowRecorder;
 class StoreDatabase;
 class StoreWriter;
 
-// LiteLLM's model_info prices for one client-facing model name (USD per token).
-struct ModelPrice {
-    double inputPerToken = 0;
-    double outputPerToken = 0;
-};
-
 struct FlowStoreOptions {
     // SQLite file (WAL). Empty with inMemory=false → <AppDataLocation>/history.sqlite3.
     QString path;
-    bool inMemory = false; // --no-history: same store, never touches disk
-    int maxDays = 14;      // history.max_days
+    bool inMemory = false;                 // --no-history: same store, never touches disk
+    int maxDays = 14;                      // history.max_days
     qint64 maxBytes = 500LL * 1024 * 1024; // history.max_mb
-    int batchIntervalMs = 100; // writer tick; a batch is at most this old (≤ 200 ms)
-    QHash<QString, ModelPrice> prices; // model_list model_name → model_info prices
+    int batchIntervalMs = 100;             // writer tick; a batch is at most this old (≤ 200 ms)
+    QHash<QString, ModelPrice> prices;     // model_list model_name → model_info prices
     QStringList secrets; // configured secrets masked in recorded headers (master key, api keys)
 };
 
@@ -55,7 +50,7 @@ public:
     const FlowQuery *query() const { return m_query.get(); }
 
     // Writes; any thread except the store thread (they run there and block until done).
-    int clear();                                         // → number of flows removed
+    int clear();                                          // → number of flows removed
     int importFlows(const QList<QJsonObject> &fullFlows); // "imported":true, read-only
     // Waits until every event published before this call is folded in and every finished
     // flow is committed (tests, shutdown, benchmarks).
