@@ -55,13 +55,16 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         QStringLiteral("Let web pages from ORIGIN (e.g. https://app.example:8443) call Loopscope "
                        "(CORS). Loopback origins are always allowed. Repeatable."),
         QStringLiteral("ORIGIN"));
-    const QCommandLineOption dataDir(QStringLiteral("data-dir"),
-                                     QStringLiteral("Directory for Loopscope's files (control "
-                                                    "token, history). Default: the platform's "
-                                                    "app data directory."),
-                                     QStringLiteral("DIR"));
-    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, controlToken,
-                       allowOrigin, dataDir});
+    const QCommandLineOption dataDir(
+        QStringLiteral("data-dir"),
+        QStringLiteral("Directory for the flow history (history.sqlite3) and the control token; "
+                       "default: the platform's application data directory."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption noHistory(QStringLiteral("no-history"),
+                                       QStringLiteral("Keep the flow history in memory only "
+                                                      "(nothing written to disk)."));
+    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, dataDir,
+                       noHistory, controlToken, allowOrigin});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -106,10 +109,11 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         if (!c.loadFile(path, QProcessEnvironment::systemEnvironment(), &error))
             return fail(QStringLiteral("config error in %1: %2").arg(path, error));
     }
+    c.dataDir = parser.value(dataDir);
+    c.noHistory = parser.isSet(noHistory);
     cli.controlToken = parser.value(controlToken);
     if (parser.isSet(controlToken) && cli.controlToken.trimmed().isEmpty())
         return fail(QStringLiteral("--control-token: must not be empty"));
-    cli.dataDir = parser.value(dataDir);
     for (const QString &origin : parser.values(allowOrigin)) {
         if (AccessPolicy::normalizeOrigin(origin.toUtf8()).isEmpty())
             return fail(QStringLiteral("--allow-origin: '%1' is not an origin "

@@ -11,7 +11,6 @@ struct CommandLine {
     loopscope::ProxyConfig config;
     bool headless = false;
     QString controlToken; // --control-token (wins over env and config; see ControlToken)
-    QString dataDir;      // --data-dir (empty → AppDataLocation)
     QString error;        // one line, when parsing failed
     int exitCode = 0;     // 2 for usage and config errors
 

@@ -4,7 +4,6 @@
 #include "control/controltoken.h"
 #include "inspect/eventbus.h"
 #include "proxyservice.h"
-#include "record/flowstore.h"
 #include "signalwatcher.h"
 
 #ifdef LOOPSCOPE_HAS_UI
@@ -16,7 +15,6 @@
 #endif
 
 #include <QCoreApplication>
-#include <QDir>
 #include <QProcessEnvironment>
 #include <QTextStream>
 
@@ -67,29 +65,15 @@ int main(int argc, char *argv[]) {
     loopscope::ProxyConfig config = cli.config;
     const loopscope::ControlToken token =
         loopscope::ControlToken::resolve(cli.controlToken, config.controlToken,
-                                         QProcessEnvironment::systemEnvironment(), cli.dataDir);
+                                         QProcessEnvironment::systemEnvironment(), config.dataDir);
     config.controlToken = QString::fromUtf8(token.token);
     if (!token.error.isEmpty())
         err << "loopscope: WARNING: control token not saved: " << token.error << Qt::endl;
 
     SignalWatcher signals_;
     loopscope::EventBus events;
-    // The flow store: every exchange recorded, read by the control API (and the window).
-    loopscope::FlowStoreOptions storeOptions;
-    if (!cli.dataDir.isEmpty())
-        storeOptions.path = QDir(cli.dataDir).filePath(QStringLiteral("history.sqlite3"));
-    storeOptions.secrets << config.controlToken;
-    if (!config.masterKey.isEmpty())
-        storeOptions.secrets << config.masterKey;
-    loopscope::FlowStore store(storeOptions);
-    QString error;
-    if (!store.open(&error)) {
-        err << "loopscope: " << error << Qt::endl;
-        return 1;
-    }
-    store.attach(&events);
     ProxyService service(&events);
-    service.setFlowStore(&store);
+    QString error;
     if (!service.start(config, &error)) {
         err << "loopscope: " << error << Qt::endl;
         return 1;

@@ -22,7 +22,11 @@ namespace loopscope {
 InterceptionStack::InterceptionStack(ProxyServer *server, EventBus *events, QObject *parent)
     : QObject(parent)
     , m_server(server)
-    , m_events(events) {}
+    , m_events(events) {
+    // One bus for the front's flow events and the loop's: the flow store folds both.
+    if (server && events && !server->eventBus())
+        server->setEventBus(events);
+}
 
 InterceptionStack::~InterceptionStack() = default;
 
@@ -93,6 +97,7 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
     m_server->setContainersApi(m_containers);
     m_control = new ControlApi(m_events, this);
     m_control->setRegistry(m_registry);
+    m_control->setFlowStore(m_server->flowStore());
     m_server->setControlApi(m_control);
     if (m_events && !m_server->eventBus())
         m_server->setEventBus(m_events); // every exchange becomes a flow

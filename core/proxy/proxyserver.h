@@ -15,6 +15,7 @@ namespace loopscope {
 class ContainersApi;
 class ControlApi;
 class EventBus;
+class FlowStore;
 class HttpServer;
 class RequestInterceptor;
 class ResponseSink;
@@ -54,6 +55,9 @@ public:
     // flow store; not owned. InterceptionStack sets the same bus the loop publishes on.
     void setEventBus(EventBus *bus) { m_events = bus; }
     EventBus *eventBus() const { return m_events; }
+    // The flow history the control API reads (record/flowstore.h); not owned, may be null.
+    void setFlowStore(FlowStore *store) { m_store = store; }
+    FlowStore *flowStore() const { return m_store; }
     // Configured secrets (master key, model api keys): masked wherever headers are recorded.
     QStringList secrets() const { return m_secrets; }
     UpstreamClient *upstream() const { return m_upstream; }
@@ -100,6 +104,7 @@ private:
     AccessPolicy m_access;
     QString m_error;
     EventBus *m_events = nullptr;
+    FlowStore *m_store = nullptr;
     QStringList m_secrets;
 };
 

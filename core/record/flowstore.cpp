@@ -55,11 +55,11 @@ bool FlowStore::open(QString *error) {
         return true;
     m_db = std::make_unique<StoreDatabase>(m_options.path, m_options.inMemory);
     m_thread.start();
-    QObject anchor;
-    anchor.moveToThread(&m_thread);
+    auto *anchor = new QObject;
+    anchor->moveToThread(&m_thread);
     bool ok = false;
     QMetaObject::invokeMethod(
-        &anchor,
+        anchor,
         [this, &ok, error] {
             if (!m_db->openWriter(error))
                 return;
@@ -72,7 +72,7 @@ bool FlowStore::open(QString *error) {
             ok = true;
         },
         Qt::BlockingQueuedConnection);
-    anchor.moveToThread(thread()); // back, so it is destroyed where it lives
+    anchor->deleteLater(); // on the store thread, where it lives
     if (!ok) {
         m_thread.quit();
         m_thread.wait();
