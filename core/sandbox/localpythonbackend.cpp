@@ -1,6 +1,7 @@
 #include "sandbox/localpythonbackend.h"
 
 #include "sandbox/localsandboxprocess.h"
+#include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -47,6 +48,7 @@ void finish(const RunPromise &promise, Outcome<ExecutionResult> outcome) {
 struct LocalPythonBackend::PendingRun {
     QString code;
     RunPromise promise;
+    std::shared_ptr<SandboxOutputCoalescer> live; // null without a sink
 };
 
 struct LocalPythonBackend::Sandbox {
@@ -289,8 +291,10 @@ QFuture<Outcome<SandboxHandle>> LocalPythonBackend::create(const SandboxParams &
         });
 }
 
-QFuture<Outcome<ExecutionResult>>
-LocalPythonBackend::run(const SandboxHandle &handle, const QString &code, const SandboxParams &) {
+QFuture<Outcome<ExecutionResult>> LocalPythonBackend::run(const SandboxHandle &handle,
+                                                          const QString &code,
+                                                          const SandboxParams &,
+                                                          const SandboxOutputSink &onOutput) {
     if (m_shutdown)
         return readyFailure<ExecutionResult>(QStringLiteral("the local sandbox backend shut down"));
     Sandbox *sandbox = find(handle.id);
@@ -300,7 +304,17 @@ LocalPythonBackend::run(const SandboxHandle &handle, const QString &code, const 
                 .arg(handle.id));
     auto promise = std::make_shared<QPromise<Outcome<ExecutionResult>>>();
     promise->start();
-    sandbox->queue.append(PendingRun{code, promise});
+    std::shared_ptr<SandboxOutputCoalescer> live;
+    if (onOutput && m_options.liveOutputCapBytes > 0) {
+        // The driver coalesces and caps already; this bounds what reaches the sink even if the
+        // sandbox ignores that (slack for the driver's own cap notice).
+        SandboxOutputCoalescer::Limits limits;
+        limits.intervalMs = m_options.liveOutputIntervalMs;
+        limits.chunkBytes = m_options.liveOutputChunkBytes;
+        limits.capBytes = m_options.liveOutputCapBytes + 1024;
+        live = std::make_shared<SandboxOutputCoalescer>(onOutput, limits);
+    }
+    sandbox->queue.append(PendingRun{code, promise, live});
     pump(handle.id);
     return promise->future();
 }
@@ -339,8 +353,20 @@ void LocalPythonBackend::pump(const QString &sandboxId) {
         }
         const int count = ++sandbox->runs;
         const QString notice = std::exchange(sandbox->resetNotice, QString());
-        process->execute(next.code, m_options.timeoutMs)
+        SandboxOutputSink sink;
+        if (next.live) {
+            const std::weak_ptr<SandboxOutputCoalescer> live = next.live;
+            sink = [live](const QString &stream, const QString &text) {
+                if (const auto coalescer = live.lock())
+                    coalescer->add(stream, text);
+            };
+            if (!notice.isEmpty())
+                next.live->add(QStringLiteral("stderr"), notice);
+        }
+        process->execute(next.code, m_options.timeoutMs, sink)
             .then(this, [this, sandboxId, next, count, notice](Outcome<ExecutionResult> outcome) {
+                if (next.live)
+                    next.live->finish(); // every chunk before the result
                 if (outcome.ok()) {
                     outcome.value.executionCount = count;
                     if (!notice.isEmpty())

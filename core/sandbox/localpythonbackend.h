@@ -48,8 +48,10 @@ public:
     QString provider() const override { return QStringLiteral("local"); }
 
     QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) override;
+    // Live output: see LocalSandboxOptions::liveOutput*.
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
-                                          const SandboxParams &params) override;
+                                          const SandboxParams &params,
+                                          const SandboxOutputSink &onOutput = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 

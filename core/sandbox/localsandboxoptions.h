@@ -20,6 +20,13 @@ struct LocalSandboxOptions {
     qint64 stdoutCapBytes = 1 * kMiB; // enforced inside the sandbox, with a visible marker
     qint64 stderrCapBytes = 1 * kMiB;
 
+    // Live output of a run (SandboxBackend::run's sink): the driver sends what the code prints
+    // once the oldest unsent byte is liveOutputIntervalMs old or liveOutputChunkBytes piled up,
+    // and stops after liveOutputCapBytes per run (0: no live output); the result keeps it all.
+    int liveOutputIntervalMs = 50;
+    int liveOutputChunkBytes = 4096;
+    qint64 liveOutputCapBytes = 256 * 1024;
+
     // Resource limits (setrlimit) of every process in the sandbox.
     qint64 memoryLimitBytes = 1024 * kMiB; // RLIMIT_AS: allocations beyond it raise MemoryError
     int cpuLimitSeconds = 600;             // RLIMIT_CPU per process, cumulative over all runs

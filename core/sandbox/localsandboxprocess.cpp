@@ -2,11 +2,13 @@
 
 #include "sandbox/bubblewrapcommand.h"
 #include "sandbox/localsandboxseccomp.h"
+#include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QDir>
 #include <QFile>
 #include <QJsonObject>
 #include <QLoggingCategory>
+#include <QPointer>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -219,6 +221,9 @@ void LocalSandboxProcess::start() {
         {QStringLiteral("workdir"), launch.sandboxWorkDir},
         // Without bwrap's user namespace the process count is per uid, machine-wide.
         {QStringLiteral("shared_uid"), !m_isolated},
+        {QStringLiteral("live_interval_ms"), m_options.liveOutputIntervalMs},
+        {QStringLiteral("live_chunk_bytes"), m_options.liveOutputChunkBytes},
+        {QStringLiteral("live_cap_bytes"), liveCapBytes()},
     };
     m_process->write(LocalSandboxFrameCodec::encode(config));
 }
@@ -230,7 +235,14 @@ void LocalSandboxProcess::failEarly(const QString &reason) {
         this, [this, reason] { markExited(reason); }, Qt::QueuedConnection);
 }
 
-QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &code, int timeoutMs) {
+qint64 LocalSandboxProcess::liveCapBytes() const {
+    // A live-output frame must fit the decoder's frame cap like every other frame.
+    return qBound<qint64>(0, m_options.liveOutputCapBytes,
+                          qMax(m_options.stdoutCapBytes, m_options.stderrCapBytes));
+}
+
+QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &code, int timeoutMs,
+                                                               const SandboxOutputSink &onOutput) {
     if (m_state != State::Ready) {
         return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(
             m_state == State::Running
@@ -242,6 +254,9 @@ QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &co
     m_run = std::make_unique<QPromise<Outcome<ExecutionResult>>>();
     m_run->start();
     ++m_runId;
+    m_liveSink = onOutput;
+    for (QStringDecoder &decoder : m_liveDecoders)
+        decoder = QStringDecoder(QStringDecoder::Utf8);
     m_runTimeoutMs = timeoutMs;
     m_runClock.start();
     m_process->write(LocalSandboxFrameCodec::encode({
@@ -327,8 +342,11 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
         if (m_pendingStreams.size() < 2)
             return;
         const QJsonObject header = *std::exchange(m_pendingHeader, std::nullopt);
-        if (header.value(QStringLiteral("op")).toString() == QLatin1String("result")) {
+        const QString op = header.value(QStringLiteral("op")).toString();
+        if (op == QLatin1String("result")) {
             finishRun(header);
+        } else if (op == QLatin1String("output")) {
+            deliverLiveOutput(header);
         } else if (m_state == State::Running &&
                    header.value(QStringLiteral("id")).toInteger() == m_runId) {
             ExecutionResult partial;
@@ -353,8 +371,10 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
     }
     const bool currentRun = m_state == State::Running && m_run &&
                             frame->value(QStringLiteral("id")).toInteger() == m_runId;
-    // A partial may also arrive just after its run finished; its output frames are then dropped.
-    if ((op == QLatin1String("result") && currentRun) || op == QLatin1String("partial")) {
+    // A partial (or live output) may also arrive just after its run finished, e.g. after a
+    // timeout; its output frames are then dropped.
+    if ((op == QLatin1String("result") && currentRun) || op == QLatin1String("partial") ||
+        op == QLatin1String("output")) {
         m_pendingHeader = frame;
         m_pendingStreams.clear();
         return;
@@ -370,6 +390,28 @@ void LocalSandboxProcess::applyOutput(const QJsonObject &header, ExecutionResult
     result.stderrTruncated = header.value(QStringLiteral("stderr_truncated")).toBool();
 }
 
+void LocalSandboxProcess::deliverLiveOutput(const QJsonObject &header) {
+    if (m_state != State::Running || !m_liveSink ||
+        header.value(QStringLiteral("id")).toInteger() != m_runId)
+        return;
+    const bool capped = header.value(QStringLiteral("capped")).toBool();
+    const QString streams[2] = {QStringLiteral("stdout"), QStringLiteral("stderr")};
+    QString texts[2];
+    for (int i = 0; i < 2; ++i)
+        texts[i] = m_liveDecoders[i].decode(m_pendingStreams.at(i));
+    if (capped) {
+        // The driver stopped streaming this run: say so where the output ended.
+        texts[texts[1].isEmpty() ? 0 : 1] += SandboxOutputCoalescer::capNotice(liveCapBytes());
+    }
+    // The sink may reach far (events, the window); it must not find this object gone after.
+    const QPointer<LocalSandboxProcess> self(this);
+    const SandboxOutputSink sink = m_liveSink;
+    for (int i = 0; i < 2 && self; ++i) {
+        if (!texts[i].isEmpty())
+            sink(streams[i], texts[i]);
+    }
+}
+
 void LocalSandboxProcess::finishRun(const QJsonObject &header) {
     m_runTimer.stop();
     ExecutionResult result;
@@ -383,6 +425,7 @@ void LocalSandboxProcess::finishRun(const QJsonObject &header) {
     }
     result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
     m_partial.reset();
+    m_liveSink = {};
     m_state = State::Ready;
     auto run = std::move(m_run);
     run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
@@ -450,6 +493,7 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
             QStringLiteral("the sandbox interpreter failed to start: ") + reason));
         m_ready.finish();
     }
+    m_liveSink = {};
     if (m_run) {
         auto run = std::move(m_run);
         if (m_killReason == KillReason::Requested) {

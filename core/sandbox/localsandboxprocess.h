@@ -3,6 +3,7 @@
 #include "common/outcome.h"
 #include "sandbox/localsandboxframecodec.h"
 #include "sandbox/localsandboxoptions.h"
+#include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxtypes.h"
 
 #include <QElapsedTimer>
@@ -10,6 +11,7 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPromise>
+#include <QStringDecoder>
 #include <QTimer>
 
 #include <memory>
@@ -54,8 +56,11 @@ public:
     // Runs `code`; requires state() == Ready. Finishes with the driver's result; with a
     // TimeoutError result after `timeoutMs` (the tree is killed and this process is then Exited);
     // with an InterpreterExited result when user code kills its own interpreter; or with an
-    // error when kill() ends the run.
-    QFuture<Outcome<ExecutionResult>> execute(const QString &code, int timeoutMs);
+    // error when kill() ends the run. `onOutput` gets what the run prints while it runs, as the
+    // driver sends it (coalesced and capped there, LocalSandboxOptions::liveOutput*), always
+    // before the future finishes.
+    QFuture<Outcome<ExecutionResult>> execute(const QString &code, int timeoutMs,
+                                              const SandboxOutputSink &onOutput = {});
 
     // Kills the whole tree; exited() follows once it is reaped. Idempotent.
     void kill();
@@ -73,10 +78,12 @@ private:
     void handleFrame(const QByteArray &payload);
     void finishRun(const QJsonObject &header);
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
+    void deliverLiveOutput(const QJsonObject &header);
     void killTree(KillReason reason);
     void markExited(const QString &reason, bool notify = true);
     void failEarly(const QString &reason);
     QString describeExit(int exitCode, bool crashed) const;
+    qint64 liveCapBytes() const;
 
     LocalSandboxOptions m_options;
     bool m_isolated;
@@ -98,6 +105,8 @@ private:
     QList<QByteArray> m_pendingStreams;
     std::optional<ExecutionResult> m_partial; // output so far of a run about to time out
     qint64 m_runId = 0;
+    SandboxOutputSink m_liveSink;     // of the run in flight
+    QStringDecoder m_liveDecoders[2]; // chunks may end inside a UTF-8 sequence
     int m_runTimeoutMs = 0;
     QElapsedTimer m_runClock;
     QTimer m_runTimer;

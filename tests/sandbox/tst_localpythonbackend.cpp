@@ -4,6 +4,7 @@
 #include "sandboxprocessscan.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTcpServer>
@@ -41,6 +42,9 @@ private slots:
     void printedFramesCannotForgeAResult();
     void outputIsUtf8Safe();
     void runsOnOneSandboxAreQueuedInOrder();
+    void liveOutputArrivesWhileTheCodeRuns();
+    void liveOutputIsBoundedInRateAndSize();
+    void liveOutputOfAQuickRunIsOptional();
 
     void escapeIsRefused_data();
     void escapeIsRefused();
@@ -293,6 +297,146 @@ void TestLocalPythonBackend::printedFramesCannotForgeAResult() {
     QVERIFY(next.ok());
     QCOMPARE(next.value.stdoutText, QStringLiteral("next\n"));
     QCOMPARE(next.value.executionCount, 2);
+}
+
+namespace {
+struct LiveChunk {
+    QString stream;
+    QString text;
+    bool runFinished = false; // the run's future, when the chunk arrived
+};
+} // namespace
+
+void TestLocalPythonBackend::liveOutputArrivesWhileTheCodeRuns() {
+    backend();
+    const SandboxHandle sandbox = create();
+    QList<LiveChunk> chunks;
+    QFuture<Outcome<ExecutionResult>> future;
+    future = m_backend->run(
+        sandbox,
+        QStringLiteral("import os, sys, time\n"
+                       "for i in range(3):\n"
+                       "    print(i, flush=True)\n"
+                       "    print('err', i, file=sys.stderr)\n"
+                       "    os.write(1, b'fd%d\\n' % i)\n" // below Python: the fd drain
+                       "    time.sleep(0.5)\n"
+                       "print('h\u00e9 \U0001F600 done')\n"),
+        {}, [&](const QString &stream, const QString &text) {
+            chunks.append({stream, text, future.isFinished()});
+        });
+    // The first chunk comes while the code still sleeps in its loop.
+    QTRY_VERIFY_WITH_TIMEOUT(!chunks.isEmpty() || future.isFinished(), kWaitMs);
+    QVERIFY2(!chunks.isEmpty(), "the run finished before any live output arrived");
+    QVERIFY(!chunks.first().runFinished);
+    const Outcome<ExecutionResult> r = awaitFuture(future, kWaitMs);
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(!r.value.error);
+    QString liveOut;
+    QString liveErr;
+    for (const LiveChunk &chunk : std::as_const(chunks)) {
+        QVERIFY(!chunk.runFinished); // every chunk before the result
+        QVERIFY(chunk.stream == QLatin1String("stdout") || chunk.stream == QLatin1String("stderr"));
+        (chunk.stream == QLatin1String("stdout") ? liveOut : liveErr) += chunk.text;
+    }
+    // The final output is unchanged, and the chunks of a streaming run add up to it.
+    QCOMPARE(r.value.stdoutText, QStringLiteral("0\nfd0\n1\nfd1\n2\nfd2\nhé 😀 done\n"));
+    QCOMPARE(r.value.stderrText, QStringLiteral("err 0\nerr 1\nerr 2\n"));
+    QCOMPARE(liveOut, r.value.stdoutText);
+    QCOMPARE(liveErr, r.value.stderrText);
+
+    // The next run on the same sandbox streams again, from its own first byte.
+    QList<LiveChunk> second;
+    future = m_backend->run(sandbox,
+                            QStringLiteral("import time\nprint('again', flush=True)\n"
+                                           "time.sleep(0.5)"),
+                            {}, [&](const QString &stream, const QString &text) {
+                                second.append({stream, text, future.isFinished()});
+                            });
+    const Outcome<ExecutionResult> again = awaitFuture(future, kWaitMs);
+    QVERIFY(again.ok());
+    QCOMPARE(again.value.stdoutText, QStringLiteral("again\n"));
+    QCOMPARE(second.size(), 1);
+    QCOMPARE(second.first().text, QStringLiteral("again\n"));
+    QVERIFY(!second.first().runFinished);
+}
+
+void TestLocalPythonBackend::liveOutputIsBoundedInRateAndSize() {
+    LocalSandboxOptions options = testOptions();
+    options.liveOutputCapBytes = 64 * 1024;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    // ~590 KB in 100,000 prints as fast as Python goes, then a pause the stream must not fill.
+    QList<LiveChunk> chunks;
+    QFuture<Outcome<ExecutionResult>> future;
+    QElapsedTimer clock;
+    clock.start();
+    future = m_backend->run(sandbox,
+                            QStringLiteral("import time\nfor i in range(100000):\n    print(i)\n"
+                                           "time.sleep(0.3)\nprint('end')"),
+                            {}, [&](const QString &stream, const QString &text) {
+                                chunks.append({stream, text, future.isFinished()});
+                            });
+    const Outcome<ExecutionResult> r = awaitFuture(future, kWaitMs);
+    const qint64 elapsedMs = clock.elapsed();
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QString expected;
+    for (int i = 0; i < 100000; ++i)
+        expected += QString::number(i) + QLatin1Char('\n');
+    expected += QStringLiteral("end\n");
+    QCOMPARE(r.value.stdoutText, expected); // the result keeps everything (under the 1 MiB cap)
+    QVERIFY(!r.value.stdoutTruncated);
+
+    QVERIFY(!chunks.isEmpty());
+    QString live;
+    for (const LiveChunk &chunk : std::as_const(chunks)) {
+        QVERIFY(!chunk.runFinished);
+        QCOMPARE(chunk.stream, QStringLiteral("stdout"));
+        live += chunk.text;
+    }
+    // Size: the cap, then one notice, then nothing (not even "end").
+    const QString notice = QStringLiteral("[loopscope: live output stopped after 65536 bytes");
+    QVERIFY2(live.endsWith(QStringLiteral("comes with its result]\n")),
+             qPrintable(live.right(200)));
+    QCOMPARE(live.count(notice), 1);
+    const QString streamed = live.left(live.indexOf(notice)).chopped(1); // the notice's "\n"
+    QCOMPARE(streamed.toUtf8().size(), 64 * 1024);
+    QVERIFY(expected.startsWith(streamed));
+    // Rate: each chunk is either >= 4 KiB or the first after >= 50 ms of quiet, so there can be
+    // no more than cap / 4 KiB + elapsed / 50 ms of them (plus the notice).
+    const qint64 bound = 64 * 1024 / 4096 + elapsedMs / 50 + 2;
+    QVERIFY2(chunks.size() <= bound,
+             qPrintable(QStringLiteral("%1 chunks in %2 ms").arg(chunks.size()).arg(elapsedMs)));
+
+    // A later run on the same sandbox streams again (the cap is per run).
+    QList<LiveChunk> next;
+    future = m_backend->run(sandbox,
+                            QStringLiteral("import time\nprint('x', flush=True)\n"
+                                           "time.sleep(0.3)"),
+                            {}, [&](const QString &stream, const QString &text) {
+                                next.append({stream, text, future.isFinished()});
+                            });
+    QVERIFY(awaitFuture(future, kWaitMs).ok());
+    QCOMPARE(next.size(), 1);
+    QCOMPARE(next.first().text, QStringLiteral("x\n"));
+}
+
+void TestLocalPythonBackend::liveOutputOfAQuickRunIsOptional() {
+    // A run that ends within the coalescing interval may send no chunk at all; whatever it
+    // sends still precedes the result and never adds to it. Live output off: nothing at all.
+    LocalSandboxOptions options = testOptions();
+    options.liveOutputCapBytes = 0;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    int calls = 0;
+    const auto r =
+        awaitFuture(m_backend->run(sandbox,
+                                   QStringLiteral("import time\nprint(1, flush=True)\n"
+                                                  "time.sleep(0.3)\nprint(2)"),
+                                   {}, [&](const QString &, const QString &) { ++calls; }),
+                    kWaitMs);
+    QVERIFY(r.ok());
+    QCOMPARE(r.value.stdoutText, QStringLiteral("1\n2\n"));
+    QCOMPARE(calls, 0);
 }
 
 void TestLocalPythonBackend::outputIsUtf8Safe() {
