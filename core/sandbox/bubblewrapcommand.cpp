@@ -48,7 +48,8 @@ QStringList BubblewrapCommand::pythonArguments(const LocalSandboxOptions &option
             QString::fromLatin1(kBootstrap), processMarker()};
 }
 
-QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int seccompFd) {
+QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int seccompFd,
+                                              int infoFd) {
     QStringList args{
         // Every namespace, including the network: only the sandbox's own loopback remains.
         QStringLiteral("--unshare-all"),
@@ -100,6 +101,8 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     args << QStringLiteral("--chdir") << sandboxWorkDir();
     if (seccompFd >= 0)
         args << QStringLiteral("--seccomp") << QString::number(seccompFd);
+    if (infoFd >= 0)
+        args << QStringLiteral("--info-fd") << QString::number(infoFd);
     args << QStringLiteral("--clearenv");
     for (const QString &entry : sandboxEnvironment(sandboxWorkDir(), QStringLiteral("/tmp"))) {
         const qsizetype eq = entry.indexOf(QLatin1Char('='));
@@ -110,10 +113,11 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     return args;
 }
 
-LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options, int seccompFd) {
+LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options, int seccompFd,
+                                               int infoFd) {
     LocalSandboxLaunch launch;
     launch.program = options.bwrapPath;
-    launch.arguments = bwrapArguments(options, seccompFd);
+    launch.arguments = bwrapArguments(options, seccompFd, infoFd);
     // bwrap clears the environment for the sandbox itself; bwrap needs nothing from ours either.
     launch.environment = {QStringLiteral("PATH=/usr/bin:/bin")};
     launch.sandboxWorkDir = sandboxWorkDir();

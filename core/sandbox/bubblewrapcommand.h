@@ -35,10 +35,13 @@ public:
     static QStringList pythonArguments(const LocalSandboxOptions &options);
 
     // bwrap arguments up to and including the interpreter command line. `seccompFd` (if >= 0) is
-    // an inherited fd holding LocalSandboxSeccomp::program().
-    static QStringList bwrapArguments(const LocalSandboxOptions &options, int seccompFd = -1);
+    // an inherited fd holding LocalSandboxSeccomp::program(); bwrap writes {"child-pid": N}, the
+    // host pid of the sandbox's PID-namespace init, to `infoFd` (if >= 0).
+    static QStringList bwrapArguments(const LocalSandboxOptions &options, int seccompFd = -1,
+                                      int infoFd = -1);
 
-    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int seccompFd = -1);
+    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int seccompFd = -1,
+                                       int infoFd = -1);
     static LocalSandboxLaunch unisolated(const LocalSandboxOptions &options,
                                          const QString &hostWorkDir);
 };

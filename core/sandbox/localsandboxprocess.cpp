@@ -6,10 +6,12 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 
 #include <csignal>
@@ -87,6 +89,14 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
     m_runTimer.setSingleShot(true);
     connect(&m_startTimer, &QTimer::timeout, this, [this] { killTree(KillReason::StartTimeout); });
     connect(&m_runTimer, &QTimer::timeout, this, [this] { killTree(KillReason::Timeout); });
+    m_reapTimer.setSingleShot(true);
+    connect(&m_reapTimer, &QTimer::timeout, this, [this] {
+        if (m_process && m_process->state() != QProcess::NotRunning) {
+            if (m_pid > 0)
+                ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
+            m_process->kill();
+        }
+    });
 }
 
 LocalSandboxProcess::~LocalSandboxProcess() {
@@ -94,12 +104,20 @@ LocalSandboxProcess::~LocalSandboxProcess() {
         // No signals into a half-destroyed owner: finish everything by hand.
         m_process->disconnect(this);
         if (m_process->state() != QProcess::NotRunning) {
-            if (m_pid > 0)
-                ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
-            m_process->kill();
-            m_process->waitForFinished(5000);
+            // The namespace init first, so the outer bwrap (our child) reaps it and exits; killing
+            // the outer one first would orphan the init as a zombie nobody reaps.
+            if (namespaceInitPid() > 0 && ::kill(static_cast<pid_t>(m_nsInitPid), SIGKILL) == 0)
+                m_process->waitForFinished(2000);
+            if (m_process->state() != QProcess::NotRunning) {
+                if (m_pid > 0)
+                    ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
+                m_process->kill();
+                m_process->waitForFinished(5000);
+            }
         }
     }
+    if (m_infoFd >= 0)
+        ::close(m_infoFd);
     if (m_killReason == KillReason::None)
         m_killReason = KillReason::Requested;
     if (m_state != State::Exited)
@@ -110,7 +128,7 @@ qint64 LocalSandboxProcess::processId() const {
     return m_pid;
 }
 
-void LocalSandboxProcess::start() {
+void LocalSandboxProcess::start(int nice) {
     Q_ASSERT(m_state == State::NotStarted);
     m_state = State::Starting;
     m_ready.start();
@@ -118,6 +136,7 @@ void LocalSandboxProcess::start() {
     const bool dropPrivileges = ::geteuid() == 0;
     LocalSandboxLaunch launch;
     int seccompFd = -1;
+    int infoWriteFd = -1;
     if (m_isolated) {
         if (m_options.seccompFilter && LocalSandboxSeccomp::supported()) {
             seccompFd = LocalSandboxSeccomp::createProgramFd();
@@ -126,7 +145,15 @@ void LocalSandboxProcess::start() {
                 return;
             }
         }
-        launch = BubblewrapCommand::isolated(m_options, seccompFd);
+        int info[2];
+        if (::pipe2(info, O_CLOEXEC | O_NONBLOCK) == 0) {
+            m_infoFd = info[0];
+            infoWriteFd = info[1];
+            // bwrap's own write must not fail on a full pipe or block: it is tiny, and blocking
+            // writes are what bwrap expects.
+            ::fcntl(infoWriteFd, F_SETFL, ::fcntl(infoWriteFd, F_GETFL) & ~O_NONBLOCK);
+        }
+        launch = BubblewrapCommand::isolated(m_options, seccompFd, infoWriteFd);
     } else {
         m_hostWorkDir = std::make_unique<QTemporaryDir>(
             QDir::tempPath() + QStringLiteral("/loopscope-sandbox-XXXXXX"));
@@ -168,6 +195,8 @@ void LocalSandboxProcess::start() {
     // set inside bwrap's user namespace it is counted per sandbox.
     m_process->setChildProcessModifier([=] {
         ::setsid(); // own process group: the whole group is killed with one kill(-pid)
+        if (nice > 0)
+            ::setpriority(PRIO_PROCESS, 0, nice); // inherited by bwrap, python and its threads
         // RLIMIT_AS is per process and there are no cgroups to cap a sandbox as a whole, so
         // make sandbox processes the kernel's first choice if memory runs out, not the app.
         // Done before dropping privileges: after setuid /proc/self is no longer ours to write.
@@ -192,6 +221,8 @@ void LocalSandboxProcess::start() {
         ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
         if (seccompFd >= 0)
             ::fcntl(seccompFd, F_SETFD, 0);
+        if (infoWriteFd >= 0)
+            ::fcntl(infoWriteFd, F_SETFD, 0);
     });
 
     connect(m_process, &QProcess::readyReadStandardOutput, this, &LocalSandboxProcess::onStdout);
@@ -210,6 +241,8 @@ void LocalSandboxProcess::start() {
     m_pid = m_process->processId(); // known once start() returns; 0 if it failed
     if (seccompFd >= 0)
         ::close(seccompFd); // the child has its copy (QProcess forks inside start())
+    if (infoWriteFd >= 0)
+        ::close(infoWriteFd);
     // Queued in QProcess's write buffer until the pipe accepts it.
     m_process->write(LocalSandboxFrameCodec::encodeRaw(driverSource()));
     QJsonObject config{
@@ -307,9 +340,68 @@ void LocalSandboxProcess::killTree(KillReason reason) {
         m_killReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    // Killing the PID-namespace init kills every process in the sandbox at once, and its parent,
+    // the outer bwrap, reaps it and exits. Killing the outer bwrap first would leave the init
+    // orphaned for a moment, a `[bwrap] <defunct>` whenever the reaper of orphans is slow or
+    // absent. The outer one gets SIGKILL too if it has not gone shortly after.
+    if (namespaceInitPid() > 0 && ::kill(static_cast<pid_t>(m_nsInitPid), SIGKILL) == 0) {
+        if (!m_reapTimer.isActive())
+            m_reapTimer.start(2000);
+        return;
+    }
     if (m_pid > 0)
         ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
     m_process->kill();
+}
+
+void LocalSandboxProcess::readInfo() {
+    if (m_infoFd < 0 || m_nsInitPid > 0)
+        return;
+    char buffer[512];
+    ssize_t n = 0;
+    while ((n = ::read(m_infoFd, buffer, sizeof buffer)) > 0 && m_info.size() < 4096)
+        m_info.append(buffer, n);
+    const QJsonObject info = QJsonDocument::fromJson(m_info).object();
+    const qint64 pid = info.value(QStringLiteral("child-pid")).toInteger();
+    if (pid > 1 && pid != m_pid) {
+        m_nsInitPid = pid;
+        ::close(m_infoFd);
+        m_infoFd = -1;
+    }
+}
+
+qint64 LocalSandboxProcess::namespaceInitPid() {
+    readInfo();
+    return m_nsInitPid;
+}
+
+bool LocalSandboxProcess::setNice(int nice) {
+    if (m_pid <= 0 || !isAlive())
+        return false;
+    // Every task of every process below the outer bwrap (or the unisolated python).
+    bool all = true;
+    QList<qint64> pending{m_pid};
+    QSet<qint64> seen;
+    while (!pending.isEmpty() && seen.size() < 4096) {
+        const qint64 pid = pending.takeFirst();
+        if (seen.contains(pid))
+            continue;
+        seen.insert(pid);
+        const QStringList tasks = QDir(QStringLiteral("/proc/%1/task").arg(pid))
+                                      .entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        for (const QString &task : tasks) {
+            if (::setpriority(PRIO_PROCESS, static_cast<id_t>(task.toLongLong()), nice) != 0)
+                all = false;
+            QFile children(QStringLiteral("/proc/%1/task/%2/children").arg(pid).arg(task));
+            if (children.open(QIODevice::ReadOnly)) {
+                for (const QByteArray &child : children.readAll().split(' ')) {
+                    if (const qint64 c = child.trimmed().toLongLong(); c > 0)
+                        pending << c;
+                }
+            }
+        }
+    }
+    return all;
 }
 
 void LocalSandboxProcess::onStdout() {
@@ -364,6 +456,7 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
     const QString op = frame->value(QStringLiteral("op")).toString();
     if (op == QLatin1String("ready") && m_state == State::Starting) {
         m_startTimer.stop();
+        readInfo(); // bwrap wrote it before starting the interpreter
         m_state = State::Ready;
         m_ready.addResult(Outcome<bool>::success(true));
         m_ready.finish();
@@ -482,6 +575,7 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_exitReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    m_reapTimer.stop();
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
     m_pendingHeader.reset();
     m_pendingStreams.clear();

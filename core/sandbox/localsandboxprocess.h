@@ -39,11 +39,18 @@ public:
     // Kills and reaps the process tree (blocking for at most a few ms: SIGKILL cannot be ignored).
     ~LocalSandboxProcess() override;
 
-    void start();
+    // `nice` > 0 starts the whole tree at that lower CPU priority (see setNice()).
+    void start(int nice = 0);
     State state() const { return m_state; }
     bool isAlive() const { return m_state != State::NotStarted && m_state != State::Exited; }
     bool isIsolated() const { return m_isolated; }
     qint64 processId() const;
+    // Host pid of the sandbox's PID-namespace init (bwrap's inner process, from --info-fd), 0 if
+    // not known (unisolated, or bwrap has not reported it yet).
+    qint64 namespaceInitPid();
+    // Sets every process and thread of the tree to `nice`; lowering it (raising the priority)
+    // works only where the system allows it. Returns whether every task took it.
+    bool setNice(int nice);
     // Why the interpreter is gone (empty while it lives).
     QString exitReason() const { return m_exitReason; }
 
@@ -80,6 +87,7 @@ private:
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
     void deliverLiveOutput(const QJsonObject &header);
     void killTree(KillReason reason);
+    void readInfo();
     void markExited(const QString &reason, bool notify = true);
     void failEarly(const QString &reason);
     QString describeExit(int exitCode, bool crashed) const;
@@ -96,6 +104,10 @@ private:
     QString m_earlyFailure;
     KillReason m_killReason = KillReason::None;
     qint64 m_pid = 0;
+    int m_infoFd = -1; // read end of bwrap's --info-fd pipe
+    QByteArray m_info;
+    qint64 m_nsInitPid = 0;
+    QTimer m_reapTimer; // after killing the namespace init: the outer bwrap should follow
 
     QPromise<Outcome<bool>> m_ready;
     QTimer m_startTimer;

@@ -5,6 +5,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTcpServer>
@@ -67,6 +68,9 @@ private slots:
     void twentySandboxesInParallel();
     void poolHandsOutEachInterpreterOnce();
     void poolCanBeDisabled();
+    void poolGrowsUnderDemandAndShrinksWhenIdle();
+    void pooledInterpretersStartAtLowerPriority();
+    void killingASandboxLeavesNoZombie();
     void removeKillsTreeAndIsIdempotent();
     void removeWhileRunningEndsTheRun();
     void destructorKillsEverything();
@@ -904,6 +908,104 @@ void TestLocalPythonBackend::poolHandsOutEachInterpreterOnce() {
     }
     // Refilled in the background.
     QTRY_COMPARE_WITH_TIMEOUT(m_backend->readyPoolCount(), 2, kWaitMs);
+}
+
+namespace {
+// Nice value of a process (field 19 of /proc/<pid>/stat), or 99 when it is gone.
+int niceOf(qint64 pid) {
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return 99;
+    const QByteArray line = stat.readAll();
+    const QList<QByteArray> fields = line.mid(line.lastIndexOf(')') + 2).split(' ');
+    return fields.size() > 16 ? fields.at(16).toInt() : 99;
+}
+
+// Direct children of `pid` (from /proc/<pid>/task/<pid>/children).
+QList<qint64> childrenOf(qint64 pid) {
+    QFile file(QStringLiteral("/proc/%1/task/%1/children").arg(pid));
+    QList<qint64> out;
+    if (file.open(QIODevice::ReadOnly))
+        for (const QByteArray &c : file.readAll().split(' '))
+            if (c.trimmed().toLongLong() > 0)
+                out << c.trimmed().toLongLong();
+    return out;
+}
+} // namespace
+
+void TestLocalPythonBackend::poolGrowsUnderDemandAndShrinksWhenIdle() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 1;
+    options.poolMaxSize = 3;
+    options.poolIdleMs = 8000; // long enough for the refill to finish first on a loaded box
+    backend(options);
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->readyPoolCount(), 1, kWaitMs);
+    QCOMPARE(m_backend->poolTarget(), 1);
+    // A burst: the first create takes the warm interpreter, the next two have to wait.
+    QList<QFuture<Outcome<SandboxHandle>>> burst;
+    for (int i = 0; i < 3; ++i)
+        burst << m_backend->create({});
+    QCOMPARE(m_backend->poolTarget(), 3);
+    for (const auto &created : std::as_const(burst))
+        QVERIFY(awaitFuture(created, kWaitMs).ok());
+    // The pool refills to its grown size...
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->readyPoolCount(), 3, kWaitMs);
+    const QList<qint64> grown = m_backend->pooledProcessIds();
+    // ...and, with no create waiting for poolIdleMs, shrinks back, killing the surplus.
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->pooledCount(), 1, kWaitMs);
+    QCOMPARE(m_backend->poolTarget(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            int dead = 0;
+            for (qint64 pid : grown)
+                dead += processExists(pid) ? 0 : 1;
+            return dead == 2;
+        }(),
+        kWaitMs);
+    // The sandboxes created in the burst are untouched by the shrink.
+    QCOMPARE(m_backend->sandboxIds().size(), 3);
+    for (const QString &id : m_backend->sandboxIds())
+        QVERIFY(m_backend->processId(id) > 0);
+}
+
+void TestLocalPythonBackend::pooledInterpretersStartAtLowerPriority() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 1;
+    options.poolNice = 10;
+    backend(options);
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->readyPoolCount(), 1, kWaitMs);
+    const qint64 pooled = m_backend->pooledProcessIds().first();
+    QCOMPARE(niceOf(pooled), 10);
+    for (qint64 child : childrenOf(pooled))
+        QCOMPARE(niceOf(child), 10);
+    const SandboxHandle sandbox = create();
+    QCOMPARE(m_backend->processId(sandbox.id), pooled);
+    const Outcome<ExecutionResult> r = run(sandbox, QStringLiteral("import os\nprint(os.nice(0))"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    // Raising the priority back needs CAP_SYS_NICE (as root) or RLIMIT_NICE; without either the
+    // handed-out sandbox keeps the pool's lower priority.
+    const bool canRaise = ::geteuid() == 0;
+    QCOMPARE(r.value.stdoutText, canRaise ? QStringLiteral("0\n") : QStringLiteral("10\n"));
+    // Its replacement in the pool starts low again.
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->readyPoolCount(), 1, kWaitMs);
+    QCOMPARE(niceOf(m_backend->pooledProcessIds().first()), 10);
+}
+
+void TestLocalPythonBackend::killingASandboxLeavesNoZombie() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    const qint64 outer = m_backend->processId(sandbox.id);
+    const QList<qint64> inner = childrenOf(outer); // the PID-namespace init
+    QCOMPARE(inner.size(), 1);
+    QVERIFY(processExists(inner.first()));
+    QVERIFY(awaitFuture(m_backend->remove(sandbox, {}), kWaitMs).ok());
+    // remove() finishes once the outer bwrap is reaped. By then the init is gone too, not even
+    // a zombie: the outer bwrap reaped it before exiting. (Killing the outer one first orphans
+    // the init: a `[bwrap] <defunct>` until the system's reaper of orphans gets to it, if ever.)
+    QVERIFY(!QFile::exists(QStringLiteral("/proc/%1").arg(inner.first())));
+    QVERIFY(!QFile::exists(QStringLiteral("/proc/%1").arg(outer)));
 }
 
 void TestLocalPythonBackend::poolCanBeDisabled() {
