@@ -491,6 +491,33 @@ def _tasks_of_uid(uid):
     return count
 
 
+class _Quitter:
+    """exit() / quit() as the site module would add them (the interpreter runs with -S)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "Use %s() to exit" % self.name
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
+def _site_without_site(paths):
+    """What `site` would have done, minus its .pth files: the -S start is several ms faster."""
+    for path in paths:
+        if isinstance(path, str) and path not in sys.path and os.path.isdir(path):
+            sys.path.append(path)
+    builtins.exit = _Quitter("exit")
+    builtins.quit = _Quitter("quit")
+
+    def help(*args, **kwargs):
+        import pydoc
+        return pydoc.help(*args, **kwargs)
+    builtins.help = help
+
+
 def main():
     # Private copies of the protocol pipes; os.dup makes them non-inheritable, so child
     # processes of user code never get them either.
@@ -499,6 +526,7 @@ def main():
     config = _read_frame(proto_in)
     if config is None:
         return
+    _site_without_site(config.get("site_packages") or [])
     nproc = int(config.get("nproc", 0))
     if nproc > 0 and config.get("shared_uid"):
         # Unisolated: no user namespace of our own, so the kernel counts every task of this

@@ -67,14 +67,20 @@ quint16 freePort() {
     return probe.serverPort();
 }
 
-// CPU ticks (utime + stime) of `pid` from /proc/<pid>/stat, 0 when gone.
-qint64 cpuTicks(qint64 pid) {
+// CPU ticks (utime + stime) of `pid` from /proc/<pid>/stat, 0 when gone; with `reaped`, plus
+// those of its reaped children (cutime + cstime): a sandbox's whole tree once it is deleted.
+qint64 cpuTicks(qint64 pid, bool reaped = false) {
     QFile file(QStringLiteral("/proc/%1/stat").arg(pid));
     if (!file.open(QIODevice::ReadOnly))
         return 0;
     const QByteArray stat = file.readAll();
     const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
-    return fields.size() > 12 ? fields.at(11).toLongLong() + fields.at(12).toLongLong() : 0;
+    if (fields.size() <= 14)
+        return 0;
+    qint64 ticks = fields.at(11).toLongLong() + fields.at(12).toLongLong();
+    if (reaped)
+        ticks += fields.at(13).toLongLong() + fields.at(14).toLongLong();
+    return ticks;
 }
 
 // Pids of every process whose command line carries the sandbox marker of `appPid`
@@ -264,6 +270,10 @@ public:
     }
 
     qint64 pid() const { return m_process->processId(); }
+    // CPU of the binary and every sandbox it has reaped, in ms.
+    double cpuMs() const {
+        return 1000.0 * double(cpuTicks(pid(), true)) / double(::sysconf(_SC_CLK_TCK));
+    }
     quint16 port() const { return m_port; }
 
     // CPU used by the binary and its sandboxes (pool included) over `seconds` of idleness, in
@@ -347,8 +357,8 @@ int main(int argc, char **argv) {
     if (binaries.empty())
         fail(QStringLiteral("give at least one --binary"));
 
-    std::printf("| round | binary | mode | req/s | p50 ms | p99 ms | errors | load avg (1/5/15) "
-                "|\n|---|---|---|---|---|---|---|---|\n");
+    std::printf("| round | binary | mode | req/s | p50 ms | p99 ms | CPU ms/req | errors | "
+                "load avg (1/5/15) |\n|---|---|---|---|---|---|---|---|---|\n");
     QHash<QString, QList<double>> idle;
     for (int round = 1; round <= rounds; ++round) {
         for (auto &binary : binaries) {
@@ -357,15 +367,20 @@ int main(int argc, char **argv) {
                 // A few unmeasured requests first (connections, the first sandboxes).
                 drive(binary->port(), clients, 1, session);
                 const QString load = loadAverage();
+                const double cpuBefore = binary->cpuMs();
                 const Result r = drive(binary->port(), clients, seconds, session);
-                std::printf("| %d | %s | %s | %.1f | %.1f | %.1f | %d | %s |\n", round,
+                // Deleted sandboxes are reaped shortly after their response: let them be.
+                waitFor([] { return false; }, 2000);
+                const double cpuPerRequest =
+                    r.requests > 0 ? (binary->cpuMs() - cpuBefore) / r.requests : 0;
+                std::printf("| %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %d | %s |\n", round,
                             qPrintable(binary->label), session ? "session" : "fresh",
                             r.requests / r.seconds, quantile(r.latencies, 0.5),
-                            quantile(r.latencies, 0.99), r.errors, qPrintable(load));
+                            quantile(r.latencies, 0.99), cpuPerRequest, r.errors, qPrintable(load));
                 std::fflush(stdout);
             }
             const double cpu = binary->idleCpuPercent(5, idleSeconds);
-            std::printf("| %d | %s | idle (pool full) | CPU %.2f %% of a core | | | | %s |\n",
+            std::printf("| %d | %s | idle (pool full) | CPU %.2f %% of a core | | | | | %s |\n",
                         round, qPrintable(binary->label), cpu, qPrintable(loadAverage()));
             std::fflush(stdout);
             binary->stop();

@@ -7,9 +7,11 @@ namespace loopscope {
 
 namespace {
 
-// Reads a 4-byte big-endian length and that many bytes of driver source from fd 0, then runs
-// them in a namespace of their own. Kept tiny: it is visible in `ps`.
-const char kBootstrap[] = "import os\n"
+// Reads a 4-byte big-endian length and that many bytes of driver, then runs it in a namespace of
+// its own: "M" + the driver compiled and marshalled once by the same interpreter outside the
+// sandbox (LocalSandboxProcess::driverPayload; compiling the source costs every start several
+// ms), or "S" + its source. Kept tiny: it is visible in `ps`.
+const char kBootstrap[] = "import os,marshal\n"
                           "def r(n):\n"
                           " b=b''\n"
                           " while len(b)<n:\n"
@@ -17,7 +19,9 @@ const char kBootstrap[] = "import os\n"
                           "  if not c:raise SystemExit(3)\n"
                           "  b+=c\n"
                           " return b\n"
-                          "exec(compile(r(int.from_bytes(r(4),'big')),'<loopscope-driver>','exec'),"
+                          "d=r(int.from_bytes(r(4),'big'))\n"
+                          "exec(marshal.loads(d[1:]) if d[:1]==b'M' else "
+                          "compile(d[1:],'<loopscope-driver>','exec'),"
                           "{'__name__':'__loopscope_driver__'})";
 
 } // namespace
@@ -44,8 +48,14 @@ QStringList BubblewrapCommand::sandboxEnvironment(const QString &home, const QSt
 }
 
 QStringList BubblewrapCommand::pythonArguments(const LocalSandboxOptions &options) {
-    return {options.pythonPath, QStringLiteral("-I"), QStringLiteral("-c"),
-            QString::fromLatin1(kBootstrap), processMarker()};
+    // -S: no site module at start-up (its .pth files cost every start several ms); the driver
+    // puts the site-packages directories on sys.path itself and adds exit/quit/help.
+    return {options.pythonPath,
+            QStringLiteral("-I"),
+            QStringLiteral("-S"),
+            QStringLiteral("-c"),
+            QString::fromLatin1(kBootstrap),
+            processMarker()};
 }
 
 QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int seccompFd,
@@ -81,7 +91,9 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     };
     const QStringList etcFiles{QStringLiteral("/etc/alternatives"),
                                QStringLiteral("/etc/ld.so.cache"), QStringLiteral("/etc/localtime"),
-                               QStringLiteral("/etc/fonts")};
+                               QStringLiteral("/etc/fonts"),
+                               // Debian's matplotlib reads its defaults from here.
+                               QStringLiteral("/etc/matplotlibrc")};
     for (const QString &path : etcFiles)
         args << QStringLiteral("--ro-bind-try") << path << path;
     args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")

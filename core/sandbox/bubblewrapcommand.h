@@ -30,8 +30,9 @@ public:
     // The environment user code sees: nothing from the proxy's own environment.
     static QStringList sandboxEnvironment(const QString &home, const QString &tmpDir);
 
-    // `python3 -I -c <bootstrap> <marker>`; the bootstrap reads the driver source, length-prefixed,
-    // from stdin and runs it, so the command line stays short and the driver ships in the binary.
+    // `python3 -I -S -c <bootstrap> <marker>`; the bootstrap reads the driver (marshalled code or
+    // source), length-prefixed, from stdin and runs it, so the command line stays short and the
+    // driver ships in the binary.
     static QStringList pythonArguments(const LocalSandboxOptions &options);
 
     // bwrap arguments up to and including the interpreter command line. `seccompFd` (if >= 0) is

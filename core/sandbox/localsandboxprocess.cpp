@@ -6,13 +6,17 @@
 
 #include <QDir>
 #include <QFile>
+#include <QHash>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
+#include <QMutex>
 #include <QPointer>
 #include <QProcess>
 #include <QSet>
 #include <QTemporaryDir>
+#include <QtEndian>
 
 #include <csignal>
 #include <fcntl.h>
@@ -47,6 +51,53 @@ QByteArray driverSource() {
         return file.readAll();
     }();
     return source;
+}
+
+// The driver for `pythonPath`: compiled and marshalled once by that same interpreter on the host
+// (it only compiles our own source; no user code is involved), so each sandbox start skips the
+// compile. Also asks it for its site-packages directories (the sandbox runs python -S). Falls
+// back to the source and no extra paths if that fails. Blocks the first caller for ~50 ms once.
+struct DriverPayload {
+    QByteArray frame;        // "M" + marshal bytes, or "S" + source
+    QJsonArray sitePackages; // put on sys.path by the driver
+};
+
+DriverPayload driverPayload(const QString &pythonPath) {
+    static QHash<QString, DriverPayload> cache;
+    static QMutex mutex;
+    QMutexLocker lock(&mutex);
+    const auto found = cache.constFind(pythonPath);
+    if (found != cache.constEnd())
+        return *found;
+    DriverPayload payload;
+    payload.frame = "S" + driverSource();
+    QProcess python;
+    python.setProcessEnvironment(QProcessEnvironment());
+    python.start(
+        pythonPath,
+        {QStringLiteral("-I"), QStringLiteral("-S"), QStringLiteral("-c"),
+         QStringLiteral("import json,marshal,site,sys\n"
+                        "code=marshal.dumps(compile(sys.stdin.buffer.read(),"
+                        "'<loopscope-driver>','exec'))\n"
+                        "paths=json.dumps([p for p in site.getsitepackages()]).encode()\n"
+                        "sys.stdout.buffer.write(len(code).to_bytes(4,'big')+code+paths)")});
+    python.write(driverSource());
+    python.closeWriteChannel();
+    if (python.waitForFinished(30000) && python.exitStatus() == QProcess::NormalExit &&
+        python.exitCode() == 0) {
+        const QByteArray out = python.readAllStandardOutput();
+        const qint64 size = out.size() >= 4 ? qFromBigEndian<quint32>(out.constData()) : -1;
+        if (size > 0 && 4 + size <= out.size()) {
+            payload.frame = "M" + out.mid(4, size);
+            payload.sitePackages = QJsonDocument::fromJson(out.mid(4 + size)).array();
+        }
+    } else {
+        python.kill();
+        python.waitForFinished(1000);
+        qCWarning(lcLocalSandbox) << "could not precompile the sandbox driver; sending its source";
+    }
+    cache.insert(pythonPath, payload);
+    return payload;
 }
 
 const char *signalName(int sig) {
@@ -244,7 +295,8 @@ void LocalSandboxProcess::start(int nice) {
     if (infoWriteFd >= 0)
         ::close(infoWriteFd);
     // Queued in QProcess's write buffer until the pipe accepts it.
-    m_process->write(LocalSandboxFrameCodec::encodeRaw(driverSource()));
+    const DriverPayload driver = driverPayload(m_options.pythonPath);
+    m_process->write(LocalSandboxFrameCodec::encodeRaw(driver.frame));
     QJsonObject config{
         {QStringLiteral("op"), QStringLiteral("config")},
         {QStringLiteral("nproc"), m_options.maxProcesses},
@@ -254,6 +306,7 @@ void LocalSandboxProcess::start(int nice) {
         {QStringLiteral("workdir"), launch.sandboxWorkDir},
         // Without bwrap's user namespace the process count is per uid, machine-wide.
         {QStringLiteral("shared_uid"), !m_isolated},
+        {QStringLiteral("site_packages"), driver.sitePackages},
         {QStringLiteral("live_interval_ms"), m_options.liveOutputIntervalMs},
         {QStringLiteral("live_chunk_bytes"), m_options.liveOutputChunkBytes},
         {QStringLiteral("live_cap_bytes"), liveCapBytes()},
