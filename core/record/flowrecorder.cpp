@@ -566,11 +566,12 @@ void FlowRecorder::finishAll(const QString &reason) {
     {
         QMutexLocker lock(&m_mutex);
         for (auto it = m_running.begin(); it != m_running.end(); ++it) {
+            // An answer still in flight never reached the client whole.
+            if (!it->exchangeDone)
+                it->status = 499;
             it->exchangeDone = true;
             if (it->incompleteReason.isNull())
                 it->incompleteReason = reason;
-            if (it->status == 0 || it->status < 400)
-                it->status = it->status == 0 ? 499 : it->status;
             ids << it.key();
         }
     }
