@@ -213,12 +213,14 @@ void FlowRecorder::record(const InspectorEvent &event) {
         const int iteration = qMax(0, event.iteration);
         const double latency = d.value(QStringLiteral("latencyMs")).toDouble();
         const QJsonObject usage = d.value(QStringLiteral("usage")).toObject();
-        flow->hops.push_back({{QStringLiteral("kind"), QStringLiteral("upstream_request")},
-                              {QStringLiteral("at"), event.timestampMs - qint64(latency)},
-                              {QStringLiteral("iteration"), iteration},
-                              {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
-                              {QStringLiteral("headers"), QJsonObject()},
-                              {QStringLiteral("body"), d.value(QStringLiteral("request"))}});
+        flow->hops.push_back(
+            {{QStringLiteral("kind"), QStringLiteral("upstream_request")},
+             {QStringLiteral("at"), event.timestampMs - qint64(latency)},
+             {QStringLiteral("iteration"), iteration},
+             {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
+             {QStringLiteral("headers"), QJsonObject()},
+             {QStringLiteral("body"),
+              SecretMasker::maskJson(d.value(QStringLiteral("request")).toObject())}});
         QJsonObject response{
             {QStringLiteral("kind"), QStringLiteral("upstream_response")},
             {QStringLiteral("at"), event.timestampMs},
