@@ -195,7 +195,6 @@ struct ProxyUnderTest {
             &anchor, [&] { delete proxy; }, Qt::BlockingQueuedConnection);
         thread.quit();
         thread.wait();
-        anchor.moveToThread(QThread::currentThread());
     }
 };
 
