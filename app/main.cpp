@@ -55,6 +55,8 @@ int main(int argc, char *argv[]) {
         err << "loopscope: " << cli.error << Qt::endl;
         return cli.exitCode;
     }
+    if (const QString warning = cli.publicBindWarning(); !warning.isEmpty())
+        err << "loopscope: " << warning << Qt::endl;
     if (!cli.headless && !gui)
         err << "loopscope: this build has no window (LOOPSCOPE_BUILD_UI=OFF); running headless"
             << Qt::endl;

@@ -22,6 +22,17 @@ public:
     void setHandler(HttpConnection::Handler handler) { m_handler = std::move(handler); }
     void setMaxBodyBytes(qint64 bytes) { m_limits.maxBodyBytes = bytes; }
     qint64 maxBodyBytes() const { return m_limits.maxBodyBytes; }
+    // Pending bytes, header and idle timeouts for every new connection.
+    void setLimits(const HttpLimits &limits) {
+        const QSet<QByteArray> hosts = m_limits.allowedHosts;
+        m_limits = limits;
+        m_limits.allowedHosts = hosts;
+    }
+    HttpLimits limits() const { return m_limits; }
+    // Open connections beyond this are answered 503 and closed; the server keeps serving the
+    // others (1,000 idle sockets would otherwise exhaust descriptors sandboxes need).
+    void setMaxConnections(int count) { m_maxConnections = qMax(1, count); }
+    int maxConnections() const { return m_maxConnections; }
 
     // Binds and starts accepting. On a loopback address the Host check is switched on.
     bool listen(const QHostAddress &address, quint16 port);
@@ -42,12 +53,16 @@ signals:
 
 private:
     void onNewConnection();
+    void refuseOverCap(QTcpSocket *socket);
 
     QTcpServer *m_server;
     HttpLimits m_limits;
     HttpConnection::Handler m_handler;
     QSet<HttpConnection *> m_connections;
     QString m_error;
+    int m_maxConnections = 256;
+    int m_refusing = 0; // 503 answers still being flushed
+    bool m_warnedCap = false;
     bool m_shuttingDown = false;
 };
 

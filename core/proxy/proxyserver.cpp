@@ -30,12 +30,14 @@ QString invalidRequest() {
     return QStringLiteral("invalid_request_error");
 }
 
+// Compares SHA-256 digests (always 32 bytes) byte by byte without an early exit, so neither
+// the key's length nor the position of the first wrong byte shows in the answer time.
 bool constantTimeEquals(const QByteArray &a, const QByteArray &b) {
-    if (a.size() != b.size())
-        return false;
+    const QByteArray da = QCryptographicHash::hash(a, QCryptographicHash::Sha256);
+    const QByteArray db = QCryptographicHash::hash(b, QCryptographicHash::Sha256);
     unsigned char diff = 0;
-    for (qsizetype i = 0; i < a.size(); ++i)
-        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    for (qsizetype i = 0; i < da.size(); ++i)
+        diff |= static_cast<unsigned char>(da[i] ^ db[i]);
     return diff == 0;
 }
 
@@ -53,6 +55,12 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     , m_upstream(new UpstreamClient(this)) {
     qRegisterMetaType<loopscope::RequestLogEntry>();
     m_http->setMaxBodyBytes(m_config.maxBodyBytes);
+    HttpLimits limits = m_http->limits();
+    limits.maxPendingBytes = m_config.maxPendingBytes;
+    limits.headerTimeoutMs = m_config.headerTimeoutMs;
+    limits.idleTimeoutMs = m_config.idleTimeoutMs;
+    m_http->setLimits(limits);
+    m_http->setMaxConnections(m_config.maxConnections);
     m_http->setHandler(
         [this](const HttpRequest &request, ResponseSink *sink) { handle(request, sink); });
 }

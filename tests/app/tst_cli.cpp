@@ -240,6 +240,82 @@ private slots:
         QCOMPARE(app.process.exitCode(), 0);
     }
 
+    // Issue 18: a bind beyond loopback needs a master key or --insecure-public spelled out.
+    void publicBindRefusedWithoutMasterKey_data() {
+        QTest::addColumn<QString>("host");
+        QTest::newRow("any IPv4") << QStringLiteral("0.0.0.0");
+        QTest::newRow("any IPv6") << QStringLiteral("::");
+        QTest::newRow("a LAN address") << QStringLiteral("192.168.1.20");
+    }
+    void publicBindRefusedWithoutMasterKey() {
+        QFETCH(QString, host);
+        const Finished f = runToEnd({QStringLiteral("--headless"), QStringLiteral("--port"),
+                                     QStringLiteral("0"), QStringLiteral("--host"), host});
+        QCOMPARE(f.exitCode, 2);
+        QVERIFY(f.out.isEmpty());
+        QCOMPARE(f.err.count('\n'), 1);
+        QVERIFY2(f.err.contains("master_key") && f.err.contains("--insecure-public") &&
+                     f.err.contains(host.toUtf8()),
+                 f.err.constData());
+    }
+
+    // The two ways past the refusal. 192.0.2.1 (TEST-NET-1) is on no interface of this machine,
+    // so listen() then fails with exit 1: proof the CLI let it through without this test ever
+    // opening a port beyond loopback.
+    void publicBindAllowedWithKeyOrInsecureFlag() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("general_settings:\n  master_key: sk-master-0000\n");
+        file.close();
+        const QStringList base{QStringLiteral("--headless"), QStringLiteral("--port"),
+                               QStringLiteral("0"), QStringLiteral("--host"),
+                               QStringLiteral("192.0.2.1")};
+        const Finished withKey = runToEnd(base + QStringList{QStringLiteral("--config"), path});
+        QCOMPARE(withKey.exitCode, 1);
+        QVERIFY2(withKey.err.contains("cannot listen"), withKey.err.constData());
+        QVERIFY(!withKey.err.contains("insecure"));
+
+        const Finished open = runToEnd(base + QStringList{QStringLiteral("--insecure-public")});
+        QCOMPARE(open.exitCode, 1);
+        QVERIFY2(open.err.contains("WARNING: --insecure-public"), open.err.constData());
+        QVERIFY2(open.err.contains("cannot listen"), open.err.constData());
+
+        // Loopback needs neither.
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--host"), QStringLiteral("127.0.0.1")});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        QVERIFY(!app.err.contains("WARNING"));
+        QVERIFY(app.stop(SIGTERM));
+    }
+
+    // Issue 18: the decoded path and the client's model are escaped in the request log, so a
+    // client cannot forge a line ("/x%0aPOST ...") or a field ("model=a status=200").
+    void requestLogEscapesClientFields() {
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0")});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const auto r =
+            request(app.port(), "GET", "/x%0aPOST%20/v1/forged%20model=gpt%20status=200%0d%0a");
+        QCOMPARE(r.status, 404);
+        const auto m = request(app.port(), "POST", "/v1/chat/completions",
+                               "{\"model\":\"m\\nPOST /v1/fake status=200\",\"messages\":"
+                               "[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        QVERIFY(m.status != 0);
+        QVERIFY(QTest::qWaitFor([&] { return app.err.count('\n') >= 2; }, 20000));
+        QVERIFY(app.stop(SIGTERM));
+        const QList<QByteArray> lines = app.err.split('\n');
+        for (const QByteArray &line : lines) {
+            QVERIFY2(!line.startsWith("POST /v1/forged") && !line.startsWith("POST /v1/fake"),
+                     app.err.constData());
+        }
+        QVERIFY2(app.err.contains("GET /x\\x0aPOST\\x20/v1/forged\\x20model=gpt\\x20status=200"
+                                  "\\x0d\\x0a model=- status=404"),
+                 app.err.constData());
+        QVERIFY2(app.err.contains("model=m\\x0aPOST\\x20/v1/fake\\x20status=200 "),
+                 app.err.constData());
+    }
+
     void busyPortFailsClearly() {
         QTcpServer blocker;
         QVERIFY(blocker.listen(QHostAddress::LocalHost, 0));
