@@ -350,6 +350,28 @@ QString CodeInterpreterInterception::toolOutputFor(const ExecutionResult &result
     return result.stdoutText;
 }
 
+QString CodeInterpreterInterception::capForModel(const QString &text, int maxChars) {
+    if (maxChars <= 0 || text.size() <= maxChars)
+        return text;
+    // Head and tail both matter: what the code printed first, and how it ended (the last
+    // lines, a final result). Cut on whole code points.
+    qsizetype head = maxChars / 2;
+    qsizetype tail = maxChars - head;
+    if (head > 0 && text.at(head - 1).isHighSurrogate())
+        --head;
+    if (tail > 0 && text.at(text.size() - tail).isLowSurrogate())
+        --tail;
+    const qsizetype omitted = text.size() - head - tail;
+    return text.left(head) +
+           QStringLiteral("\n[... %1 characters omitted: this output is %2 characters, more than "
+                          "the %3 fed back to the model (sandbox.max_output_chars); the start and "
+                          "the end are kept ...]\n")
+               .arg(omitted)
+               .arg(text.size())
+               .arg(maxChars) +
+           text.right(tail);
+}
+
 QJsonObject CodeInterpreterInterception::codeInterpreterCallRecord(const QString &code,
                                                                    const QJsonValue &containerId,
                                                                    const QString &logs) {
@@ -488,16 +510,19 @@ CodeInterpreterInterception::executeToolCall(const SandboxEntry &container,
     if (!parsed.ok) {
         ToolCallRun refused;
         refused.fedBack = keys::kInvalidArgumentsText;
+        refused.toModel = refused.fedBack;
         return QtFuture::makeReadyFuture(Outcome<ToolCallRun>::success(refused));
     }
     // Pure mapping of the run's result: no access to this object.
-    return runCode(container, parsed.code).then([](const Outcome<ExecutionResult> &ran) {
+    const int maxChars = m_maxOutputChars;
+    return runCode(container, parsed.code).then([maxChars](const Outcome<ExecutionResult> &ran) {
         if (!ran.ok())
             return Outcome<ToolCallRun>::failure(ran.error);
         ToolCallRun run;
         run.executed = true;
         run.result = ran.value;
         run.fedBack = toolOutputFor(ran.value);
+        run.toModel = capForModel(run.fedBack, maxChars);
         return Outcome<ToolCallRun>::success(run);
     });
 }
@@ -505,7 +530,7 @@ CodeInterpreterInterception::executeToolCall(const SandboxEntry &container,
 QFuture<Outcome<QString>> CodeInterpreterInterception::runToolCall(const SandboxEntry &container,
                                                                    const QString &arguments) {
     return executeToolCall(container, arguments).then([](const Outcome<ToolCallRun> &run) {
-        return run.ok() ? Outcome<QString>::success(run.value.fedBack)
+        return run.ok() ? Outcome<QString>::success(run.value.toModel)
                         : Outcome<QString>::failure(run.error);
     });
 }
@@ -647,7 +672,8 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
             const QString code = parseCodeArguments(arguments).code;
             const QString callId = call.value(kCallId).isString() ? call.value(kCallId).toString()
                                                                   : call.value(kId).toString();
-            job->outputs.append(run.value.fedBack);
+            job->outputs.append(run.value.toModel); // the model's copy is capped
+            // ...the client's code_interpreter_call logs carry the whole output.
             QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.fedBack);
             record.insert(kId, itemId); // the id announced by toolCallStarting
             job->records.append(record);

@@ -1,9 +1,13 @@
 // The CLI contract (docs/architecture.md) against the real binary: the one listening line,
 // --port 0, exit codes, config errors, the per-request log with masked keys, the demo default,
-// and a clean stop on SIGTERM/SIGINT.
+// and a clean stop on SIGTERM/SIGINT; issue 18: public-bind refusal, log escaping, and a quit
+// that waits for remote sandbox deletes (a real jupyter-server: no kernel left behind).
+#include "loop/loopfixtures.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
+#include "remote/jupyterserverprocess.h"
 
+#include <QJsonDocument>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTcpServer>
@@ -314,6 +318,133 @@ private slots:
                  app.err.constData());
         QVERIFY2(app.err.contains("model=m\\x0aPOST\\x20/v1/fake\\x20status=200 "),
                  app.err.constData());
+    }
+
+    // Issue 18: quitting waits (bounded) for remote deletes. A session sandbox on a real
+    // Jupyter Server is a kernel process; after the signal none may be left. "window" runs the
+    // GUI build offscreen, where quit goes through ~ProxyService (as closing the window does).
+    void quitDeletesRemoteSandboxes_data() {
+        QTest::addColumn<bool>("window");
+        QTest::addColumn<int>("signalNumber");
+        QTest::newRow("headless SIGTERM") << false << int(SIGTERM);
+        QTest::newRow("headless SIGINT") << false << int(SIGINT);
+        QTest::newRow("window SIGTERM") << true << int(SIGTERM);
+    }
+    void quitDeletesRemoteSandboxes() {
+        QFETCH(bool, window);
+        QFETCH(int, signalNumber);
+        if (!loopscope::test::JupyterServerProcess::isInstalled())
+            QSKIP("jupyter-server is not installed (scripts/install-deps)");
+        loopscope::test::JupyterServerProcess jupyter;
+        QVERIFY2(jupyter.start(), qPrintable(jupyter.error()));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("sandbox_tools:\n  - sandbox_tool_name: kernels\n    litellm_params:\n"
+                   "      sandbox_provider: jupyter\n      api_base: " +
+                   jupyter.baseUrl().toUtf8() + "\n      api_key: " + jupyter.token().toUtf8() +
+                   "\nlitellm_settings:\n  callbacks: [\"code_interpreter_interception\"]\n"
+                   "  code_interpreter_interception_params:\n    sandbox_tool_name: kernels\n");
+        file.close();
+        QStringList arguments{QStringLiteral("--port"),     QStringLiteral("0"),
+                              QStringLiteral("--upstream"), QStringLiteral("demo"),
+                              QStringLiteral("--config"),   path};
+        if (!window)
+            arguments.prepend(QStringLiteral("--headless"));
+        Running app(arguments);
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const auto r = request(
+            app.port(), "POST", "/v1/responses",
+            "{\"model\":\"loopscope-demo\",\"input\":\"```python\\nx = 6 * 7\\nprint(x)\\n```\","
+            "\"tools\":[{\"type\":\"code_interpreter\"}],\"metadata\":{\"session_id\":\"s1\"}}");
+        QCOMPARE(r.status, 200);
+        QVERIFY2(QJsonDocument(r.json()).toJson().contains("42"), r.body.constData());
+        // The session keeps its sandbox: one live kernel.
+        QTRY_COMPARE_WITH_TIMEOUT(jupyter.kernelProcesses().size(), 1, 20000);
+
+        QVERIFY(app.stop(signalNumber));
+        QCOMPARE(app.process.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(app.process.exitCode(), 0);
+        QVERIFY2(app.err.contains("waiting up to 5 s"), app.err.constData());
+        // Deleted through the server's API before Loopscope exited, not left to the server.
+        QTRY_VERIFY2_WITH_TIMEOUT(jupyter.kernelProcesses().isEmpty(), app.err.constData(), 20000);
+        QVERIFY(jupyter.stop());
+    }
+
+    // Issue 18: one run's output is capped in what goes back to the model (head, marker,
+    // tail); the client's code_interpreter_call logs still carry all of it.
+    void fedBackOutputIsCappedForTheModel() {
+        ScriptedUpstream upstream;
+        QVERIFY(upstream.listen());
+        upstream.enqueue(ScriptedUpstream::Response::json(loopfixtures::responsesFunctionCall(
+            QStringLiteral("print('A' * 30000 + 'MIDDLE' + 'Z' * 30000)"))));
+        upstream.enqueue(
+            ScriptedUpstream::Response::json(loopfixtures::responsesMessage(QStringLiteral("ok"))));
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--upstream"), upstream.baseUrl()});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const auto r = request(app.port(), "POST", "/v1/responses",
+                               "{\"model\":\"m\",\"input\":\"go\",\"tools\":[{\"type\":"
+                               "\"code_interpreter\"}]}");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(upstream.requestCount(), 2);
+        // The client: the whole output.
+        QString logs;
+        for (const QJsonValue &item : r.json().value(QStringLiteral("output")).toArray())
+            if (item[QStringLiteral("type")].toString() == QLatin1String("code_interpreter_call"))
+                logs = item[QStringLiteral("outputs")][0][QStringLiteral("logs")].toString();
+        QCOMPARE(logs.size(), 60007);
+        QVERIFY(logs.contains(QStringLiteral("MIDDLE")));
+        // The model: head and tail around the marker, within the default 20,000 characters.
+        QString fedBack;
+        for (const QJsonValue &item :
+             upstream.requests().at(1).json().value(QStringLiteral("input")).toArray())
+            if (item[QStringLiteral("type")].toString() == QLatin1String("function_call_output"))
+                fedBack = item[QStringLiteral("output")].toString();
+        QVERIFY2(fedBack.size() > 20000 && fedBack.size() < 20400, qPrintable(fedBack.left(200)));
+        QVERIFY(fedBack.startsWith(QString(10000, u'A')));
+        QVERIFY(fedBack.endsWith(QString(9999, u'Z') + u'\n'));
+        QVERIFY(!fedBack.contains(QStringLiteral("MIDDLE")));
+        QVERIFY(fedBack.contains(QStringLiteral("40007 characters omitted")));
+        QVERIFY(fedBack.contains(QStringLiteral("sandbox.max_output_chars")));
+        QVERIFY(app.stop(SIGTERM));
+    }
+
+    // Issue 18: a global cap on live sandboxes, 429 with Retry-After beyond it; the sandboxes
+    // that exist keep working.
+    void sandboxCapAnswers429() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("sandbox:\n  max_live: 1\n");
+        file.close();
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--upstream"), QStringLiteral("demo"),
+                     QStringLiteral("--config"), path});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const auto body = [](const char *session) -> QByteArray {
+            return QByteArray("{\"model\":\"loopscope-demo\",\"input\":\"```python\\n"
+                              "print(6 * 7)\\n```\",\"tools\":[{\"type\":\"code_interpreter\"}],"
+                              "\"metadata\":{\"session_id\":\"") +
+                   session + "\"}}";
+        };
+        const auto first = request(app.port(), "POST", "/v1/responses", body("s1"));
+        QCOMPARE(first.status, 200);
+        const auto second = request(app.port(), "POST", "/v1/responses", body("s2"));
+        QCOMPARE(second.status, 429);
+        QCOMPARE(second.header("retry-after"), QByteArray("5"));
+        const QJsonObject error = second.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(error.value(QStringLiteral("code")).toString(),
+                 QStringLiteral("too_many_sandboxes"));
+        QVERIFY(error.value(QStringLiteral("message"))
+                    .toString()
+                    .contains(QStringLiteral("sandbox.max_live")));
+        const auto again = request(app.port(), "POST", "/v1/responses", body("s1"));
+        QCOMPARE(again.status, 200);
+        QVERIFY(app.stop(SIGTERM));
+        QVERIFY(app.err.contains("sandbox refused"));
     }
 
     void busyPortFailsClearly() {
