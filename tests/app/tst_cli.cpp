@@ -11,6 +11,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -78,6 +79,17 @@ Finished runToEnd(const QStringList &arguments) {
     f.out = process.readAllStandardOutput();
     f.err = process.readAllStandardError();
     return f;
+}
+
+// VmRSS of a process in KiB (0 when unknown).
+qint64 residentKiB(qint64 pid) {
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : status.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').first().toLongLong();
+    return 0;
 }
 
 RawHttpClient::Response request(quint16 port, const QByteArray &method, const QByteArray &target,
@@ -445,6 +457,42 @@ private slots:
         QCOMPARE(again.status, 200);
         QVERIFY(app.stop(SIGTERM));
         QVERIFY(app.err.contains("sandbox refused"));
+    }
+
+    // Issue 18: a pass-through stream to a client that reads nothing makes the upstream wait,
+    // not Loopscope's memory grow: 96 MiB streamed, the process stays far below that.
+    void slowClientStreamIsBackpressured() {
+        ScriptedUpstream upstream;
+        QVERIFY(upstream.listen());
+        QList<QByteArray> chunks;
+        const QByteArray event = "data: " + QByteArray(1024 * 1024 - 8, 'x') + "\n\n";
+        for (int i = 0; i < 96; ++i)
+            chunks << event;
+        upstream.enqueue(ScriptedUpstream::Response::events(chunks));
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--upstream"), upstream.baseUrl()});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const qint64 before = residentKiB(app.process.processId());
+        QVERIFY(before > 0);
+        QTcpSocket client;
+        client.setReadBufferSize(4096); // Qt stops reading, the kernel's window closes
+        client.connectToHost(QHostAddress::LocalHost, app.port());
+        QVERIFY(client.waitForConnected(10000));
+        const QByteArray body = "{\"model\":\"m\",\"input\":\"hi\",\"stream\":true}";
+        client.write("POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                     "application/json\r\nContent-Length: " +
+                     QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QTRY_COMPARE_WITH_TIMEOUT(upstream.requestCount(), 1, 20000);
+        // Long enough for an unbounded relay to pull most of the 96 MiB off loopback.
+        qint64 peak = 0;
+        for (int i = 0; i < 30; ++i) {
+            QTest::qWait(200);
+            peak = qMax(peak, residentKiB(app.process.processId()));
+        }
+        QVERIFY2(peak - before < 40 * 1024,
+                 qPrintable(QStringLiteral("RSS grew by %1 MiB").arg((peak - before) / 1024)));
+        client.abort();
+        QVERIFY(app.stop(SIGTERM));
     }
 
     void busyPortFailsClearly() {
