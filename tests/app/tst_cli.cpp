@@ -7,6 +7,7 @@
 #include "proxy/scriptedupstream.h"
 #include "remote/jupyterserverprocess.h"
 
+#include <QDir>
 #include <QJsonDocument>
 #include <QProcess>
 #include <QRegularExpression>
@@ -79,6 +80,29 @@ Finished runToEnd(const QStringList &arguments) {
     f.out = process.readAllStandardOutput();
     f.err = process.readAllStandardError();
     return f;
+}
+
+// Direct children of `pid` whose command line mentions `needle`.
+int childrenRunning(qint64 pid, const QByteArray &needle) {
+    int count = 0;
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &entry : entries) {
+        bool numeric = false;
+        entry.toLongLong(&numeric);
+        if (!numeric)
+            continue;
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(entry));
+        QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(entry));
+        if (!stat.open(QIODevice::ReadOnly) || !cmdline.open(QIODevice::ReadOnly))
+            continue;
+        // "pid (comm) state ppid ...": comm may hold spaces, so split after the last ')'.
+        const QByteArray text = stat.readAll();
+        const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
+        if (fields.size() > 1 && fields.at(1).toLongLong() == pid &&
+            cmdline.readAll().contains(needle))
+            ++count;
+    }
+    return count;
 }
 
 // VmRSS of a process in KiB (0 when unknown).
@@ -374,6 +398,8 @@ private slots:
         QVERIFY2(QJsonDocument(r.json()).toJson().contains("42"), r.body.constData());
         // The session keeps its sandbox: one live kernel.
         QTRY_COMPARE_WITH_TIMEOUT(jupyter.kernelProcesses().size(), 1, 20000);
+        // A remote backend is the one in use: no warm local interpreters were started for it.
+        QCOMPARE(childrenRunning(app.process.processId(), "bwrap"), 0);
 
         QVERIFY(app.stop(signalNumber));
         QCOMPARE(app.process.exitStatus(), QProcess::NormalExit);
@@ -444,6 +470,9 @@ private slots:
         };
         const auto first = request(app.port(), "POST", "/v1/responses", body("s1"));
         QCOMPARE(first.status, 200);
+        // (Also the control for quitDeletesRemoteSandboxes' "no bwrap child": local sandboxes
+        // are bwrap children of loopscope.)
+        QVERIFY(childrenRunning(app.process.processId(), "bwrap") >= 1);
         const auto second = request(app.port(), "POST", "/v1/responses", body("s2"));
         QCOMPARE(second.status, 429);
         QCOMPARE(second.header("retry-after"), QByteArray("5"));
