@@ -8,9 +8,11 @@
 #include <QThread>
 
 #include <functional>
+#include <memory>
 
 namespace loopscope {
 class EventBus;
+class FlowStore;
 class InterceptionStack;
 class ProxyServer;
 class SandboxRegistry;
@@ -31,6 +33,10 @@ public:
     QString listenUrl() const { return m_url; }
     // Lives in the proxy thread: call it only through QMetaObject::invokeMethod(registry, ...).
     loopscope::SandboxRegistry *registry() const { return m_registry; }
+    // The flow history (core/record), made at the first start() from the config (--data-dir,
+    // --no-history, history:, model_info prices) and kept across restarts; null before.
+    // Its query() is thread-safe.
+    loopscope::FlowStore *flowStore() const { return m_store.get(); }
     // "local", "e2b", ... and its health, as found at start-up.
     QString sandboxBackend() const { return m_sandboxBackend; }
     QStringList sandboxProblems() const { return m_sandboxProblems; }
@@ -63,6 +69,7 @@ private:
     // Made and read on the proxy thread only (it tracks an object of that thread).
     QPointer<loopscope::SandboxRegistry> m_registryGuard;
     loopscope::EventBus *m_events = nullptr;
+    std::unique_ptr<loopscope::FlowStore> m_store;
     QString m_sandboxBackend;
     QStringList m_sandboxProblems; // read and written on this object's thread only
     QStringList m_sandboxWarnings;

@@ -30,6 +30,9 @@ struct HttpLimits {
     // No byte for this long while no response is in flight: a silent keep-alive connection is
     // closed, a half-sent request gets 408.
     int idleTimeoutMs = 120000;
+    // Called with a rejection's request (headers, maybe no body) and its sink just before the
+    // connection answers it itself (400/403/413), so the proxy can record it as a flow.
+    std::function<void(const HttpRequest &, ResponseSink *)> onRejected;
 };
 
 // One client connection: parses HTTP/1.x with libhttp-parser (keep-alive, chunked bodies,

@@ -25,14 +25,20 @@ public:
     // Pending bytes, header and idle timeouts for every new connection.
     void setLimits(const HttpLimits &limits) {
         const QSet<QByteArray> hosts = m_limits.allowedHosts;
+        auto observer = m_limits.onRejected;
         m_limits = limits;
         m_limits.allowedHosts = hosts;
+        m_limits.onRejected = std::move(observer);
     }
     HttpLimits limits() const { return m_limits; }
     // Open connections beyond this are answered 503 and closed; the server keeps serving the
     // others (1,000 idle sockets would otherwise exhaust descriptors sandboxes need).
     void setMaxConnections(int count) { m_maxConnections = qMax(1, count); }
     int maxConnections() const { return m_maxConnections; }
+    // See HttpLimits::onRejected; applies to connections accepted afterwards.
+    void setRejectionObserver(HttpConnection::Handler observer) {
+        m_limits.onRejected = std::move(observer);
+    }
 
     // Binds and starts accepting. On a loopback address the Host check is switched on.
     bool listen(const QHostAddress &address, quint16 port);
