@@ -196,6 +196,32 @@ private slots:
         QSqlDatabase::removeDatabase("raw");
     }
 
+    void flowsRunningAtShutdownAreKeptAsFailed() {
+        {
+            auto store = openStore();
+            EventBus bus;
+            store->attach(&bus);
+            InspectorEvent request =
+                InspectorEvent::make(Kind::ClientRequest, "req_inflight", -1,
+                                     {{"method", "POST"}, {"path", "/v1/responses"}});
+            request.raw = R"({"model":"m","stream":true})";
+            bus.publish(request);
+            bus.publish(Kind::ClientResponse, "req_inflight", -1,
+                        {{"status", 200},
+                         {"stream", true},
+                         {"headers", QJsonObject{{"content-type", "text/event-stream"}}}});
+            store->flush();
+            QCOMPARE(store->query()->flow("req_inflight")->value("state").toString(),
+                     QString("running"));
+        }
+        auto store = openStore();
+        const auto flow = store->query()->flow("req_inflight");
+        QVERIFY(flow);
+        QCOMPARE(flow->value("state").toString(), QString("failed"));
+        QCOMPARE(flow->value("status").toInt(), 499);
+        QCOMPARE(flow->value("incomplete_reason").toString(), QString("loopscope stopped"));
+    }
+
     void importedFlowsAreMarkedAndRunsSurviveRestart() {
         {
             auto store = openStore();
