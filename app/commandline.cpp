@@ -3,6 +3,7 @@
 #include "http/accesspolicy.h"
 
 #include <QCommandLineParser>
+#include <QHostAddress>
 #include <QProcessEnvironment>
 
 using loopscope::AccessPolicy;
@@ -63,8 +64,12 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     const QCommandLineOption noHistory(QStringLiteral("no-history"),
                                        QStringLiteral("Keep the flow history in memory only "
                                                       "(nothing written to disk)."));
+    const QCommandLineOption insecurePublic(
+        QStringLiteral("insecure-public"),
+        QStringLiteral("Allow a non-loopback --host without general_settings.master_key: anyone "
+                       "who reaches the port can run code and spend the configured key."));
     parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, dataDir,
-                       noHistory, controlToken, allowOrigin});
+                       noHistory, controlToken, allowOrigin, insecurePublic});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -80,6 +85,7 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         return fail(QStringLiteral("unexpected argument '%1' (see --help)")
                         .arg(parser.positionalArguments().constFirst()));
     cli.headless = parser.isSet(headless);
+    cli.insecurePublic = parser.isSet(insecurePublic);
     ProxyConfig &c = cli.config;
     c.host = parser.value(host);
     bool ok = false;
@@ -130,5 +136,28 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     } else if (!parser.isSet(config)) {
         c.defaultRoute = ProxyConfig::demoRoute(); // a newcomer with no key sees it work
     }
+    if (isPublicHost(c.host) && c.masterKey.isEmpty() && !cli.insecurePublic)
+        return fail(QStringLiteral("--host %1 is reachable beyond this machine: set "
+                                   "general_settings.master_key in --config (clients then present "
+                                   "it), or pass --insecure-public to run it open anyway")
+                        .arg(c.host));
     return cli;
+}
+
+bool CommandLine::isPublicHost(const QString &host) {
+    if (host.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
+        return false;
+    QHostAddress address;
+    if (!address.setAddress(host))
+        return false; // not an address at all: listen() reports it
+    return !address.isLoopback();
+}
+
+QString CommandLine::publicBindWarning() const {
+    if (!insecurePublic || !isPublicHost(config.host) || !config.masterKey.isEmpty())
+        return {};
+    return QStringLiteral("WARNING: --insecure-public: listening on %1 without a master key; "
+                          "anyone who can reach this port can run code in a sandbox and spend "
+                          "the configured upstream key")
+        .arg(config.host);
 }

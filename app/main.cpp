@@ -7,6 +7,7 @@
 #include "signalwatcher.h"
 
 #ifdef LOOPSCOPE_HAS_UI
+#include "models/sandboxcommands.h"
 #include "serviceproxycontrol.h"
 #include "widgets/mainwindow.h"
 #include "widgets/theme.h"
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #ifdef LOOPSCOPE_HAS_UI
 namespace {
@@ -57,6 +59,8 @@ int main(int argc, char *argv[]) {
         err << "loopscope: " << cli.error << Qt::endl;
         return cli.exitCode;
     }
+    if (const QString warning = cli.publicBindWarning(); !warning.isEmpty())
+        err << "loopscope: " << warning << Qt::endl;
     if (!cli.headless && !gui)
         err << "loopscope: this build has no window (LOOPSCOPE_BUILD_UI=OFF); running headless"
             << Qt::endl;
@@ -101,18 +105,22 @@ int main(int argc, char *argv[]) {
             if (!line.isEmpty())
                 QTextStream(stderr) << "loopscope: " << line << Qt::endl;
         });
-    for (const QString &problem : service.sandboxProblems())
-        err << "loopscope: WARNING: sandbox backend '" << service.sandboxBackend()
-            << "' unavailable: " << problem << Qt::endl;
-    for (const QString &warning : service.sandboxWarnings())
-        err << "loopscope: " << (service.sandboxIsolated() ? "note" : "WARNING")
-            << ": sandbox backend '" << service.sandboxBackend() << "': " << warning << Qt::endl;
-    QObject::connect(&service, &ProxyService::sandboxHealthChanged, app.get(), [&service] {
-        for (const QString &problem : service.sandboxProblems())
-            QTextStream(stderr) << "loopscope: WARNING: sandbox backend '"
-                                << service.sandboxBackend() << "' unavailable: " << problem
-                                << Qt::endl;
-    });
+    // The sandbox self-test answers after start-up (it runs a real probe sandbox).
+    QObject::connect(&service, &ProxyService::sandboxHealthChanged, app.get(),
+                     [&service, warned = false]() mutable {
+                         QTextStream out(stderr);
+                         for (const QString &problem : service.sandboxProblems())
+                             out << "loopscope: WARNING: sandbox backend '"
+                                 << service.sandboxBackend() << "' unavailable: " << problem
+                                 << Qt::endl;
+                         if (std::exchange(warned, true))
+                             return;
+                         for (const QString &warning : service.sandboxWarnings())
+                             out << "loopscope: "
+                                 << (service.sandboxIsolated() ? "note" : "WARNING")
+                                 << ": sandbox backend '" << service.sandboxBackend()
+                                 << "': " << warning << Qt::endl;
+                     });
     QObject::connect(&signals_, &SignalWatcher::terminationRequested, &service,
                      &ProxyService::stop);
 
@@ -126,6 +134,10 @@ int main(int argc, char *argv[]) {
         loopscope::Theme::apply(*static_cast<QApplication *>(app.get()));
         ServiceProxyControl control(&service, config);
         loopscope::MainWindow window(&events, service.registry(), &control);
+        window.sandboxCommands()->setDispatcher(
+            [&service](std::function<void(loopscope::SandboxRegistry *)> work) {
+                return service.withRegistry(std::move(work));
+            });
         control.onRegistryChanged = [&window](loopscope::SandboxRegistry *registry) {
             window.setSandboxRegistry(registry);
         };

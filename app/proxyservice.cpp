@@ -5,6 +5,14 @@
 #include "proxy/proxyserver.h"
 #include "record/flowstore.h"
 #include "sandbox/localsandboxoptions.h"
+#include "sandbox/sandboxregistry.h"
+
+#include <QDeadlineTimer>
+#include <QTextStream>
+#include <QTimer>
+
+#include <memory>
+#include <utility>
 
 using loopscope::ProxyServer;
 
@@ -32,6 +40,13 @@ loopscope::FlowStoreOptions historyOptions(const loopscope::ProxyConfig &config)
 } // namespace
 
 ProxyService::~ProxyService() {
+    if (m_thread.isRunning()) {
+        // Window close and a signal in the window both end here: the same bounded stop as
+        // headless, so remote sandboxes (Jupyter kernels, e2b) are deleted, not abandoned to
+        // the backends' destructors. The proxy thread needs nothing from this one meanwhile.
+        stop();
+        m_thread.wait(QDeadlineTimer(m_shutdownTimeoutMs + kServerGraceMs + 2000));
+    }
     if (m_thread.isRunning()) {
         QMetaObject::invokeMethod(
             m_anchor,
@@ -62,6 +77,8 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
     delete m_anchor;
     m_stopping = false;
     m_registry = nullptr;
+    m_sandboxHealthKnown = false;
+    m_shutdownTimeoutMs = qMax(0, config.shutdownTimeoutMs);
     m_anchor = new QObject;
     m_anchor->moveToThread(&m_thread);
     m_thread.start();
@@ -77,6 +94,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             if (config.execTimeoutSeconds > 0)
                 sandbox.timeoutMs = config.execTimeoutSeconds * 1000;
             sandbox.poolSize = qMax(0, config.sandboxPoolSize);
+            sandbox.allowUnisolated = config.allowUnisolated;
             if (!m_stack->init(sandbox, error)) {
                 delete m_server;
                 m_server = nullptr;
@@ -84,11 +102,8 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
                 return;
             }
             m_registry = m_stack->registry();
+            m_registryGuard = m_registry;
             m_sandboxBackend = m_stack->sandboxBackendName();
-            const loopscope::SandboxSelfTest health = m_stack->sandboxSelfTest();
-            m_sandboxProblems = health.problems;
-            m_sandboxWarnings = health.warnings;
-            m_sandboxIsolated = health.isolated;
             connect(m_stack, &loopscope::InterceptionStack::sandboxHealthChanged, this,
                     [this](const QStringList &problems, const QStringList &warnings) {
                         m_sandboxProblems = problems;
@@ -115,23 +130,78 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
     if (!ok) {
         m_thread.quit();
         m_thread.wait();
+        return false;
     }
-    return ok;
+    // The self-test starts a real probe sandbox (seconds when bwrap hangs): after start()
+    // returned, on the proxy thread, so neither the window nor the listening line waits for it.
+    // Its answer arrives through sandboxHealthChanged().
+    QMetaObject::invokeMethod(m_anchor, [this] {
+        if (!m_stack)
+            return;
+        const loopscope::SandboxSelfTest health = m_stack->sandboxSelfTest();
+        QMetaObject::invokeMethod(this, [this, health] {
+            m_sandboxProblems = health.problems;
+            m_sandboxWarnings = health.warnings;
+            m_sandboxIsolated = health.isolated;
+            m_sandboxHealthKnown = true;
+            emit sandboxHealthChanged();
+        });
+    });
+    return true;
+}
+
+bool ProxyService::withRegistry(std::function<void(loopscope::SandboxRegistry *)> work) {
+    if (!m_anchor || !m_thread.isRunning() || m_stopping)
+        return false;
+    QMetaObject::invokeMethod(m_anchor, [this, work = std::move(work)] {
+        if (loopscope::SandboxRegistry *registry = m_registryGuard.data())
+            work(registry);
+    });
+    return true;
 }
 
 void ProxyService::stop() {
     if (m_stopping || !m_thread.isRunning())
         return;
     m_stopping = true;
-    QMetaObject::invokeMethod(m_anchor, [this] {
+    const int timeoutMs = m_shutdownTimeoutMs;
+    QMetaObject::invokeMethod(m_anchor, [this, timeoutMs] {
         if (!m_server) {
             m_thread.quit();
             return;
         }
-        // Sandboxes go first (no process outlives the app), then in-flight responses finish.
-        loopscope::whenFinished(m_stack->shutdown(), m_anchor, [this](const QFuture<void> &) {
+        const int live = m_registry ? m_registry->liveCount() : 0;
+        if (live > 0)
+            logLine(QStringLiteral("stopping: deleting %1 sandbox(es), waiting up to %2 s "
+                                   "(general_settings.shutdown_timeout)")
+                        .arg(live)
+                        .arg(timeoutMs / 1000.0));
+        // Sandboxes go first (no process or remote kernel outlives the app), then in-flight
+        // responses finish. Bounded: a remote backend that does not answer cannot hold quit.
+        auto proceeded = std::make_shared<bool>(false);
+        auto proceed = [this, proceeded, timeoutMs](bool timedOut) {
+            if (std::exchange(*proceeded, true))
+                return;
+            if (timedOut && m_registry && m_registry->liveCount() > 0) {
+                QStringList ids;
+                for (const loopscope::SandboxEntry &entry : m_registry->entries())
+                    ids << entry.handle.id;
+                logLine(QStringLiteral("stopping: gave up after %1 s with %2 sandbox delete(s) "
+                                       "unanswered; they may outlive Loopscope: %3")
+                            .arg(timeoutMs / 1000.0)
+                            .arg(m_registry->liveCount())
+                            .arg(ids.isEmpty() ? QStringLiteral("(ids not known yet)")
+                                               : ids.join(QStringLiteral(", "))));
+            }
             if (m_server)
                 m_server->shutdown();
-        });
+        };
+        loopscope::whenFinished(m_stack->shutdown(), m_anchor,
+                                [proceed](const QFuture<void> &) { proceed(false); });
+        QTimer::singleShot(timeoutMs, m_anchor, [proceed] { proceed(true); });
     });
+}
+
+void ProxyService::logLine(const QString &line) {
+    QTextStream(stderr) << "loopscope: " << line << Qt::endl;
 }

@@ -4,8 +4,10 @@
 #include "proxy/requestlogentry.h"
 
 #include <QObject>
+#include <QPointer>
 #include <QThread>
 
+#include <functional>
 #include <memory>
 
 namespace loopscope {
@@ -40,6 +42,11 @@ public:
     QStringList sandboxProblems() const { return m_sandboxProblems; }
     QStringList sandboxWarnings() const { return m_sandboxWarnings; }
     bool sandboxIsolated() const { return m_sandboxIsolated; }
+    // False until the start-up self-test (run after start() returns) has answered.
+    bool sandboxHealthKnown() const { return m_sandboxHealthKnown; }
+    // Queues `work` on the proxy thread with the registry if it still exists there (checked
+    // there, where it is deleted); false when the proxy is not running. The window's way in.
+    bool withRegistry(std::function<void(loopscope::SandboxRegistry *)> work);
     // Graceful stop (in-flight responses finish, bounded); stopped() follows.
     void stop();
 
@@ -50,17 +57,25 @@ signals:
     void sandboxHealthChanged();
 
 private:
+    static void logLine(const QString &line);
+    // ProxyServer's own grace for in-flight responses after the sandboxes are gone.
+    static constexpr int kServerGraceMs = 5000;
+
     QThread m_thread;
     QObject *m_anchor = nullptr;                // lives in m_thread: the context for invocations
     loopscope::ProxyServer *m_server = nullptr; // lives in m_thread
     loopscope::InterceptionStack *m_stack = nullptr; // lives in m_thread, child of m_server
     loopscope::SandboxRegistry *m_registry = nullptr;
+    // Made and read on the proxy thread only (it tracks an object of that thread).
+    QPointer<loopscope::SandboxRegistry> m_registryGuard;
     loopscope::EventBus *m_events = nullptr;
     std::unique_ptr<loopscope::FlowStore> m_store;
     QString m_sandboxBackend;
     QStringList m_sandboxProblems; // read and written on this object's thread only
     QStringList m_sandboxWarnings;
     bool m_sandboxIsolated = true;
+    bool m_sandboxHealthKnown = false;
     QString m_url;
     bool m_stopping = false;
+    int m_shutdownTimeoutMs = 5000; // general_settings.shutdown_timeout
 };

@@ -38,6 +38,11 @@ HttpConnection::HttpConnection(QTcpSocket *socket, const HttpLimits &limits, Han
     m_settings.on_headers_complete = &HttpConnection::onHeadersComplete;
     m_settings.on_body = &HttpConnection::onBody;
     m_settings.on_message_complete = &HttpConnection::onMessageComplete;
+    m_headerTimer.setSingleShot(true);
+    m_idleTimer.setSingleShot(true);
+    connect(&m_headerTimer, &QTimer::timeout, this, &HttpConnection::onHeaderTimeout);
+    connect(&m_idleTimer, &QTimer::timeout, this, &HttpConnection::onIdleTimeout);
+    armIdleTimer();
     connect(m_socket, &QTcpSocket::readyRead, this, &HttpConnection::onReadyRead);
     connect(m_socket, &QTcpSocket::disconnected, this, [this] {
         if (m_sink)
@@ -70,7 +75,51 @@ void HttpConnection::onReadyRead() {
         return;
     }
     m_pending += m_socket->readAll();
+    if (isBusy() && m_pending.size() > m_limits.maxPendingBytes) {
+        // Only a pipelining client sends during a response, and none sends this much.
+        qWarning("loopscope: closing connection from %s: %lld bytes sent while its response was "
+                 "in flight (general_settings.max_pending_bytes is %lld)",
+                 qPrintable(m_socket->peerAddress().toString()), qint64(m_pending.size()),
+                 qint64(m_limits.maxPendingBytes));
+        m_pending.clear();
+        m_rejected = true;
+        abort();
+        return;
+    }
+    armIdleTimer();
     parsePending();
+}
+
+void HttpConnection::armIdleTimer() {
+    if (isBusy() || m_rejected || m_limits.idleTimeoutMs <= 0)
+        m_idleTimer.stop();
+    else
+        m_idleTimer.start(m_limits.idleTimeoutMs);
+}
+
+void HttpConnection::onIdleTimeout() {
+    if (isBusy() || m_rejected)
+        return;
+    if (m_inMessage) {
+        failAndClose(408,
+                     QStringLiteral("Request timeout: no data for %1 s in the middle of a request "
+                                    "(general_settings.idle_timeout)")
+                         .arg(m_limits.idleTimeoutMs / 1000.0),
+                     QStringLiteral("request_timeout"));
+        return;
+    }
+    m_closing = true; // an idle keep-alive connection: close quietly, as every server does
+    m_socket->disconnectFromHost();
+}
+
+void HttpConnection::onHeaderTimeout() {
+    if (isBusy() || m_rejected || !m_inMessage)
+        return;
+    failAndClose(408,
+                 QStringLiteral("Request timeout: the request head did not arrive within %1 s "
+                                "(general_settings.header_timeout)")
+                     .arg(m_limits.headerTimeoutMs / 1000.0),
+                 QStringLiteral("request_timeout"));
 }
 
 void HttpConnection::parsePending() {
@@ -118,6 +167,7 @@ void HttpConnection::onSinkFinished() {
         sink->deleteLater();
     }
     emit requestFinished();
+    armIdleTimer();
     if (m_closing) {
         if (m_socket->state() == QAbstractSocket::ConnectedState)
             m_socket->disconnectFromHost();
@@ -131,6 +181,8 @@ void HttpConnection::failAndClose(int status, const QString &message, const QStr
     m_rejected = true;
     m_closing = true;
     m_pending.clear();
+    m_headerTimer.stop();
+    m_idleTimer.stop();
     HttpRequest request = m_request;
     request.httpMinor = m_parser.http_minor;
     request.received.start();
@@ -153,6 +205,9 @@ int HttpConnection::onMessageBegin(http_parser *parser) {
     c->m_field.clear();
     c->m_value.clear();
     c->m_inValue = false;
+    c->m_inMessage = true;
+    if (c->m_limits.headerTimeoutMs > 0)
+        c->m_headerTimer.start(c->m_limits.headerTimeoutMs);
     return 0;
 }
 
@@ -186,6 +241,7 @@ int HttpConnection::onHeaderValue(http_parser *parser, const char *at, size_t le
 
 int HttpConnection::onHeadersComplete(http_parser *parser) {
     HttpConnection *c = self(parser);
+    c->m_headerTimer.stop();
     c->finishHeader();
     HttpRequest &r = c->m_request;
     r.method = http_method_str(static_cast<http_method>(parser->method));
@@ -238,6 +294,7 @@ int HttpConnection::onMessageComplete(http_parser *parser) {
     HttpConnection *c = self(parser);
     c->m_request.received.start();
     c->m_messageReady = true;
+    c->m_inMessage = false;
     http_parser_pause(parser, 1); // one request at a time; resumed when its response is done
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QSet>
+#include <QTimer>
 
 #include <functional>
 #include <http_parser.h>
@@ -21,13 +22,22 @@ struct HttpLimits {
     // When non-empty, the Host header (if present) must be one of these (lower-case,
     // "host:port" and "host" forms): the DNS-rebinding defence for loopback binds.
     QSet<QByteArray> allowedHosts;
+    // Bytes a client may send while its response is in flight (a pipelined next request);
+    // beyond it the connection is closed: nothing is buffered without bound before any auth.
+    qint64 maxPendingBytes = 4 * 1024 * 1024;
+    // A request's head must be complete this long after its first byte (slowloris): else 408.
+    int headerTimeoutMs = 30000;
+    // No byte for this long while no response is in flight: a silent keep-alive connection is
+    // closed, a half-sent request gets 408.
+    int idleTimeoutMs = 120000;
     // Called with a rejection's request (headers, maybe no body) and its sink just before the
     // connection answers it itself (400/403/413), so the proxy can record it as a flow.
     std::function<void(const HttpRequest &, ResponseSink *)> onRejected;
 };
 
 // One client connection: parses HTTP/1.x with libhttp-parser (keep-alive, chunked bodies,
-// Expect: 100-continue), answers protocol errors itself (400, 403 bad Host, 413 too large) and
+// Expect: 100-continue), answers protocol errors itself (400, 403 bad Host, 408 too slow, 413
+// too large; limits in HttpLimits) and
 // hands each complete request to the handler with a ResponseSink. Requests are served one at a
 // time: parsing pauses until the current response is finished, so pipelined requests are
 // answered in order and never interleave.
@@ -65,6 +75,10 @@ private:
     // 413 for a body over the cap (declared or received); stops the parser. Returns 0.
     int rejectOversizedBody(http_parser *parser);
     void finishHeader();
+    void onHeaderTimeout();
+    void onIdleTimeout();
+    // Restarts the idle clock while waiting for a client; stops it while a response is out.
+    void armIdleTimer();
 
     QTcpSocket *m_socket;
     HttpLimits m_limits;
@@ -79,6 +93,9 @@ private:
     bool m_messageReady = false;
     bool m_closing = false;
     bool m_rejected = false;
+    bool m_inMessage = false; // a request has begun and is not yet complete
+    QTimer m_headerTimer;
+    QTimer m_idleTimer;
     QPointer<ResponseSink> m_sink;
 };
 

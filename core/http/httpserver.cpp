@@ -2,6 +2,7 @@
 
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTimer>
 
 namespace loopscope {
 
@@ -61,6 +62,11 @@ void HttpServer::onNewConnection() {
             socket->deleteLater();
             continue;
         }
+        if (m_connections.size() >= m_maxConnections) {
+            refuseOverCap(socket);
+            continue;
+        }
+        m_warnedCap = false;
         auto *connection = new HttpConnection(socket, m_limits, m_handler, this);
         m_connections.insert(connection);
         connect(connection, &QObject::destroyed, this, [this, connection] {
@@ -69,6 +75,50 @@ void HttpServer::onNewConnection() {
                 emit allConnectionsClosed();
         });
     }
+}
+
+void HttpServer::refuseOverCap(QTcpSocket *socket) {
+    if (!m_warnedCap) {
+        m_warnedCap = true; // once per burst, not once per refused socket
+        qWarning("loopscope: %d connections open (general_settings.max_connections): answering "
+                 "new ones 503 until some close",
+                 m_maxConnections);
+    }
+    // A flood of refusals must not become the new descriptor leak: beyond a small allowance
+    // they are cut without an answer.
+    if (m_refusing >= 64) {
+        socket->abort();
+        socket->deleteLater();
+        return;
+    }
+    ++m_refusing;
+    socket->setParent(this);
+    const QByteArray body =
+        QByteArrayLiteral("{\"error\":{\"message\":\"Loopscope is at its connection limit (") +
+        QByteArray::number(m_maxConnections) +
+        QByteArrayLiteral(" open, general_settings.max_connections); retry shortly\",\"type\":"
+                          "\"server_error\",\"param\":null,\"code\":\"too_many_connections\"}}");
+    socket->write(QByteArrayLiteral("HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+                                    "application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
+                                    "Content-Length: ") +
+                  QByteArray::number(body.size()) + QByteArrayLiteral("\r\n\r\n") + body);
+    // Unread input at close makes the kernel send RST, and the client may never see the 503.
+    connect(socket, &QTcpSocket::readyRead, socket, [socket] { socket->readAll(); });
+    socket->disconnectFromHost();
+    auto done = [this, socket] {
+        if (socket->property("loopscopeRefused").toBool())
+            return;
+        socket->setProperty("loopscopeRefused", true);
+        --m_refusing;
+        socket->abort();
+        socket->deleteLater();
+    };
+    if (socket->state() == QAbstractSocket::UnconnectedState) {
+        done();
+        return;
+    }
+    connect(socket, &QTcpSocket::disconnected, this, done);
+    QTimer::singleShot(2000, socket, done); // a client that never reads
 }
 
 void HttpServer::shutdown() {

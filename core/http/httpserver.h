@@ -22,6 +22,19 @@ public:
     void setHandler(HttpConnection::Handler handler) { m_handler = std::move(handler); }
     void setMaxBodyBytes(qint64 bytes) { m_limits.maxBodyBytes = bytes; }
     qint64 maxBodyBytes() const { return m_limits.maxBodyBytes; }
+    // Pending bytes, header and idle timeouts for every new connection.
+    void setLimits(const HttpLimits &limits) {
+        const QSet<QByteArray> hosts = m_limits.allowedHosts;
+        auto observer = m_limits.onRejected;
+        m_limits = limits;
+        m_limits.allowedHosts = hosts;
+        m_limits.onRejected = std::move(observer);
+    }
+    HttpLimits limits() const { return m_limits; }
+    // Open connections beyond this are answered 503 and closed; the server keeps serving the
+    // others (1,000 idle sockets would otherwise exhaust descriptors sandboxes need).
+    void setMaxConnections(int count) { m_maxConnections = qMax(1, count); }
+    int maxConnections() const { return m_maxConnections; }
     // See HttpLimits::onRejected; applies to connections accepted afterwards.
     void setRejectionObserver(HttpConnection::Handler observer) {
         m_limits.onRejected = std::move(observer);
@@ -46,12 +59,16 @@ signals:
 
 private:
     void onNewConnection();
+    void refuseOverCap(QTcpSocket *socket);
 
     QTcpServer *m_server;
     HttpLimits m_limits;
     HttpConnection::Handler m_handler;
     QSet<HttpConnection *> m_connections;
     QString m_error;
+    int m_maxConnections = 256;
+    int m_refusing = 0; // 503 answers still being flushed
+    bool m_warnedCap = false;
     bool m_shuttingDown = false;
 };
 

@@ -350,6 +350,28 @@ QString CodeInterpreterInterception::toolOutputFor(const ExecutionResult &result
     return result.stdoutText;
 }
 
+QString CodeInterpreterInterception::capForModel(const QString &text, int maxChars) {
+    if (maxChars <= 0 || text.size() <= maxChars)
+        return text;
+    // Head and tail both matter: what the code printed first, and how it ended (the last
+    // lines, a final result). Cut on whole code points.
+    qsizetype head = maxChars / 2;
+    qsizetype tail = maxChars - head;
+    if (head > 0 && text.at(head - 1).isHighSurrogate())
+        --head;
+    if (tail > 0 && text.at(text.size() - tail).isLowSurrogate())
+        --tail;
+    const qsizetype omitted = text.size() - head - tail;
+    return text.left(head) +
+           QStringLiteral("\n[... %1 characters omitted: this output is %2 characters, more than "
+                          "the %3 fed back to the model (sandbox.max_output_chars); the start and "
+                          "the end are kept ...]\n")
+               .arg(omitted)
+               .arg(text.size())
+               .arg(maxChars) +
+           text.right(tail);
+}
+
 QJsonObject CodeInterpreterInterception::codeInterpreterCallRecord(const QString &code,
                                                                    const QJsonValue &containerId,
                                                                    const QString &logs) {
@@ -485,18 +507,22 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
     if (!parsed.ok) {
         ToolCallRun refused;
         refused.fedBack = keys::kInvalidArgumentsText;
+        refused.toModel = refused.fedBack;
         return QtFuture::makeReadyFuture(Outcome<ToolCallRun>::success(refused));
     }
     // Pure mapping of the run's result: no access to this object.
-    return runCode(container, parsed.code, onOutput).then([](const Outcome<ExecutionResult> &ran) {
-        if (!ran.ok())
-            return Outcome<ToolCallRun>::failure(ran.error);
-        ToolCallRun run;
-        run.executed = true;
-        run.result = ran.value;
-        run.fedBack = toolOutputFor(ran.value);
-        return Outcome<ToolCallRun>::success(run);
-    });
+    const int maxChars = m_maxOutputChars;
+    return runCode(container, parsed.code, onOutput)
+        .then([maxChars](const Outcome<ExecutionResult> &ran) {
+            if (!ran.ok())
+                return Outcome<ToolCallRun>::failure(ran.error);
+            ToolCallRun run;
+            run.executed = true;
+            run.result = ran.value;
+            run.fedBack = toolOutputFor(ran.value);
+            run.toModel = capForModel(run.fedBack, maxChars);
+            return Outcome<ToolCallRun>::success(run);
+        });
 }
 
 QFuture<void> CodeInterpreterInterception::deleteContainerForKey(const QString &key,
@@ -636,7 +662,8 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
                 return;
             }
             const QString code = parseCodeArguments(arguments).code;
-            job->outputs.append(run.value.fedBack);
+            job->outputs.append(run.value.toModel); // the model's copy is capped
+            // ...the client's code_interpreter_call logs carry the whole output.
             QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.fedBack);
             record.insert(kId, itemId); // the id announced by toolCallStarting
             job->records.append(record);

@@ -49,7 +49,10 @@ struct ParsedCodeArguments {
 // One executed (or refused) tool call: what is fed back to the model and, when code ran, the
 // sandbox's full result (stderr, error, duration) for the inspector.
 struct ToolCallRun {
-    QString fedBack;
+    QString fedBack; // the whole output (up to the sandbox cap): client logs, inspector
+    // What the model is sent: fedBack, or its head and tail around a marker when it is longer
+    // than max_output_chars (context and bill; the client still gets fedBack whole).
+    QString toModel;
     bool executed = false;
     ExecutionResult result;
 };
@@ -172,6 +175,14 @@ public:
     static ParsedCodeArguments parseCodeArguments(const QString &arguments);
     // The string fed back for one execution result (stdout, or the execution-error string).
     static QString toolOutputFor(const ExecutionResult &result);
+    // At most about maxChars of `text` for the model: the head and the tail, with a marker in
+    // between saying how much was left out and why. Unchanged when it already fits.
+    static QString capForModel(const QString &text, int maxChars);
+
+    static constexpr int kDefaultMaxOutputChars = 20000;
+    // sandbox.max_output_chars: the most of one run's output fed back to the model.
+    void setMaxOutputChars(int chars) { m_maxOutputChars = qMax(200, chars); }
+    int maxOutputChars() const { return m_maxOutputChars; }
     // {"id","type","status","code","container_id","outputs"} (outputs [] when `logs` is empty).
     static QJsonObject codeInterpreterCallRecord(const QString &code, const QJsonValue &containerId,
                                                  const QString &logs);
@@ -209,6 +220,7 @@ private:
     QPointer<SandboxBackend> m_injectedBackend;
     const SandboxToolRegistry *m_tools = nullptr;
     BackendsByProvider m_backends;
+    int m_maxOutputChars = kDefaultMaxOutputChars;
 };
 
 } // namespace loopscope

@@ -10,6 +10,7 @@
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
 #include "loop/chatstreamwriter.h"
+#include "sandbox/sandboxregistry.h"
 #include "upstream/upstreamclient.h"
 #include "upstream/upstreamreply.h"
 
@@ -351,6 +352,18 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
                 built, Outcome<AgenticLoopPlan>::failure(QStringLiteral("the plan was cancelled")));
             if (m_sink)
                 m_sink->addExternalTime(clock->nsecsElapsed());
+            if (!plan.ok() && SandboxRegistry::isCapReached(plan.error) && m_sink &&
+                !m_sink->isStarted() && !m_sink->isClientGone()) {
+                // The global sandbox cap: a retryable 429, not a broken sandbox (issue 18).
+                runCleanup();
+                m_sink->sendJson(429,
+                                 OpenAiError::object(plan.error, QStringLiteral("rate_limit_error"),
+                                                     QStringLiteral("too_many_sandboxes")),
+                                 {{QByteArrayLiteral("Retry-After"),
+                                   QByteArray::number(SandboxRegistry::kCapRetryAfterSeconds)}});
+                complete(429, {}, plan.error);
+                return;
+            }
             if (!plan.ok()) {
                 failWithMessage(502, QStringLiteral("Sandbox failure: %1").arg(plan.error),
                                 QStringLiteral("server_error"), QStringLiteral("sandbox_error"));

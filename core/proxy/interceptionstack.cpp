@@ -47,8 +47,17 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
     }
 
     m_registry = new SandboxRegistry(this);
+    m_registry->setMaxLive(config.maxLiveSandboxes);
     m_warnings << m_tools.registerTools(sandboxTools);
-    m_local = new LocalPythonBackend(localOptions, this);
+    LocalSandboxOptions local = localOptions;
+    if (!settings.sandboxToolName.isEmpty()) {
+        // A remote backend is the one in use: no warm local interpreters nobody will ask for
+        // (a sandbox_tools entry with provider local still gets its interpreters on demand).
+        const auto params = m_tools.resolve(settings.sandboxToolName);
+        if (params && params->provider != QLatin1String("local"))
+            local.poolSize = 0;
+    }
+    m_local = new LocalPythonBackend(local, this);
 
     if (settings.sandboxToolName.isEmpty()) {
         // Loopscope's default: every sandbox is a local bubblewrap interpreter.
@@ -90,6 +99,7 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
         }
     }
 
+    m_interception->setMaxOutputChars(config.maxOutputChars);
     m_interceptor =
         new AgenticLoopInterceptor(m_interception, m_server->upstream(), m_events, this);
     m_server->addInterceptor(m_interceptor);

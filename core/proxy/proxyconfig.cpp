@@ -92,6 +92,30 @@ struct Validator {
         return true;
     }
 
+    // A whole number in [minimum, maximum]; missing → unchanged.
+    bool integer(const QJsonObject &parent, const QString &field, const QString &key,
+                 qint64 minimum, qint64 maximum, qint64 *out) {
+        const QJsonValue v = parent.value(field);
+        if (v.isUndefined() || v.isNull())
+            return true;
+        if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble()) ||
+            v.toDouble() < double(minimum) || v.toDouble() > double(maximum))
+            return fail(
+                key, QStringLiteral("must be an integer from %1 to %2").arg(minimum).arg(maximum));
+        *out = qint64(v.toDouble());
+        return true;
+    }
+
+    bool boolean(const QJsonObject &parent, const QString &field, const QString &key, bool *out) {
+        const QJsonValue v = parent.value(field);
+        if (v.isUndefined() || v.isNull())
+            return true;
+        if (!v.isBool())
+            return fail(key, QStringLiteral("must be true or false"));
+        *out = v.toBool();
+        return true;
+    }
+
     bool httpUrl(const QString &text, const QString &key, QUrl *out) {
         const QUrl url(text, QUrl::StrictMode);
         if (!url.isValid() || url.host().isEmpty() ||
@@ -162,6 +186,51 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                   QStringLiteral("general_settings.master_key"), &key))
         return finish(false, v.error);
     masterKey = key;
+    {
+        const QJsonObject g = general.toObject();
+        const QString at = QStringLiteral("general_settings.");
+        qint64 connections = maxConnections;
+        qint64 pending = maxPendingBytes;
+        qint64 upstreamBody = maxUpstreamBodyBytes;
+        if (!v.integer(g, QStringLiteral("max_connections"), at + QStringLiteral("max_connections"),
+                       1, 100000, &connections) ||
+            !v.seconds(g, QStringLiteral("header_timeout"), at + QStringLiteral("header_timeout"),
+                       &headerTimeoutMs) ||
+            !v.seconds(g, QStringLiteral("idle_timeout"), at + QStringLiteral("idle_timeout"),
+                       &idleTimeoutMs) ||
+            !v.seconds(g, QStringLiteral("shutdown_timeout"),
+                       at + QStringLiteral("shutdown_timeout"), &shutdownTimeoutMs) ||
+            !v.integer(g, QStringLiteral("max_pending_bytes"),
+                       at + QStringLiteral("max_pending_bytes"), 1024, qint64(1) << 40, &pending) ||
+            !v.integer(g, QStringLiteral("max_upstream_body_bytes"),
+                       at + QStringLiteral("max_upstream_body_bytes"), 1024, qint64(1) << 40,
+                       &upstreamBody))
+            return finish(false, v.error);
+        maxConnections = int(connections);
+        maxPendingBytes = pending;
+        maxUpstreamBodyBytes = upstreamBody;
+    }
+
+    // sandbox (Loopscope's own keys)
+    const QJsonValue sandbox = root.value(QStringLiteral("sandbox"));
+    if (!sandbox.isUndefined() && !sandbox.isNull() && !sandbox.isObject())
+        return finish(v.fail(QStringLiteral("sandbox"), QStringLiteral("must be a mapping")),
+                      v.error);
+    {
+        const QJsonObject s = sandbox.toObject();
+        qint64 live = maxLiveSandboxes;
+        qint64 chars = maxOutputChars;
+        if (!v.integer(s, QStringLiteral("max_live"), QStringLiteral("sandbox.max_live"), 1, 100000,
+                       &live) ||
+            !v.integer(s, QStringLiteral("max_output_chars"),
+                       QStringLiteral("sandbox.max_output_chars"), 200, 100000000, &chars) ||
+            !v.boolean(s, QStringLiteral("allow_unisolated"),
+                       QStringLiteral("sandbox.allow_unisolated"), &allowUnisolated))
+            return finish(false, v.error);
+        maxLiveSandboxes = int(live);
+        maxOutputChars = int(chars);
+    }
+
     QString controlKey;
     if (!v.secret(general.toObject(), QStringLiteral("control_token"),
                   QStringLiteral("general_settings.control_token"), &controlKey))

@@ -38,6 +38,18 @@ public:
     QString controlToken;
     QStringList allowOrigins;
 
+    // Resource limits (issue 18; docs/security.md). general_settings keys in brackets.
+    int maxConnections = 256;                 // [max_connections] beyond it: 503, keep serving
+    int headerTimeoutMs = 30000;              // [header_timeout] s: request head must arrive
+    int idleTimeoutMs = 120000;               // [idle_timeout] s: silent keep-alive closed
+    qint64 maxPendingBytes = 4 * 1024 * 1024; // [max_pending_bytes] sent during a response
+    qint64 maxUpstreamBodyBytes = 64 * 1024 * 1024; // [max_upstream_body_bytes] one reply
+    int shutdownTimeoutMs = 5000; // [shutdown_timeout] s: quit waits this for remote deletes
+    // The top-level `sandbox` mapping.
+    int maxLiveSandboxes = 32;    // [sandbox.max_live] every backend, every identity
+    int maxOutputChars = 20000;   // [sandbox.max_output_chars] fed back to the model per run
+    bool allowUnisolated = false; // [sandbox.allow_unisolated] run without bubblewrap (loud)
+
     // Loop and sandbox settings handed to the interception layer (issue 5).
     int maxLoopsOverride = 0;      // --max-loops (0 = not given)
     int execTimeoutSeconds = 0;    // --exec-timeout (0 = not given)

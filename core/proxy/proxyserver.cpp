@@ -27,17 +27,21 @@ namespace {
 
 // In-flight responses get this long to finish on shutdown before their connections are cut.
 constexpr int kShutdownGraceMs = 5000;
+// A pass-through stream stops reading its upstream while this much waits for a slow client.
+constexpr qint64 kRelayHighWaterBytes = 1024 * 1024;
 
 QString invalidRequest() {
     return QStringLiteral("invalid_request_error");
 }
 
+// Compares SHA-256 digests (always 32 bytes) byte by byte without an early exit, so neither
+// the key's length nor the position of the first wrong byte shows in the answer time.
 bool constantTimeEquals(const QByteArray &a, const QByteArray &b) {
-    if (a.size() != b.size())
-        return false;
+    const QByteArray da = QCryptographicHash::hash(a, QCryptographicHash::Sha256);
+    const QByteArray db = QCryptographicHash::hash(b, QCryptographicHash::Sha256);
     unsigned char diff = 0;
-    for (qsizetype i = 0; i < a.size(); ++i)
-        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    for (qsizetype i = 0; i < da.size(); ++i)
+        diff |= static_cast<unsigned char>(da[i] ^ db[i]);
     return diff == 0;
 }
 
@@ -54,7 +58,14 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     , m_http(new HttpServer(this))
     , m_upstream(new UpstreamClient(this)) {
     qRegisterMetaType<loopscope::RequestLogEntry>();
+    m_upstream->setMaxBodyBytes(m_config.maxUpstreamBodyBytes);
     m_http->setMaxBodyBytes(m_config.maxBodyBytes);
+    HttpLimits limits = m_http->limits();
+    limits.maxPendingBytes = m_config.maxPendingBytes;
+    limits.headerTimeoutMs = m_config.headerTimeoutMs;
+    limits.idleTimeoutMs = m_config.idleTimeoutMs;
+    m_http->setLimits(limits);
+    m_http->setMaxConnections(m_config.maxConnections);
     m_access.setAllowedOrigins(m_config.allowOrigins);
     m_access.setControlToken(m_config.controlToken.toUtf8());
     if (!m_config.masterKey.isEmpty())
@@ -452,6 +463,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         QElapsedTimer upstreamClock;
         bool decided = false;
         bool streaming = false;
+        QTimer *drain = nullptr; // polls a slow client's write buffer while reading is paused
     };
     auto state = std::make_shared<State>();
     state->upstreamClock.start();
@@ -473,9 +485,16 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
     connect(sink, &ResponseSink::clientGone, reply, &QNetworkReply::abort);
 
+    // Relays what the client's socket can take: above the high-water mark the upstream is
+    // left unread (QNAM then stops reading it, so the upstream waits, not this process's
+    // memory) until the client has drained to half of it.
+    auto pump = [reply, sink] {
+        while (reply->bytesAvailable() > 0 && sink->bytesPending() <= kRelayHighWaterBytes)
+            sink->writeChunk(reply->read(kRelayHighWaterBytes));
+    };
     // Decide once, on the first bytes: an SSE answer is relayed chunk by chunk as it arrives,
     // anything else is relayed whole and byte-exact with its status.
-    auto decide = [reply, sink, state, events, secrets = m_secrets] {
+    auto decide = [reply, sink, state, events, secrets = m_secrets, pump] {
         if (state->decided)
             return;
         state->decided = true;
@@ -497,20 +516,49 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         if (state->streaming) {
             sink->addExternalTime(state->upstreamClock.nsecsElapsed());
             sink->beginStream(status, UpstreamClient::relayableHeaders(reply));
+            reply->setReadBufferSize(kRelayHighWaterBytes);
+            state->drain = new QTimer(reply);
+            state->drain->setInterval(20);
+            QObject::connect(state->drain, &QTimer::timeout, sink, [reply, sink, state, pump] {
+                if (sink->isClientGone() || reply->bytesAvailable() == 0) {
+                    state->drain->stop();
+                    return;
+                }
+                if (sink->bytesPending() <= kRelayHighWaterBytes / 2)
+                    pump();
+            });
         }
     };
-    connect(reply, &QNetworkReply::readyRead, sink, [reply, sink, state, decide] {
+    connect(reply, &QNetworkReply::readyRead, sink, [reply, sink, state, decide, pump] {
         decide();
-        if (state->streaming)
-            sink->writeChunk(reply->readAll());
+        if (!state->streaming || sink->isClientGone())
+            return;
+        pump();
+        if (reply->bytesAvailable() > 0)
+            state->drain->start(); // the client is behind: wait for it
     });
     connect(reply, &QNetworkReply::finished, sink, [reply, sink, state, decide, events] {
         if (sink->isClientGone())
             return;
         const int status = UpstreamClient::httpStatus(reply);
+        if (UpstreamClient::tooLarge(reply)) {
+            if (state->streaming) {
+                sink->abortConnection(); // cut mid-stream: do not fake a clean end
+            } else {
+                UpstreamReply failure;
+                failure.tooLarge = true;
+                sink->send(
+                    failure.clientStatus(),
+                    {{QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")}},
+                    failure.transportErrorBody());
+            }
+            return;
+        }
         if (status > 0)
             decide();
         if (state->streaming) {
+            if (state->drain)
+                state->drain->stop();
             sink->writeChunk(reply->readAll());
             if (reply->error() != QNetworkReply::NoError && status >= 200 && status < 300)
                 sink->abortConnection(); // cut mid-stream: do not fake a clean end

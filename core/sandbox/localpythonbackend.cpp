@@ -1,5 +1,7 @@
 #include "sandbox/localpythonbackend.h"
 
+#include "sandbox/localsandboxseccomp.h"
+
 #include "sandbox/localsandboxprocess.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
@@ -135,6 +137,11 @@ SandboxSelfTest LocalPythonBackend::selfTest() const {
                                "environment and a private work dir. Fix: ") +
                                problems.join(QStringLiteral("; "));
     }
+    if (m_isolated && m_options.seccompFilter && !LocalSandboxSeccomp::supported())
+        result.warnings << QStringLiteral(
+            "WARNING: no seccomp filter for this CPU architecture: sandboxes run WITHOUT the "
+            "syscall filter (kernel keyring, bpf, io_uring, AF_VSOCK and other socket families "
+            "stay reachable); only x86-64 and aarch64 are filtered");
     if (::geteuid() == 0)
         result.warnings
             << QStringLiteral("running as root: sandboxes run as uid %1").arg(m_options.sandboxUid);

@@ -176,6 +176,24 @@ LocalSandboxProcess::~LocalSandboxProcess() {
         markExited(QStringLiteral("the sandbox was shut down"), false);
 }
 
+bool LocalSandboxProcess::markInheritedCloseOnExec(int keepFd, int fdLimit, bool useCloseRange) {
+    // close_range(CLOSE_RANGE_CLOEXEC) needs Linux 5.11; on an older kernel it fails and every
+    // descriptor without FD_CLOEXEC would pass into the sandbox, so mark them one by one.
+    // Only async-signal-safe calls: this runs between fork and exec.
+    bool usedFallback = false;
+    if (!useCloseRange || ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        usedFallback = true;
+        for (int fd = 3; fd < fdLimit; ++fd) {
+            const int flags = ::fcntl(fd, F_GETFD);
+            if (flags >= 0 && (flags & FD_CLOEXEC) == 0)
+                ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+        }
+    }
+    if (keepFd >= 0)
+        ::fcntl(keepFd, F_SETFD, 0);
+    return usedFallback;
+}
+
 qint64 LocalSandboxProcess::processId() const {
     return m_pid;
 }
@@ -242,6 +260,11 @@ void LocalSandboxProcess::start(int nice) {
     const rlim_t cpu = static_cast<rlim_t>(m_options.cpuLimitSeconds);
     const rlim_t fileSize = static_cast<rlim_t>(m_options.maxFileBytes);
     const rlim_t openFiles = static_cast<rlim_t>(m_options.maxOpenFiles);
+    // Read before the fork: the highest descriptor the fallback in the child has to visit.
+    rlimit nofile{};
+    const int fdLimit = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
+                            ? int(qMin<rlim_t>(nofile.rlim_cur, 1U << 20))
+                            : 65536;
     // Runs in the forked child before exec, so only async-signal-safe system calls. RLIMIT_NPROC
     // is set by the driver instead: set here it would be counted per uid across all sandboxes;
     // set inside bwrap's user namespace it is counted per sandbox.
@@ -270,9 +293,7 @@ void LocalSandboxProcess::start(int nice) {
         setLimit(RLIMIT_NOFILE, openFiles, openFiles);
         setLimit(RLIMIT_CORE, 0, 0);
         // Nothing of the app's beyond stdin/stdout/stderr (and the filter for bwrap) crosses exec.
-        ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-        if (seccompFd >= 0)
-            ::fcntl(seccompFd, F_SETFD, 0);
+        markInheritedCloseOnExec(seccompFd, fdLimit, true);
         if (infoWriteFd >= 0)
             ::fcntl(infoWriteFd, F_SETFD, 0);
     });
@@ -513,6 +534,7 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
     }
     const std::optional<QJsonObject> frame = m_codec.parseObject(payload);
     if (!frame) {
+        qCWarning(lcLocalSandbox) << "sandbox protocol error:" << m_codec.error();
         killTree(KillReason::Protocol);
         return;
     }

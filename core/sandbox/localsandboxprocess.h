@@ -31,6 +31,11 @@ namespace loopscope {
 class LocalSandboxProcess : public QObject {
     Q_OBJECT
 public:
+    // Marks every descriptor from 3 up close-on-exec except keepFd (cleared, so it is
+    // inherited): close_range when the kernel has it, else (or when useCloseRange is false, for
+    // tests) one fcntl per descriptor below fdLimit. Async-signal-safe. True if the fallback ran.
+    static bool markInheritedCloseOnExec(int keepFd, int fdLimit, bool useCloseRange);
+
     enum class State { NotStarted, Starting, Ready, Running, Exited };
     Q_ENUM(State)
 

@@ -6,10 +6,12 @@
 #include <cerrno>
 #include <cstddef>
 #include <fcntl.h>
+#include <iterator>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -62,6 +64,10 @@ QList<QPair<QString, long>> blocked() {
         LOOPSCOPE_SYSCALL(adjtimex),
         LOOPSCOPE_SYSCALL(lookup_dcookie),
     };
+    // NUMA page placement: lets one process move or pin pages on other nodes (and probe the
+    // machine's memory layout); never needed to run Python.
+    list << LOOPSCOPE_SYSCALL(mbind) << LOOPSCOPE_SYSCALL(migrate_pages)
+         << LOOPSCOPE_SYSCALL(move_pages);
 #ifdef SYS_kexec_file_load
     list << LOOPSCOPE_SYSCALL(kexec_file_load);
 #endif
@@ -88,6 +94,15 @@ QList<QPair<QString, long>> blocked() {
 
 #undef LOOPSCOPE_SYSCALL
 
+// The only socket families a sandbox may create. AF_UNIX for socketpair/multiprocessing/asyncio;
+// AF_INET/AF_INET6 because code may serve and call its own private loopback, and the empty
+// network namespace confines them. Everything else (AF_VSOCK, which the namespace does not
+// confine and which reaches a VM's hypervisor; AF_ALG kernel crypto; AF_NETLINK; AF_PACKET;
+// Bluetooth, CAN, RDS, TIPC, XDP, ...) fails with EAFNOSUPPORT, as on a kernel without it,
+// so libraries fall back (glibc's getaddrinfo treats a refused netlink socket as "both IPv4
+// and IPv6 present").
+constexpr int kAllowedFamilies[] = {AF_UNIX, AF_INET, AF_INET6};
+
 sock_filter statement(quint16 code, quint32 k) {
     return sock_filter{code, 0, 0, k};
 }
@@ -100,6 +115,10 @@ sock_filter jump(quint16 code, quint32 k, quint8 jt, quint8 jf) {
 
 bool LocalSandboxSeccomp::supported() {
     return kSupported;
+}
+
+QStringList LocalSandboxSeccomp::allowedSocketFamilies() {
+    return {QStringLiteral("AF_UNIX"), QStringLiteral("AF_INET"), QStringLiteral("AF_INET6")};
 }
 
 QStringList LocalSandboxSeccomp::blockedSyscalls() {
@@ -128,6 +147,17 @@ QByteArray LocalSandboxSeccomp::program() {
         code << jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<quint32>(entry.second), 0, 1);
         code << statement(BPF_RET | BPF_K, deny);
     }
+    // socket(family, ...) and socketpair(family, ...): the family allow-list. Only the low 32
+    // bits of the first argument are compared: the kernel reads it as an int.
+    constexpr quint8 kFamilies = quint8(std::size(kAllowedFamilies));
+    code << jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<quint32>(SYS_socket), 2, 0);
+    code << jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<quint32>(SYS_socketpair), 1, 0);
+    code << statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    code << statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0]));
+    for (quint8 i = 0; i < kFamilies; ++i)
+        code << jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<quint32>(kAllowedFamilies[i]),
+                     quint8(kFamilies - i), 0);
+    code << statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAFNOSUPPORT & SECCOMP_RET_DATA));
     code << statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     return QByteArray(reinterpret_cast<const char *>(code.constData()),
                       code.size() * static_cast<qsizetype>(sizeof(sock_filter)));

@@ -6,6 +6,7 @@
 #include <QFutureWatcher>
 #include <QMutex>
 #include <QPromise>
+#include <QSet>
 
 #include <algorithm>
 #include <memory>
@@ -58,6 +59,8 @@ struct SandboxRegistry::Private {
     };
 
     QHash<QString, SandboxEntry> entries;
+    // Container ids of every sandbox handed out (cached or not) until its delete finishes.
+    QSet<QString> live;
     QHash<QString, quint64> accessSeq; // LRU tie-break when clocks report equal times
     quint64 nextAccessSeq = 0;
     QHash<quint64, Inflight> inflight;
@@ -129,6 +132,16 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
     }
     if (!factory)
         return readyFailure(QStringLiteral("no sandbox factory configured"));
+    if (liveCount() >= m_maxLive) {
+        qWarning("loopscope: sandbox refused: %d live sandboxes (sandbox.max_live is %d)",
+                 liveCount(), m_maxLive);
+        return readyFailure(
+            QStringLiteral("%1: %2 are running, the limit is %3 (sandbox.max_live); retry when "
+                           "one finishes or delete idle ones (DELETE /v1/containers/{id})")
+                .arg(kCapReachedPrefix)
+                .arg(liveCount())
+                .arg(m_maxLive));
+    }
 
     const quint64 id = ++d->nextInflightId;
     Private::Inflight in;
@@ -170,6 +183,7 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
                 outcome = Outcome<SandboxEntry>::failure(
                     QStringLiteral("sandbox was removed before its creation finished"));
             } else {
+                d->live.insert(entry.handle.id);
                 if (!entry.key.isEmpty()) {
                     if (entry.identity)
                         enforceCap(*entry.identity);
@@ -253,6 +267,7 @@ QFuture<void> SandboxRegistry::deleteSandbox(const SandboxEntry &entry,
         emit sandboxRemoveFailed(entry, error);
     };
     if (!entry.backend) {
+        d->live.remove(entry.handle.id);
         reportFailure(QStringLiteral("the backend of this sandbox no longer exists"));
         return QtFuture::makeReadyFuture();
     }
@@ -269,6 +284,8 @@ QFuture<void> SandboxRegistry::deleteSandbox(const SandboxEntry &entry,
                          reportFailure(outcome.error);
                      else
                          emit sandboxRemoved(entry, reason);
+                     // Counted until here: a slow remote delete still holds its slot.
+                     d->live.remove(entry.handle.id);
                      promise->finish();
                  });
     return done;
@@ -325,6 +342,10 @@ QList<SandboxEntry> SandboxRegistry::entries() const {
         return a.createdMs != b.createdMs ? a.createdMs < b.createdMs : a.key < b.key;
     });
     return list;
+}
+
+int SandboxRegistry::liveCount() const {
+    return int(d->live.size() + d->inflight.size());
 }
 
 int SandboxRegistry::size() const {

@@ -34,13 +34,23 @@ enum class SandboxRemovalReason { Completed, Failed, Expired, Evicted, Deleted, 
 using SandboxFactory = std::function<QFuture<Outcome<SandboxEntry>>()>;
 
 // Sandboxes by key: 15-minute idle TTL refreshed on access, per-identity cap of 10 session
-// sandboxes with LRU eviction, exactly one creation per key even when requests race, and
-// idempotent deletes whose failures are reported but never propagated. Lives on the proxy thread.
+// sandboxes with LRU eviction, a global cap on live sandboxes (sandbox.max_live), exactly one
+// creation per key even when requests race, and idempotent deletes whose failures are reported but
+// never propagated. Lives on the proxy thread.
 class SandboxRegistry : public QObject {
     Q_OBJECT
 public:
     static constexpr qint64 kIdleTtlMs = 15 * 60 * 1000;
     static constexpr int kSessionCapPerIdentity = 10;
+    // The global cap on live sandboxes (sandbox.max_live): every backend, every identity,
+    // ephemeral and session-scoped, creations in flight included. Without a master key every
+    // bearer string is a new identity, so the per-identity cap alone bounds nothing.
+    static constexpr int kDefaultMaxLive = 32;
+    // A creation refused by the global cap fails with a message starting with this; the HTTP
+    // layer answers it 429 with Retry-After.
+    static constexpr QLatin1String kCapReachedPrefix{"too many live sandboxes"};
+    static constexpr int kCapRetryAfterSeconds = 5;
+    static bool isCapReached(const QString &error) { return error.startsWith(kCapReachedPrefix); }
 
     explicit SandboxRegistry(QObject *parent = nullptr);
     // Safe with work pending: waiters of unfinished creations get an error, sandboxes that
@@ -78,6 +88,12 @@ public:
     // Deletes everything (app shutdown); creations in flight are deleted when they arrive.
     QFuture<void> removeAll(SandboxRemovalReason reason = SandboxRemovalReason::Shutdown);
 
+    void setMaxLive(int count) { m_maxLive = qMax(1, count); }
+    int maxLive() const { return m_maxLive; }
+    // Sandboxes this registry created and has not yet finished deleting, plus creations in
+    // flight: what the global cap counts.
+    int liveCount() const;
+
     bool contains(const QString &key) const;
     std::optional<SandboxEntry> entry(const QString &key) const;
     std::optional<SandboxEntry> entryByContainerId(const QString &containerId) const;
@@ -103,6 +119,7 @@ private:
     // Implementation owns: entries by key, pending creations by key (shared future), clock.
     struct Private;
     std::unique_ptr<Private> d;
+    int m_maxLive = kDefaultMaxLive;
 };
 
 } // namespace loopscope

@@ -17,6 +17,7 @@ namespace loopscope {
 namespace {
 
 const char *const kTimedOutProperty = "loopscope_timed_out";
+const char *const kTooLargeProperty = "loopscope_too_large";
 constexpr int kConnectionsPerLane = 6; // QNAM's fixed HTTP/1.1 limit per host in Qt 6.4
 constexpr int kMaxLanes = 96;          // 576 connections: 500 open streams (the soak) never queue
 
@@ -49,7 +50,8 @@ HttpHeaders UpstreamClient::relayableHeaders(const QNetworkReply *reply) {
     for (const auto &pair : reply->rawHeaderPairs()) {
         const QByteArray lower = pair.first.toLower();
         if (lower == "content-length" || lower == "transfer-encoding" || lower == "connection" ||
-            lower == "content-encoding" || lower == "keep-alive")
+            lower == "content-encoding" || lower == "keep-alive" ||
+            lower.startsWith("access-control-"))
             continue;
         out.append(pair);
     }
@@ -58,6 +60,10 @@ HttpHeaders UpstreamClient::relayableHeaders(const QNetworkReply *reply) {
 
 bool UpstreamClient::timedOut(const QNetworkReply *reply) {
     return reply->property(kTimedOutProperty).toBool();
+}
+
+bool UpstreamClient::tooLarge(const QNetworkReply *reply) {
+    return reply->property(kTooLargeProperty).toBool();
 }
 
 int UpstreamClient::httpStatus(const QNetworkReply *reply) {
@@ -117,6 +123,18 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
         reply->abort();
     });
     connect(reply, &QNetworkReply::readyRead, timer, qOverload<>(&QTimer::start));
+    // A hostile or broken upstream must not fill this process's memory: what waits unread
+    // (a whole buffered body, or a stream the client is slow to take) is capped.
+    const qint64 maxBody = m_maxBodyBytes;
+    connect(reply, &QNetworkReply::readyRead, reply, [reply, maxBody] {
+        if (reply->bytesAvailable() > maxBody && !tooLarge(reply)) {
+            qWarning("loopscope: upstream reply from %s aborted: more than %lld bytes "
+                     "(general_settings.max_upstream_body_bytes)",
+                     qPrintable(reply->url().host()), qint64(maxBody));
+            reply->setProperty(kTooLargeProperty, true);
+            reply->abort();
+        }
+    });
     connect(reply, &QNetworkReply::finished, timer, &QTimer::stop);
     timer->start();
     return reply;
@@ -134,8 +152,9 @@ QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, cons
     connect(reply, &QNetworkReply::finished, this, [reply, promise, clock] {
         UpstreamReply result;
         result.latencyMs = double(clock->nsecsElapsed()) / 1e6;
-        result.status = httpStatus(reply);
-        result.body = reply->readAll();
+        result.tooLarge = tooLarge(reply);
+        result.status = result.tooLarge ? 0 : httpStatus(reply);
+        result.body = result.tooLarge ? QByteArray() : reply->readAll();
         result.headers = relayableHeaders(reply);
         result.timedOut = timedOut(reply);
         if (result.status == 0) {

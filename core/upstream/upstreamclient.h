@@ -42,9 +42,19 @@ public:
                         const QString &pathAndQuery, const QByteArray &body);
 
     static bool timedOut(const QNetworkReply *reply);
+    // The reply was aborted because more than maxBodyBytes() of it waited unread.
+    static bool tooLarge(const QNetworkReply *reply);
+    // The most of one upstream reply held in memory (general_settings.max_upstream_body_bytes):
+    // a whole non-streaming body, or the unread part of a stream. Beyond it the reply is
+    // aborted and the client gets 502 (see UpstreamReply::transportErrorBody).
+    void setMaxBodyBytes(qint64 bytes) { m_maxBodyBytes = qMax<qint64>(1024, bytes); }
+    qint64 maxBodyBytes() const { return m_maxBodyBytes; }
+    static constexpr qint64 kDefaultMaxBodyBytes = 64 * 1024 * 1024;
     static int httpStatus(const QNetworkReply *reply);
     // The reply's headers minus framing ones (content-length, transfer-encoding, connection,
-    // content-encoding — QNAM has already decoded the body).
+    // content-encoding — QNAM has already decoded the body) and the upstream's CORS headers
+    // (Access-Control-*): which browser origins may read an answer is Loopscope's decision,
+    // never a provider's.
     static HttpHeaders relayableHeaders(const QNetworkReply *reply);
     // Client request headers that may be forwarded upstream: drops host, content-length,
     // connection, accept-encoding, auth headers and other hop-by-hop headers.
@@ -55,6 +65,7 @@ public:
 private:
     QNetworkAccessManager *m_manager;
     QHash<QString, int> m_inFlight; // plain-http calls in flight per host:port
+    qint64 m_maxBodyBytes = kDefaultMaxBodyBytes;
 };
 
 } // namespace loopscope

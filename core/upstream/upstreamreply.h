@@ -20,7 +20,8 @@ struct UpstreamReply {
     QNetworkReply::NetworkError networkError = QNetworkReply::NoError; // transport errors only
     QString errorString;                                               // transport error text
     bool timedOut = false;
-    double latencyMs = 0; // send → complete
+    bool tooLarge = false; // aborted at UpstreamClient::maxBodyBytes()
+    double latencyMs = 0;  // send → complete
 
     // A 2xx answer arrived.
     bool ok() const { return status >= 200 && status < 300; }
@@ -29,6 +30,11 @@ struct UpstreamReply {
     int clientStatus() const { return status > 0 ? status : (timedOut ? 504 : 502); }
     // OpenAI-shaped error for transport failures (status == 0).
     QByteArray transportErrorBody() const {
+        if (tooLarge)
+            return OpenAiError::json(QStringLiteral("Upstream reply too large: over the limit of "
+                                                    "general_settings.max_upstream_body_bytes"),
+                                     QStringLiteral("api_error"),
+                                     QStringLiteral("upstream_reply_too_large"));
         if (timedOut)
             return OpenAiError::json(QStringLiteral("Upstream did not answer in time"),
                                      QStringLiteral("timeout_error"),

@@ -1,12 +1,18 @@
 // The CLI contract (docs/architecture.md) against the real binary: the one listening line,
 // --port 0, exit codes, config errors, the per-request log with masked keys, the demo default,
-// and a clean stop on SIGTERM/SIGINT.
+// and a clean stop on SIGTERM/SIGINT; issue 18: public-bind refusal, log escaping, and a quit
+// that waits for remote sandbox deletes (a real jupyter-server: no kernel left behind).
+#include "loop/loopfixtures.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
+#include "remote/jupyterserverprocess.h"
 
+#include <QDir>
+#include <QJsonDocument>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -74,6 +80,40 @@ Finished runToEnd(const QStringList &arguments) {
     f.out = process.readAllStandardOutput();
     f.err = process.readAllStandardError();
     return f;
+}
+
+// Direct children of `pid` whose command line mentions `needle`.
+int childrenRunning(qint64 pid, const QByteArray &needle) {
+    int count = 0;
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &entry : entries) {
+        bool numeric = false;
+        entry.toLongLong(&numeric);
+        if (!numeric)
+            continue;
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(entry));
+        QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(entry));
+        if (!stat.open(QIODevice::ReadOnly) || !cmdline.open(QIODevice::ReadOnly))
+            continue;
+        // "pid (comm) state ppid ...": comm may hold spaces, so split after the last ')'.
+        const QByteArray text = stat.readAll();
+        const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
+        if (fields.size() > 1 && fields.at(1).toLongLong() == pid &&
+            cmdline.readAll().contains(needle))
+            ++count;
+    }
+    return count;
+}
+
+// VmRSS of a process in KiB (0 when unknown).
+qint64 residentKiB(qint64 pid) {
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : status.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').first().toLongLong();
+    return 0;
 }
 
 RawHttpClient::Response request(quint16 port, const QByteArray &method, const QByteArray &target,
@@ -258,6 +298,250 @@ private slots:
                  404);
         QVERIFY(app.stop(SIGTERM));
         QCOMPARE(app.process.exitCode(), 0);
+    }
+
+    // Issue 18: a bind beyond loopback needs a master key or --insecure-public spelled out.
+    void publicBindRefusedWithoutMasterKey_data() {
+        QTest::addColumn<QString>("host");
+        QTest::newRow("any IPv4") << QStringLiteral("0.0.0.0");
+        QTest::newRow("any IPv6") << QStringLiteral("::");
+        QTest::newRow("a LAN address") << QStringLiteral("192.168.1.20");
+    }
+    void publicBindRefusedWithoutMasterKey() {
+        QFETCH(QString, host);
+        const Finished f = runToEnd({QStringLiteral("--headless"), QStringLiteral("--port"),
+                                     QStringLiteral("0"), QStringLiteral("--host"), host});
+        QCOMPARE(f.exitCode, 2);
+        QVERIFY(f.out.isEmpty());
+        QCOMPARE(f.err.count('\n'), 1);
+        QVERIFY2(f.err.contains("master_key") && f.err.contains("--insecure-public") &&
+                     f.err.contains(host.toUtf8()),
+                 f.err.constData());
+    }
+
+    // The two ways past the refusal. 192.0.2.1 (TEST-NET-1) is on no interface of this machine,
+    // so listen() then fails with exit 1: proof the CLI let it through without this test ever
+    // opening a port beyond loopback.
+    void publicBindAllowedWithKeyOrInsecureFlag() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("general_settings:\n  master_key: sk-master-0000\n");
+        file.close();
+        const QStringList base{QStringLiteral("--headless"), QStringLiteral("--port"),
+                               QStringLiteral("0"), QStringLiteral("--host"),
+                               QStringLiteral("192.0.2.1")};
+        const Finished withKey = runToEnd(base + QStringList{QStringLiteral("--config"), path});
+        QCOMPARE(withKey.exitCode, 1);
+        QVERIFY2(withKey.err.contains("cannot listen"), withKey.err.constData());
+        QVERIFY(!withKey.err.contains("insecure"));
+
+        const Finished open = runToEnd(base + QStringList{QStringLiteral("--insecure-public")});
+        QCOMPARE(open.exitCode, 1);
+        QVERIFY2(open.err.contains("WARNING: --insecure-public"), open.err.constData());
+        QVERIFY2(open.err.contains("cannot listen"), open.err.constData());
+
+        // Loopback needs neither.
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--host"), QStringLiteral("127.0.0.1")});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        QVERIFY(!app.err.contains("WARNING"));
+        QVERIFY(app.stop(SIGTERM));
+    }
+
+    // Issue 18: the decoded path and the client's model are escaped in the request log, so a
+    // client cannot forge a line ("/x%0aPOST ...") or a field ("model=a status=200").
+    void requestLogEscapesClientFields() {
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0")});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const auto r =
+            request(app.port(), "GET", "/x%0aPOST%20/v1/forged%20model=gpt%20status=200%0d%0a");
+        QCOMPARE(r.status, 404);
+        const auto m = request(app.port(), "POST", "/v1/chat/completions",
+                               "{\"model\":\"m\\nPOST /v1/fake status=200\",\"messages\":"
+                               "[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        QVERIFY(m.status != 0);
+        QVERIFY(QTest::qWaitFor([&] { return app.err.count('\n') >= 2; }, 20000));
+        QVERIFY(app.stop(SIGTERM));
+        const QList<QByteArray> lines = app.err.split('\n');
+        for (const QByteArray &line : lines) {
+            QVERIFY2(!line.startsWith("POST /v1/forged") && !line.startsWith("POST /v1/fake"),
+                     app.err.constData());
+        }
+        QVERIFY2(app.err.contains("GET /x\\x0aPOST\\x20/v1/forged\\x20model=gpt\\x20status=200"
+                                  "\\x0d\\x0a model=- status=404"),
+                 app.err.constData());
+        QVERIFY2(app.err.contains("model=m\\x0aPOST\\x20/v1/fake\\x20status=200 "),
+                 app.err.constData());
+    }
+
+    // Issue 18: quitting waits (bounded) for remote deletes. A session sandbox on a real
+    // Jupyter Server is a kernel process; after the signal none may be left. "window" runs the
+    // GUI build offscreen, where quit goes through ~ProxyService (as closing the window does).
+    void quitDeletesRemoteSandboxes_data() {
+        QTest::addColumn<bool>("window");
+        QTest::addColumn<int>("signalNumber");
+        QTest::newRow("headless SIGTERM") << false << int(SIGTERM);
+        QTest::newRow("headless SIGINT") << false << int(SIGINT);
+        QTest::newRow("window SIGTERM") << true << int(SIGTERM);
+    }
+    void quitDeletesRemoteSandboxes() {
+        QFETCH(bool, window);
+        QFETCH(int, signalNumber);
+        if (!loopscope::test::JupyterServerProcess::isInstalled())
+            QSKIP("jupyter-server is not installed (scripts/install-deps)");
+        loopscope::test::JupyterServerProcess jupyter;
+        QVERIFY2(jupyter.start(), qPrintable(jupyter.error()));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("sandbox_tools:\n  - sandbox_tool_name: kernels\n    litellm_params:\n"
+                   "      sandbox_provider: jupyter\n      api_base: " +
+                   jupyter.baseUrl().toUtf8() + "\n      api_key: " + jupyter.token().toUtf8() +
+                   "\nlitellm_settings:\n  callbacks: [\"code_interpreter_interception\"]\n"
+                   "  code_interpreter_interception_params:\n    sandbox_tool_name: kernels\n");
+        file.close();
+        QStringList arguments{QStringLiteral("--port"),     QStringLiteral("0"),
+                              QStringLiteral("--upstream"), QStringLiteral("demo"),
+                              QStringLiteral("--config"),   path};
+        if (!window)
+            arguments.prepend(QStringLiteral("--headless"));
+        Running app(arguments);
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const auto r = request(
+            app.port(), "POST", "/v1/responses",
+            "{\"model\":\"loopscope-demo\",\"input\":\"```python\\nx = 6 * 7\\nprint(x)\\n```\","
+            "\"tools\":[{\"type\":\"code_interpreter\"}],\"metadata\":{\"session_id\":\"s1\"}}");
+        QCOMPARE(r.status, 200);
+        QVERIFY2(QJsonDocument(r.json()).toJson().contains("42"), r.body.constData());
+        // The session keeps its sandbox: one live kernel.
+        QTRY_COMPARE_WITH_TIMEOUT(jupyter.kernelProcesses().size(), 1, 20000);
+        // A remote backend is the one in use: no warm local interpreters were started for it.
+        QCOMPARE(childrenRunning(app.process.processId(), "bwrap"), 0);
+
+        QVERIFY(app.stop(signalNumber));
+        QCOMPARE(app.process.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(app.process.exitCode(), 0);
+        QVERIFY2(app.err.contains("waiting up to 5 s"), app.err.constData());
+        // Deleted through the server's API before Loopscope exited, not left to the server.
+        QTRY_VERIFY2_WITH_TIMEOUT(jupyter.kernelProcesses().isEmpty(), app.err.constData(), 20000);
+        QVERIFY(jupyter.stop());
+    }
+
+    // Issue 18: one run's output is capped in what goes back to the model (head, marker,
+    // tail); the client's code_interpreter_call logs still carry all of it.
+    void fedBackOutputIsCappedForTheModel() {
+        ScriptedUpstream upstream;
+        QVERIFY(upstream.listen());
+        upstream.enqueue(ScriptedUpstream::Response::json(loopfixtures::responsesFunctionCall(
+            QStringLiteral("print('A' * 30000 + 'MIDDLE' + 'Z' * 30000)"))));
+        upstream.enqueue(
+            ScriptedUpstream::Response::json(loopfixtures::responsesMessage(QStringLiteral("ok"))));
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--upstream"), upstream.baseUrl()});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const auto r = request(app.port(), "POST", "/v1/responses",
+                               "{\"model\":\"m\",\"input\":\"go\",\"tools\":[{\"type\":"
+                               "\"code_interpreter\"}]}");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(upstream.requestCount(), 2);
+        // The client: the whole output.
+        QString logs;
+        for (const QJsonValue &item : r.json().value(QStringLiteral("output")).toArray())
+            if (item[QStringLiteral("type")].toString() == QLatin1String("code_interpreter_call"))
+                logs = item[QStringLiteral("outputs")][0][QStringLiteral("logs")].toString();
+        QCOMPARE(logs.size(), 60007);
+        QVERIFY(logs.contains(QStringLiteral("MIDDLE")));
+        // The model: head and tail around the marker, within the default 20,000 characters.
+        QString fedBack;
+        for (const QJsonValue &item :
+             upstream.requests().at(1).json().value(QStringLiteral("input")).toArray())
+            if (item[QStringLiteral("type")].toString() == QLatin1String("function_call_output"))
+                fedBack = item[QStringLiteral("output")].toString();
+        QVERIFY2(fedBack.size() > 20000 && fedBack.size() < 20400, qPrintable(fedBack.left(200)));
+        QVERIFY(fedBack.startsWith(QString(10000, u'A')));
+        QVERIFY(fedBack.endsWith(QString(9999, u'Z') + u'\n'));
+        QVERIFY(!fedBack.contains(QStringLiteral("MIDDLE")));
+        QVERIFY(fedBack.contains(QStringLiteral("40007 characters omitted")));
+        QVERIFY(fedBack.contains(QStringLiteral("sandbox.max_output_chars")));
+        QVERIFY(app.stop(SIGTERM));
+    }
+
+    // Issue 18: a global cap on live sandboxes, 429 with Retry-After beyond it; the sandboxes
+    // that exist keep working.
+    void sandboxCapAnswers429() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("sandbox:\n  max_live: 1\n");
+        file.close();
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--upstream"), QStringLiteral("demo"),
+                     QStringLiteral("--config"), path});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const auto body = [](const char *session) -> QByteArray {
+            return QByteArray("{\"model\":\"loopscope-demo\",\"input\":\"```python\\n"
+                              "print(6 * 7)\\n```\",\"tools\":[{\"type\":\"code_interpreter\"}],"
+                              "\"metadata\":{\"session_id\":\"") +
+                   session + "\"}}";
+        };
+        const auto first = request(app.port(), "POST", "/v1/responses", body("s1"));
+        QCOMPARE(first.status, 200);
+        // (Also the control for quitDeletesRemoteSandboxes' "no bwrap child": local sandboxes
+        // are bwrap children of loopscope.)
+        QVERIFY(childrenRunning(app.process.processId(), "bwrap") >= 1);
+        const auto second = request(app.port(), "POST", "/v1/responses", body("s2"));
+        QCOMPARE(second.status, 429);
+        QCOMPARE(second.header("retry-after"), QByteArray("5"));
+        const QJsonObject error = second.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(error.value(QStringLiteral("code")).toString(),
+                 QStringLiteral("too_many_sandboxes"));
+        QVERIFY(error.value(QStringLiteral("message"))
+                    .toString()
+                    .contains(QStringLiteral("sandbox.max_live")));
+        const auto again = request(app.port(), "POST", "/v1/responses", body("s1"));
+        QCOMPARE(again.status, 200);
+        QVERIFY(app.stop(SIGTERM));
+        QVERIFY(app.err.contains("sandbox refused"));
+    }
+
+    // Issue 18: a pass-through stream to a client that reads nothing makes the upstream wait,
+    // not Loopscope's memory grow: 96 MiB streamed, the process stays far below that.
+    void slowClientStreamIsBackpressured() {
+        ScriptedUpstream upstream;
+        QVERIFY(upstream.listen());
+        QList<QByteArray> chunks;
+        const QByteArray event = "data: " + QByteArray(1024 * 1024 - 8, 'x') + "\n\n";
+        for (int i = 0; i < 96; ++i)
+            chunks << event;
+        upstream.enqueue(ScriptedUpstream::Response::events(chunks));
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--upstream"), upstream.baseUrl()});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const qint64 before = residentKiB(app.process.processId());
+        QVERIFY(before > 0);
+        QTcpSocket client;
+        client.setReadBufferSize(4096); // Qt stops reading, the kernel's window closes
+        client.connectToHost(QHostAddress::LocalHost, app.port());
+        QVERIFY(client.waitForConnected(10000));
+        const QByteArray body = "{\"model\":\"m\",\"input\":\"hi\",\"stream\":true}";
+        client.write("POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                     "application/json\r\nContent-Length: " +
+                     QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QTRY_COMPARE_WITH_TIMEOUT(upstream.requestCount(), 1, 20000);
+        // Long enough for an unbounded relay to pull most of the 96 MiB off loopback.
+        qint64 peak = 0;
+        for (int i = 0; i < 30; ++i) {
+            QTest::qWait(200);
+            peak = qMax(peak, residentKiB(app.process.processId()));
+        }
+        QVERIFY2(peak - before < 40 * 1024,
+                 qPrintable(QStringLiteral("RSS grew by %1 MiB").arg((peak - before) / 1024)));
+        client.abort();
+        QVERIFY(app.stop(SIGTERM));
     }
 
     void busyPortFailsClearly() {

@@ -4,6 +4,7 @@
 #include "support/futurewait.h"
 #include "support/recordingsandboxbackend.h"
 
+#include <QPointer>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
@@ -101,6 +102,38 @@ private slots:
         ids.sort();
         QCOMPARE(ids, (QStringList{QStringLiteral("sbx_fake_1"), QStringLiteral("sbx_fake_2"),
                                    QStringLiteral("sbx_fake_3")}));
+    }
+
+    // Issue 18: the window never dereferences the proxy thread's registry. With a dispatcher
+    // (the app's: ProxyService::withRegistry, which checks on the proxy thread whether the
+    // registry still exists) every command goes through it; the registry pointer given to
+    // SandboxCommands is then never used to reach the registry.
+    void dispatcherCarriesEveryCommand() {
+        SandboxCommands commands(m_registry);
+        QObject context;
+        context.moveToThread(&m_thread);
+        QPointer<SandboxRegistry> guard; // made and read on the registry's thread only
+        QMetaObject::invokeMethod(
+            &context, [&guard, this] { guard = m_registry; }, Qt::BlockingQueuedConnection);
+        int dispatched = 0;
+        commands.setDispatcher([&](std::function<void(SandboxRegistry *)> work) {
+            ++dispatched;
+            QMetaObject::invokeMethod(&context, [&guard, work] {
+                if (SandboxRegistry *registry = guard.data())
+                    work(registry);
+            });
+            return true;
+        });
+        QVERIFY(commands.deleteSandbox(QStringLiteral("sbx_fake_3")));
+        QTRY_COMPARE_WITH_TIMEOUT(m_removals.size(), 1, 10'000);
+        QCOMPARE(m_removals.at(0).containerId, QStringLiteral("sbx_fake_3"));
+        QCOMPARE(m_removalThreads.value(0), &m_thread);
+        QVERIFY(commands.deleteAll());
+        QTRY_COMPARE_WITH_TIMEOUT(m_removals.size(), 3, 10'000);
+        QCOMPARE(dispatched, 2);
+        QMetaObject::invokeMethod(
+            &context, [&context, this] { context.moveToThread(thread()); },
+            Qt::BlockingQueuedConnection);
     }
 
     void withoutRegistryNothingIsSent() {

@@ -1,5 +1,6 @@
 // The HTTP front on real loopback sockets: keep-alive, chunked bodies, 100-continue, body cap,
-// Host check, pipelining, streaming, client disconnects, graceful shutdown.
+// Host check, pipelining, streaming, client disconnects, graceful shutdown, and the limits of
+// issue 18: slowloris and idle timeouts, the connection cap, bytes pending during a response.
 #include "http/httpserver.h"
 #include "http/responsesink.h"
 #include "proxy/rawhttpclient.h"
@@ -258,6 +259,102 @@ private slots:
         QVERIFY(streaming.hasCompleteResponse());
         QVERIFY(streaming.current().body.endsWith("data: last\n\n"));
         QTRY_COMPARE_WITH_TIMEOUT(closed.count(), 1, 10000);
+    }
+
+    // A head trickled a byte at a time never completes: 408 once header_timeout passes, even
+    // though bytes keep arriving (so the idle timeout alone would never fire).
+    void slowlorisHeadGets408() {
+        HttpLimits limits = m_server->limits();
+        limits.headerTimeoutMs = 1000;
+        limits.idleTimeoutMs = 60000;
+        m_server->setLimits(limits);
+        RawHttpClient slow(port());
+        slow.send("GET /echo HTTP/1.1\r\nHost: localhost\r\n");
+        QTimer trickle;
+        connect(&trickle, &QTimer::timeout, &slow, [&slow] { slow.send("X-Slow: a\r\n"); });
+        trickle.start(200);
+        QTRY_VERIFY_WITH_TIMEOUT(slow.hasCompleteResponse(), 15000);
+        trickle.stop();
+        QCOMPARE(slow.current().status, 408);
+        QVERIFY(slow.current().body.contains("header_timeout"));
+        QTRY_VERIFY_WITH_TIMEOUT(slow.isDisconnected(), 15000);
+        RawHttpClient fine(port()); // still serving
+        fine.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(fine.hasCompleteResponse(), 10000);
+        QCOMPARE(fine.current().status, 200);
+    }
+
+    void idleConnectionsAreClosed() {
+        HttpLimits limits = m_server->limits();
+        limits.idleTimeoutMs = 1000;
+        m_server->setLimits(limits);
+        // A keep-alive connection that says nothing after its response: closed quietly.
+        RawHttpClient idle(port());
+        idle.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(idle.hasCompleteResponse(), 10000);
+        idle.take();
+        QTRY_VERIFY_WITH_TIMEOUT(idle.isDisconnected(), 15000);
+        QVERIFY(idle.received().isEmpty());
+        // A body that stops half-way: 408.
+        RawHttpClient stalled(port());
+        stalled.send("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nabc");
+        QTRY_VERIFY_WITH_TIMEOUT(stalled.hasCompleteResponse(), 15000);
+        QCOMPARE(stalled.current().status, 408);
+        QVERIFY(stalled.current().body.contains("idle_timeout"));
+        QTRY_VERIFY_WITH_TIMEOUT(stalled.isDisconnected(), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->connectionCount(), 0, 15000);
+    }
+
+    void connectionCapAnswers503AndKeepsServing() {
+        m_server->setMaxConnections(2);
+        RawHttpClient a(port());
+        RawHttpClient b(port());
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->connectionCount(), 2, 10000);
+        RawHttpClient over(port());
+        over.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(over.hasCompleteResponse(), 10000);
+        QCOMPARE(over.current().status, 503);
+        QCOMPARE(over.current().header("retry-after"), QByteArray("1"));
+        QCOMPARE(over.current()
+                     .json()
+                     .value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("code"))
+                     .toString(),
+                 QStringLiteral("too_many_connections"));
+        QTRY_VERIFY_WITH_TIMEOUT(over.isDisconnected(), 10000);
+        // The held connections still work, and a freed slot is usable again.
+        a.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(a.hasCompleteResponse(), 10000);
+        QCOMPARE(a.current().status, 200);
+        b.close();
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->connectionCount(), 1, 10000);
+        RawHttpClient next(port());
+        next.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(next.hasCompleteResponse(), 10000);
+        QCOMPARE(next.current().status, 200);
+    }
+
+    // Bytes sent while a response is in flight wait in the connection; past the cap the
+    // connection is closed (and its in-flight handler told) instead of growing without bound.
+    void pendingBytesDuringAResponseAreCapped() {
+        HttpLimits limits = m_server->limits();
+        limits.maxPendingBytes = 64 * 1024;
+        m_server->setLimits(limits);
+        RawHttpClient client(port());
+        client.send("GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.current().body.contains("first"), 10000);
+        client.send("GET /echo HTTP/1.1\r\nHost: localhost\r\nX-Pad: " +
+                    QByteArray(32 * 1024, 'a') + "\r\n"); // within the cap: kept
+        QTest::qWait(200);
+        QVERIFY(!client.isDisconnected());
+        client.send(QByteArray(256 * 1024, 'b'));
+        QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_clientGone, 1, 10000);
+        RawHttpClient fine(port());
+        fine.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(fine.hasCompleteResponse(), 10000);
+        QCOMPARE(fine.current().status, 200);
     }
 };
 

@@ -219,6 +219,48 @@ general_settings:
         QTest::newRow("sandbox_tools not a list")
             << QByteArray("sandbox_tools:\n  name: x\n")
             << QStringLiteral("sandbox_tools (line 1): must be a list");
+        QTest::newRow("max_connections zero")
+            << QByteArray("general_settings:\n  max_connections: 0\n")
+            << QStringLiteral("general_settings.max_connections (line 2): must be an integer");
+        QTest::newRow("header_timeout negative")
+            << QByteArray("general_settings:\n  header_timeout: -1\n")
+            << QStringLiteral("general_settings.header_timeout (line 2): must be a positive");
+        QTest::newRow("sandbox not a mapping")
+            << QByteArray("sandbox: 3\n") << QStringLiteral("sandbox (line 1): must be a mapping");
+        QTest::newRow("max_live not a number")
+            << QByteArray("sandbox:\n  max_live: lots\n")
+            << QStringLiteral("sandbox.max_live (line 2): must be an integer");
+        QTest::newRow("allow_unisolated not a bool")
+            << QByteArray("sandbox:\n  allow_unisolated: 1\n")
+            << QStringLiteral("sandbox.allow_unisolated (line 2): must be true or false");
+    }
+
+    // Issue 18: every limit is configurable; defaults when absent.
+    void limitsAreRead() {
+        ProxyConfig defaults;
+        QCOMPARE(defaults.maxLiveSandboxes, 32);
+        QCOMPARE(defaults.maxOutputChars, 20000);
+        QCOMPARE(defaults.shutdownTimeoutMs, 5000);
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(
+            config.loadYaml(YamlDocument::fromText(
+                                "general_settings:\n  max_connections: 7\n  header_timeout: 2\n"
+                                "  idle_timeout: 3.5\n  max_pending_bytes: 65536\n"
+                                "  max_upstream_body_bytes: 1048576\n  shutdown_timeout: 9\n"
+                                "sandbox:\n  max_live: 4\n  max_output_chars: 500\n"
+                                "  allow_unisolated: true\n"),
+                            env(), &error),
+            qPrintable(error));
+        QCOMPARE(config.maxConnections, 7);
+        QCOMPARE(config.headerTimeoutMs, 2000);
+        QCOMPARE(config.idleTimeoutMs, 3500);
+        QCOMPARE(config.maxPendingBytes, 65536);
+        QCOMPARE(config.maxUpstreamBodyBytes, 1048576);
+        QCOMPARE(config.shutdownTimeoutMs, 9000);
+        QCOMPARE(config.maxLiveSandboxes, 4);
+        QCOMPARE(config.maxOutputChars, 500);
+        QVERIFY(config.allowUnisolated);
     }
     void configErrorsNameKeyAndLine() {
         QFETCH(QByteArray, yaml);

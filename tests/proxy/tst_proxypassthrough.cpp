@@ -342,6 +342,49 @@ private slots:
         QCOMPARE(r.body, body);
     }
 
+    // Issue 18: which browser origins may read an answer is never the provider's call.
+    void upstreamCorsHeadersAreNotRelayed_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("json") << false;
+        QTest::newRow("sse") << true;
+    }
+    void upstreamCorsHeadersAreNotRelayed() {
+        QFETCH(bool, stream);
+        startProxy(upstreamConfig());
+        auto answer = stream ? ScriptedUpstream::Response::events(
+                                   {sseFrame("response.completed", "{\"type\":\"done\"}")})
+                             : ScriptedUpstream::Response::json(200, "{\"id\":\"r\"}");
+        answer.headers = {{"Access-Control-Allow-Origin", "*"},
+                          {"Access-Control-Allow-Credentials", "true"},
+                          {"Access-Control-Expose-Headers", "x-secret"},
+                          {"X-Request-Id", "req_kept"}};
+        m_upstream->enqueue(answer);
+        const auto r = roundTrip("POST", "/v1/responses", "{\"model\":\"m\"}");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-request-id"), QByteArray("req_kept"));
+        QCOMPARE(r.header("access-control-allow-origin"), QByteArray());
+        QCOMPARE(r.header("access-control-allow-credentials"), QByteArray());
+        QCOMPARE(r.header("access-control-expose-headers"), QByteArray());
+    }
+
+    // Issue 18: a hostile upstream cannot fill this process's memory with one reply.
+    void upstreamBodyIsCapped() {
+        ProxyConfig config = upstreamConfig();
+        config.maxUpstreamBodyBytes = 256 * 1024;
+        startProxy(config);
+        m_upstream->enqueue(ScriptedUpstream::Response::json(
+            200, "{\"junk\":\"" + QByteArray(1024 * 1024, 'x') + "\"}"));
+        const auto r = roundTrip("POST", "/v1/responses", "{\"model\":\"m\"}");
+        QCOMPARE(r.status, 502);
+        QVERIFY(hasOpenAiErrorShape(r));
+        QCOMPARE(errorCode(r), QStringLiteral("upstream_reply_too_large"));
+        // Within the cap: relayed as before.
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{\"id\":\"small\"}"));
+        const auto ok = roundTrip("POST", "/v1/responses", "{\"model\":\"m\"}");
+        QCOMPARE(ok.status, 200);
+        QCOMPARE(ok.body, QByteArray("{\"id\":\"small\"}"));
+    }
+
     void slowUpstreamGets504() {
         startProxy(upstreamConfig(400));
         auto slow = ScriptedUpstream::Response::json(200, "{}");

@@ -109,6 +109,37 @@ private slots:
         QVERIFY(!backend->liveIds.contains(one.value.handle.id));
     }
 
+    // Issue 18: one cap over every live sandbox, whoever asked: ephemeral ones, session ones of
+    // any number of identities (each new bearer string is a new identity without a master key).
+    void globalCapCountsEveryLiveSandbox() {
+        registry->setMaxLive(3);
+        const auto ephemeral =
+            awaitFuture(registry->getOrCreate(QString(), std::nullopt, backend->factory()));
+        const auto a = awaitFuture(registry->getOrCreate(
+            QStringLiteral("id1:s"), QStringLiteral("id1"), backend->factory()));
+        const auto b = awaitFuture(registry->getOrCreate(
+            QStringLiteral("id2:s"), QStringLiteral("id2"), backend->factory()));
+        QVERIFY(ephemeral.ok() && a.ok() && b.ok());
+        QCOMPARE(registry->liveCount(), 3);
+        const auto refused = awaitFuture(registry->getOrCreate(
+            QStringLiteral("id3:s"), QStringLiteral("id3"), backend->factory()));
+        QVERIFY(!refused.ok());
+        QVERIFY2(SandboxRegistry::isCapReached(refused.error), qPrintable(refused.error));
+        QVERIFY(refused.error.contains(QStringLiteral("sandbox.max_live")));
+        QCOMPARE(backend->createCount(), 3);
+        // A cached key is still served at the cap.
+        QVERIFY(awaitFuture(registry->getOrCreate(QStringLiteral("id1:s"), QStringLiteral("id1"),
+                                                  backend->factory()))
+                    .ok());
+        // Deleting the uncached one frees a slot.
+        awaitFuture(registry->deleteSandbox(ephemeral.value, SandboxRemovalReason::Completed));
+        QCOMPARE(registry->liveCount(), 2);
+        QVERIFY(awaitFuture(registry->getOrCreate(QStringLiteral("id3:s"), QStringLiteral("id3"),
+                                                  backend->factory()))
+                    .ok());
+        QCOMPARE(registry->liveCount(), 3);
+    }
+
     void pruneDeletesExpiredSandbox_data() {
         QTest::addColumn<qint64>("idleMs");
         QTest::addColumn<bool>("expired");

@@ -15,35 +15,34 @@ void SandboxCommands::setRegistry(SandboxRegistry *registry) {
     emit availabilityChanged(registry != nullptr);
 }
 
-bool SandboxCommands::deleteSandbox(const QString &containerId) {
-    SandboxRegistry *registry = m_registry.data();
-    if (!registry || containerId.isEmpty())
-        return false;
-    QMetaObject::invokeMethod(
-        registry,
-        [registry, containerId] {
-            if (const auto entry = registry->entryByContainerId(containerId))
-                registry->remove(entry->key, SandboxRemovalReason::Deleted);
-        },
-        Qt::QueuedConnection);
-    return true;
-}
-
-bool SandboxCommands::deleteAll() {
+bool SandboxCommands::dispatch(std::function<void(SandboxRegistry *)> work) {
+    if (m_dispatch)
+        return !m_registry.isNull() && m_dispatch(std::move(work));
     SandboxRegistry *registry = m_registry.data();
     if (!registry)
         return false;
+    QMetaObject::invokeMethod(
+        registry, [registry, work = std::move(work)] { work(registry); }, Qt::QueuedConnection);
+    return true;
+}
+
+bool SandboxCommands::deleteSandbox(const QString &containerId) {
+    if (containerId.isEmpty())
+        return false;
+    return dispatch([containerId](SandboxRegistry *registry) {
+        if (const auto entry = registry->entryByContainerId(containerId))
+            registry->remove(entry->key, SandboxRemovalReason::Deleted);
+    });
+}
+
+bool SandboxCommands::deleteAll() {
     // Entry by entry rather than removeAll(): that one also cancels creations in flight, which
     // is for shutdown, not for a user tidying up.
-    QMetaObject::invokeMethod(
-        registry,
-        [registry] {
-            const QList<SandboxEntry> entries = registry->entries();
-            for (const SandboxEntry &entry : entries)
-                registry->remove(entry.key, SandboxRemovalReason::Deleted);
-        },
-        Qt::QueuedConnection);
-    return true;
+    return dispatch([](SandboxRegistry *registry) {
+        const QList<SandboxEntry> entries = registry->entries();
+        for (const SandboxEntry &entry : entries)
+            registry->remove(entry.key, SandboxRemovalReason::Deleted);
+    });
 }
 
 } // namespace loopscope

@@ -3,6 +3,8 @@
 #include <QObject>
 #include <QPointer>
 
+#include <functional>
+
 namespace loopscope {
 
 class SandboxRegistry;
@@ -18,6 +20,12 @@ public:
     bool isAvailable() const { return !m_registry.isNull(); }
     // A restarted proxy brings a new registry (or none while stopped).
     void setRegistry(SandboxRegistry *registry);
+    // Runs `work` on the registry's thread with the registry, if it still exists there; false
+    // when there is no proxy to ask. The registry lives on the proxy thread, where it may be
+    // deleted at any moment (Stop), so the window must never dereference a pointer to it —
+    // not even to learn its thread for invokeMethod. When set, every command goes through it.
+    using Dispatcher = std::function<bool(std::function<void(SandboxRegistry *)> work)>;
+    void setDispatcher(Dispatcher dispatcher) { m_dispatch = std::move(dispatcher); }
 
 public slots:
     // Returns false when there is no registry to ask (the request is dropped).
@@ -29,6 +37,9 @@ signals:
 
 private:
     QPointer<SandboxRegistry> m_registry;
+    Dispatcher m_dispatch;
+    // Queued on the registry's thread through the dispatcher, or (tests, one thread) directly.
+    bool dispatch(std::function<void(SandboxRegistry *)> work);
 };
 
 } // namespace loopscope

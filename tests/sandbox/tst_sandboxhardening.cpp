@@ -1,0 +1,219 @@
+// Issue 18, sandbox findings, against real bubblewrap + python: the socket-family allow-list
+// (AF_VSOCK/AF_ALG/AF_NETLINK creation refused — sockets are only created, never connected),
+// NUMA-migration calls refused, garbage on the protocol descriptor kills only that sandbox with a
+// readable error, and the close_range fallback marks descriptors one by one.
+#include "sandbox/localpythonbackend.h"
+#include "sandbox/localsandboxprocess.h"
+#include "sandbox/localsandboxseccomp.h"
+#include "support/futurewait.h"
+
+#include "sandboxprocessscan.h"
+
+#include <QTest>
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+using namespace loopscope;
+using loopscope::test::sandboxLeftovers;
+
+namespace {
+
+constexpr int kWaitMs = 60000; // generous: the CI box is a loaded 2-core VM
+
+// Creates one socket per (family, type) and prints "ok" or the errno name, space-separated.
+const char *kSocketProbe = R"(import errno, socket
+def probe(family, kind, proto=0):
+    try:
+        s = socket.socket(family, kind, proto)
+        s.close()
+        return 'ok'
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+def pair():
+    try:
+        a, b = socket.socketpair()
+        a.close(); b.close()
+        return 'ok'
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+print(probe(40, socket.SOCK_STREAM), probe(38, socket.SOCK_SEQPACKET),
+      probe(16, socket.SOCK_RAW, 0), probe(17, socket.SOCK_RAW, 0),
+      probe(socket.AF_UNIX, socket.SOCK_STREAM), probe(socket.AF_INET, socket.SOCK_STREAM),
+      probe(socket.AF_INET, socket.SOCK_DGRAM), pair())
+)";
+
+} // namespace
+
+class TestSandboxHardening : public QObject {
+    Q_OBJECT
+private slots:
+    void cleanup() {
+        m_backend.reset();
+        QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
+                                  qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 20000);
+    }
+
+    void socketFamiliesAreAllowListed_data() {
+        QTest::addColumn<bool>("filter");
+        QTest::newRow("filtered") << true;
+        // Control: the same probe without the filter (proves the probe can fail).
+        QTest::newRow("unfiltered") << false;
+    }
+    void socketFamiliesAreAllowListed() {
+        QFETCH(bool, filter);
+        LocalSandboxOptions options = testOptions();
+        options.seccompFilter = filter;
+        const Outcome<ExecutionResult> r = runOnce(options, QString::fromUtf8(kSocketProbe));
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+        const QStringList f = r.value.stdoutText.trimmed().split(QLatin1Char(' '));
+        QCOMPARE(f.size(), 8);
+        // What Python needs inside the empty network namespace keeps working either way.
+        QCOMPARE(f.mid(4), (QStringList{QStringLiteral("ok"), QStringLiteral("ok"),
+                                        QStringLiteral("ok"), QStringLiteral("ok")}));
+        if (filter) {
+            // AF_VSOCK, AF_ALG, AF_NETLINK, AF_PACKET: refused as if the kernel lacked them.
+            for (int i = 0; i < 4; ++i)
+                QCOMPARE(f.at(i), QStringLiteral("EAFNOSUPPORT"));
+        } else {
+            // Without the filter this kernel hands out a netlink socket (and, on a VM with
+            // vsock, an AF_VSOCK one: the hole the allow-list closes).
+            QCOMPARE(f.at(2), QStringLiteral("ok"));
+            qInfo("unfiltered: AF_VSOCK %s, AF_ALG %s", qPrintable(f.at(0)), qPrintable(f.at(1)));
+        }
+    }
+
+    void numaMigrationIsRefused_data() {
+        QTest::addColumn<bool>("filter");
+        QTest::newRow("filtered") << true;
+        QTest::newRow("unfiltered") << false;
+    }
+    void numaMigrationIsRefused() {
+        QFETCH(bool, filter);
+        LocalSandboxOptions options = testOptions();
+        options.seccompFilter = filter;
+        // mbind(MPOL_DEFAULT) on one page of our own, and move_pages/migrate_pages of ourselves
+        // with nothing to move: harmless calls the kernel accepts unless the filter says no.
+        const Outcome<ExecutionResult> r = runOnce(
+            options,
+            QStringLiteral(
+                "import ctypes, mmap\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                "libc.syscall.restype = ctypes.c_long\n"
+                "def call(nr, *args):\n    ctypes.set_errno(0)\n"
+                "    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])\n"
+                "    return ctypes.get_errno() if r == -1 else 0\n"
+                "m = mmap.mmap(-1, 4096)\n"
+                "addr = ctypes.addressof(ctypes.c_char.from_buffer(m))\n"
+                "print(call(%1, addr, 4096, 0, 0, 0, 0), call(%2, 0, 0, 0, 0, 0, 0), "
+                "call(%3, 0, 0, 0, 0))")
+                .arg(SYS_mbind)
+                .arg(SYS_move_pages)
+                .arg(SYS_migrate_pages));
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+        const QStringList f = r.value.stdoutText.trimmed().split(QLatin1Char(' '));
+        QCOMPARE(f.size(), 3);
+        if (filter) {
+            QCOMPARE(f, (QStringList{QStringLiteral("1"), QStringLiteral("1"),
+                                     QStringLiteral("1")})); // EPERM
+        } else {
+            QVERIFY2(f.at(0) != QLatin1String("1"), qPrintable(r.value.stdoutText));
+        }
+        QVERIFY(LocalSandboxSeccomp::blockedSyscalls().contains(QStringLiteral("mbind")));
+    }
+
+    // Model-written code finds the driver's private protocol descriptor and writes garbage on
+    // it: that sandbox dies with an error that says so; the proxy and other sandboxes go on.
+    void garbageOnTheProtocolFdKillsOnlyThatSandbox_data() {
+        QTest::addColumn<QString>("bytes");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("not JSON") << QStringLiteral("b'\\x00\\x00\\x00\\x07garbage'")
+                                  << QStringLiteral("not a JSON object");
+        QTest::newRow("absurd length") << QStringLiteral("b'\\xff\\xff\\xff\\xffxx'")
+                                       << QStringLiteral("4294967295-byte frame");
+        QTest::newRow("unknown op") << QStringLiteral("b'\\x00\\x00\\x00\\x0d{\"op\":\"evil\"}'")
+                                    << QStringLiteral("unexpected frame");
+    }
+    void garbageOnTheProtocolFdKillsOnlyThatSandbox() {
+        QFETCH(QString, bytes);
+        QFETCH(QString, mentions);
+        LocalSandboxOptions options = testOptions();
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> victim = awaitFuture(m_backend->create({}), kWaitMs);
+        const Outcome<SandboxHandle> bystander = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(victim.ok() && bystander.ok(), qPrintable(victim.error + bystander.error));
+        QVERIFY(awaitFuture(m_backend->run(bystander.value, QStringLiteral("x = 41"), {}), kWaitMs)
+                    .ok());
+        const Outcome<ExecutionResult> r =
+            awaitFuture(m_backend->run(victim.value,
+                                       QStringLiteral("import gc, os, time\n"
+                                                      "d = [o for o in gc.get_objects() if "
+                                                      "type(o).__name__ == 'Driver'][0]\n"
+                                                      "os.write(d.proto_out, %1)\ntime.sleep(20)\n")
+                                           .arg(bytes),
+                                       {}),
+                        kWaitMs);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QVERIFY(r.value.error);
+        QCOMPARE(r.value.error->name, QStringLiteral("InterpreterExited"));
+        QVERIFY2(r.value.error->value.contains(QStringLiteral("broke the sandbox protocol")) &&
+                     r.value.error->value.contains(mentions),
+                 qPrintable(r.value.error->value));
+        // The other sandbox kept its state.
+        const Outcome<ExecutionResult> other = awaitFuture(
+            m_backend->run(bystander.value, QStringLiteral("print(x + 1)"), {}), kWaitMs);
+        QVERIFY2(other.ok(), qPrintable(other.error));
+        QCOMPARE(other.value.stdoutText, QStringLiteral("42\n"));
+    }
+
+    // Kernels before 5.11 have no close_range(CLOSE_RANGE_CLOEXEC): the fallback must mark
+    // every inheritable descriptor itself and keep only the one meant for bwrap.
+    void closeRangeFallbackMarksDescriptorsOneByOne() {
+        int leak[2] = {-1, -1};
+        int keep[2] = {-1, -1};
+        QCOMPARE(::pipe(leak), 0); // no O_CLOEXEC: would cross exec
+        QCOMPARE(::pipe2(keep, O_CLOEXEC), 0);
+        QVERIFY((::fcntl(leak[0], F_GETFD) & FD_CLOEXEC) == 0);
+        // The forked child's case, done in this process: only descriptor flags change.
+        QVERIFY(LocalSandboxProcess::markInheritedCloseOnExec(keep[0], 65536, false));
+        QVERIFY((::fcntl(leak[0], F_GETFD) & FD_CLOEXEC) != 0);
+        QVERIFY((::fcntl(leak[1], F_GETFD) & FD_CLOEXEC) != 0);
+        QCOMPARE(::fcntl(keep[0], F_GETFD) & FD_CLOEXEC, 0); // handed on
+        QVERIFY((::fcntl(0, F_GETFD) & FD_CLOEXEC) == 0);    // stdio untouched
+        for (int fd : {leak[0], leak[1], keep[0], keep[1]})
+            ::close(fd);
+    }
+
+    void filterIsSupportedHere() {
+        // On an architecture without a filter the self-test warns loudly (see selfTest()).
+        QVERIFY(LocalSandboxSeccomp::supported());
+        LocalSandboxOptions options = testOptions();
+        options.poolSize = 0;
+        LocalPythonBackend backend(options);
+        const SandboxSelfTest health = backend.selfTest();
+        for (const QString &warning : health.warnings)
+            QVERIFY2(!warning.contains(QStringLiteral("seccomp")), qPrintable(warning));
+    }
+
+private:
+    static LocalSandboxOptions testOptions() {
+        LocalSandboxOptions options;
+        options.poolSize = 0;
+        options.timeoutMs = 30000;
+        return options;
+    }
+    Outcome<ExecutionResult> runOnce(const LocalSandboxOptions &options, const QString &code) {
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        if (!created.ok())
+            return Outcome<ExecutionResult>::failure(created.error);
+        return awaitFuture(m_backend->run(created.value, code, {}), kWaitMs);
+    }
+
+    std::unique_ptr<LocalPythonBackend> m_backend;
+};
+
+QTEST_GUILESS_MAIN(TestSandboxHardening)
+#include "tst_sandboxhardening.moc"
