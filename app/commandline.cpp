@@ -41,7 +41,12 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     const QCommandLineOption execTimeout(QStringLiteral("exec-timeout"),
                                          QStringLiteral("Time limit for one sandboxed code run."),
                                          QStringLiteral("SECONDS"));
-    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout});
+    const QCommandLineOption checkConfig(
+        QStringLiteral("check-config"),
+        QStringLiteral("Load a LiteLLM-style config.yaml, print per model where Loopscope "
+                       "will send it (or why it is skipped) and exit."),
+        QStringLiteral("FILE"));
+    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, checkConfig});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -79,6 +84,14 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
                                        "got '%1'")
                             .arg(parser.value(execTimeout)));
         c.execTimeoutSeconds = qMax(1, int(s + 0.5));
+    }
+    if (parser.isSet(checkConfig)) {
+        QString error;
+        const QString path = parser.value(checkConfig);
+        if (!c.loadFile(path, QProcessEnvironment::systemEnvironment(), &error))
+            return fail(QStringLiteral("config error in %1: %2").arg(path, error));
+        cli.checkConfig = true;
+        return cli;
     }
     if (parser.isSet(config)) {
         QString error;

@@ -10,8 +10,9 @@
 struct CommandLine {
     loopscope::ProxyConfig config;
     bool headless = false;
-    QString error;    // one line, when parsing failed
-    int exitCode = 0; // 2 for usage and config errors
+    bool checkConfig = false; // --check-config FILE: print how each model routes, then exit
+    QString error;            // one line, when parsing failed
+    int exitCode = 0;         // 2 for usage and config errors
 
     static CommandLine parse(const QStringList &arguments);
 };

@@ -1,6 +1,7 @@
 #include "interception/interceptionsettings.h"
 
 #include "interception/interceptionkeys.h"
+#include "interception/providerresolver.h"
 
 #include "interception/yamldocument.h"
 #include "sandbox/sandboxtoolregistry.h"
@@ -169,6 +170,13 @@ LoadedInterceptionConfig InterceptionSettings::fromYaml(const YamlDocument &doc)
             for (qsizetype i = 0; i < list.size(); ++i) {
                 if (list.at(i).isString() && !list.at(i).toString().isEmpty()) {
                     valid.append(list.at(i));
+                    // The names of model prefixes (LiteLlmProviders): a typo would silently
+                    // scope interception to nothing.
+                    if (!ProviderResolver::knownProviders().contains(list.at(i).toString()))
+                        warning(path + QStringLiteral("[%1]").arg(i),
+                                QStringLiteral("'%1' is not a provider name Loopscope knows "
+                                               "(e.g. openai, azure, hosted_vllm)")
+                                    .arg(list.at(i).toString()));
                     continue;
                 }
                 error(path + QStringLiteral("[%1]").arg(i),

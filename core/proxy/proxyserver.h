@@ -70,6 +70,8 @@ private:
                      const QString &upstreamPathAndQuery, const QByteArray &body,
                      ResponseSink *sink);
     UpstreamRoute withClientAuth(UpstreamRoute route, const HttpRequest &request) const;
+    // 400 for a model the config names but Loopscope cannot reach (issue 17).
+    static void sendUnavailable(const UpstreamRoute &route, ResponseSink *sink);
     bool authorized(const HttpRequest &request) const;
 
     ProxyConfig m_config;
