@@ -123,7 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         2000);
     received += client.readAll();
     client.abort();
-    spin([&] { return s.connectionCount() == 0; }, 2000);
+    spin([&] { return s.connectionCount() == 0; }, 10000);
     FUZZ_CHECK(s.connectionCount() == 0);
 
     ResponseCounter counter;

@@ -41,6 +41,8 @@ struct Kernel {
     }
     void newChannel() {
         channel.reset();
+        if (socket)
+            socket->deleteLater(); // the server's end of the old channel
         socket = nullptr;
         received.clear();
         JupyterKernelChannel::Options options;
@@ -100,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Kernel &k = kernel();
     const qsizetype before = k.received.size();
     QFuture<Outcome<ExecutionResult>> future = k.channel->execute(QStringLiteral("print(1)"));
-    if (!spinUntil([&] { return !k.executeRequestAfter(before).isEmpty() && k.socket; }, 5000))
+    if (!spinUntil([&] { return !k.executeRequestAfter(before).isEmpty() && k.socket; }, 20000))
         std::abort(); // the channel never reached the kernel
     QString msgId = k.executeRequestAfter(before);
 
@@ -143,7 +145,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         // A state the closing messages cannot end (e.g. a restart REST call that the stand-in
         // kernel does not serve): shut the channel down; the run must then fail, not hang.
         k.channel->shutdown(QStringLiteral("fuzz: reset"));
-        FUZZ_CHECK(spinUntil([&] { return future.isFinished(); }, 2000));
+        FUZZ_CHECK(spinUntil([&] { return future.isFinished(); }, 10000));
         k.newChannel();
         return 0;
     }
