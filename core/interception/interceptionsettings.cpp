@@ -108,7 +108,8 @@ LoadedInterceptionConfig InterceptionSettings::fromYaml(const YamlDocument &doc)
         return out;
     }
     const auto located = [&doc](const QString &path, const QString &message) {
-        return QStringLiteral("%1 (line %2): %3").arg(path).arg(doc.lineOf(path)).arg(message);
+        return YamlDocument::printable(
+            QStringLiteral("%1 (line %2): %3").arg(path).arg(doc.lineOf(path)).arg(message));
     };
     const auto error = [&](const QString &path, const QString &message) {
         out.errors.append(located(path, message));

@@ -98,9 +98,22 @@ YamlDocument YamlDocument::fromText(const QByteArray &text) {
         doc.m_error = QStringLiteral("invalid YAML at line %1, column %2: %3")
                           .arg(e.mark.line + 1)
                           .arg(e.mark.column + 1)
-                          .arg(QString::fromStdString(e.msg));
+                          .arg(printable(QString::fromStdString(e.msg)));
     }
     return doc;
+}
+
+QString YamlDocument::printable(const QString &text) {
+    QString out;
+    out.reserve(text.size());
+    for (const QChar c : text) {
+        if (c.unicode() < 0x20 || c.unicode() == 0x7f || c == QChar::LineSeparator ||
+            c == QChar::ParagraphSeparator)
+            out += QStringLiteral("\\x%1").arg(c.unicode(), 2, 16, QLatin1Char('0'));
+        else
+            out += c;
+    }
+    return out;
 }
 
 YamlDocument YamlDocument::fromFile(const QString &path) {

@@ -267,7 +267,7 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                            QString *error) {
     auto finish = [&](bool ok, const QString &message) {
         if (!ok && error)
-            *error = message;
+            *error = YamlDocument::printable(message); // one line, whatever the file holds
         return ok;
     };
     if (!yaml.isValid())
@@ -372,10 +372,11 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         litellmParams.remove(QStringLiteral("api_key"));
         route.litellmParams = litellmParams;
         if (!route.isAvailable())
-            warnings << QStringLiteral("model '%1' (%2, line %3) skipped: %4")
-                            .arg(route.modelName, at)
-                            .arg(route.configLine)
-                            .arg(route.unavailableReason);
+            warnings << YamlDocument::printable(
+                QStringLiteral("model '%1' (%2, line %3) skipped: %4")
+                    .arg(route.modelName, at)
+                    .arg(route.configLine)
+                    .arg(route.unavailableReason));
         modelRoutes.append(route);
     }
     // The interception layer's own strict check (enabled, enabled_providers, sandbox_tool_name,
@@ -438,6 +439,13 @@ int ProxyConfig::unavailableCount() const {
 }
 
 QStringList ProxyConfig::describeRoutes() const {
+    QStringList lines = describeRoutesRaw();
+    for (QString &line : lines)
+        line = YamlDocument::printable(line); // names and URLs come from the file
+    return lines;
+}
+
+QStringList ProxyConfig::describeRoutesRaw() const {
     QStringList lines;
     for (const UpstreamRoute &route : modelRoutes) {
         const QString where = QStringLiteral("line %1").arg(route.configLine);

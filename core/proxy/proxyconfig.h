@@ -70,6 +70,9 @@ public:
     // One line per model_list entry: where it goes (URL, upstream model, key source) or why
     // not. For --check-config; never contains a key.
     QStringList describeRoutes() const;
+
+private:
+    QStringList describeRoutesRaw() const;
 };
 
 } // namespace loopscope

@@ -212,6 +212,14 @@ general_settings:
             << QByteArray("litellm_settings:\n  code_interpreter_interception_params:\n    "
                           "sandbox_tool_name: [a]\n")
             << QStringLiteral("sandbox_tool_name (line 3): must be a string");
+        // Found by tests/fuzz/config (corpus crash-yaml-error-quotes-newline): yaml-cpp quotes
+        // the offending character, and values are quoted too — the message must stay one line.
+        QTest::newRow("yaml error quoting a control character")
+            << QByteArray("a: \"\\\x01\"\n") << QStringLiteral("invalid YAML at line 1");
+        QTest::newRow("api_base holding a newline")
+            << QByteArray("model_list:\n  - model_name: a\n    litellm_params:\n      model: x\n   "
+                          "   api_base: \"http://a\\nb c\"\n")
+            << QStringLiteral("'http://a\\x0ab c' is not an http(s) URL");
         QTest::newRow("sandbox_tools not a list")
             << QByteArray("sandbox_tools:\n  name: x\n")
             << QStringLiteral("sandbox_tools (line 1): must be a list");

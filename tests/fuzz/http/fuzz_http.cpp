@@ -82,7 +82,7 @@ void spin(const std::function<bool()> &done, int maxMs) {
     QElapsedTimer clock;
     clock.start();
     while (!done() && clock.elapsed() < maxMs)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        QCoreApplication::processEvents(QEventLoop::AllEvents);
 }
 
 } // namespace
@@ -108,19 +108,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     QCoreApplication::processEvents();
     client.write(bytes.mid(cut));
     client.flush();
-    // Let the server answer what it can (it answers in order, one at a time), then leave.
+    // Let the server answer what it can (in order, one at a time) until nothing moves for a few
+    // event-loop turns (loopback delivers at once), then leave.
+    QElapsedTimer clock;
+    clock.start();
+    int idleTurns = 0;
+    qsizetype seen = -1;
     int handledBefore = -1;
-    QElapsedTimer quiet;
-    quiet.start();
-    spin(
-        [&] {
-            if (g_handled != handledBefore) {
-                handledBefore = g_handled;
-                quiet.restart();
-            }
-            return quiet.elapsed() > 20 || client.state() != QAbstractSocket::ConnectedState;
-        },
-        2000);
+    while (idleTurns < 4 && clock.elapsed() < 10000 &&
+           client.state() == QAbstractSocket::ConnectedState) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents);
+        received += client.readAll();
+        if (received.size() != seen || g_handled != handledBefore) {
+            seen = received.size();
+            handledBefore = g_handled;
+            idleTurns = 0;
+        } else {
+            ++idleTurns;
+        }
+    }
     received += client.readAll();
     client.abort();
     spin([&] { return s.connectionCount() == 0; }, 10000);

@@ -88,6 +88,25 @@ Kernel &kernel() {
     return *k;
 }
 
+// Turns the event loop until nothing new arrives for a few turns (loopback delivers at once).
+void settle(const Kernel &k, const QFuture<Outcome<ExecutionResult>> &future) {
+    QElapsedTimer clock;
+    clock.start();
+    int idle = 0;
+    qsizetype seen = -1;
+    bool finished = false;
+    while (idle < 6 && clock.elapsed() < 2000) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents);
+        if (k.received.size() != seen || future.isFinished() != finished) {
+            seen = k.received.size();
+            finished = future.isFinished();
+            idle = 0;
+        } else {
+            ++idle;
+        }
+    }
+}
+
 bool spinUntil(const std::function<bool()> &done, int maxMs) {
     QElapsedTimer clock;
     clock.start();
@@ -117,7 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // End the run properly; answer a re-sent request (after an "aborted" reply) or a restart
     // nudge the same way.
     for (int round = 0; round < 4 && !future.isFinished(); ++round) {
-        spinUntil([] { return false; }, 10);
+        settle(k, future);
         if (!k.socket)
             break;
         const QString latest = k.executeRequestAfter(before);
