@@ -45,6 +45,11 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     const QCommandLineOption execTimeout(QStringLiteral("exec-timeout"),
                                          QStringLiteral("Time limit for one sandboxed code run."),
                                          QStringLiteral("SECONDS"));
+    const QCommandLineOption checkConfig(
+        QStringLiteral("check-config"),
+        QStringLiteral("Load a LiteLLM-style config.yaml, print per model where Loopscope "
+                       "will send it (or why it is skipped) and exit."),
+        QStringLiteral("FILE"));
     const QCommandLineOption controlToken(
         QStringLiteral("control-token"),
         QStringLiteral("Bearer token of the control API (/loopscope/v1). Default: env "
@@ -69,7 +74,7 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         QStringLiteral("Allow a non-loopback --host without general_settings.master_key: anyone "
                        "who reaches the port can run code and spend the configured key."));
     parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, dataDir,
-                       noHistory, controlToken, allowOrigin, insecurePublic});
+                       noHistory, controlToken, allowOrigin, insecurePublic, checkConfig});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -108,6 +113,14 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
                                        "got '%1'")
                             .arg(parser.value(execTimeout)));
         c.execTimeoutSeconds = qMax(1, int(s + 0.5));
+    }
+    if (parser.isSet(checkConfig)) {
+        QString error;
+        const QString path = parser.value(checkConfig);
+        if (!c.loadFile(path, QProcessEnvironment::systemEnvironment(), &error))
+            return fail(QStringLiteral("config error in %1: %2").arg(path, error));
+        cli.checkConfig = true;
+        return cli;
     }
     if (parser.isSet(config)) {
         QString error;

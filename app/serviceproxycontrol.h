@@ -27,6 +27,7 @@ public:
     bool isRunning() const override { return m_running; }
     QString sandboxBackend() const override;
     QString sandboxSelfTest() const override;
+    QStringList skippedModels() const override { return m_config.warnings; }
 
 public slots:
     void start() override;

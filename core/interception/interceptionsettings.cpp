@@ -1,6 +1,7 @@
 #include "interception/interceptionsettings.h"
 
 #include "interception/interceptionkeys.h"
+#include "interception/providerresolver.h"
 
 #include "interception/yamldocument.h"
 #include "sandbox/sandboxtoolregistry.h"
@@ -107,7 +108,8 @@ LoadedInterceptionConfig InterceptionSettings::fromYaml(const YamlDocument &doc)
         return out;
     }
     const auto located = [&doc](const QString &path, const QString &message) {
-        return QStringLiteral("%1 (line %2): %3").arg(path).arg(doc.lineOf(path)).arg(message);
+        return YamlDocument::printable(
+            QStringLiteral("%1 (line %2): %3").arg(path).arg(doc.lineOf(path)).arg(message));
     };
     const auto error = [&](const QString &path, const QString &message) {
         out.errors.append(located(path, message));
@@ -169,6 +171,13 @@ LoadedInterceptionConfig InterceptionSettings::fromYaml(const YamlDocument &doc)
             for (qsizetype i = 0; i < list.size(); ++i) {
                 if (list.at(i).isString() && !list.at(i).toString().isEmpty()) {
                     valid.append(list.at(i));
+                    // The names of model prefixes (LiteLlmProviders): a typo would silently
+                    // scope interception to nothing.
+                    if (!ProviderResolver::knownProviders().contains(list.at(i).toString()))
+                        warning(path + QStringLiteral("[%1]").arg(i),
+                                QStringLiteral("'%1' is not a provider name Loopscope knows "
+                                               "(e.g. openai, azure, hosted_vllm)")
+                                    .arg(list.at(i).toString()));
                     continue;
                 }
                 error(path + QStringLiteral("[%1]").arg(i),

@@ -1,5 +1,7 @@
 #include "interception/providerresolver.h"
 
+#include "interception/litellmproviders.h"
+
 #include <QRegularExpression>
 
 namespace loopscope {
@@ -40,48 +42,9 @@ const QList<FamilyRule> &familyRules() {
 } // namespace
 
 const QStringList &ProviderResolver::knownProviders() {
-    static const QStringList providers = {
-        QStringLiteral("openai"),
-        QStringLiteral("azure"),
-        QStringLiteral("azure_ai"),
-        QStringLiteral("anthropic"),
-        QStringLiteral("gemini"),
-        QStringLiteral("vertex_ai"),
-        QStringLiteral("vertex_ai_beta"),
-        QStringLiteral("bedrock"),
-        QStringLiteral("mistral"),
-        QStringLiteral("cohere"),
-        QStringLiteral("cohere_chat"),
-        QStringLiteral("deepseek"),
-        QStringLiteral("xai"),
-        QStringLiteral("groq"),
-        QStringLiteral("together_ai"),
-        QStringLiteral("fireworks_ai"),
-        QStringLiteral("openrouter"),
-        QStringLiteral("ollama"),
-        QStringLiteral("ollama_chat"),
-        QStringLiteral("perplexity"),
-        QStringLiteral("huggingface"),
-        QStringLiteral("replicate"),
-        QStringLiteral("databricks"),
-        QStringLiteral("watsonx"),
-        QStringLiteral("sagemaker"),
-        QStringLiteral("hosted_vllm"),
-        QStringLiteral("vllm"),
-        QStringLiteral("lm_studio"),
-        QStringLiteral("cerebras"),
-        QStringLiteral("sambanova"),
-        QStringLiteral("nvidia_nim"),
-        QStringLiteral("deepinfra"),
-        QStringLiteral("cloudflare"),
-        QStringLiteral("github"),
-        QStringLiteral("litellm_proxy"),
-        QStringLiteral("custom_openai"),
-        QStringLiteral("openai_like"),
-        QStringLiteral("text-completion-openai"),
-        QStringLiteral("dashscope"),
-        QStringLiteral("moonshot"),
-    };
+    // The same names the config loader reads (LiteLlmProviders), so enabled_providers and a
+    // model's `provider/` prefix can never disagree.
+    static const QStringList providers = LiteLlmProviders::names();
     return providers;
 }
 

@@ -47,8 +47,23 @@ QJsonValue scalarToJson(const YAML::Node &node) {
     return qtext;
 }
 
-QJsonValue toJson(const YAML::Node &node, const QString &path, QHash<QString, int> &lines) {
-    lines.insert(path, node.Mark().line + 1);
+// Bounds for the conversion: YAML aliases can refer to their own ancestors (endless recursion,
+// found by tests/fuzz/config) or repeat a large node many times ("billion laughs").
+constexpr int kMaxDepth = 64;
+constexpr qint64 kMaxValues = 100000;
+
+struct Walk {
+    QHash<QString, int> &lines;
+    qint64 values = 0;
+    bool tooBig = false;
+};
+
+QJsonValue toJson(const YAML::Node &node, const QString &path, Walk &walk, int depth) {
+    if (walk.tooBig || depth > kMaxDepth || ++walk.values > kMaxValues) {
+        walk.tooBig = true;
+        return QJsonValue::Null;
+    }
+    walk.lines.insert(path, node.Mark().line + 1);
     switch (node.Type()) {
     case YAML::NodeType::Scalar:
         return scalarToJson(node);
@@ -56,7 +71,8 @@ QJsonValue toJson(const YAML::Node &node, const QString &path, QHash<QString, in
         QJsonArray array;
         int index = 0;
         for (const auto &child : node)
-            array.append(toJson(child, path + u'[' + QString::number(index++) + u']', lines));
+            array.append(
+                toJson(child, path + u'[' + QString::number(index++) + u']', walk, depth + 1));
         return array;
     }
     case YAML::NodeType::Map: {
@@ -64,10 +80,10 @@ QJsonValue toJson(const YAML::Node &node, const QString &path, QHash<QString, in
         for (const auto &pair : node) {
             const QString key = QString::fromStdString(pair.first.as<std::string>());
             const QString childPath = path.isEmpty() ? key : path + u'.' + key;
-            object.insert(key, toJson(pair.second, childPath, lines));
+            object.insert(key, toJson(pair.second, childPath, walk, depth + 1));
             // A key's line is where users look ("enabled_providers:"), also when its value is a
             // nested block starting on the next line or empty.
-            lines.insert(childPath, pair.first.Mark().line + 1);
+            walk.lines.insert(childPath, pair.first.Mark().line + 1);
         }
         return object;
     }
@@ -93,14 +109,36 @@ YamlDocument YamlDocument::fromText(const QByteArray &text) {
                 QStringLiteral("config root must be a mapping (line %1)").arg(root.Mark().line + 1);
             return doc;
         }
-        doc.m_root = toJson(root, QString(), doc.m_lines).toObject();
+        Walk walk{doc.m_lines};
+        doc.m_root = toJson(root, QString(), walk, 0).toObject();
+        if (walk.tooBig) {
+            doc.m_root = {};
+            doc.m_lines.clear();
+            doc.m_error = QStringLiteral("config nests deeper than %1 levels or holds more than %2 "
+                                         "values (a YAML alias that refers to itself?)")
+                              .arg(kMaxDepth)
+                              .arg(kMaxValues);
+        }
     } catch (const YAML::Exception &e) {
         doc.m_error = QStringLiteral("invalid YAML at line %1, column %2: %3")
                           .arg(e.mark.line + 1)
                           .arg(e.mark.column + 1)
-                          .arg(QString::fromStdString(e.msg));
+                          .arg(printable(QString::fromStdString(e.msg)));
     }
     return doc;
+}
+
+QString YamlDocument::printable(const QString &text) {
+    QString out;
+    out.reserve(text.size());
+    for (const QChar c : text) {
+        if (c.unicode() < 0x20 || c.unicode() == 0x7f || c == QChar::LineSeparator ||
+            c == QChar::ParagraphSeparator)
+            out += QStringLiteral("\\x%1").arg(c.unicode(), 2, 16, QLatin1Char('0'));
+        else
+            out += c;
+    }
+    return out;
 }
 
 YamlDocument YamlDocument::fromFile(const QString &path) {

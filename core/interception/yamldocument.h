@@ -12,6 +12,9 @@ class YamlDocument {
 public:
     static YamlDocument fromText(const QByteArray &text);
     static YamlDocument fromFile(const QString &path);
+    // `text` with control characters as \xNN: config messages quote keys and values from the
+    // file (and yaml-cpp's own messages quote the offending character), and must stay one line.
+    static QString printable(const QString &text);
 
     bool isValid() const { return m_error.isEmpty(); }
     QString error() const { return m_error; } // parse/IO error with line, when invalid

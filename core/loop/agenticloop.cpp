@@ -85,8 +85,12 @@ AgenticLoop::~AgenticLoop() {
 }
 
 QString AgenticLoop::providerFor(const ProxyRequest &request) {
-    return request.route.provider == UpstreamRoute::Provider::Azure ? QStringLiteral("azure")
-                                                                    : QStringLiteral("openai");
+    // The config's LiteLLM provider name, so enabled_providers: ["hosted_vllm"] scopes as in
+    // LiteLLM.
+    if (request.route.provider == UpstreamRoute::Provider::Azure)
+        return QStringLiteral("azure");
+    return request.route.providerName.isEmpty() ? QStringLiteral("openai")
+                                                : request.route.providerName;
 }
 
 QString AgenticLoop::upstreamPath() const {

@@ -2,6 +2,7 @@
 
 #include "http/accesspolicy.h"
 #include "interception/interceptionsettings.h"
+#include "interception/litellmproviders.h"
 
 #include <QRegularExpression>
 
@@ -10,8 +11,6 @@
 namespace loopscope {
 
 namespace {
-
-const QString kOpenAiBase = QStringLiteral("https://api.openai.com/v1");
 
 // Collects the first error with the YAML line of the key (or of its nearest parent).
 struct Validator {
@@ -126,6 +125,132 @@ struct Validator {
     }
 };
 
+QString unavailableBase(const LiteLlmProvider &provider) {
+    QString text =
+        QStringLiteral("provider '%1' has no default api_base: set api_base").arg(provider.name);
+    if (!provider.apiBaseEnv.isEmpty())
+        text += QStringLiteral(" (or %1)").arg(provider.apiBaseEnv.join(QStringLiteral(", ")));
+    return text;
+}
+
+// litellm_params.model (+ custom_llm_provider, api_base) → provider, upstream model and base URL,
+// or an unavailableReason. false only for a malformed value (wrong type, unset os.environ/ var,
+// an api_base that is no URL): that still refuses the file.
+bool resolveProvider(Validator &v, const QJsonObject &params, const QString &lpKey,
+                     UpstreamRoute *route) {
+    QString custom;
+    if (!v.secret(params, QStringLiteral("custom_llm_provider"),
+                  lpKey + QStringLiteral(".custom_llm_provider"), &custom))
+        return false;
+    const QJsonValue apiBaseValue = params.value(QStringLiteral("api_base"));
+    const bool hasApiBase = !apiBaseValue.isUndefined() && !apiBaseValue.isNull();
+    const QString modelText = params.value(QStringLiteral("model")).toString().trimmed();
+    const qsizetype slash = modelText.indexOf(u'/');
+    const QString prefix = slash > 0 ? modelText.left(slash) : QString();
+
+    QString providerName;
+    if (!custom.isEmpty()) {
+        providerName = custom;
+        route->upstreamModel = prefix == custom ? modelText.mid(slash + 1) : modelText;
+    } else if (!prefix.isEmpty() && LiteLlmProviders::find(prefix)) {
+        providerName = prefix;
+        route->upstreamModel = modelText.mid(slash + 1);
+    } else {
+        // A bare name, or "org/name" that is no provider (e.g. meta-llama/…) on an api_base.
+        providerName = QStringLiteral("openai");
+        route->upstreamModel = modelText;
+        if (!prefix.isEmpty() && !hasApiBase) {
+            route->providerName = prefix;
+            route->unavailableReason =
+                QStringLiteral("unknown provider '%1': set api_base to an OpenAI-compatible "
+                               "server, or use one of the prefixes in the README")
+                    .arg(prefix);
+            return true;
+        }
+    }
+    route->providerName = providerName;
+    const LiteLlmProvider *provider = LiteLlmProviders::find(providerName);
+    // Decided before api_base/api_key are resolved: a skipped model's unset os.environ/
+    // variables (ANTHROPIC_API_KEY, …) must not refuse the file.
+    if (provider && !provider->routable()) {
+        route->unavailableReason =
+            QStringLiteral("provider '%1' has its own API, not OpenAI's; Loopscope forwards only "
+                           "OpenAI-compatible providers")
+                .arg(providerName);
+        return true;
+    }
+    QString apiBase;
+    if (!v.secret(params, QStringLiteral("api_base"), lpKey + QStringLiteral(".api_base"),
+                  &apiBase))
+        return false;
+    if (apiBase == QLatin1String("demo")) {
+        route->provider = UpstreamRoute::Provider::Demo;
+        route->baseUrl = ProxyConfig::demoRoute().baseUrl;
+        return true;
+    }
+    if (!provider) { // an unknown custom_llm_provider
+        if (apiBase.isEmpty()) {
+            route->unavailableReason =
+                QStringLiteral("unknown provider '%1': set api_base to an OpenAI-compatible server")
+                    .arg(providerName);
+            return true;
+        }
+        return v.httpUrl(apiBase, lpKey + QStringLiteral(".api_base"), &route->baseUrl);
+    }
+    switch (provider->wire) {
+    case LiteLlmProvider::Wire::Demo:
+        route->provider = UpstreamRoute::Provider::Demo;
+        route->providerName = QStringLiteral("openai"); // the demo plays an OpenAI model
+        route->baseUrl = ProxyConfig::demoRoute().baseUrl;
+        return true;
+    case LiteLlmProvider::Wire::Azure:
+    case LiteLlmProvider::Wire::OpenAi:
+    case LiteLlmProvider::Wire::Unsupported:
+        break;
+    }
+    const bool azure = provider->wire == LiteLlmProvider::Wire::Azure;
+    if (azure)
+        route->provider = UpstreamRoute::Provider::Azure;
+    QString base = apiBase;
+    QString baseOrigin = lpKey + QStringLiteral(".api_base");
+    for (qsizetype i = 0; base.isEmpty() && i < provider->apiBaseEnv.size(); ++i) {
+        base = v.env.value(provider->apiBaseEnv.at(i));
+        baseOrigin = provider->apiBaseEnv.at(i);
+    }
+    if (base.isEmpty()) {
+        base = provider->defaultApiBase;
+        baseOrigin = QStringLiteral("default api_base");
+    }
+    if (base.isEmpty()) {
+        route->unavailableReason = unavailableBase(*provider);
+        return true;
+    }
+    if (apiBase.isEmpty()) {
+        // From the environment or the table: a bad value there is no fault of the file.
+        const QUrl url(base, QUrl::StrictMode);
+        if (!url.isValid() || url.host().isEmpty() ||
+            (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https"))) {
+            route->unavailableReason =
+                QStringLiteral("%1='%2' is not an http(s) URL").arg(baseOrigin, base);
+            return true;
+        }
+        route->baseUrl = url;
+    } else if (!v.httpUrl(base, baseOrigin, &route->baseUrl)) {
+        return false;
+    }
+    QString path = route->baseUrl.path();
+    while (path.endsWith(u'/'))
+        path.chop(1);
+    if (azure) {
+        // Azure OpenAI's v1 API lives under /openai/v1 and takes an api-key header.
+        if (!path.contains(QLatin1String("/openai")))
+            route->baseUrl.setPath(path + QStringLiteral("/openai/v1"));
+    } else if (provider->bareHostGetsV1 && path.isEmpty()) {
+        route->baseUrl.setPath(QStringLiteral("/v1"));
+    }
+    return true;
+}
+
 } // namespace
 
 UpstreamRoute ProxyConfig::demoRoute() {
@@ -167,7 +292,7 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                            QString *error) {
     auto finish = [&](bool ok, const QString &message) {
         if (!ok && error)
-            *error = message;
+            *error = YamlDocument::printable(message); // one line, whatever the file holds
         return ok;
     };
     if (!yaml.isValid())
@@ -313,6 +438,7 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         return finish(v.fail(QStringLiteral("model_list"), QStringLiteral("must be a list")),
                       v.error);
     modelRoutes.clear();
+    warnings.clear();
     const QJsonArray entries = list.toArray();
     for (qsizetype i = 0; i < entries.size(); ++i) {
         const QString at = QStringLiteral("model_list[%1]").arg(i);
@@ -328,66 +454,34 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         const QString lpKey = at + QStringLiteral(".litellm_params");
         if (!lp.isObject())
             return finish(v.fail(lpKey, QStringLiteral("required, a mapping")), v.error);
-        QJsonObject litellmParams = lp.toObject();
-        const QJsonValue model = litellmParams.value(QStringLiteral("model"));
+        const QJsonValue model = lp.toObject().value(QStringLiteral("model"));
         if (!model.isString() || model.toString().trimmed().isEmpty())
             return finish(v.fail(lpKey + QStringLiteral(".model"),
                                  QStringLiteral("required, e.g. openai/gpt-4o")),
                           v.error);
 
+        QJsonObject litellmParams = lp.toObject();
         UpstreamRoute route;
         route.modelName = name.toString().trimmed();
         route.timeoutMs = requestTimeoutMs;
-        QString apiBase;
-        if (!v.secret(litellmParams, QStringLiteral("api_base"),
-                      lpKey + QStringLiteral(".api_base"), &apiBase))
+        route.configLine = yaml.lineOf(at);
+        if (!resolveProvider(v, litellmParams, lpKey, &route))
             return finish(false, v.error);
-        const QString modelText = model.toString().trimmed();
-        const qsizetype slash = modelText.indexOf(u'/');
-        const QString prefix = slash > 0 ? modelText.left(slash) : QString();
-        if (prefix == QLatin1String("openai") || prefix == QLatin1String("azure") ||
-            prefix == QLatin1String("loopscope")) {
-            route.upstreamModel = modelText.mid(slash + 1);
-            if (prefix == QLatin1String("azure"))
-                route.provider = UpstreamRoute::Provider::Azure;
-            if (prefix == QLatin1String("loopscope"))
-                route.provider = UpstreamRoute::Provider::Demo;
-        } else if (!prefix.isEmpty() && apiBase.isEmpty()) {
-            return finish(v.fail(lpKey + QStringLiteral(".model"),
-                                 QStringLiteral("provider '%1' is not supported: use openai/, "
-                                                "azure/, or set api_base to an "
-                                                "OpenAI-compatible server")
-                                     .arg(prefix)),
-                          v.error);
-        } else {
-            route.upstreamModel = modelText; // bare name (or a name with '/' on an api_base)
-        }
-        if (apiBase == QLatin1String("demo"))
-            route.provider = UpstreamRoute::Provider::Demo;
-
-        if (route.provider == UpstreamRoute::Provider::Demo) {
-            route.baseUrl = demoRoute().baseUrl;
-        } else if (route.provider == UpstreamRoute::Provider::Azure) {
-            if (apiBase.isEmpty())
-                return finish(v.fail(lpKey + QStringLiteral(".api_base"),
-                                     QStringLiteral("required for azure/ models")),
-                              v.error);
-            if (!v.httpUrl(apiBase, lpKey + QStringLiteral(".api_base"), &route.baseUrl))
-                return finish(false, v.error);
-            // Azure OpenAI's v1 API lives under /openai/v1 and takes an api-key header.
-            if (!route.baseUrl.path().contains(QLatin1String("/openai"))) {
-                QString path = route.baseUrl.path();
-                while (path.endsWith(u'/'))
-                    path.chop(1);
-                route.baseUrl.setPath(path + QStringLiteral("/openai/v1"));
+        if (route.isAvailable() && !v.secret(litellmParams, QStringLiteral("api_key"),
+                                             lpKey + QStringLiteral(".api_key"), &route.apiKey))
+            return finish(false, v.error);
+        if (!route.apiKey.isEmpty()) {
+            route.apiKeySource = QStringLiteral("api_key");
+        } else if (const LiteLlmProvider *provider = LiteLlmProviders::find(route.providerName);
+                   provider && route.isAvailable()) {
+            for (const QString &variable : provider->apiKeyEnv) {
+                if (!environment.value(variable).isEmpty()) {
+                    route.apiKey = environment.value(variable);
+                    route.apiKeySource = u'$' + variable;
+                    break;
+                }
             }
-        } else if (!v.httpUrl(apiBase.isEmpty() ? kOpenAiBase : apiBase,
-                              lpKey + QStringLiteral(".api_base"), &route.baseUrl)) {
-            return finish(false, v.error);
         }
-        if (!v.secret(litellmParams, QStringLiteral("api_key"), lpKey + QStringLiteral(".api_key"),
-                      &route.apiKey))
-            return finish(false, v.error);
         if (!v.maxLoops(litellmParams, lpKey + QStringLiteral(".max_agentic_loops"),
                         &route.maxAgenticLoops))
             return finish(false, v.error);
@@ -404,6 +498,12 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                                                  qMax(0.0, price("output_cost_per_token"))});
         litellmParams.remove(QStringLiteral("api_key"));
         route.litellmParams = litellmParams;
+        if (!route.isAvailable())
+            warnings << YamlDocument::printable(
+                QStringLiteral("model '%1' (%2, line %3) skipped: %4")
+                    .arg(route.modelName, at)
+                    .arg(route.configLine)
+                    .arg(route.unavailableReason));
         modelRoutes.append(route);
     }
     // The interception layer's own strict check (enabled, enabled_providers, sandbox_tool_name,
@@ -416,18 +516,28 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
 }
 
 std::optional<UpstreamRoute> ProxyConfig::routeFor(const QString &model) const {
-    const UpstreamRoute *wildcard = nullptr;
+    // Exact model_name first, then the longest matching pattern ("*", "openai/*", …).
+    const UpstreamRoute *pattern = nullptr;
+    qsizetype patternLength = -1;
     for (const UpstreamRoute &route : modelRoutes) {
         if (route.modelName == model)
             return route;
-        if (!wildcard && route.modelName == QLatin1String("*"))
-            wildcard = &route;
+        if (!route.modelName.endsWith(u'*'))
+            continue;
+        const QString stem = route.modelName.chopped(1);
+        if (model.startsWith(stem) && stem.size() > patternLength) {
+            pattern = &route;
+            patternLength = stem.size();
+        }
     }
     UpstreamRoute route;
-    if (wildcard) {
-        route = *wildcard;
-        if (route.upstreamModel == QLatin1String("*") || route.upstreamModel.isEmpty())
+    if (pattern) {
+        route = *pattern;
+        const QString matched = model.mid(patternLength);
+        if (route.upstreamModel.isEmpty())
             route.upstreamModel = model;
+        else if (route.upstreamModel.contains(u'*'))
+            route.upstreamModel.replace(u'*', matched);
     } else if (defaultRoute) {
         route = *defaultRoute;
         route.upstreamModel = model;
@@ -442,9 +552,62 @@ std::optional<UpstreamRoute> ProxyConfig::routeFor(const QString &model) const {
 QStringList ProxyConfig::modelNames() const {
     QStringList names;
     for (const UpstreamRoute &route : modelRoutes)
-        if (route.modelName != QLatin1String("*") && !names.contains(route.modelName))
+        if (route.isAvailable() && !route.modelName.contains(u'*') &&
+            !names.contains(route.modelName))
             names << route.modelName;
     return names;
+}
+
+int ProxyConfig::unavailableCount() const {
+    int count = 0;
+    for (const UpstreamRoute &route : modelRoutes)
+        count += route.isAvailable() ? 0 : 1;
+    return count;
+}
+
+QStringList ProxyConfig::describeRoutes() const {
+    QStringList lines = describeRoutesRaw();
+    for (QString &line : lines)
+        line = YamlDocument::printable(line); // names and URLs come from the file
+    return lines;
+}
+
+QStringList ProxyConfig::describeRoutesRaw() const {
+    QStringList lines;
+    for (const UpstreamRoute &route : modelRoutes) {
+        const QString where = QStringLiteral("line %1").arg(route.configLine);
+        if (!route.isAvailable()) {
+            lines << QStringLiteral("%1: skipped (%2): %3")
+                         .arg(route.modelName, where, route.unavailableReason);
+            continue;
+        }
+        if (route.isDemo()) {
+            lines << QStringLiteral("%1: built-in demo model (%2)").arg(route.modelName, where);
+            continue;
+        }
+        const QString header = route.provider == UpstreamRoute::Provider::Azure
+                                   ? QStringLiteral("api-key")
+                                   : QStringLiteral("Authorization: Bearer");
+        QString key;
+        if (route.apiKeySource == QLatin1String("api_key"))
+            key = QStringLiteral("api_key from the config (%1)").arg(header);
+        else if (!route.apiKeySource.isEmpty())
+            key = QStringLiteral("%1 (%2)").arg(route.apiKeySource, header);
+        else if (masterKey.isEmpty())
+            key = QStringLiteral("the client's, forwarded");
+        else
+            key = QStringLiteral("none (master_key is set)");
+        lines << QStringLiteral("%1: %2 → %3 model=%4 key=%5 (%6)")
+                     .arg(route.modelName, route.providerName,
+                          route.urlFor(QStringLiteral("/chat/completions")).toString(),
+                          route.upstreamModel, key, where);
+    }
+    if (defaultRoute) {
+        lines << QStringLiteral("any other model: %1")
+                     .arg(defaultRoute->isDemo() ? QStringLiteral("built-in demo model")
+                                                 : defaultRoute->baseUrl.toString());
+    }
+    return lines;
 }
 
 } // namespace loopscope

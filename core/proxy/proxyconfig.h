@@ -49,6 +49,9 @@ public:
     int maxLiveSandboxes = 32;    // [sandbox.max_live] every backend, every identity
     int maxOutputChars = 20000;   // [sandbox.max_output_chars] fed back to the model per run
     bool allowUnisolated = false; // [sandbox.allow_unisolated] run without bubblewrap (loud)
+    // One line per skipped model, "model 'x' (model_list[i], line N) skipped: <why>", printed
+    // once at start.
+    QStringList warnings;
 
     // Loop and sandbox settings handed to the interception layer (issue 5).
     int maxLoopsOverride = 0;      // --max-loops (0 = not given)
@@ -77,15 +80,28 @@ public:
     static std::optional<UpstreamRoute> routeForUpstream(const QString &urlOrDemo, QString *error);
     static UpstreamRoute demoRoute();
 
-    // Reads model_list, general_settings, litellm_settings and sandbox_tools. On the first
-    // problem returns false with one line "<key> (line N): <problem>".
+    // Reads model_list, general_settings, litellm_settings and sandbox_tools; keys LiteLLM has
+    // and Loopscope does not use are ignored. A model whose provider Loopscope cannot reach is
+    // kept as unavailable (see `warnings`); only a malformed file (bad YAML, a key of the wrong
+    // type, a missing model_name, …) returns false with one line "<key> (line N): <problem>".
     bool loadYaml(const YamlDocument &document, const QProcessEnvironment &environment,
                   QString *error);
     bool loadFile(const QString &path, const QProcessEnvironment &environment, QString *error);
 
-    // The route for a client's model name (its upstreamModel filled), or nullopt → 404.
+    // The route for a client's model name (its upstreamModel filled), or nullopt → 404. An
+    // exact model_name wins over a pattern ending in "*" (the longest one), which wins over the
+    // default route; a route that is not isAvailable() → 400 with its reason.
     std::optional<UpstreamRoute> routeFor(const QString &model) const;
+    // Available, non-pattern model names (what /v1/models lists).
     QStringList modelNames() const;
+    // Models the config names but Loopscope cannot reach (kept, answered with 400).
+    int unavailableCount() const;
+    // One line per model_list entry: where it goes (URL, upstream model, key source) or why
+    // not. For --check-config; never contains a key.
+    QStringList describeRoutes() const;
+
+private:
+    QStringList describeRoutesRaw() const;
 };
 
 } // namespace loopscope

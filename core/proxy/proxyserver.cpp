@@ -189,6 +189,17 @@ bool ProxyServer::authorized(const HttpRequest &request) const {
     return constantTimeEquals(bearerToken(request), m_config.masterKey.toUtf8());
 }
 
+void ProxyServer::sendUnavailable(const UpstreamRoute &route, ResponseSink *sink) {
+    QString where;
+    if (route.configLine > 0)
+        where = QStringLiteral(" (config line %1)").arg(route.configLine);
+    sink->sendError(400,
+                    QStringLiteral("The model `%1` is not available in Loopscope%2: %3")
+                        .arg(route.modelName, where, route.unavailableReason),
+                    invalidRequest(), QStringLiteral("model_not_available"),
+                    QStringLiteral("model"));
+}
+
 UpstreamRoute ProxyServer::withClientAuth(UpstreamRoute route, const HttpRequest &request) const {
     route.forwardHeaders = UpstreamClient::forwardableRequestHeaders(request.headers);
     // With a master key the client's credential is Loopscope's own, never the provider's.
@@ -355,6 +366,10 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
                         QStringLiteral("model"));
         return;
     }
+    if (!route->isAvailable()) {
+        sendUnavailable(*route, sink);
+        return;
+    }
     const UpstreamRoute upstreamRoute = withClientAuth(*route, request);
 
     if (!m_interceptors.isEmpty()) {
@@ -432,6 +447,10 @@ void ProxyServer::handleOther(const HttpRequest &request, const QString &path, R
         if (!model.isEmpty()) {
             sink->setLogModel(model);
             if (auto modelRoute = m_config.routeFor(model)) {
+                if (!modelRoute->isAvailable()) {
+                    sendUnavailable(*modelRoute, sink);
+                    return;
+                }
                 route = modelRoute;
                 if (modelRoute->upstreamModel != model) {
                     body.insert(QStringLiteral("model"), modelRoute->upstreamModel);

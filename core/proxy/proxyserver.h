@@ -93,6 +93,8 @@ private:
     // Runs a replayed client request as a new flow (no client socket); returns its flow id.
     QString replay(HttpRequest request, const QString &replayOf);
     UpstreamRoute withClientAuth(UpstreamRoute route, const HttpRequest &request) const;
+    // 400 for a model the config names but Loopscope cannot reach (issue 17).
+    static void sendUnavailable(const UpstreamRoute &route, ResponseSink *sink);
     bool authorized(const HttpRequest &request) const;
 
     ProxyConfig m_config;

@@ -23,6 +23,16 @@ struct UpstreamRoute {
     int timeoutMs = 600000;     // no upstream byte for this long → 504
     int maxAgenticLoops = 0;    // litellm_params.max_agentic_loops (0 = not set)
     QJsonObject litellmParams;  // the model's litellm_params minus api_key, for interception
+    // LiteLLM's provider name ("openai", "azure", "hosted_vllm", …): what enabled_providers and
+    // custom_llm_provider see.
+    QString providerName = QStringLiteral("openai");
+    // Non-empty: the config names this model but Loopscope cannot reach it (a provider with its
+    // own API, a missing api_base); requests get 400 with this text.
+    QString unavailableReason;
+    int configLine = 0;   // line of the model_list entry, for messages (0 = not from a file)
+    QString apiKeySource; // "api_key", "$GROQ_API_KEY" or empty (the client's key): --check-config
+
+    bool isAvailable() const { return unavailableReason.isEmpty(); }
 
     bool isDemo() const { return provider == Provider::Demo; }
     // Base URL joined with an API path such as "/responses" (query kept when given).

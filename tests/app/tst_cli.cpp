@@ -8,6 +8,7 @@
 #include "remote/jupyterserverprocess.h"
 
 #include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
 #include <QRegularExpression>
@@ -68,8 +69,11 @@ struct Finished {
     QByteArray err;
 };
 
-Finished runToEnd(const QStringList &arguments) {
+Finished
+runToEnd(const QStringList &arguments,
+         const QProcessEnvironment &environment = QProcessEnvironment::systemEnvironment()) {
     QProcess process;
+    process.setProcessEnvironment(environment);
     process.start(QStringLiteral(LOOPSCOPE_BIN), arguments);
     Finished f;
     if (!process.waitForFinished(20000)) {
@@ -126,6 +130,33 @@ RawHttpClient::Response request(quint16 port, const QByteArray &method, const QB
     return client.take();
 }
 
+// tests/fixtures/litellm-config.yaml (LiteLLM documentation shape) and the environment its
+// os.environ/ keys and the providers' key variables read.
+QByteArray litellmFixture() {
+    QFile file(QFINDTESTDATA("../fixtures/litellm-config.yaml"));
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+QProcessEnvironment litellmEnvironment(const QString &azureBase) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char *unset : {"ANTHROPIC_API_KEY", "OLLAMA_API_KEY", "OLLAMA_API_BASE",
+                              "HOSTED_VLLM_API_BASE", "OPENROUTER_API_BASE", "DATABASE_URL"})
+        env.remove(QString::fromLatin1(unset));
+    env.insert(QStringLiteral("OPENAI_API_KEY"), QStringLiteral("sk-openai-test"));
+    env.insert(QStringLiteral("AZURE_API_BASE"), azureBase);
+    env.insert(QStringLiteral("AZURE_API_KEY"), QStringLiteral("az-test"));
+    env.insert(QStringLiteral("OPENROUTER_API_KEY"), QStringLiteral("or-test"));
+    env.insert(QStringLiteral("HOSTED_VLLM_API_KEY"), QStringLiteral("vllm-test"));
+    return env;
+}
+
+bool replaceOnce(QByteArray &text, const QByteArray &from, const QByteArray &to) {
+    if (text.count(from) != 1)
+        return false;
+    text.replace(from, to);
+    return true;
+}
+
 } // namespace
 
 class TstCli : public QObject {
@@ -135,7 +166,7 @@ private slots:
         const Finished help = runToEnd({QStringLiteral("--help")});
         QCOMPARE(help.exitCode, 0);
         for (const char *option : {"--headless", "--host", "--port", "--upstream", "--config",
-                                   "--max-loops", "--exec-timeout", "--version"})
+                                   "--max-loops", "--exec-timeout", "--version", "--check-config"})
             QVERIFY2(help.out.contains(option), option);
         const Finished version = runToEnd({QStringLiteral("--version")});
         QCOMPARE(version.exitCode, 0);
@@ -472,6 +503,32 @@ private slots:
     // Issue 18: a global cap on live sandboxes, 429 with Retry-After beyond it; the sandboxes
     // that exist keep working.
     void sandboxCapAnswers429() {
+
+    // Issue 17: a LiteLLM config mixing providers starts; each OpenAI-compatible model reaches
+    // its upstream at the right path with the right key header; the others answer 400.
+    void litellmConfigRoutesEachModel() {
+        ScriptedUpstream upstream;
+        QVERIFY(upstream.listen());
+        upstream.setResponder([](const ScriptedUpstream::Request &) {
+            return ScriptedUpstream::Response::json(200, "{\"id\":\"ok\"}");
+        });
+        const QByteArray local = "http://127.0.0.1:" + QByteArray::number(upstream.port());
+        // The test copy: every api_base on loopback, one path per provider.
+        QByteArray yaml = litellmFixture();
+        QVERIFY(!yaml.isEmpty());
+        QVERIFY(
+            replaceOnce(yaml, "      model: openai/gpt-4o\n",
+                        "      model: openai/gpt-4o\n      api_base: " + local + "/openai/v1\n"));
+        QVERIFY(replaceOnce(yaml, "api_base: http://vllm.example.internal:8000/v1",
+                            "api_base: " + local + "/vllm/v1"));
+        QVERIFY(replaceOnce(yaml, "api_base: http://localhost:11434\n",
+                            "api_base: " + local + "\n")); // a bare host gets /v1
+        QVERIFY(replaceOnce(yaml, "      model: openrouter/anthropic/claude-3.5-sonnet\n",
+                            "      model: openrouter/anthropic/claude-3.5-sonnet\n"
+                            "      api_base: " +
+                                local + "/api/v1\n"));
+        QVERIFY(replaceOnce(yaml, "      model: \"*\"\n",
+                            "      model: \"*\"\n      api_base: " + local + "/wild/v1\n"));
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("config.yaml"));
         QFile file(path);
@@ -542,6 +599,137 @@ private slots:
                  qPrintable(QStringLiteral("RSS grew by %1 MiB").arg((peak - before) / 1024)));
         client.abort();
         QVERIFY(app.stop(SIGTERM));
+
+        file.write(yaml);
+        file.close();
+
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--config"), path},
+                    litellmEnvironment(QString::fromLatin1(local + "/az")));
+        QVERIFY2(app.waitListening(), app.err.constData());
+        // One warning line per skipped model, at start (lines of the copy: one more than the
+        // fixture's, for the api_base added to gpt-4o).
+        for (const char *line :
+             {"loopscope: WARNING: model 'claude-3-5-sonnet' (model_list[2], line 19) skipped: "
+              "provider 'anthropic' has its own API",
+              "loopscope: WARNING: model 'bedrock-claude' (model_list[3], line 23) skipped: "
+              "provider 'bedrock' has its own API",
+              "loopscope: WARNING: model 'gemini-pro' (model_list[4], line 27) skipped: "
+              "provider 'vertex_ai' has its own API"})
+            QVERIFY2(app.err.contains(line), app.err.constData());
+        QCOMPARE(app.err.count("WARNING: model"), 3);
+
+        struct Expect {
+            const char *model, *target, *header, *value, *upstreamModel;
+        };
+        const QList<Expect> routable = {
+            {"gpt-4o", "/openai/v1/chat/completions", "authorization", "Bearer sk-openai-test",
+             "gpt-4o"},
+            {"azure-gpt-4o", "/az/openai/v1/chat/completions", "api-key", "az-test",
+             "my-gpt-4o-deployment"},
+            {"qwen", "/vllm/v1/chat/completions", "authorization", "Bearer vllm-test",
+             "Qwen/Qwen2.5-7B-Instruct"},
+            {"llama3", "/v1/chat/completions", "authorization", "", "llama3.1"},
+            {"openrouter-claude", "/api/v1/chat/completions", "authorization", "Bearer or-test",
+             "anthropic/claude-3.5-sonnet"},
+            {"gpt-4.1-nano", "/wild/v1/chat/completions", "authorization", "", "gpt-4.1-nano"},
+        };
+        const QList<QPair<QByteArray, QByteArray>> master = {{"Authorization", "Bearer sk-1234"}};
+        for (const Expect &x : routable) {
+            const auto r =
+                request(app.port(), "POST", "/v1/chat/completions",
+                        "{\"model\":\"" + QByteArray(x.model) +
+                            "\",\"messages\":[{\"role\":\"user\"," + "\"content\":\"hi\"}]}",
+                        master);
+            QVERIFY2(r.status == 200, x.model);
+            const ScriptedUpstream::Request got = upstream.requests().last();
+            QCOMPARE(got.target, QByteArray(x.target));
+            QCOMPARE(got.header(x.header), QByteArray(x.value));
+            QCOMPARE(got.json().value(QStringLiteral("model")).toString(),
+                     QString::fromLatin1(x.upstreamModel));
+        }
+        const int forwarded = upstream.requestCount();
+        const QList<QPair<const char *, const char *>> unavailable = {
+            {"claude-3-5-sonnet", "(config line 19): provider 'anthropic' has its own API"},
+            {"bedrock-claude", "(config line 23): provider 'bedrock' has its own API"},
+            {"gemini-pro", "(config line 27): provider 'vertex_ai' has its own API"}};
+        for (const auto &[model, reason] : unavailable) {
+            for (const QByteArray path : {"/v1/chat/completions", "/v1/responses"}) {
+                const auto r = request(app.port(), "POST", path,
+                                       "{\"model\":\"" + QByteArray(model) + "\"}", master);
+                QCOMPARE(r.status, 400);
+                const QJsonObject error = r.json().value(QStringLiteral("error")).toObject();
+                QCOMPARE(error.value(QStringLiteral("type")).toString(),
+                         QStringLiteral("invalid_request_error"));
+                QCOMPARE(error.value(QStringLiteral("code")).toString(),
+                         QStringLiteral("model_not_available"));
+                QCOMPARE(error.value(QStringLiteral("param")).toString(), QStringLiteral("model"));
+                QVERIFY2(error.value(QStringLiteral("message"))
+                             .toString()
+                             .contains(QString::fromLatin1(reason)),
+                         r.body.constData());
+            }
+        }
+        QCOMPARE(upstream.requestCount(), forwarded); // nothing of theirs left Loopscope
+
+        const auto models = request(app.port(), "GET", "/v1/models", {}, master);
+        QStringList ids;
+        for (const QJsonValue &m : models.json().value(QStringLiteral("data")).toArray())
+            ids << m.toObject().value(QStringLiteral("id")).toString();
+        QCOMPARE(ids, QStringList({QStringLiteral("gpt-4o"), QStringLiteral("azure-gpt-4o"),
+                                   QStringLiteral("qwen"), QStringLiteral("llama3"),
+                                   QStringLiteral("openrouter-claude")}));
+        QVERIFY(app.stop(SIGTERM));
+        QCOMPARE(app.process.exitCode(), 0);
+    }
+
+    // --check-config FILE: per model where it goes (default api_bases resolved) or why not.
+    void checkConfigPrintsEachRoute() {
+        const Finished f = runToEnd(
+            {QStringLiteral("--check-config"), QFINDTESTDATA("../fixtures/litellm-config.yaml")},
+            litellmEnvironment(QStringLiteral("https://my-resource.openai.azure.com")));
+        QCOMPARE(f.exitCode, 0);
+        QVERIFY2(f.err.isEmpty(), f.err.constData());
+        const QString skip =
+            QStringLiteral(" has its own API, not OpenAI's; Loopscope forwards only "
+                           "OpenAI-compatible providers");
+        QCOMPARE(
+            QString::fromUtf8(f.out).split(u'\n'),
+            QStringList(
+                {QStringLiteral("gpt-4o: openai → https://api.openai.com/v1/chat/completions "
+                                "model=gpt-4o key=api_key from the config (Authorization: Bearer) "
+                                "(line 6)"),
+                 QStringLiteral("azure-gpt-4o: azure → https://my-resource.openai.azure.com/openai/"
+                                "v1/chat/completions model=my-gpt-4o-deployment key=api_key from "
+                                "the config (api-key) (line 12)"),
+                 QStringLiteral("claude-3-5-sonnet: skipped (line 18): provider 'anthropic'") +
+                     skip,
+                 QStringLiteral("bedrock-claude: skipped (line 22): provider 'bedrock'") + skip,
+                 QStringLiteral("gemini-pro: skipped (line 26): provider 'vertex_ai'") + skip,
+                 QStringLiteral(
+                     "qwen: hosted_vllm → http://vllm.example.internal:8000/v1/chat/"
+                     "completions model=Qwen/Qwen2.5-7B-Instruct key=$HOSTED_VLLM_API_KEY "
+                     "(Authorization: Bearer) (line 31)"),
+                 QStringLiteral("llama3: ollama_chat → http://localhost:11434/v1/chat/completions "
+                                "model=llama3.1 key=none (master_key is set) (line 35)"),
+                 QStringLiteral("openrouter-claude: openrouter → https://openrouter.ai/api/v1/chat/"
+                                "completions model=anthropic/claude-3.5-sonnet "
+                                "key=$OPENROUTER_API_KEY (Authorization: Bearer) (line 39)"),
+                 QStringLiteral("*: openai → https://api.openai.com/v1/chat/completions model=* "
+                                "key=none (master_key is set) (line 42)"),
+                 QStringLiteral("6 routable, 3 skipped"), QString()}));
+        QVERIFY(!f.out.contains("test")); // no key value, only where it comes from
+
+        // A malformed file is still refused, with key and line.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("bad.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("model_list:\n  - litellm_params:\n      model: anthropic/claude\n");
+        file.close();
+        const Finished bad = runToEnd({QStringLiteral("--check-config"), path});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains("model_list[0].model_name (line 2)"), bad.err.constData());
     }
 
     void busyPortFailsClearly() {

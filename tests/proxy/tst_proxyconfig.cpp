@@ -152,19 +152,15 @@ general_settings:
         QTest::newRow("model missing")
             << QByteArray("model_list:\n  - model_name: a\n    litellm_params:\n      api_key: k\n")
             << QStringLiteral("model_list[0].litellm_params.model (line 3): required");
-        QTest::newRow("unsupported provider")
-            << QByteArray("model_list:\n  - model_name: a\n    litellm_params:\n      model: "
-                          "anthropic/claude\n")
-            << QStringLiteral("model_list[0].litellm_params.model (line 4): provider 'anthropic'");
         QTest::newRow("bad api_base")
             << QByteArray("model_list:\n  - model_name: a\n    litellm_params:\n      model: x\n   "
                           "   api_base: not a url\n")
             << QStringLiteral("model_list[0].litellm_params.api_base (line 5)");
-        QTest::newRow("azure without api_base")
-            << QByteArray(
-                   "model_list:\n  - model_name: a\n    litellm_params:\n      model: azure/d\n")
+        QTest::newRow("custom_llm_provider not a string")
+            << QByteArray("model_list:\n  - model_name: a\n    litellm_params:\n      model: "
+                          "x\n      custom_llm_provider: [groq]\n")
             << QStringLiteral(
-                   "model_list[0].litellm_params.api_base (line 3): required for azure/");
+                   "model_list[0].litellm_params.custom_llm_provider (line 5): must be a string");
         QTest::newRow("api_key env unset")
             << QByteArray("model_list:\n  - model_name: a\n    litellm_params:\n      model: "
                           "gpt-4o\n      api_key: os.environ/NOPE_NOT_SET\n")
@@ -216,6 +212,14 @@ general_settings:
             << QByteArray("litellm_settings:\n  code_interpreter_interception_params:\n    "
                           "sandbox_tool_name: [a]\n")
             << QStringLiteral("sandbox_tool_name (line 3): must be a string");
+        // Found by tests/fuzz/config (corpus crash-yaml-error-quotes-newline): yaml-cpp quotes
+        // the offending character, and values are quoted too — the message must stay one line.
+        QTest::newRow("yaml error quoting a control character")
+            << QByteArray("a: \"\\\x01\"\n") << QStringLiteral("invalid YAML at line 1");
+        QTest::newRow("api_base holding a newline")
+            << QByteArray("model_list:\n  - model_name: a\n    litellm_params:\n      model: x\n   "
+                          "   api_base: \"http://a\\nb c\"\n")
+            << QStringLiteral("'http://a\\x0ab c' is not an http(s) URL");
         QTest::newRow("sandbox_tools not a list")
             << QByteArray("sandbox_tools:\n  name: x\n")
             << QStringLiteral("sandbox_tools (line 1): must be a list");
@@ -270,6 +274,350 @@ general_settings:
         QVERIFY(!config.loadYaml(YamlDocument::fromText(yaml), env(), &error));
         QVERIFY2(error.contains(expected), qPrintable(error));
         QVERIFY(!error.contains(u'\n'));
+    }
+
+    // The fixture in the shape of LiteLLM's documentation: it loads; the OpenAI-compatible
+    // models route with their documented defaults and keys; the others are kept, skipped.
+    void loadsTheLiteLlmDocumentationShapedConfig() {
+        const QString path = QFINDTESTDATA("../fixtures/litellm-config.yaml");
+        QVERIFY(!path.isEmpty());
+        QProcessEnvironment e;
+        e.insert(QStringLiteral("OPENAI_API_KEY"), QStringLiteral("sk-openai"));
+        e.insert(QStringLiteral("AZURE_API_BASE"), QStringLiteral("https://my.openai.azure.com"));
+        e.insert(QStringLiteral("AZURE_API_KEY"), QStringLiteral("az-key"));
+        e.insert(QStringLiteral("OPENROUTER_API_KEY"), QStringLiteral("or-key"));
+        e.insert(QStringLiteral("HOSTED_VLLM_API_KEY"), QStringLiteral("vllm-key"));
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadFile(path, e, &error), qPrintable(error));
+        QCOMPARE(config.modelNames(),
+                 QStringList({QStringLiteral("gpt-4o"), QStringLiteral("azure-gpt-4o"),
+                              QStringLiteral("qwen"), QStringLiteral("llama3"),
+                              QStringLiteral("openrouter-claude")}));
+        QCOMPARE(config.unavailableCount(), 3);
+        QCOMPARE(config.warnings,
+                 QStringList(
+                     {QStringLiteral("model 'claude-3-5-sonnet' (model_list[2], line 18) skipped: "
+                                     "provider 'anthropic' has its own API, not OpenAI's; "
+                                     "Loopscope forwards only OpenAI-compatible providers"),
+                      QStringLiteral("model 'bedrock-claude' (model_list[3], line 22) skipped: "
+                                     "provider 'bedrock' has its own API, not OpenAI's; "
+                                     "Loopscope forwards only OpenAI-compatible providers"),
+                      QStringLiteral("model 'gemini-pro' (model_list[4], line 26) skipped: "
+                                     "provider 'vertex_ai' has its own API, not OpenAI's; "
+                                     "Loopscope forwards only OpenAI-compatible providers")}));
+
+        struct Expect {
+            const char *model, *url, *upstream, *provider;
+            QByteArray header, value;
+        };
+        const QList<Expect> expected = {
+            {"gpt-4o", "https://api.openai.com/v1/chat/completions", "gpt-4o", "openai",
+             "Authorization", "Bearer sk-openai"},
+            {"azure-gpt-4o", "https://my.openai.azure.com/openai/v1/chat/completions",
+             "my-gpt-4o-deployment", "azure", "api-key", "az-key"},
+            {"qwen", "http://vllm.example.internal:8000/v1/chat/completions",
+             "Qwen/Qwen2.5-7B-Instruct", "hosted_vllm", "Authorization", "Bearer vllm-key"},
+            {"llama3",
+             "http://localhost:11434/v1/chat/completions",
+             "llama3.1",
+             "ollama_chat",
+             {},
+             {}},
+            {"openrouter-claude", "https://openrouter.ai/api/v1/chat/completions",
+             "anthropic/claude-3.5-sonnet", "openrouter", "Authorization", "Bearer or-key"},
+            {"o3-mini", "https://api.openai.com/v1/chat/completions", "o3-mini", "openai", {}, {}},
+        };
+        for (const Expect &x : expected) {
+            const auto route = config.routeFor(QString::fromLatin1(x.model));
+            QVERIFY2(route && route->isAvailable(), x.model);
+            QCOMPARE(route->urlFor(QStringLiteral("/chat/completions")).toString(),
+                     QString::fromLatin1(x.url));
+            QCOMPARE(route->upstreamModel, QString::fromLatin1(x.upstream));
+            QCOMPARE(route->providerName, QString::fromLatin1(x.provider));
+            QCOMPARE(route->authHeader().first, x.header);
+            QCOMPARE(route->authHeader().second, x.value);
+        }
+        for (const char *skipped : {"claude-3-5-sonnet", "bedrock-claude", "gemini-pro"}) {
+            const auto route = config.routeFor(QString::fromLatin1(skipped));
+            QVERIFY2(route && !route->isAvailable(), skipped);
+            QVERIFY(route->configLine > 0);
+        }
+        // Keys LiteLLM has and Loopscope does not use never reach a route's upstream settings
+        // as anything but inert litellm_params.
+        QCOMPARE(config.routeFor(QStringLiteral("gpt-4o"))
+                     ->litellmParams.value(QStringLiteral("rpm"))
+                     .toInt(),
+                 480);
+    }
+
+    // Every OpenAI-compatible prefix: its documented default api_base and the key variable
+    // LiteLLM reads (first one listed), when the config gives neither.
+    void providerDefaults_data() {
+        QTest::addColumn<QString>("prefix");
+        QTest::addColumn<QString>("keyVariable");
+        QTest::addColumn<QString>("url"); // for /chat/completions
+        const auto row = [](const char *prefix, const char *key, const char *url) {
+            QTest::newRow(prefix) << QString::fromLatin1(prefix) << QString::fromLatin1(key)
+                                  << QString::fromLatin1(url);
+        };
+        row("ollama_chat", "OLLAMA_API_KEY", "http://localhost:11434/v1/chat/completions");
+        row("ollama", "OLLAMA_API_KEY", "http://localhost:11434/v1/chat/completions");
+        row("llamafile", "LLAMAFILE_API_KEY", "http://127.0.0.1:8080/v1/chat/completions");
+        row("openrouter", "OPENROUTER_API_KEY", "https://openrouter.ai/api/v1/chat/completions");
+        row("together_ai", "TOGETHER_API_KEY", "https://api.together.xyz/v1/chat/completions");
+        row("groq", "GROQ_API_KEY", "https://api.groq.com/openai/v1/chat/completions");
+        row("deepseek", "DEEPSEEK_API_KEY", "https://api.deepseek.com/beta/chat/completions");
+        row("fireworks_ai", "FIREWORKS_API_KEY",
+            "https://api.fireworks.ai/inference/v1/chat/completions");
+        row("xai", "XAI_API_KEY", "https://api.x.ai/v1/chat/completions");
+        row("mistral", "MISTRAL_AZURE_API_KEY", "https://api.mistral.ai/v1/chat/completions");
+        row("codestral", "CODESTRAL_API_KEY", "https://codestral.mistral.ai/v1/chat/completions");
+        row("deepinfra", "DEEPINFRA_API_KEY",
+            "https://api.deepinfra.com/v1/openai/chat/completions");
+        row("cerebras", "CEREBRAS_API_KEY", "https://api.cerebras.ai/v1/chat/completions");
+        row("perplexity", "PERPLEXITYAI_API_KEY", "https://api.perplexity.ai/chat/completions");
+        row("nvidia_nim", "NVIDIA_NIM_API_KEY",
+            "https://integrate.api.nvidia.com/v1/chat/completions");
+        row("sambanova", "SAMBANOVA_API_KEY", "https://api.sambanova.ai/v1/chat/completions");
+        row("meta_llama", "LLAMA_API_KEY", "https://api.llama.com/compat/v1/chat/completions");
+        row("github", "GITHUB_API_KEY", "https://models.inference.ai.azure.com/chat/completions");
+    }
+    void providerDefaults() {
+        QFETCH(QString, prefix);
+        QFETCH(QString, keyVariable);
+        QFETCH(QString, url);
+        QProcessEnvironment e;
+        e.insert(keyVariable, QStringLiteral("key-") + prefix);
+        ProxyConfig config;
+        QString error;
+        const QByteArray yaml =
+            "model_list:\n  - model_name: m\n    litellm_params:\n      model: " + prefix.toUtf8() +
+            "/some-org/some-model\n";
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), e, &error), qPrintable(error));
+        const auto route = config.routeFor(QStringLiteral("m"));
+        QVERIFY(route && route->isAvailable());
+        QCOMPARE(route->urlFor(QStringLiteral("/chat/completions")).toString(), url);
+        QCOMPARE(route->upstreamModel, QStringLiteral("some-org/some-model"));
+        QCOMPARE(route->providerName, prefix);
+        QCOMPARE(route->apiKey, QStringLiteral("key-") + prefix);
+        QCOMPARE(route->apiKeySource, u'$' + keyVariable);
+        QVERIFY(config.warnings.isEmpty());
+
+        // api_base and api_key in the config always win over the defaults and the variables.
+        const QByteArray own = yaml + "      api_base: http://127.0.0.1:9/own/v1\n"
+                                      "      api_key: from-config\n";
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(own), e, &error), qPrintable(error));
+        QCOMPARE(config.routeFor(QStringLiteral("m"))->urlFor(QStringLiteral("/responses")),
+                 QUrl(QStringLiteral("http://127.0.0.1:9/own/v1/responses")));
+        QCOMPARE(config.routeFor(QStringLiteral("m"))->apiKey, QStringLiteral("from-config"));
+    }
+
+    // Providers without a default: api_base or their *_API_BASE variable, else skipped.
+    void providersThatNeedAnApiBase_data() {
+        QTest::addColumn<QString>("prefix");
+        QTest::addColumn<QString>("baseVariable");
+        QTest::addColumn<QString>("keyVariable");
+        QTest::newRow("hosted_vllm")
+            << QStringLiteral("hosted_vllm") << QStringLiteral("HOSTED_VLLM_API_BASE")
+            << QStringLiteral("HOSTED_VLLM_API_KEY");
+        QTest::newRow("lm_studio")
+            << QStringLiteral("lm_studio") << QStringLiteral("LM_STUDIO_API_BASE")
+            << QStringLiteral("LM_STUDIO_API_KEY");
+        QTest::newRow("openai_like")
+            << QStringLiteral("openai_like") << QStringLiteral("OPENAI_LIKE_API_BASE")
+            << QStringLiteral("OPENAI_LIKE_API_KEY");
+        QTest::newRow("litellm_proxy")
+            << QStringLiteral("litellm_proxy") << QStringLiteral("LITELLM_PROXY_API_BASE")
+            << QStringLiteral("LITELLM_PROXY_API_KEY");
+        QTest::newRow("azure") << QStringLiteral("azure") << QStringLiteral("AZURE_API_BASE")
+                               << QString();
+    }
+    void providersThatNeedAnApiBase() {
+        QFETCH(QString, prefix);
+        QFETCH(QString, baseVariable);
+        QFETCH(QString, keyVariable);
+        const QByteArray yaml =
+            "model_list:\n  - model_name: m\n    litellm_params:\n      model: " + prefix.toUtf8() +
+            "/x\n";
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), QProcessEnvironment(), &error),
+                 qPrintable(error));
+        auto route = config.routeFor(QStringLiteral("m"));
+        QVERIFY(route && !route->isAvailable());
+        QVERIFY2(
+            route->unavailableReason.contains(QStringLiteral("set api_base (or ") + baseVariable),
+            qPrintable(route->unavailableReason));
+        QCOMPARE(config.warnings.size(), 1);
+        QVERIFY(config.modelNames().isEmpty());
+
+        QProcessEnvironment e;
+        e.insert(baseVariable, QStringLiteral("http://127.0.0.1:9/srv"));
+        if (!keyVariable.isEmpty())
+            e.insert(keyVariable, QStringLiteral("k"));
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), e, &error), qPrintable(error));
+        route = config.routeFor(QStringLiteral("m"));
+        QVERIFY(route && route->isAvailable());
+        QVERIFY(route->urlFor(QStringLiteral("/chat/completions"))
+                    .toString()
+                    .startsWith(QStringLiteral("http://127.0.0.1:9/srv")));
+        QCOMPARE(route->apiKey, keyVariable.isEmpty() ? QString() : QStringLiteral("k"));
+    }
+
+    // Load, don't refuse: providers with their own API, and unknown prefixes without an
+    // api_base, are kept as unavailable with one line naming model, line and reason.
+    void unreachableModelsAreSkippedNotRefused_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("anthropic") << QStringLiteral("anthropic/claude-3-opus")
+                                   << QStringLiteral("provider 'anthropic' has its own API");
+        QTest::newRow("bedrock") << QStringLiteral("bedrock/amazon.titan-text-express-v1")
+                                 << QStringLiteral("provider 'bedrock' has its own API");
+        QTest::newRow("vertex_ai") << QStringLiteral("vertex_ai/gemini-pro")
+                                   << QStringLiteral("provider 'vertex_ai' has its own API");
+        QTest::newRow("gemini") << QStringLiteral("gemini/gemini-1.5-flash")
+                                << QStringLiteral("provider 'gemini' has its own API");
+        QTest::newRow("cohere") << QStringLiteral("cohere/command-r")
+                                << QStringLiteral("provider 'cohere' has its own API");
+        QTest::newRow("unknown prefix") << QStringLiteral("frobnicate/model-1")
+                                        << QStringLiteral("unknown provider 'frobnicate'");
+    }
+    void unreachableModelsAreSkippedNotRefused() {
+        QFETCH(QString, model);
+        QFETCH(QString, reason);
+        // Its api_key names a variable that is not set: a skipped model must not refuse the file.
+        const QByteArray yaml = "model_list:\n"
+                                "  - model_name: ok\n"
+                                "    litellm_params:\n"
+                                "      model: openai/gpt-4o\n"
+                                "  - model_name: other\n"
+                                "    litellm_params:\n"
+                                "      model: " +
+                                model.toUtf8() +
+                                "\n"
+                                "      api_key: os.environ/NOPE_NOT_SET\n";
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
+        QCOMPARE(config.modelNames(), QStringList{QStringLiteral("ok")});
+        QCOMPARE(config.warnings.size(), 1);
+        QVERIFY2(config.warnings.constFirst().startsWith(
+                     QStringLiteral("model 'other' (model_list[1], line 5) skipped: ") + reason),
+                 qPrintable(config.warnings.constFirst()));
+        const auto route = config.routeFor(QStringLiteral("other"));
+        QVERIFY(route);
+        QVERIFY(route->unavailableReason.startsWith(reason));
+        QCOMPARE(route->configLine, 5);
+        QVERIFY(route->apiKey.isEmpty());
+    }
+
+    void unusedLiteLlmKeysAreAcceptedSilently() {
+        const QByteArray yaml = R"(model_list:
+  - model_name: gpt-4o
+    litellm_params:
+      model: openai/gpt-4o
+      rpm: 60
+      tpm: 1000
+      drop_params: true
+    model_info:
+      id: abc
+router_settings:
+  routing_strategy: usage-based-routing-v2
+  redis_host: os.environ/REDIS_HOST
+litellm_settings:
+  success_callback: ["langfuse"]
+  failure_callback: ["sentry"]
+  cache: true
+environment_variables:
+  LANGFUSE_HOST: https://example.invalid
+general_settings:
+  database_url: os.environ/DATABASE_URL
+  store_model_in_db: true
+)";
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
+        QVERIFY(config.warnings.isEmpty());
+        QCOMPARE(config.modelNames(), QStringList{QStringLiteral("gpt-4o")});
+    }
+
+    void patternsAndCustomProvider() {
+        // Plain literals: a raw string holding "groq/*" trips moc's comment scanner.
+        const QByteArray yaml = "model_list:\n"
+                                "  - model_name: \"*\"\n"
+                                "    litellm_params:\n"
+                                "      model: \"*\"\n"
+                                "  - model_name: \"groq/"
+                                "*\"\n"
+                                "    litellm_params:\n"
+                                "      model: \"groq/"
+                                "*\"\n"
+                                "  - model_name: \"anthropic/"
+                                "*\"\n"
+                                "    litellm_params:\n"
+                                "      model: \"anthropic/"
+                                "*\"\n"
+                                "  - model_name: mine\n"
+                                "    litellm_params:\n"
+                                "      model: my-model\n"
+                                "      custom_llm_provider: together_ai\n";
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
+        QCOMPARE(config.modelNames(), QStringList{QStringLiteral("mine")});
+        const auto groq = config.routeFor(QStringLiteral("groq/llama-3.1-8b-instant"));
+        QCOMPARE(groq->upstreamModel, QStringLiteral("llama-3.1-8b-instant"));
+        QCOMPARE(groq->providerName, QStringLiteral("groq"));
+        QCOMPARE(groq->urlFor(QStringLiteral("/chat/completions")).host(),
+                 QStringLiteral("api.groq.com"));
+        const auto anything = config.routeFor(QStringLiteral("gpt-4.1"));
+        QCOMPARE(anything->upstreamModel, QStringLiteral("gpt-4.1"));
+        QCOMPARE(anything->baseUrl, QUrl(QStringLiteral("https://api.openai.com/v1")));
+        const auto claude = config.routeFor(QStringLiteral("anthropic/claude-3-haiku"));
+        QVERIFY(claude && !claude->isAvailable()); // the longer pattern wins over "*"
+        QCOMPARE(config.unavailableCount(), 1);
+        const auto mine = config.routeFor(QStringLiteral("mine"));
+        QCOMPARE(mine->providerName, QStringLiteral("together_ai"));
+        QCOMPARE(mine->upstreamModel, QStringLiteral("my-model"));
+        QCOMPARE(mine->baseUrl, QUrl(QStringLiteral("https://api.together.xyz/v1")));
+    }
+
+    void describesEachRouteWithoutSecrets() {
+        QProcessEnvironment e = env();
+        e.insert(QStringLiteral("GROQ_API_KEY"), QStringLiteral("gsk-secret-value"));
+        const QByteArray yaml = R"(model_list:
+  - model_name: fast
+    litellm_params:
+      model: groq/llama-3.1-8b-instant
+  - model_name: gpt
+    litellm_params:
+      model: openai/gpt-4o
+      api_key: sk-secret-value
+  - model_name: claude
+    litellm_params:
+      model: anthropic/claude-3-opus
+  - model_name: demo
+    litellm_params:
+      model: loopscope/demo
+)";
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), e, &error), qPrintable(error));
+        const QStringList lines = config.describeRoutes();
+        QCOMPARE(lines,
+                 QStringList(
+                     {QStringLiteral("fast: groq → https://api.groq.com/openai/v1/chat/completions "
+                                     "model=llama-3.1-8b-instant key=$GROQ_API_KEY "
+                                     "(Authorization: Bearer) (line 2)"),
+                      QStringLiteral("gpt: openai → https://api.openai.com/v1/chat/completions "
+                                     "model=gpt-4o key=api_key from the config (Authorization: "
+                                     "Bearer) (line 5)"),
+                      QStringLiteral("claude: skipped (line 9): provider 'anthropic' has its own "
+                                     "API, not OpenAI's; Loopscope forwards only "
+                                     "OpenAI-compatible providers"),
+                      QStringLiteral("demo: built-in demo model (line 12)")}));
+        QVERIFY(!lines.join(u'\n').contains(QStringLiteral("secret")));
     }
 
     void missingFileIsAnError() {

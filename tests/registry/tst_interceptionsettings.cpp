@@ -1,4 +1,5 @@
 #include "interception/interceptionsettings.h"
+#include "interception/providerresolver.h"
 #include "interception/yamldocument.h"
 #include "sandbox/sandboxtoolregistry.h"
 
@@ -174,6 +175,29 @@ private slots:
         QCOMPARE(settings.sandboxToolName, toolName);
         QCOMPARE(settings.enabledProviders, providers);
         QVERIFY(settings.enabled);
+    }
+
+    // enabled_providers takes the names of model prefixes (issue 17): LiteLLM's names pass
+    // silently and scope as written; a name Loopscope does not know is warned about.
+    void enabledProvidersUseLiteLlmNames() {
+        const YamlDocument doc =
+            YamlDocument::fromText("litellm_settings:\n"
+                                   "  code_interpreter_interception_params:\n"
+                                   "    enabled_providers: [\"openai\", \"hosted_vllm\", "
+                                   "\"ollama_chat\", \"opeanai\"]\n");
+        const LoadedInterceptionConfig loaded = InterceptionSettings::fromYaml(doc);
+        QVERIFY2(loaded.ok(), qPrintable(loaded.errors.join(u'\n')));
+        QCOMPARE(loaded.warnings,
+                 QStringList{QStringLiteral(
+                     "litellm_settings.code_interpreter_interception_params.enabled_providers[3] "
+                     "(line 3): 'opeanai' is not a provider name Loopscope knows (e.g. openai, "
+                     "azure, hosted_vllm)")});
+        QVERIFY(loaded.settings.allowsProvider(QStringLiteral("hosted_vllm")));
+        QVERIFY(loaded.settings.allowsProvider(QStringLiteral("ollama_chat")));
+        QVERIFY(!loaded.settings.allowsProvider(QStringLiteral("groq")));
+        for (const char *name : {"openai", "azure", "hosted_vllm", "ollama_chat", "lm_studio",
+                                 "openrouter", "groq", "anthropic", "bedrock", "vertex_ai"})
+            QVERIFY2(ProviderResolver::knownProviders().contains(QString::fromLatin1(name)), name);
     }
 
     void fromYamlLitellmSettings() {

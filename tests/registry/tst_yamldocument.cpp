@@ -140,6 +140,29 @@ private slots:
         }
     }
 
+    // Found by tests/fuzz/config (corpus crash-recursive-alias): an alias inside the node its
+    // anchor names recursed without end (stack overflow). Aliases that repeat big nodes must
+    // not expand without bound either.
+    void runawayAliasesAreRefused_data() {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::newRow("alias to its own ancestor") << QByteArray("x: &k abc\ny: &k {a: *k}\n");
+        QByteArray laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+        for (const char *level : {"b", "c", "d", "e"}) {
+            const QByteArray previous(1, char(level[0] - 1));
+            laughs += QByteArray(level) + ": &" + level + " [" +
+                      QByteArrayList(10, "*" + previous).join(", ") + "]\n";
+        }
+        QTest::newRow("billion laughs") << laughs;
+    }
+    void runawayAliasesAreRefused() {
+        QFETCH(QByteArray, yaml);
+        const YamlDocument doc = YamlDocument::fromText(yaml);
+        QVERIFY(!doc.isValid());
+        QVERIFY2(doc.error().contains(QStringLiteral("a YAML alias that refers to itself")),
+                 qPrintable(doc.error()));
+        QVERIFY(doc.root().isEmpty());
+    }
+
     void fromFile() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());

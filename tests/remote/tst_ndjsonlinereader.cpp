@@ -12,6 +12,7 @@ private slots:
     void capBoundary_data();
     void capBoundary();
     void endlessLineStopsAtCap();
+    void crlfSplitAtTheCapIsNotCountedTwice();
     void capMessageIsLiteLLMs();
 };
 
@@ -63,6 +64,24 @@ void TestNdjsonLineReader::capBoundary() {
     QCOMPARE(reader.capExceeded(), exceeded);
     if (!exceeded)
         QCOMPARE(lines, (QList<QByteArray>{"abcd", "efgh"}));
+}
+
+// Found by the split-invariance check of tests/fuzz/ndjson (corpus crash-cap-exact-crlf): a
+// line of exactly the cap was refused when the read ended between its '\r' and '\n', and
+// accepted otherwise.
+void TestNdjsonLineReader::crlfSplitAtTheCapIsNotCountedTwice() {
+    NdjsonLineReader whole(3);
+    QCOMPARE(whole.feed("abc\r\n"), QList<QByteArray>{"abc"});
+    NdjsonLineReader split(3);
+    QVERIFY(split.feed("abc\r").isEmpty());
+    QVERIFY(!split.capExceeded());
+    QCOMPARE(split.feed("\n"), QList<QByteArray>{"abc"});
+    QVERIFY(!split.capExceeded());
+    QCOMPARE(split.totalLineBytes(), 3);
+    // One more byte than the cap is still refused at once, '\r' or not.
+    NdjsonLineReader over(3);
+    QVERIFY(over.feed("abcd\r").isEmpty());
+    QVERIFY(over.capExceeded());
 }
 
 void TestNdjsonLineReader::endlessLineStopsAtCap() {

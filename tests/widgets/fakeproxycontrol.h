@@ -14,6 +14,7 @@ public:
     QString upstreamName = QStringLiteral("demo");
     QString backend = QStringLiteral("local (bubblewrap)");
     QString selfTestProblems;
+    QStringList skipped;
     bool running = true;
     int starts = 0;
     int stops = 0;
@@ -24,6 +25,7 @@ public:
     bool isRunning() const override { return running; }
     QString sandboxBackend() const override { return backend; }
     QString sandboxSelfTest() const override { return selfTestProblems; }
+    QStringList skippedModels() const override { return skipped; }
 
     void start() override {
         ++starts;

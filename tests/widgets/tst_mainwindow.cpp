@@ -162,6 +162,13 @@ private slots:
         QCOMPARE(window.upstreamLabel()->text(), QStringLiteral("upstream: demo"));
         QVERIFY(window.sandboxLabel()->text().contains(QStringLiteral("✓")));
         QVERIFY(window.countsLabel()->text().startsWith(QStringLiteral("2 requests · 1 running")));
+        // Config models Loopscope cannot reach: counted in the status, named in its tooltip.
+        proxy.skipped = {QStringLiteral("model 'claude' (model_list[1], line 7) skipped: x"),
+                         QStringLiteral("model 'titan' (model_list[2], line 11) skipped: y")};
+        emit proxy.stateChanged();
+        QTRY_COMPARE(window.upstreamLabel()->text(),
+                     QStringLiteral("upstream: demo · 2 model(s) skipped"));
+        QVERIFY(window.upstreamLabel()->toolTip().contains(QStringLiteral("'titan'")));
     }
 
     void filtersNarrowTheTable() {

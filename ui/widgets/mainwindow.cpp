@@ -357,7 +357,12 @@ void MainWindow::refreshProxyState() {
     m_listenLabel->setText(running
                                ? QStringLiteral("<a href=\"%1\">%1</a>").arg(base.toHtmlEscaped())
                                : tr("stopped"));
-    m_upstreamLabel->setText(tr("upstream: %1").arg(m_proxy->upstream()));
+    const QStringList skipped = m_proxy->skippedModels();
+    m_upstreamLabel->setText(
+        skipped.isEmpty() ? tr("upstream: %1").arg(m_proxy->upstream())
+                          : tr("upstream: %1 · %n model(s) skipped", nullptr, int(skipped.size()))
+                                .arg(m_proxy->upstream()));
+    m_upstreamLabel->setToolTip(skipped.join(u'\n'));
     const QString problems = m_proxy->sandboxSelfTest();
     const QString backend = m_proxy->sandboxBackend();
     m_sandboxLabel->setText(problems.isEmpty() ? tr("sandbox: %1 ✓").arg(backend)

@@ -3,6 +3,7 @@
 #include "models/appsettings.h"
 
 #include <QObject>
+#include <QStringList>
 #include <QUrl>
 
 namespace loopscope {
@@ -27,6 +28,8 @@ public:
     // SandboxBackend::selfTest() as text: empty when the backend is available, else the
     // problems (one per line) and what fixes them.
     virtual QString sandboxSelfTest() const = 0;
+    // Config models Loopscope cannot reach, one "model 'x' (…, line N) skipped: why" line each.
+    virtual QStringList skippedModels() const { return {}; }
 
     // The base URL SDKs use: listenUrl() + "/v1".
     QUrl baseUrl() const;
