@@ -503,32 +503,6 @@ private slots:
     // Issue 18: a global cap on live sandboxes, 429 with Retry-After beyond it; the sandboxes
     // that exist keep working.
     void sandboxCapAnswers429() {
-
-    // Issue 17: a LiteLLM config mixing providers starts; each OpenAI-compatible model reaches
-    // its upstream at the right path with the right key header; the others answer 400.
-    void litellmConfigRoutesEachModel() {
-        ScriptedUpstream upstream;
-        QVERIFY(upstream.listen());
-        upstream.setResponder([](const ScriptedUpstream::Request &) {
-            return ScriptedUpstream::Response::json(200, "{\"id\":\"ok\"}");
-        });
-        const QByteArray local = "http://127.0.0.1:" + QByteArray::number(upstream.port());
-        // The test copy: every api_base on loopback, one path per provider.
-        QByteArray yaml = litellmFixture();
-        QVERIFY(!yaml.isEmpty());
-        QVERIFY(
-            replaceOnce(yaml, "      model: openai/gpt-4o\n",
-                        "      model: openai/gpt-4o\n      api_base: " + local + "/openai/v1\n"));
-        QVERIFY(replaceOnce(yaml, "api_base: http://vllm.example.internal:8000/v1",
-                            "api_base: " + local + "/vllm/v1"));
-        QVERIFY(replaceOnce(yaml, "api_base: http://localhost:11434\n",
-                            "api_base: " + local + "\n")); // a bare host gets /v1
-        QVERIFY(replaceOnce(yaml, "      model: openrouter/anthropic/claude-3.5-sonnet\n",
-                            "      model: openrouter/anthropic/claude-3.5-sonnet\n"
-                            "      api_base: " +
-                                local + "/api/v1\n"));
-        QVERIFY(replaceOnce(yaml, "      model: \"*\"\n",
-                            "      model: \"*\"\n      api_base: " + local + "/wild/v1\n"));
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("config.yaml"));
         QFile file(path);
@@ -599,7 +573,37 @@ private slots:
                  qPrintable(QStringLiteral("RSS grew by %1 MiB").arg((peak - before) / 1024)));
         client.abort();
         QVERIFY(app.stop(SIGTERM));
+    }
 
+    // Issue 17: a LiteLLM config mixing providers starts; each OpenAI-compatible model reaches
+    // its upstream at the right path with the right key header; the others answer 400.
+    void litellmConfigRoutesEachModel() {
+        ScriptedUpstream upstream;
+        QVERIFY(upstream.listen());
+        upstream.setResponder([](const ScriptedUpstream::Request &) {
+            return ScriptedUpstream::Response::json(200, "{\"id\":\"ok\"}");
+        });
+        const QByteArray local = "http://127.0.0.1:" + QByteArray::number(upstream.port());
+        // The test copy: every api_base on loopback, one path per provider.
+        QByteArray yaml = litellmFixture();
+        QVERIFY(!yaml.isEmpty());
+        QVERIFY(
+            replaceOnce(yaml, "      model: openai/gpt-4o\n",
+                        "      model: openai/gpt-4o\n      api_base: " + local + "/openai/v1\n"));
+        QVERIFY(replaceOnce(yaml, "api_base: http://vllm.example.internal:8000/v1",
+                            "api_base: " + local + "/vllm/v1"));
+        QVERIFY(replaceOnce(yaml, "api_base: http://localhost:11434\n",
+                            "api_base: " + local + "\n")); // a bare host gets /v1
+        QVERIFY(replaceOnce(yaml, "      model: openrouter/anthropic/claude-3.5-sonnet\n",
+                            "      model: openrouter/anthropic/claude-3.5-sonnet\n"
+                            "      api_base: " +
+                                local + "/api/v1\n"));
+        QVERIFY(replaceOnce(yaml, "      model: \"*\"\n",
+                            "      model: \"*\"\n      api_base: " + local + "/wild/v1\n"));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
         file.write(yaml);
         file.close();
 
