@@ -41,7 +41,16 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     const QCommandLineOption execTimeout(QStringLiteral("exec-timeout"),
                                          QStringLiteral("Time limit for one sandboxed code run."),
                                          QStringLiteral("SECONDS"));
-    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout});
+    const QCommandLineOption dataDir(
+        QStringLiteral("data-dir"),
+        QStringLiteral("Directory for the flow history (history.sqlite3); default: the "
+                       "platform's application data directory."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption noHistory(QStringLiteral("no-history"),
+                                       QStringLiteral("Keep the flow history in memory only "
+                                                      "(nothing written to disk)."));
+    parser.addOptions(
+        {headless, host, port, upstream, config, maxLoops, execTimeout, dataDir, noHistory});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -86,6 +95,8 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         if (!c.loadFile(path, QProcessEnvironment::systemEnvironment(), &error))
             return fail(QStringLiteral("config error in %1: %2").arg(path, error));
     }
+    c.dataDir = parser.value(dataDir);
+    c.noHistory = parser.isSet(noHistory);
     if (parser.isSet(upstream)) {
         QString error;
         c.defaultRoute = ProxyConfig::routeForUpstream(parser.value(upstream), &error);

@@ -21,7 +21,11 @@ namespace loopscope {
 InterceptionStack::InterceptionStack(ProxyServer *server, EventBus *events, QObject *parent)
     : QObject(parent)
     , m_server(server)
-    , m_events(events) {}
+    , m_events(events) {
+    // One bus for the front's flow events and the loop's: the flow store folds both.
+    if (server && events && !server->eventBus())
+        server->setEventBus(events);
+}
 
 InterceptionStack::~InterceptionStack() = default;
 

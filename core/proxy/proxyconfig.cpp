@@ -162,6 +162,26 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         return finish(false, v.error);
     masterKey = key;
 
+    // history (issue 11)
+    const QJsonValue history = root.value(QStringLiteral("history"));
+    if (!history.isUndefined() && !history.isNull() && !history.isObject())
+        return finish(v.fail(QStringLiteral("history"), QStringLiteral("must be a mapping")),
+                      v.error);
+    for (const char *name : {"max_days", "max_mb"}) {
+        const QJsonValue value = history.toObject().value(QLatin1String(name));
+        if (value.isUndefined() || value.isNull())
+            continue;
+        const double n = value.isString() ? value.toString().toDouble() : value.toDouble(-1);
+        if (n <= 0)
+            return finish(v.fail(QStringLiteral("history.") + QLatin1String(name),
+                                 QStringLiteral("must be a positive number")),
+                          v.error);
+        if (qstrcmp(name, "max_days") == 0)
+            historyMaxDays = qMax(1, int(n));
+        else
+            historyMaxBytes = qint64(n * 1024 * 1024);
+    }
+
     // litellm_settings
     const QJsonValue litellm = root.value(QStringLiteral("litellm_settings"));
     if (!litellm.isUndefined() && !litellm.isNull() && !litellm.isObject())
@@ -275,6 +295,14 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         if (!v.seconds(litellmParams, QStringLiteral("timeout"), lpKey + QStringLiteral(".timeout"),
                        &route.timeoutMs))
             return finish(false, v.error);
+        const QJsonObject info = entry.value(QStringLiteral("model_info")).toObject();
+        const auto price = [&info](const char *key) {
+            const QJsonValue p = info.value(QLatin1String(key));
+            return p.isString() ? p.toString().toDouble() : p.toDouble(-1);
+        };
+        if (price("input_cost_per_token") >= 0 || price("output_cost_per_token") >= 0)
+            modelPrices.insert(route.modelName, {qMax(0.0, price("input_cost_per_token")),
+                                                 qMax(0.0, price("output_cost_per_token"))});
         litellmParams.remove(QStringLiteral("api_key"));
         route.litellmParams = litellmParams;
         modelRoutes.append(route);

@@ -3,9 +3,11 @@
 #include "interception/yamldocument.h"
 #include "upstream/upstreamroute.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
+#include <QPair>
 #include <QProcessEnvironment>
 #include <QString>
 
@@ -35,6 +37,15 @@ public:
     int execTimeoutSeconds = 0;    // --exec-timeout (0 = not given)
     int requestTimeoutMs = 600000; // litellm_settings.request_timeout (seconds in YAML)
     int sandboxPoolSize = 2;       // warm local interpreters (the window's Settings); 0 = none
+
+    // Flow history (issue 11): the top-level `history:` mapping (max_days, max_mb), the CLI's
+    // --data-dir / --no-history, and model_list model_info prices (USD per token, LiteLLM keys
+    // input_cost_per_token / output_cost_per_token) keyed by model_name.
+    int historyMaxDays = 14;
+    qint64 historyMaxBytes = 500LL * 1024 * 1024;
+    QString dataDir;        // empty = QStandardPaths::AppDataLocation
+    bool noHistory = false; // keep the flow store in memory
+    QHash<QString, QPair<double, double>> modelPrices;
 
     // Kept verbatim for the interception layer: InterceptionSettings::fromYaml and the
     // SandboxToolRegistry read these (hook for the lead: `document` has the line numbers).

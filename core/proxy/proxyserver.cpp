@@ -2,6 +2,7 @@
 
 #include "http/httpserver.h"
 #include "http/responsesink.h"
+#include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
 #include "interception/interceptionkeys.h"
 #include "loop/requestinterceptor.h"
@@ -53,6 +54,16 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     , m_upstream(new UpstreamClient(this)) {
     qRegisterMetaType<loopscope::RequestLogEntry>();
     m_http->setMaxBodyBytes(m_config.maxBodyBytes);
+    if (!m_config.masterKey.isEmpty())
+        m_secrets << m_config.masterKey;
+    for (const UpstreamRoute &route : std::as_const(m_config.modelRoutes))
+        if (!route.apiKey.isEmpty() && !m_secrets.contains(route.apiKey))
+            m_secrets << route.apiKey;
+    if (m_config.defaultRoute && !m_config.defaultRoute->apiKey.isEmpty())
+        m_secrets << m_config.defaultRoute->apiKey;
+    // Early rejections (bad Host, oversized body, malformed HTTP) are flows too.
+    m_http->setRejectionObserver(
+        [this](const HttpRequest &request, ResponseSink *sink) { beginFlow(request, sink); });
     m_http->setHandler(
         [this](const HttpRequest &request, ResponseSink *sink) { handle(request, sink); });
 }
@@ -158,9 +169,28 @@ UpstreamRoute ProxyServer::withClientAuth(UpstreamRoute route, const HttpRequest
     return route;
 }
 
-void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
+QString ProxyServer::beginFlow(const HttpRequest &request, ResponseSink *sink) {
     const QString requestId = newRequestId();
     sink->setRequestId(requestId);
+    if (m_events) {
+        const QByteArray token = bearerToken(request);
+        InspectorEvent event = InspectorEvent::make(
+            InspectorEvent::Kind::ClientRequest, requestId, -1,
+            {{QStringLiteral("method"), QString::fromLatin1(request.method)},
+             {QStringLiteral("path"), request.path},
+             {QStringLiteral("query"), QString::fromLatin1(request.query)},
+             {QStringLiteral("headers"), SecretMasker::maskHeaders(request.headers, m_secrets)},
+             {QStringLiteral("identity"),
+              token.isEmpty() ? QString() : SecretMasker::mask(callerIdentity(token))}});
+        event.raw = request.body;
+        m_events->publish(std::move(event));
+        sink->setEventBus(m_events, m_secrets);
+    }
+    return requestId;
+}
+
+void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
+    const QString requestId = beginFlow(request, sink);
     const QByteArray token = bearerToken(request);
     const QString keyHint =
         token.isEmpty() ? QString() : SecretMasker::mask(QString::fromUtf8(token));
@@ -358,18 +388,44 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     auto state = std::make_shared<State>();
     state->upstreamClock.start();
     QNetworkReply *reply = m_upstream->send(route, method, upstreamPathAndQuery, body);
+    QPointer<EventBus> events = m_events;
+    if (events) {
+        HttpHeaders sent;
+        for (const QByteArray &name : reply->request().rawHeaderList())
+            sent.append({name, reply->request().rawHeader(name)});
+        InspectorEvent event = InspectorEvent::make(
+            InspectorEvent::Kind::UpstreamRequest, sink->requestId(), 0,
+            {{QStringLiteral("method"), QString::fromLatin1(method)},
+             {QStringLiteral("url"), reply->request().url().toString()},
+             {QStringLiteral("headers"), SecretMasker::maskHeaders(sent, m_secrets)},
+             {QStringLiteral("passThrough"), true}});
+        event.raw = body;
+        events->publish(std::move(event));
+    }
     connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
     connect(sink, &ResponseSink::clientGone, reply, &QNetworkReply::abort);
 
     // Decide once, on the first bytes: an SSE answer is relayed chunk by chunk as it arrives,
     // anything else is relayed whole and byte-exact with its status.
-    auto decide = [reply, sink, state] {
+    auto decide = [reply, sink, state, events, secrets = m_secrets] {
         if (state->decided)
             return;
         state->decided = true;
         const int status = UpstreamClient::httpStatus(reply);
         const QByteArray type = reply->rawHeader("Content-Type").toLower();
         state->streaming = status > 0 && type.startsWith("text/event-stream");
+        if (events) {
+            HttpHeaders received;
+            for (const auto &pair : reply->rawHeaderPairs())
+                received.append(pair);
+            events->publish(
+                InspectorEvent::Kind::UpstreamResponse, sink->requestId(), 0,
+                {{QStringLiteral("status"), status},
+                 {QStringLiteral("headers"), SecretMasker::maskHeaders(received, secrets)},
+                 {QStringLiteral("stream"), state->streaming},
+                 {QStringLiteral("latencyMs"), double(state->upstreamClock.nsecsElapsed()) / 1e6},
+                 {QStringLiteral("error"), status == 0 ? reply->errorString() : QString()}});
+        }
         if (state->streaming) {
             sink->addExternalTime(state->upstreamClock.nsecsElapsed());
             sink->beginStream(status, UpstreamClient::relayableHeaders(reply));
@@ -380,7 +436,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         if (state->streaming)
             sink->writeChunk(reply->readAll());
     });
-    connect(reply, &QNetworkReply::finished, sink, [reply, sink, state, decide] {
+    connect(reply, &QNetworkReply::finished, sink, [reply, sink, state, decide, events] {
         if (sink->isClientGone())
             return;
         const int status = UpstreamClient::httpStatus(reply);
@@ -396,6 +452,13 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         }
         sink->addExternalTime(state->upstreamClock.nsecsElapsed());
         if (status == 0) {
+            if (events)
+                events->publish(InspectorEvent::Kind::UpstreamResponse, sink->requestId(), 0,
+                                {{QStringLiteral("status"), 0},
+                                 {QStringLiteral("error"), reply->errorString()},
+                                 {QStringLiteral("timedOut"), UpstreamClient::timedOut(reply)},
+                                 {QStringLiteral("latencyMs"),
+                                  double(state->upstreamClock.nsecsElapsed()) / 1e6}});
             UpstreamReply failure;
             failure.timedOut = UpstreamClient::timedOut(reply);
             failure.errorString = reply->errorString();

@@ -12,6 +12,8 @@
 namespace loopscope {
 
 class ContainersApi;
+class EventBus;
+class FlowStore;
 class HttpServer;
 class RequestInterceptor;
 class ResponseSink;
@@ -42,6 +44,15 @@ public:
     void addInterceptor(RequestInterceptor *interceptor);
     // Serves /v1/containers (issue 5); not owned. Without it those paths pass through.
     void setContainersApi(ContainersApi *api);
+    // Every exchange is published on `bus` as flow events (inspect/inspectorevent.h) for the
+    // flow store; not owned. InterceptionStack sets the same bus the loop publishes on.
+    void setEventBus(EventBus *bus) { m_events = bus; }
+    EventBus *eventBus() const { return m_events; }
+    // The flow history the control API reads (record/flowstore.h); not owned, may be null.
+    void setFlowStore(FlowStore *store) { m_store = store; }
+    FlowStore *flowStore() const { return m_store; }
+    // Configured secrets (master key, model api keys): masked wherever headers are recorded.
+    QStringList secrets() const { return m_secrets; }
     UpstreamClient *upstream() const { return m_upstream; }
     HttpServer *httpServer() const { return m_http; }
     const ProxyConfig &config() const { return m_config; }
@@ -62,6 +73,8 @@ signals:
 
 private:
     void handle(const HttpRequest &request, ResponseSink *sink);
+    // Names the flow, publishes its ClientRequest and makes the sink publish its answer.
+    QString beginFlow(const HttpRequest &request, ResponseSink *sink);
     void handleModelCall(ApiSurface surface, const HttpRequest &request, const QString &path,
                          ResponseSink *sink);
     void handleModels(const HttpRequest &request, ResponseSink *sink);
@@ -78,6 +91,9 @@ private:
     QList<RequestInterceptor *> m_interceptors;
     QPointer<ContainersApi> m_containers;
     QString m_error;
+    EventBus *m_events = nullptr;
+    FlowStore *m_store = nullptr;
+    QStringList m_secrets;
 };
 
 } // namespace loopscope
