@@ -7,6 +7,7 @@
 #include "interception/yamldocument.h"
 #include "loop/agenticloopinterceptor.h"
 #include "loop/loopinspector.h"
+#include "loop/pausebroker.h"
 #include "proxy/containersapi.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
@@ -21,7 +22,8 @@ namespace loopscope {
 InterceptionStack::InterceptionStack(ProxyServer *server, EventBus *events, QObject *parent)
     : QObject(parent)
     , m_server(server)
-    , m_events(events) {
+    , m_events(events)
+    , m_broker(new PauseBroker(events, this)) {
     // One bus for the front's flow events and the loop's: the flow store folds both.
     if (server && events && !server->eventBus())
         server->setEventBus(events);
@@ -91,6 +93,7 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
 
     m_interceptor =
         new AgenticLoopInterceptor(m_interception, m_server->upstream(), m_events, this);
+    m_interceptor->setPauseBroker(m_broker);
     m_server->addInterceptor(m_interceptor);
     m_containers = new ContainersApi(m_registry, this);
     m_server->setContainersApi(m_containers);

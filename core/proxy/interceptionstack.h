@@ -17,6 +17,7 @@ class ContainersApi;
 class EventBus;
 class LocalPythonBackend;
 class LoopInspector;
+class PauseBroker;
 class ProxyConfig;
 class ProxyServer;
 class SandboxRegistry;
@@ -41,6 +42,8 @@ public:
     SandboxRegistry *registry() const { return m_registry; }
     CodeInterpreterInterception *interception() const { return m_interception; }
     LocalPythonBackend *localBackend() const { return m_local; }
+    // Breakpoints of every intercepted loop (exists from construction; off by default).
+    PauseBroker *pauseBroker() const { return m_broker; }
     // Health of the backend new sandboxes come from (for the status bar and /health).
     SandboxSelfTest sandboxSelfTest() const;
     QString sandboxBackendName() const;
@@ -66,6 +69,7 @@ private:
     AgenticLoopInterceptor *m_interceptor = nullptr;
     ContainersApi *m_containers = nullptr;
     LoopInspector *m_inspector = nullptr;
+    PauseBroker *m_broker = nullptr;
     QTimer m_sweep;
     QString m_defaultTool;
     QStringList m_warnings;
