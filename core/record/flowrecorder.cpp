@@ -5,6 +5,7 @@
 
 #include <QDateTime>
 #include <QJsonDocument>
+#include <QSet>
 #include <QTimer>
 
 namespace loopscope {
@@ -174,6 +175,8 @@ void FlowRecorder::record(const InspectorEvent &event) {
         const QString query = d.value(QStringLiteral("query")).toString();
         if (!query.isEmpty())
             hop.insert(QStringLiteral("query"), query);
+        if (d.value(QStringLiteral("replayOf")).isString()) // a control-API replay
+            f.extra.insert(QStringLiteral("replay_of"), d.value(QStringLiteral("replayOf")));
         f.hops.push_back(hop);
         assignRun(f);
         flow = &f;
@@ -527,13 +530,14 @@ void FlowRecorder::seedRunKeys(const QList<QPair<QString, QString>> &keys) {
 
 int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
     int count = 0;
+    QSet<QString> ids;
     for (const QJsonObject &json : flows) {
         RecordedFlow flow = RecordedFlow::fromJson(json);
         flow.imported = true;
         {
             QMutexLocker lock(&m_mutex);
-            if (flow.id.isEmpty() || m_running.contains(flow.id) || m_pending.contains(flow.id) ||
-                m_writer->exists(flow.id))
+            if (flow.id.isEmpty() || ids.contains(flow.id) || m_running.contains(flow.id) ||
+                m_pending.contains(flow.id) || m_writer->exists(flow.id))
                 flow.id = QStringLiteral("req_imp") +
                           RunGrouper::newRunId().mid(4); // fresh, still "req_…"
         }
@@ -559,6 +563,7 @@ int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
         row.costUsd = flow.costUsd.toDouble();
         row.codeRuns = flow.codeRuns;
         row.toolCalls = flow.toolCalls;
+        ids.insert(flow.id);
         m_writer->enqueue(std::move(row));
         ++count;
     }

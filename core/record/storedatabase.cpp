@@ -198,24 +198,6 @@ bool StoreDatabase::prepare(QString *problem, QString *error) {
         return false;
     }
     QSqlQuery q(db);
-    if (!m_inMemory) {
-        if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next()) {
-            *problem = q.lastError().text();
-            return false;
-        }
-        // WAL + NORMAL: a killed process loses nothing committed; only power loss could.
-        q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
-        if (QFileInfo(m_path).size() <= kQuickCheckMaxBytes) {
-            if (!q.exec(QStringLiteral("PRAGMA quick_check(1)")) || !q.next()) {
-                *problem = q.lastError().text();
-                return false;
-            }
-            if (q.value(0).toString() != QLatin1String("ok")) {
-                *problem = QStringLiteral("integrity check failed: ") + q.value(0).toString();
-                return false;
-            }
-        }
-    }
     if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) || !q.next()) {
         *problem = q.lastError().text();
         return false;
@@ -236,6 +218,26 @@ bool StoreDatabase::prepare(QString *problem, QString *error) {
             return false;
         }
     }
+    // Identity first, then WAL: switching the journal mode rewrites the header, and a file
+    // that is not ours must be moved aside exactly as it was.
+    if (!m_inMemory) {
+        if (QFileInfo(m_path).size() <= kQuickCheckMaxBytes) {
+            if (!q.exec(QStringLiteral("PRAGMA quick_check(1)")) || !q.next()) {
+                *problem = q.lastError().text();
+                return false;
+            }
+            if (q.value(0).toString() != QLatin1String("ok")) {
+                *problem = QStringLiteral("integrity check failed: ") + q.value(0).toString();
+                return false;
+            }
+        }
+        if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next()) {
+            *problem = q.lastError().text();
+            return false;
+        }
+        // WAL + NORMAL: a killed process loses nothing committed; only power loss could.
+        q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+    }
     if (version < kSchemaVersion) {
         QString why;
         if (!migrate(db, version, &why)) {
@@ -252,8 +254,9 @@ bool StoreDatabase::prepare(QString *problem, QString *error) {
     return true;
 }
 
-bool StoreDatabase::moveAside(const QString &reason, QString *error) {
+bool StoreDatabase::moveAside(const QString &why, QString *error) {
     closeWriter();
+    QString reason = why.simplified(); // SQLite's reports span lines; the log line must not
     const QString stamp =
         QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss"));
     const QString target = m_path + QStringLiteral(".broken-") + stamp;

@@ -178,10 +178,11 @@ private slots:
                          {QStringLiteral("role"), QStringLiteral("assistant")},
                          {QStringLiteral("content"), QStringLiteral("hello there")}}},
             100, 20)));
-        const auto r = roundTrip("POST", "/v1/responses",
-                                 R"({"model":"gpt-priced","input":"hi","api_key":"sk-in-body-5555"})",
-                                 {{"Cookie", "session=cookie-value-9999"},
-                                  {"x-custom", "carries " + kConfiguredKey.toUtf8()}});
+        const auto r =
+            roundTrip("POST", "/v1/responses",
+                      R"({"model":"gpt-priced","input":"hi","api_key":"sk-in-body-5555"})",
+                      {{"Cookie", "session=cookie-value-9999"},
+                       {"x-custom", "carries " + kConfiguredKey.toUtf8()}});
         QCOMPARE(r.status, 200);
         const QJsonObject flow = flowOf(0);
         QCOMPARE(kinds(flow), (QStringList{"client_request", "upstream_request",
@@ -227,25 +228,26 @@ private slots:
                  QStringLiteral("resp_a"));
         const QJsonObject response = hop(flow, "client_response");
         QCOMPARE(response.value("status").toInt(), 200);
-        QCOMPARE(response.value("body").toObject().value("id").toString(), QStringLiteral("resp_a"));
+        QCOMPARE(response.value("body").toObject().value("id").toString(),
+                 QStringLiteral("resp_a"));
         QVERIFY(response.value("events").toArray().isEmpty());
         // The per-request log line names the same flow.
-        QVERIFY(m_log.first().toLine().contains(QStringLiteral("id=") + flow.value("id").toString()));
+        QVERIFY(
+            m_log.first().toLine().contains(QStringLiteral("id=") + flow.value("id").toString()));
     }
 
     void ssePassThroughIsRecordedEventByEvent() {
         start(config());
         const QList<QByteArray> chunks{
-            sse("response.created", {{"type", "response.created"},
-                                     {"response", QJsonObject{{"id", "resp_s"}}}}),
-            sse("response.output_text.delta", {{"type", "response.output_text.delta"},
-                                               {"delta", "Hel"}}),
+            sse("response.created",
+                {{"type", "response.created"}, {"response", QJsonObject{{"id", "resp_s"}}}}),
+            sse("response.output_text.delta",
+                {{"type", "response.output_text.delta"}, {"delta", "Hel"}}),
             // One event split across two chunks: framing is rebuilt on the store thread.
             QByteArray("event: response.output_text.delta\ndata: {\"type\":\"response.output"),
             QByteArray("_text.delta\",\"delta\":\"lo\"}\n\n"),
-            sse("response.completed",
-                {{"type", "response.completed"},
-                 {"response", responseObject("resp_s", {}, 7, 3)}})};
+            sse("response.completed", {{"type", "response.completed"},
+                                       {"response", responseObject("resp_s", {}, 7, 3)}})};
         auto answer = ScriptedUpstream::Response::events(chunks);
         m_upstream->enqueue(answer);
         const auto r = roundTrip("POST", "/v1/responses",
@@ -255,8 +257,8 @@ private slots:
         QCOMPARE(kinds(flow), (QStringList{"client_request", "upstream_request",
                                            "upstream_response", "client_response"}));
         QCOMPARE(flow.value("stream").toBool(), true);
-        for (const QString &kind : {QStringLiteral("upstream_response"),
-                                   QStringLiteral("client_response")}) {
+        for (const QString &kind :
+             {QStringLiteral("upstream_response"), QStringLiteral("client_response")}) {
             const QJsonArray events = hop(flow, kind).value("events").toArray();
             QCOMPARE(events.size(), 4);
             QCOMPARE(events.at(0).toObject().value("event").toString(),
@@ -273,18 +275,19 @@ private slots:
     void chatStreamUsageAndUnpricedModel() {
         start(config());
         m_upstream->enqueue(ScriptedUpstream::Response::events(
-            {chatChunk({{"id", "chatcmpl-1"},
-                        {"choices", QJsonArray{QJsonObject{
-                                        {"index", 0},
-                                        {"delta", QJsonObject{{"content", "Hi"}}}}}}}),
+            {chatChunk(
+                 {{"id", "chatcmpl-1"},
+                  {"choices", QJsonArray{QJsonObject{{"index", 0},
+                                                     {"delta", QJsonObject{{"content", "Hi"}}}}}}}),
              chatChunk({{"id", "chatcmpl-1"},
                         {"choices", QJsonArray()},
                         {"usage", QJsonObject{{"prompt_tokens", 11},
                                               {"completion_tokens", 2},
                                               {"total_tokens", 13}}}}),
              "data: [DONE]\n\n"}));
-        const auto r = roundTrip("POST", "/v1/chat/completions",
-                                 R"({"model":"unpriced","stream":true,"messages":[{"role":"user","content":"hi"}]})");
+        const auto r = roundTrip(
+            "POST", "/v1/chat/completions",
+            R"({"model":"unpriced","stream":true,"messages":[{"role":"user","content":"hi"}]})");
         QCOMPARE(r.status, 200);
         const QJsonObject flow = flowOf(0);
         QCOMPARE(flow.value("api").toString(), QStringLiteral("chat_completions"));
@@ -308,20 +311,22 @@ private slots:
         const QStringList relayed{"client_request", "upstream_request", "upstream_response",
                                   "client_response"};
         QTest::newRow("models") << QByteArray("GET") << QByteArray("/v1/models") << QByteArray()
-                                << 0 << 200 << "models" << "completed" << local;
+                                << 0 << 200 << "models"
+                                << "completed" << local;
         QTest::newRow("embeddings")
             << QByteArray("POST") << QByteArray("/v1/embeddings")
             << QByteArray(R"({"model":"text-embedding-3-small","input":"x"})") << 200 << 200
-            << "other" << "completed" << relayed;
-        QTest::newRow("unknown path")
-            << QByteArray("GET") << QByteArray("/v1/whatever?x=1") << QByteArray() << 404 << 404
-            << "other" << "failed" << relayed;
-        QTest::newRow("malformed json")
-            << QByteArray("POST") << QByteArray("/v1/responses") << QByteArray("{nope") << 0
-            << 400 << "responses" << "failed" << local;
-        QTest::newRow("missing model")
-            << QByteArray("POST") << QByteArray("/v1/chat/completions") << QByteArray("{}") << 0
-            << 400 << "chat_completions" << "failed" << local;
+            << "other"
+            << "completed" << relayed;
+        QTest::newRow("unknown path") << QByteArray("GET") << QByteArray("/v1/whatever?x=1")
+                                      << QByteArray() << 404 << 404 << "other"
+                                      << "failed" << relayed;
+        QTest::newRow("malformed json") << QByteArray("POST") << QByteArray("/v1/responses")
+                                        << QByteArray("{nope") << 0 << 400 << "responses"
+                                        << "failed" << local;
+        QTest::newRow("missing model") << QByteArray("POST") << QByteArray("/v1/chat/completions")
+                                       << QByteArray("{}") << 0 << 400 << "chat_completions"
+                                       << "failed" << local;
         QTest::newRow("upstream 500")
             << QByteArray("POST") << QByteArray("/v1/responses")
             << QByteArray(R"({"model":"gpt-priced","input":"x"})") << 500 << 500 << "responses"
@@ -343,8 +348,9 @@ private slots:
         start(c);
         if (upstreamStatus)
             m_upstream->enqueue(ScriptedUpstream::Response::json(
-                upstreamStatus, upstreamStatus == 200 ? QByteArray(R"({"data":[]})")
-                                                      : QByteArray(R"({"error":{"message":"no"}})")));
+                upstreamStatus, upstreamStatus == 200
+                                    ? QByteArray(R"({"data":[]})")
+                                    : QByteArray(R"({"error":{"message":"no"}})")));
         const auto r = roundTrip(method, target, body);
         QCOMPARE(r.status, status);
         const QJsonObject flow = flowOf(0);
@@ -392,11 +398,11 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(
             [&] {
                 m_store->flush();
-                const QJsonArray data =
-                    m_store->query()->list({}).value("data").toArray();
+                const QJsonArray data = m_store->query()->list({}).value("data").toArray();
                 if (data.isEmpty())
                     return false;
-                flow = m_store->query()->flow(data.first().toObject().value("id").toString())
+                flow = m_store->query()
+                           ->flow(data.first().toObject().value("id").toString())
                            .value_or(QJsonObject());
                 return flow.value("state").toString() == QLatin1String("failed");
             }(),
@@ -407,8 +413,8 @@ private slots:
 
     void unreachableUpstreamIs502() {
         ProxyConfig c = config();
-        c.defaultRoute = ProxyConfig::routeForUpstream(QStringLiteral("http://127.0.0.1:9/v1"),
-                                                       nullptr);
+        c.defaultRoute =
+            ProxyConfig::routeForUpstream(QStringLiteral("http://127.0.0.1:9/v1"), nullptr);
         start(c);
         const auto r = roundTrip("POST", "/v1/responses", R"({"model":"x","input":"y"})");
         QCOMPARE(r.status, 502);
@@ -471,8 +477,8 @@ private slots:
                                {"call_id", "call_weather_1"},
                                {"name", "get_weather"},
                                {"arguments", "{\"city\":\"Oslo\"}"}};
-        m_upstream->enqueue(ScriptedUpstream::Response::json(
-            responseObject("resp_1", {call}, 10, 5)));
+        m_upstream->enqueue(
+            ScriptedUpstream::Response::json(responseObject("resp_1", {call}, 10, 5)));
         m_upstream->enqueue(ScriptedUpstream::Response::json(responseObject(
             "resp_2", {QJsonObject{{"type", "message"}, {"content", "sunny"}}}, 20, 6)));
         m_upstream->enqueue(ScriptedUpstream::Response::json(responseObject("resp_3", {}, 30, 7)));
@@ -490,8 +496,7 @@ private slots:
                   json({{"model", "gpt-priced"},
                         {"previous_response_id", "resp_2"},
                         {"input", "thanks"}}));
-        roundTrip("POST", "/v1/responses",
-                  json({{"model", "gpt-priced"}, {"input", "unrelated"}}));
+        roundTrip("POST", "/v1/responses", json({{"model", "gpt-priced"}, {"input", "unrelated"}}));
         const QString run = flowOf(0).value("run_id").toString();
         QCOMPARE(flowOf(1).value("run_id").toString(), run);
         QCOMPARE(flowOf(2).value("run_id").toString(), run);
@@ -516,13 +521,14 @@ private slots:
 
     void sessionsAndChatContinuityFormRuns() {
         start(config());
-        const QJsonObject reply{{"role", "assistant"},
-                                {"content", QJsonValue::Null},
-                                {"tool_calls", QJsonArray{QJsonObject{
-                                                   {"id", "call_c1"},
-                                                   {"type", "function"},
-                                                   {"function", QJsonObject{{"name", "lookup"},
-                                                                            {"arguments", "{}"}}}}}}};
+        const QJsonObject reply{
+            {"role", "assistant"},
+            {"content", QJsonValue::Null},
+            {"tool_calls",
+             QJsonArray{
+                 QJsonObject{{"id", "call_c1"},
+                             {"type", "function"},
+                             {"function", QJsonObject{{"name", "lookup"}, {"arguments", "{}"}}}}}}};
         const auto chat = [](const QJsonObject &m) {
             return ScriptedUpstream::Response::json(QJsonObject{
                 {"id", "chatcmpl"},
@@ -542,7 +548,8 @@ private slots:
         QJsonObject echoed = reply;
         echoed.insert("refusal", QJsonValue::Null);
         second.append(echoed);
-        second.append(QJsonObject{{"role", "tool"}, {"tool_call_id", "call_c1"}, {"content", "42"}});
+        second.append(
+            QJsonObject{{"role", "tool"}, {"tool_call_id", "call_c1"}, {"content", "42"}});
         roundTrip("POST", "/v1/chat/completions",
                   json({{"model", "gpt-priced"}, {"messages", second}}));
         QJsonArray third = second;
@@ -574,10 +581,10 @@ private slots:
     void searchFindsBodiesAndPagingWorks() {
         start(config());
         for (int i = 0; i < 5; ++i) {
-            m_upstream->enqueue(ScriptedUpstream::Response::json(QJsonObject{
-                {"id", QStringLiteral("resp_%1").arg(i)},
-                {"output_text", i == 3 ? QStringLiteral("the zanzibar_marker word")
-                                       : QStringLiteral("plain")}}));
+            m_upstream->enqueue(ScriptedUpstream::Response::json(
+                QJsonObject{{"id", QStringLiteral("resp_%1").arg(i)},
+                            {"output_text", i == 3 ? QStringLiteral("the zanzibar_marker word")
+                                                   : QStringLiteral("plain")}}));
             roundTrip("POST", "/v1/responses", json({{"model", "gpt-priced"}, {"input", "q"}}));
             flowOf(i);
         }
