@@ -100,6 +100,7 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
     m_server->setContainersApi(m_containers);
     m_control = new ControlApi(m_events, this);
     m_control->setRegistry(m_registry);
+    m_control->setPauseBroker(m_broker);
     m_control->setFlowStore(m_server->flowStore());
     m_server->setControlApi(m_control);
     if (m_events && !m_server->eventBus())
