@@ -135,3 +135,7 @@ void ProxyService::stop() {
         });
     });
 }
+
+loopscope::PauseBroker *ProxyService::pauseBroker() const {
+    return m_stack ? m_stack->pauseBroker() : nullptr;
+}
