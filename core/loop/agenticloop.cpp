@@ -286,9 +286,11 @@ void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJso
             cancelled.errorString = QStringLiteral("the upstream call was cancelled");
             const UpstreamReply reply = resultOr(finished, cancelled);
             if (m_events) {
-                QJsonObject data{{QStringLiteral("request"), body},
-                                 {QStringLiteral("status"), reply.status},
-                                 {QStringLiteral("latencyMs"), reply.latencyMs}};
+                QJsonObject data{
+                    {QStringLiteral("request"), body},
+                    {QStringLiteral("status"), reply.status},
+                    {QStringLiteral("latencyMs"), reply.latencyMs},
+                    {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}};
                 if (reply.isJson) {
                     data.insert(QStringLiteral("response"), reply.json);
                     data.insert(QStringLiteral("usage"), reply.json.value(QStringLiteral("usage")));
