@@ -24,11 +24,11 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
-#include <QPlainTextEdit>
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -276,8 +276,15 @@ void MainWindow::applyBatch(const QList<InspectorEvent> &events) {
             if (level == QLatin1String("warning") || level == QLatin1String("error"))
                 statusBar()->showMessage(e.data.value(QLatin1String("message")).toString(), 10000);
         }
-        if (e.kind == InspectorEvent::Kind::Paused)
+        if (e.kind == InspectorEvent::Kind::Paused) {
             m_pausedBanner->onPaused(e.data);
+            if (!m_pausedScreenshotPath.isEmpty()) {
+                const QString path = std::exchange(m_pausedScreenshotPath, {});
+                QTimer::singleShot(1000, this, [this, path] {
+                    QCoreApplication::exit(saveScreenshot(path) ? 0 : 2);
+                });
+            }
+        }
         if (e.kind == InspectorEvent::Kind::Resumed)
             m_pausedBanner->onResumed(e.data.value(QLatin1String("id")).toString());
         if (e.kind == InspectorEvent::Kind::SandboxDeleteFailed)
@@ -434,6 +441,10 @@ bool MainWindow::saveScreenshot(const QString &path) {
 }
 
 void MainWindow::setUpScreenshotFromEnvironment() {
+    // LOOPSCOPE_SCREENSHOT_PAUSED=<png>: pause before code runs, grab the first paused flow.
+    m_pausedScreenshotPath = qEnvironmentVariable("LOOPSCOPE_SCREENSHOT_PAUSED");
+    if (!m_pausedScreenshotPath.isEmpty())
+        QTimer::singleShot(0, this, [this] { m_pauseBeforeCode->setChecked(true); });
     m_screenshotPath = qEnvironmentVariable("LOOPSCOPE_SCREENSHOT");
     if (m_screenshotPath.isEmpty())
         return;

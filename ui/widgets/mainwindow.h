@@ -134,6 +134,7 @@ private:
     // LOOPSCOPE_SCREENSHOT=<png> [LOOPSCOPE_SCREENSHOT_AFTER=<n finished requests>]: grab the
     // window once n requests finished, then quit (scripts/screenshot).
     QString m_screenshotPath;
+    QString m_pausedScreenshotPath;
     int m_screenshotAfter = 0;
 };
 
