@@ -205,3 +205,7 @@ void ProxyService::stop() {
 void ProxyService::logLine(const QString &line) {
     QTextStream(stderr) << "loopscope: " << line << Qt::endl;
 }
+
+loopscope::PauseBroker *ProxyService::pauseBroker() const {
+    return m_stack ? m_stack->pauseBroker() : nullptr;
+}

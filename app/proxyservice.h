@@ -14,6 +14,7 @@ namespace loopscope {
 class EventBus;
 class FlowStore;
 class InterceptionStack;
+class PauseBroker;
 class ProxyServer;
 class SandboxRegistry;
 } // namespace loopscope
@@ -33,6 +34,8 @@ public:
     QString listenUrl() const { return m_url; }
     // Lives in the proxy thread: call it only through QMetaObject::invokeMethod(registry, ...).
     loopscope::SandboxRegistry *registry() const { return m_registry; }
+    // Breakpoints; lives in the proxy thread like the registry (null while stopped).
+    loopscope::PauseBroker *pauseBroker() const;
     // The flow history (core/record), made at the first start() from the config (--data-dir,
     // --no-history, history:, model_info prices) and kept across restarts; null before.
     // Its query() is thread-safe.

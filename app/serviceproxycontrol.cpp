@@ -2,6 +2,10 @@
 
 #include "proxyservice.h"
 
+#include "loop/pausebroker.h"
+
+#include <QPointer>
+
 ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
                                          QObject *parent)
     : ProxyControl(parent)
@@ -52,6 +56,8 @@ void ServiceProxyControl::start() {
         emit errorOccurred(QStringLiteral("Could not start the proxy: ") + error);
     if (onRegistryChanged)
         onRegistryChanged(m_running ? m_service->registry() : nullptr);
+    if (m_running && m_pauseBeforeCode) // a restarted proxy has a new broker
+        setPauseBeforeCode(true);
     emit stateChanged();
 }
 
@@ -85,4 +91,48 @@ void ServiceProxyControl::applySettings(const loopscope::AppSettings &settings) 
         m_restartWhenStopped = true;
         stop();
     }
+}
+
+// The broker lives on the proxy thread: every call is queued there, like Delete sandbox.
+void ServiceProxyControl::setPauseBeforeCode(bool on) {
+    m_pauseBeforeCode = on;
+    QPointer<loopscope::PauseBroker> broker = m_service->pauseBroker();
+    if (!broker)
+        return;
+    QMetaObject::invokeMethod(
+        broker,
+        [broker, on] {
+            if (!broker)
+                return;
+            loopscope::BreakpointSettings settings = broker->settings();
+            settings.code = on;
+            broker->setSettings(settings);
+        },
+        Qt::QueuedConnection);
+}
+
+void ServiceProxyControl::resolvePause(const QString &pauseId, const QJsonObject &decision) {
+    QPointer<loopscope::PauseBroker> broker = m_service->pauseBroker();
+    if (!broker)
+        return;
+    QMetaObject::invokeMethod(
+        broker,
+        [broker, pauseId, decision] {
+            if (broker)
+                broker->resolve(pauseId, decision); // the Resumed event updates the window
+        },
+        Qt::QueuedConnection);
+}
+
+void ServiceProxyControl::autoApprovePauses(const QString &sessionOrFlowId) {
+    QPointer<loopscope::PauseBroker> broker = m_service->pauseBroker();
+    if (!broker)
+        return;
+    QMetaObject::invokeMethod(
+        broker,
+        [broker, sessionOrFlowId] {
+            if (broker)
+                broker->setAutoApprove(sessionOrFlowId, true);
+        },
+        Qt::QueuedConnection);
 }

@@ -33,10 +33,14 @@ public slots:
     void start() override;
     void stop() override;
     void applySettings(const loopscope::AppSettings &settings) override;
+    void setPauseBeforeCode(bool on) override;
+    void resolvePause(const QString &pauseId, const QJsonObject &decision) override;
+    void autoApprovePauses(const QString &sessionOrFlowId) override;
 
 private:
     ProxyService *m_service;
     loopscope::ProxyConfig m_config;
     bool m_running = false;
     bool m_restartWhenStopped = false;
+    bool m_pauseBeforeCode = false; // re-applied when a restart brings a new broker
 };

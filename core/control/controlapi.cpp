@@ -1,6 +1,7 @@
 #include "control/controlapi.h"
 
 #include "common/futurechain.h"
+#include "control/breakpointsapi.h"
 #include "control/controleventstream.h"
 #include "control/harcodec.h"
 #include "http/responsesink.h"
@@ -96,7 +97,8 @@ bool isHopByHop(const QByteArray &name) {
 
 ControlApi::ControlApi(EventBus *events, QObject *parent)
     : QObject(parent)
-    , m_stream(new ControlEventStream(this)) {
+    , m_stream(new ControlEventStream(this))
+    , m_breakpoints(new BreakpointsApi(this)) {
     // Two readers at most: store reads are short, and the machine runs the proxy and sandboxes.
     m_pool.setMaxThreadCount(2);
     // Threads stay: FlowQuery keeps one read connection per thread, so reusing them keeps reads
@@ -123,6 +125,10 @@ void ControlApi::setFlowStore(FlowStore *store) {
             [this](const QJsonObject &s) { m_stream->publishFlow("flow.updated", s); });
     connect(store, &FlowStore::flowFinished, m_stream,
             [this](const QJsonObject &s) { m_stream->publishFlow("flow.finished", s); });
+}
+
+void ControlApi::setPauseBroker(PauseBroker *broker) {
+    m_breakpoints->setBroker(broker);
 }
 
 void ControlApi::setRegistry(SandboxRegistry *registry) {
@@ -156,7 +162,9 @@ void ControlApi::handle(const HttpRequest &request, ResponseSink *sink) {
     const int n = int(parts.size());
     const QString head = n > 0 ? parts.first() : QString();
 
-    if (head == S("flows")) {
+    if (BreakpointsApi::claims(parts)) {
+        m_breakpoints->handle(request, parts, sink);
+    } else if (head == S("flows")) {
         if (n == 1 && method == "GET")
             listFlows(request, sink);
         else if (n == 1 && method == "DELETE")

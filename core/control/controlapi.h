@@ -12,7 +12,9 @@
 
 namespace loopscope {
 
+class BreakpointsApi;
 class ControlEventStream;
+class PauseBroker;
 class EventBus;
 class FlowStore;
 class ResponseSink;
@@ -39,6 +41,8 @@ public:
     // Not owned; any may be null (routes needing them answer 503).
     void setFlowStore(FlowStore *store);
     void setRegistry(SandboxRegistry *registry);
+    // Breakpoints (/breakpoints, /paused): served by BreakpointsApi over this broker.
+    void setPauseBroker(PauseBroker *broker);
     void setReplayer(Replayer replayer) { m_replayer = std::move(replayer); }
     // "http://127.0.0.1:4000": the base of request URLs in exported HAR files.
     void setBaseUrl(const QString &url) { m_baseUrl = url; }
@@ -73,6 +77,7 @@ private:
     QPointer<FlowStore> m_store;
     QPointer<SandboxRegistry> m_registry;
     ControlEventStream *m_stream;
+    BreakpointsApi *m_breakpoints;
     CredentialVault m_credentials;
     Replayer m_replayer;
     QString m_baseUrl;

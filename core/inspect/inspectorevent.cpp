@@ -56,6 +56,10 @@ QString InspectorEvent::kindName(Kind kind) {
         return QStringLiteral("client.response_chunk");
     case Kind::ExchangeFinished:
         return QStringLiteral("exchange.finished");
+    case Kind::Paused:
+        return QStringLiteral("paused");
+    case Kind::Resumed:
+        return QStringLiteral("resumed");
     }
     return QStringLiteral("unknown");
 }

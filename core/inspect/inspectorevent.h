@@ -47,6 +47,11 @@ namespace loopscope {
 //  ExchangeFinished    status (499 when the client went away first), durationMs, ttfbMs,
 //                      overheadMs, bytesSent, clientGone (bool), aborted (bool: cut mid-stream)
 //                      — the last event of every flow.
+// Breakpoints (issue 12; published by loop/PauseBroker):
+//  Paused   the pause exactly as GET /loopscope/v1/paused lists it: id, flow_id, kind ("code"|
+//           "upstream_request"|"upstream_response"), iteration, call_id, code, body, paused_at
+//  Resumed  the same plus action ("continue"|"deny"|"abort"), decision ("continued"|"edited"|
+//           "denied"|"aborted"|"timed_out"), resolved_at, and code/body/message as resolved
 // The loop's RequestStarted / UpstreamCall / CodeExecuted / RequestFinished / RequestFailed keep
 // their payloads; the recorder turns UpstreamCall into upstream_request + upstream_response hops.
 // FlowStore re-emits flow.started / flow.updated / flow.finished as Qt signals with summaries.
@@ -73,6 +78,8 @@ struct InspectorEvent {
         ClientResponse,
         ClientResponseChunk,
         ExchangeFinished,
+        Paused,
+        Resumed,
     };
 
     quint64 sequence = 0;   // monotonic, assigned by the EventBus

@@ -556,6 +556,8 @@ struct CodeInterpreterInterception::PlanJob {
     qsizetype next = 0;
     QStringList outputs;
     QJsonArray records;
+    CodeRunGate gate;
+    QString itemId; // the current call's code_interpreter_call id (announced before it runs)
 
     void fail(const QString &error) {
         finishPromise(promise, Outcome<AgenticLoopPlan>::failure(error));
@@ -564,8 +566,9 @@ struct CodeInterpreterInterception::PlanJob {
 
 QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopPlan(
     const QJsonObject &gatePayload, const QString &model, const QJsonValue &messages,
-    const QJsonObject &optionalParams, const QJsonObject &kwargs) {
+    const QJsonObject &optionalParams, const QJsonObject &kwargs, CodeRunGate gate) {
     auto job = std::make_shared<PlanJob>();
+    job->gate = std::move(gate);
     job->promise = startedPromise<Outcome<AgenticLoopPlan>>();
     const QFuture<Outcome<AgenticLoopPlan>> result = job->promise->future();
     job->chat =
@@ -630,17 +633,89 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
     const QString litellmCallId = job->kwargs.value(QLatin1String("litellm_call_id")).toString();
     const QJsonValue containerId =
         job->container.handle.id.isEmpty() ? QJsonValue() : QJsonValue(job->container.handle.id);
-    QJsonObject pending =
-        codeInterpreterCallRecord(parseCodeArguments(arguments).code, containerId, QString());
+    const ParsedCodeArguments parsed = parseCodeArguments(arguments);
+    QJsonObject pending = codeInterpreterCallRecord(parsed.code, containerId, QString());
     pending.insert(QStringLiteral("status"), QStringLiteral("in_progress"));
-    const QString itemId = pending.value(kId).toString();
+    job->itemId = pending.value(kId).toString();
     emit toolCallStarting(litellmCallId, pending);
+
+    CodeRunVerdict asIs;
+    asIs.code = parsed.code;
+    if (!job->gate || !parsed.ok) { // nothing would run: nothing to ask about
+        runGatedCall(job, asIs);
+        return;
+    }
+    CodeRunRequest ask;
+    ask.litellmCallId = litellmCallId;
+    ask.callId = call.value(kCallId).isString() ? call.value(kCallId).toString()
+                                                : call.value(kId).toString();
+    ask.code = parsed.code;
+    ask.containerId = job->container.handle.id;
+    ask.sandboxKey = job->sandboxKey;
+    // A paused session sandbox must survive the pause: no idle expiry, no LRU eviction.
+    if (m_registry)
+        m_registry->pin(job->sandboxKey);
+    whenFinished(job->gate(ask), this, [this, job](const QFuture<CodeRunVerdict> &decided) {
+        if (m_registry)
+            m_registry->unpin(job->sandboxKey);
+        CodeRunVerdict aborted;
+        aborted.action = CodeRunVerdict::Action::Abort;
+        aborted.decision = QStringLiteral("aborted");
+        runGatedCall(job, resultOr(decided, aborted));
+    });
+}
+
+void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &job,
+                                               const CodeRunVerdict &verdict) {
+    const QJsonObject call = job->toolCalls.at(job->next).toObject();
+    const QString arguments = call.value(kArguments).toString();
+    const QString litellmCallId = job->kwargs.value(QLatin1String("litellm_call_id")).toString();
+    const QJsonValue containerId =
+        job->container.handle.id.isEmpty() ? QJsonValue() : QJsonValue(job->container.handle.id);
+    const QString itemId = job->itemId;
     const QString callId = call.value(kCallId).isString() ? call.value(kCallId).toString()
                                                           : call.value(kId).toString();
     const ParsedCodeArguments parsed = parseCodeArguments(arguments);
+
+    if (verdict.action == CodeRunVerdict::Action::Abort) {
+        ToolCallRun aborted;
+        aborted.decision = verdict.decision;
+        emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, parsed.code,
+                              aborted);
+        job->fail(kAbortedByUser);
+        return;
+    }
+    if (verdict.action == CodeRunVerdict::Action::Deny) {
+        // The model's code is what the record shows; it never ran.
+        ToolCallRun denied;
+        denied.fedBack = verdict.message;
+        denied.decision = verdict.decision;
+        job->outputs.append(denied.fedBack);
+        QJsonObject record = codeInterpreterCallRecord(parsed.code, containerId, denied.fedBack);
+        record.insert(kId, itemId);
+        record.insert(QStringLiteral("status"), QStringLiteral("failed"));
+        job->records.append(record);
+        emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, parsed.code, denied);
+        ++job->next;
+        runNextCall(job);
+        return;
+    }
+    QString runArguments = arguments;
+    const bool edited = parsed.ok && verdict.code != parsed.code;
+    if (edited) {
+        // The follow-up shows the model the code that really ran.
+        runArguments =
+            QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("code"), verdict.code}})
+                                  .toJson(QJsonDocument::Compact));
+        QJsonObject updated = call;
+        updated.insert(kArguments, runArguments);
+        job->toolCalls[job->next] = updated;
+    }
+    const QString modelCode = parsed.code;
+    // Live output: announced with the code that really runs, then its chunks as printed.
     SandboxOutputSink onOutput;
     if (parsed.ok) {
-        emit codeRunStarted(litellmCallId, job->container.handle.id, callId, parsed.code);
+        emit codeRunStarted(litellmCallId, job->container.handle.id, callId, verdict.code);
         const QPointer<CodeInterpreterInterception> self(this);
         onOutput = [self, litellmCallId, callId](const QString &stream, const QString &text) {
             if (self)
@@ -648,12 +723,11 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
         };
     }
     whenFinished(
-        executeToolCall(job->container, arguments, onOutput), this,
-        [this, job, call, arguments, containerId, itemId, litellmCallId,
-         callId](const QFuture<Outcome<ToolCallRun>> &done) {
-            const Outcome<ToolCallRun> run = resultOr(
-                done,
-                Outcome<ToolCallRun>::failure(QStringLiteral("sandbox execution was cancelled")));
+        executeToolCall(job->container, runArguments, onOutput), this,
+        [this, job, runArguments, containerId, itemId, callId, litellmCallId, verdict, edited,
+         modelCode](const QFuture<Outcome<ToolCallRun>> &done) {
+            Outcome<ToolCallRun> run = resultOr(done, Outcome<ToolCallRun>::failure(QStringLiteral(
+                                                          "sandbox execution was cancelled")));
             if (!run.ok()) {
                 // Infrastructure failure: never leave the sandbox running.
                 const QString error = run.error;
@@ -661,7 +735,10 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
                              this, [job, error](const QFuture<void> &) { job->fail(error); });
                 return;
             }
-            const QString code = parseCodeArguments(arguments).code;
+            const QString code = parseCodeArguments(runArguments).code;
+            run.value.decision = verdict.decision;
+            if (edited)
+                run.value.editedFrom = modelCode;
             job->outputs.append(run.value.toModel); // the model's copy is capped
             // ...the client's code_interpreter_call logs carry the whole output.
             QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.fedBack);

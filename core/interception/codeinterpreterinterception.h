@@ -2,6 +2,7 @@
 
 #include "common/outcome.h"
 #include "interception/agenticloopplan.h"
+#include "interception/coderungate.h"
 #include "interception/interceptionsettings.h"
 #include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxregistry.h"
@@ -55,6 +56,10 @@ struct ToolCallRun {
     QString toModel;
     bool executed = false;
     ExecutionResult result;
+    // Set when a breakpoint decided (continued|edited|denied|aborted|timed_out); editedFrom is
+    // the model's code when other code ran.
+    QString decision;
+    QString editedFrom;
 };
 
 // The code interpreter interception (LiteLLM's CodeInterpreterInterceptionLogger): hooks an
@@ -131,11 +136,15 @@ public:
     // when absent, so the post/cleanup hooks can always delete it), runs every call in order,
     // and returns the follow-up patch with `code_interpreter_call` records. On an
     // infrastructure failure the sandbox is deleted and the failure returned.
-    QFuture<Outcome<AgenticLoopPlan>> buildAgenticLoopPlan(const QJsonObject &gatePayload,
-                                                           const QString &model,
-                                                           const QJsonValue &messages,
-                                                           const QJsonObject &optionalParams,
-                                                           const QJsonObject &kwargs);
+    // `gate` (breakpoints) is asked before each call's code runs; the sandbox stays pinned in
+    // the registry while it decides. Edited code runs instead and is what the record and the
+    // follow-up carry; a denied call is recorded "failed" with the message as its output; an
+    // abort ends the plan with kAbortedByUser (the loop's cleanup then runs as on any failure).
+    QFuture<Outcome<AgenticLoopPlan>>
+    buildAgenticLoopPlan(const QJsonObject &gatePayload, const QString &model,
+                         const QJsonValue &messages, const QJsonObject &optionalParams,
+                         const QJsonObject &kwargs, CodeRunGate gate = {});
+    static inline const QString kAbortedByUser = QStringLiteral("aborted by user");
 
     // --- post and cleanup hooks (§2.12, §2.13) ---
     // Deletes a non-session sandbox, then inserts the recorded calls before the first
@@ -213,6 +222,7 @@ private:
     struct PlanJob;
     SandboxFactory sandboxFactory();
     void runNextCall(const std::shared_ptr<PlanJob> &job);
+    void runGatedCall(const std::shared_ptr<PlanJob> &job, const CodeRunVerdict &verdict);
     void finishPlan(const std::shared_ptr<PlanJob> &job);
 
     InterceptionSettings m_settings;

@@ -82,6 +82,8 @@ AgenticLoop::~AgenticLoop() {
     disconnect(m_toolStartConnection);
     disconnect(m_codeRunStartConnection);
     disconnect(m_codeRunOutputConnection);
+    if (m_broker && m_pausesOpen > 0) // nobody is left to act on them
+        m_broker->abortFlow(m_request.requestId);
 }
 
 QString AgenticLoop::providerFor(const ProxyRequest &request) {
@@ -122,6 +124,7 @@ void AgenticLoop::start() {
     m_stream = keys::isTruthy(request.value(QStringLiteral("stream")));
 
     const QString sessionId = CodeInterpreterInterception::sessionIdOf(request).value_or(QString());
+    m_sessionId = sessionId;
     if (m_events) {
         m_events->publish(
             Kind::RequestStarted, m_request.requestId, -1,
@@ -200,6 +203,10 @@ void AgenticLoop::start() {
                              {QStringLiteral("truncated"),
                               run.result.stdoutTruncated || run.result.stderrTruncated},
                              {QStringLiteral("timedOut"), run.result.timedOut}};
+            if (!run.decision.isEmpty())
+                data.insert(QStringLiteral("decision"), run.decision);
+            if (!run.editedFrom.isEmpty())
+                data.insert(QStringLiteral("edited_from"), run.editedFrom);
             if (run.result.error) {
                 data.insert(
                     QStringLiteral("error"),
@@ -243,6 +250,21 @@ void AgenticLoop::start() {
                         m_sink->writeChunk(m_writer.codeCallStarted(item));
                 });
 
+    if (m_sink) {
+        // A client that hangs up while paused ends its pauses as aborted.
+        connect(m_sink, &ResponseSink::clientGone, this, [this] {
+            if (m_broker && m_pausesOpen > 0)
+                m_broker->abortFlow(m_request.requestId);
+        });
+    }
+    m_heartbeat.setInterval(m_broker ? m_broker->heartbeatIntervalMs()
+                                     : PauseBroker::kDefaultHeartbeatMs);
+    connect(&m_heartbeat, &QTimer::timeout, this, [this] {
+        // An SSE comment: SDKs skip it, proxies and clients see a live connection.
+        if (m_sink && !m_sink->isClientGone() && m_sink->isStarted() && !m_sink->isFinished())
+            m_sink->writeChunk(QByteArrayLiteral(": paused\n\n"));
+    });
+
     if (m_stream && m_sink) {
         m_sink->beginSse();
         if (!isChat()) {
@@ -265,6 +287,30 @@ void AgenticLoop::iterate(QJsonObject request, int depth) {
     if (m_sink)
         m_sink->setIterations(m_iterations);
     const QJsonObject body = upstreamBodyOf(request, m_request.route.upstreamModel);
+    if (m_broker) {
+        PauseContext context = pauseContext(PauseKind::UpstreamRequest);
+        context.body = body;
+        if (m_broker->wants(context)) {
+            whenFinished(awaitPause(context), this,
+                         [this, request, depth, body](const QFuture<PauseDecision> &decided) {
+                             const PauseDecision d = resultOr(decided, PauseDecision{});
+                             if (d.action == PauseDecision::Action::Abort || m_abortedByUser) {
+                                 failAborted();
+                                 return;
+                             }
+                             if (clientGone()) {
+                                 failClientGone();
+                                 return;
+                             }
+                             sendUpstream(request, depth, d.body.value_or(body));
+                         });
+            return;
+        }
+    }
+    sendUpstream(request, depth, body);
+}
+
+void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJsonObject &body) {
     whenFinished(
         m_upstream->postJson(m_request.route, upstreamPath(), body), this,
         [this, request, depth, body](const QFuture<UpstreamReply> &finished) {
@@ -319,9 +365,52 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
             QStringLiteral("upstream_error"), QStringLiteral("invalid_upstream_response"));
         return;
     }
-    const QJsonObject response = reply.json;
-    if (response.value(QStringLiteral("usage")).isObject())
-        m_usage = response.value(QStringLiteral("usage")).toObject();
+    if (reply.json.value(QStringLiteral("usage")).isObject())
+        m_usage = reply.json.value(QStringLiteral("usage")).toObject();
+    if (m_broker) {
+        PauseContext context = pauseContext(PauseKind::UpstreamResponse);
+        context.body = reply.json;
+        // The code the model wrote, for match.code_regex and for the person reading it.
+        const QJsonArray calls =
+            isChat() ? CodeInterpreterInterception::extractChatCodeExecutionToolCalls(reply.json)
+                     : CodeInterpreterInterception::extractCodeExecutionToolCalls(reply.json);
+        QStringList codes;
+        for (const QJsonValue &call : calls) {
+            const QJsonValue args = call.toObject().value(QStringLiteral("arguments"));
+            const ParsedCodeArguments parsed = CodeInterpreterInterception::parseCodeArguments(
+                args.isString()
+                    ? args.toString()
+                    : QString::fromUtf8(
+                          QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact)));
+            if (parsed.ok)
+                codes << parsed.code;
+        }
+        context.code = codes.join(u'\n');
+        if (!calls.isEmpty())
+            context.callId = calls.first().toObject().value(QStringLiteral("call_id")).toString();
+        if (m_broker->wants(context)) {
+            const QJsonObject original = reply.json;
+            whenFinished(awaitPause(context), this,
+                         [this, request, depth, original](const QFuture<PauseDecision> &decided) {
+                             const PauseDecision d = resultOr(decided, PauseDecision{});
+                             if (d.action == PauseDecision::Action::Abort || m_abortedByUser) {
+                                 failAborted();
+                                 return;
+                             }
+                             if (clientGone()) {
+                                 failClientGone();
+                                 return;
+                             }
+                             actOnResponse(request, depth, d.body.value_or(original));
+                         });
+            return;
+        }
+    }
+    actOnResponse(request, depth, reply.json);
+}
+
+void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
+                                const QJsonObject &response) {
 
     const QJsonObject kwargs = hookKwargs(request);
     const GateDecision gate = m_interception->shouldRunAgenticLoop(response, m_provider, kwargs);
@@ -348,14 +437,28 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
     auto clock = std::make_shared<QElapsedTimer>();
     clock->start();
     whenFinished(
-        m_interception->buildAgenticLoopPlan(gate.payload, agentic.model, agentic.messages,
-                                             agentic.optionalParams, kwargs),
+        m_interception->buildAgenticLoopPlan(
+            gate.payload, agentic.model, agentic.messages, agentic.optionalParams, kwargs,
+            m_broker ? CodeRunGate([self = QPointer<AgenticLoop>(this)](const CodeRunRequest &ask) {
+                if (!self) {
+                    CodeRunVerdict aborted;
+                    aborted.action = CodeRunVerdict::Action::Abort;
+                    aborted.decision = QStringLiteral("aborted");
+                    return QtFuture::makeReadyFuture(aborted);
+                }
+                return self->gateCodeRun(ask);
+            })
+                     : CodeRunGate()),
         this,
         [this, agentic, depth, fingerprint, clock](const QFuture<Outcome<AgenticLoopPlan>> &built) {
             const Outcome<AgenticLoopPlan> plan = resultOr(
                 built, Outcome<AgenticLoopPlan>::failure(QStringLiteral("the plan was cancelled")));
             if (m_sink)
                 m_sink->addExternalTime(clock->nsecsElapsed());
+            if (!plan.ok() && m_abortedByUser) {
+                failAborted();
+                return;
+            }
             if (!plan.ok() && SandboxRegistry::isCapReached(plan.error) && m_sink &&
                 !m_sink->isStarted() && !m_sink->isClientGone()) {
                 // The global sandbox cap: a retryable 429, not a broken sandbox (issue 18).
@@ -557,6 +660,72 @@ void AgenticLoop::runCleanup() {
     m_interception->agenticLoopCleanupHook(hookPlan(), m_initialKwargs);
 }
 
+PauseContext AgenticLoop::pauseContext(PauseKind kind) const {
+    PauseContext context;
+    context.kind = kind;
+    context.flowId = m_request.requestId;
+    context.iteration = m_iterations - 1;
+    context.model = m_request.body.value(QStringLiteral("model")).toString();
+    context.sessionId = m_sessionId;
+    return context;
+}
+
+QFuture<PauseDecision> AgenticLoop::awaitPause(const PauseContext &context) {
+    if (++m_pausesOpen == 1 && m_stream) {
+        m_heartbeat.setInterval(m_broker->heartbeatIntervalMs());
+        m_heartbeat.start();
+    }
+    // If this loop dies first, the promise goes with it and the waiter sees a cancellation.
+    auto promise = startedPromise<PauseDecision>();
+    whenFinished(m_broker->pause(context), this,
+                 [this, promise](const QFuture<PauseDecision> &decided) {
+                     if (--m_pausesOpen == 0)
+                         m_heartbeat.stop();
+                     PauseDecision aborted;
+                     aborted.action = PauseDecision::Action::Abort;
+                     aborted.decision = QStringLiteral("aborted");
+                     const PauseDecision d = resultOr(decided, aborted);
+                     if (d.action == PauseDecision::Action::Abort)
+                         m_abortedByUser = true;
+                     finishPromise(promise, d);
+                 });
+    return promise->future();
+}
+
+QFuture<CodeRunVerdict> AgenticLoop::gateCodeRun(const CodeRunRequest &ask) {
+    PauseContext context = pauseContext(PauseKind::Code);
+    context.callId = ask.callId;
+    context.code = ask.code;
+    if (!m_broker || !m_broker->wants(context)) {
+        CodeRunVerdict asIs;
+        asIs.code = ask.code;
+        return QtFuture::makeReadyFuture(asIs);
+    }
+    // A pure mapping, no context object: safe whatever thread finishes the pause.
+    return awaitPause(context).then([](const PauseDecision &d) {
+        CodeRunVerdict verdict;
+        verdict.code = d.code;
+        verdict.message = d.message;
+        verdict.decision = d.decision;
+        verdict.editedFrom = d.editedFrom;
+        verdict.action = d.action == PauseDecision::Action::Deny    ? CodeRunVerdict::Action::Deny
+                         : d.action == PauseDecision::Action::Abort ? CodeRunVerdict::Action::Abort
+                                                                    : CodeRunVerdict::Action::Run;
+        return verdict;
+    });
+}
+
+void AgenticLoop::failAborted() {
+    if (clientGone()) { // the hang-up resolved the pause: a plain client-gone failure
+        failClientGone();
+        return;
+    }
+    // The client gets 409; the flow records 499 (the user, not the client or the model, ended it).
+    m_flowStatus = 499;
+    failWithMessage(409, QStringLiteral("The request was aborted by the user at a breakpoint."),
+                    QStringLiteral("invalid_request_error"), QStringLiteral("aborted_by_user"));
+}
+
 void AgenticLoop::failClientGone() {
     runCleanup();
     complete(499, {}, QStringLiteral("client disconnected"));
@@ -566,6 +735,7 @@ void AgenticLoop::complete(int status, const QJsonObject &response, const QStrin
     if (m_finished)
         return;
     m_finished = true;
+    m_heartbeat.stop();
     disconnect(m_toolCallConnection);
     disconnect(m_toolStartConnection);
     disconnect(m_codeRunStartConnection);
@@ -585,6 +755,8 @@ void AgenticLoop::complete(int status, const QJsonObject &response, const QStrin
             m_events->publish(Kind::RequestFinished, m_request.requestId, -1, data);
         } else {
             data.insert(QStringLiteral("message"), failure);
+            if (m_flowStatus > 0)
+                data.insert(QStringLiteral("flowStatus"), m_flowStatus);
             m_events->publish(Kind::RequestFailed, m_request.requestId, -1, data);
         }
     }

@@ -1,6 +1,8 @@
 #pragma once
 
 #include "interception/agenticloopplan.h"
+#include "interception/coderungate.h"
+#include "loop/pausebroker.h"
 #include "loop/proxyrequest.h"
 #include "loop/responsesstreamwriter.h"
 
@@ -8,6 +10,7 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
+#include <QTimer>
 
 namespace loopscope {
 
@@ -44,6 +47,13 @@ struct UpstreamReply;
 // A failed upstream call ends the request with the upstream's status and an OpenAI-shaped body
 // (or an SSE error event when streaming); a sandbox failure with 502 and a readable message.
 //
+// Breakpoints (setPauseBroker): the loop awaits the broker before each upstream request
+// (`upstream_request`, edited body sent), after each upstream answer (`upstream_response`, the
+// edited body is what the loop acts on) and before each code run (`code`, through the plan's
+// CodeRunGate). While paused a streaming client gets ": paused" every heartbeat interval; when
+// it hangs up, its pauses end as aborted. An abort answers 409 `aborted_by_user` (the flow
+// records 499) and cleans up as any failure does.
+//
 // Deletes itself when done. Lives on the proxy thread.
 class AgenticLoop : public QObject {
     Q_OBJECT
@@ -52,6 +62,8 @@ public:
                 UpstreamClient *upstream, EventBus *events, QObject *parent = nullptr);
     ~AgenticLoop() override;
 
+    // Optional; set before start(). Without a broker nothing ever pauses.
+    void setPauseBroker(PauseBroker *broker) { m_broker = broker; }
     void start();
 
     // The provider slug the interception layer sees for a route ("openai", "azure").
@@ -64,7 +76,13 @@ signals:
 
 private:
     void iterate(QJsonObject request, int depth);
+    void sendUpstream(const QJsonObject &request, int depth, const QJsonObject &body);
     void onUpstreamReply(QJsonObject request, int depth, const UpstreamReply &reply);
+    void actOnResponse(const QJsonObject &request, int depth, const QJsonObject &response);
+    QFuture<PauseDecision> awaitPause(const PauseContext &context);
+    PauseContext pauseContext(PauseKind kind) const;
+    QFuture<CodeRunVerdict> gateCodeRun(const CodeRunRequest &ask);
+    void failAborted();
     void finishWith(QJsonObject response, const QString &incompleteReason = {});
     void deliver(const QJsonObject &response, const QString &incompleteReason);
     void failWith(int status, const QJsonObject &errorBody);
@@ -102,6 +120,12 @@ private:
     QMetaObject::Connection m_toolStartConnection;
     QMetaObject::Connection m_codeRunStartConnection;  // live code output (CodeRunStarted)
     QMetaObject::Connection m_codeRunOutputConnection; // and its chunks (CodeRunOutput)
+    QPointer<PauseBroker> m_broker;
+    QTimer m_heartbeat; // ": paused" to a streaming client while a pause is open
+    int m_pausesOpen = 0;
+    bool m_abortedByUser = false;
+    int m_flowStatus = 0; // what the flow records when it differs from the client's status
+    QString m_sessionId;
 };
 
 } // namespace loopscope

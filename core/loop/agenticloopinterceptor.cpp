@@ -5,6 +5,7 @@
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
 #include "loop/agenticloop.h"
+#include "loop/pausebroker.h"
 #include "upstream/upstreamclient.h"
 
 namespace loopscope {
@@ -28,6 +29,7 @@ bool AgenticLoopInterceptor::accepts(const ProxyRequest &request) const {
 void AgenticLoopInterceptor::handle(ProxyRequest request, ResponseSink *sink) {
     auto *loop =
         new AgenticLoop(std::move(request), sink, m_interception, m_upstream, m_events, this);
+    loop->setPauseBroker(m_broker);
     ++m_active;
     connect(loop, &AgenticLoop::done, this, [this] { --m_active; });
     loop->start();

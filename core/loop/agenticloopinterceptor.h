@@ -1,5 +1,6 @@
 #pragma once
 
+#include "loop/pausebroker.h"
 #include "loop/requestinterceptor.h"
 
 #include <QObject>
@@ -24,11 +25,15 @@ public:
     void handle(ProxyRequest request, ResponseSink *sink) override;
 
     int activeLoops() const { return m_active; }
+    // Breakpoints for every loop started from now on (none without a broker).
+    void setPauseBroker(PauseBroker *broker) { m_broker = broker; }
+    PauseBroker *pauseBroker() const { return m_broker; }
 
 private:
     QPointer<CodeInterpreterInterception> m_interception;
     QPointer<UpstreamClient> m_upstream;
     QPointer<EventBus> m_events;
+    QPointer<PauseBroker> m_broker;
     int m_active = 0;
 };
 

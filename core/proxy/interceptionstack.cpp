@@ -8,6 +8,7 @@
 #include "interception/yamldocument.h"
 #include "loop/agenticloopinterceptor.h"
 #include "loop/loopinspector.h"
+#include "loop/pausebroker.h"
 #include "proxy/containersapi.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
@@ -22,7 +23,8 @@ namespace loopscope {
 InterceptionStack::InterceptionStack(ProxyServer *server, EventBus *events, QObject *parent)
     : QObject(parent)
     , m_server(server)
-    , m_events(events) {
+    , m_events(events)
+    , m_broker(new PauseBroker(events, this)) {
     // One bus for the front's flow events and the loop's: the flow store folds both.
     if (server && events && !server->eventBus())
         server->setEventBus(events);
@@ -102,11 +104,13 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
     m_interception->setMaxOutputChars(config.maxOutputChars);
     m_interceptor =
         new AgenticLoopInterceptor(m_interception, m_server->upstream(), m_events, this);
+    m_interceptor->setPauseBroker(m_broker);
     m_server->addInterceptor(m_interceptor);
     m_containers = new ContainersApi(m_registry, this);
     m_server->setContainersApi(m_containers);
     m_control = new ControlApi(m_events, this);
     m_control->setRegistry(m_registry);
+    m_control->setPauseBroker(m_broker);
     m_control->setFlowStore(m_server->flowStore());
     m_server->setControlApi(m_control);
     if (m_events && !m_server->eventBus())

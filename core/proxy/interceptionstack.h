@@ -18,6 +18,7 @@ class ControlApi;
 class EventBus;
 class LocalPythonBackend;
 class LoopInspector;
+class PauseBroker;
 class ProxyConfig;
 class ProxyServer;
 class SandboxRegistry;
@@ -44,6 +45,8 @@ public:
     ControlApi *controlApi() const { return m_control; }
     CodeInterpreterInterception *interception() const { return m_interception; }
     LocalPythonBackend *localBackend() const { return m_local; }
+    // Breakpoints of every intercepted loop (exists from construction; off by default).
+    PauseBroker *pauseBroker() const { return m_broker; }
     // Health of the backend new sandboxes come from (for the status bar and /health).
     SandboxSelfTest sandboxSelfTest() const;
     QString sandboxBackendName() const;
@@ -70,6 +73,7 @@ private:
     ContainersApi *m_containers = nullptr;
     ControlApi *m_control = nullptr;
     LoopInspector *m_inspector = nullptr;
+    PauseBroker *m_broker = nullptr;
     QTimer m_sweep;
     QString m_defaultTool;
     QStringList m_warnings;

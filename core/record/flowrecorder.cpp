@@ -389,15 +389,29 @@ void FlowRecorder::record(const InspectorEvent &event) {
             flow->iterations =
                 qMax(flow->iterations, d.value(QStringLiteral("iterations")).toInt());
         break;
+    case Kind::Paused: // the summary shows "paused" while any pause of the flow is open
+        ++flow->openPauses;
+        flow->state = QStringLiteral("paused");
+        updated = true;
+        break;
+    case Kind::Resumed:
+        flow->openPauses = qMax(0, flow->openPauses - 1);
+        if (flow->openPauses == 0 && flow->state == QLatin1String("paused"))
+            flow->state = QStringLiteral("running");
+        updated = true;
+        break;
     case Kind::RequestFailed:
         flow->loopDone = true;
+        if (const int s = d.value(QStringLiteral("flowStatus")).toInt(); s > 0)
+            flow->status = flow->flowStatus = s;
         if (const QString m = d.value(QStringLiteral("message")).toString();
             !m.isEmpty() && flow->incompleteReason.isNull())
             flow->incompleteReason = m;
         break;
     case Kind::ExchangeFinished:
         flow->exchangeDone = true;
-        flow->status = d.value(QStringLiteral("status")).toInt(flow->status);
+        flow->status = flow->flowStatus > 0 ? flow->flowStatus
+                                            : d.value(QStringLiteral("status")).toInt(flow->status);
         flow->durationMs = d.value(QStringLiteral("durationMs")).toDouble();
         flow->ttfbMs = d.value(QStringLiteral("ttfbMs")).toDouble();
         flow->overheadMs = d.value(QStringLiteral("overheadMs")).toDouble();

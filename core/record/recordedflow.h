@@ -56,6 +56,8 @@ struct RecordedFlow {
     QJsonObject finalResponse; // the model's final answer (JSON or rebuilt from SSE)
     bool exchangeDone = false;
     bool loopDone = false;
+    int openPauses = 0; // breakpoints holding the flow (state "paused")
+    int flowStatus = 0; // the loop's own status when it differs from the client's (abort: 499)
 
     void addUsage(const QJsonObject &usage);
     QJsonObject usageJson() const;

@@ -61,6 +61,7 @@ struct SandboxRegistry::Private {
     QHash<QString, SandboxEntry> entries;
     // Container ids of every sandbox handed out (cached or not) until its delete finishes.
     QSet<QString> live;
+    QHash<QString, int> pins;          // breakpoints holding a sandbox (never expired/evicted)
     QHash<QString, quint64> accessSeq; // LRU tie-break when clocks report equal times
     quint64 nextAccessSeq = 0;
     QHash<quint64, Inflight> inflight;
@@ -210,6 +211,8 @@ void SandboxRegistry::enforceCap(const QString &identity) {
             if (it->identity != identity)
                 continue;
             ++count;
+            if (d->pins.contains(it.key()))
+                continue;
             const quint64 seq = d->accessSeq.value(it.key());
             if (oldestKey.isEmpty() || it->lastAccessedMs < oldestMs ||
                 (it->lastAccessedMs == oldestMs && seq < oldestSeq)) {
@@ -218,7 +221,7 @@ void SandboxRegistry::enforceCap(const QString &identity) {
                 oldestSeq = seq;
             }
         }
-        if (count < kSessionCapPerIdentity)
+        if (count < kSessionCapPerIdentity || oldestKey.isEmpty())
             return;
         remove(oldestKey, SandboxRemovalReason::Evicted);
     }
@@ -295,7 +298,7 @@ QFuture<void> SandboxRegistry::pruneExpired() {
     const qint64 current = now();
     QStringList expired;
     for (auto it = d->entries.cbegin(); it != d->entries.cend(); ++it) {
-        if (current - it->lastAccessedMs > kIdleTtlMs)
+        if (current - it->lastAccessedMs > kIdleTtlMs && !d->pins.contains(it.key()))
             expired.append(it.key());
     }
     QList<QFuture<void>> deletions;
@@ -350,6 +353,28 @@ int SandboxRegistry::liveCount() const {
 
 int SandboxRegistry::size() const {
     return int(d->entries.size());
+}
+
+void SandboxRegistry::pin(const QString &key) {
+    if (!key.isEmpty())
+        ++d->pins[key];
+}
+
+void SandboxRegistry::unpin(const QString &key) {
+    auto it = d->pins.find(key);
+    if (it == d->pins.end())
+        return;
+    if (--it.value() > 0)
+        return;
+    d->pins.erase(it);
+    if (auto entry = d->entries.find(key); entry != d->entries.end()) {
+        entry->lastAccessedMs = now();
+        d->touch(key);
+    }
+}
+
+bool SandboxRegistry::isPinned(const QString &key) const {
+    return d->pins.contains(key);
 }
 
 void SandboxRegistry::setLastAccessed(const QString &key, qint64 ms) {

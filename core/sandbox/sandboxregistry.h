@@ -99,6 +99,11 @@ public:
     std::optional<SandboxEntry> entryByContainerId(const QString &containerId) const;
     QList<SandboxEntry> entries() const;
     int size() const;
+    // A pinned sandbox (a breakpoint holds its flow) is never expired or evicted; pins nest.
+    // Unpinning the last pin refreshes its last access, so the idle TTL starts again.
+    void pin(const QString &key);
+    void unpin(const QString &key);
+    bool isPinned(const QString &key) const;
     // Test seam mirroring LiteLLM tests that age cache entries by hand.
     void setLastAccessed(const QString &key, qint64 ms);
 

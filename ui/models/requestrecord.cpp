@@ -126,7 +126,14 @@ bool RequestRecord::apply(const InspectorEvent &event) {
         incompleteReason = d.value(QLatin1String("incompleteReason")).toString();
         break;
     }
+    case Kind::Paused:
+        ++openPauses;
+        break;
+    case Kind::Resumed:
+        openPauses = std::max(0, openPauses - 1);
+        break;
     case Kind::RequestFailed:
+        openPauses = 0;
         state = RequestState::Failed;
         httpStatus = d.value(QLatin1String("status")).toInt();
         failureMessage = d.value(QLatin1String("message")).toString();
@@ -171,7 +178,7 @@ void RequestRecord::dropPayloads() {
 QString RequestRecord::statusText() const {
     switch (state) {
     case RequestState::Running:
-        return QStringLiteral("running");
+        return openPauses > 0 ? QStringLiteral("paused") : QStringLiteral("running");
     case RequestState::Completed:
         if (!incompleteReason.isEmpty())
             return QString::number(httpStatus) + QStringLiteral(" incomplete");

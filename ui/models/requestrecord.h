@@ -72,6 +72,7 @@ struct RequestRecord {
     QJsonObject clientRequest;
 
     RequestState state = RequestState::Running;
+    int openPauses = 0; // breakpoints holding it: the row reads "paused"
     int httpStatus = 0;
     qint64 durationMs = -1; // -1 while running
     int iterations = 0;

@@ -10,6 +10,7 @@
 #include "widgets/connectsdkdialog.h"
 #include "widgets/injectedpanel.h"
 #include "widgets/looppanel.h"
+#include "widgets/pausedbanner.h"
 #include "widgets/proxycontrol.h"
 #include "widgets/rawpanel.h"
 #include "widgets/requestspanel.h"
@@ -27,6 +28,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -113,6 +115,29 @@ void MainWindow::createPanels() {
     resizeDocks({requests, loop}, {440, 280}, Qt::Vertical);
     resizeDocks({code, sandboxes}, {420, 300}, Qt::Vertical);
 
+    // Breakpoints: a paused flow takes the top of the window until it is resolved.
+    m_pausedBanner = new PausedBanner(this);
+    m_pausedDock = new QDockWidget(tr("Paused"), this);
+    m_pausedDock->setObjectName(QStringLiteral("paused"));
+    m_pausedDock->setFeatures(QDockWidget::NoDockWidgetFeatures);
+    m_pausedDock->setWidget(m_pausedBanner);
+    addDockWidget(Qt::TopDockWidgetArea, m_pausedDock);
+    m_pausedDock->hide();
+    connect(m_pausedBanner, &PausedBanner::pendingChanged, this, [this](int count) {
+        m_pausedDock->setVisible(count > 0);
+        if (count > 0)
+            m_pausedBanner->editor()->setFocus();
+    });
+    connect(m_pausedBanner, &PausedBanner::resolveRequested, this,
+            [this](const QString &id, const QJsonObject &decision) {
+                if (m_proxy)
+                    m_proxy->resolvePause(id, decision);
+            });
+    connect(m_pausedBanner, &PausedBanner::autoApproveRequested, this, [this](const QString &key) {
+        if (m_proxy)
+            m_proxy->autoApprovePauses(key);
+    });
+
     connect(m_requestsPanel, &RequestsPanel::currentRequestChanged, this, &MainWindow::showRequest);
     connect(m_requestsPanel, &RequestsPanel::clearRequested, this, &MainWindow::clearRequests);
     connect(m_loopPanel, &LoopPanel::codeRunSelected, m_codePanel, &CodePanel::showRun);
@@ -164,6 +189,16 @@ void MainWindow::createActions() {
     m_settingsAction->setShortcut(QKeySequence::Preferences);
     connect(m_settingsAction, &QAction::triggered, this, &MainWindow::showSettings);
 
+    m_pauseBeforeCode =
+        new QAction(s->standardIcon(QStyle::SP_MediaPause), tr("Pause before code runs"), this);
+    m_pauseBeforeCode->setCheckable(true);
+    m_pauseBeforeCode->setToolTip(tr("Stop every intercepted loop before the model's code runs: "
+                                     "read it, edit it, run, deny or abort"));
+    connect(m_pauseBeforeCode, &QAction::toggled, this, [this](bool on) {
+        if (m_proxy)
+            m_proxy->setPauseBeforeCode(on);
+    });
+
     auto *quit = new QAction(tr("Quit"), this);
     quit->setShortcut(QKeySequence::Quit);
     connect(quit, &QAction::triggered, this, &QWidget::close);
@@ -178,6 +213,8 @@ void MainWindow::createActions() {
     proxy->addAction(m_startStop);
     proxy->addAction(m_copyUrl);
     proxy->addAction(m_connect);
+    proxy->addSeparator();
+    proxy->addAction(m_pauseBeforeCode);
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     edit->addAction(m_find);
     edit->addAction(m_clear);
@@ -200,6 +237,8 @@ void MainWindow::createActions() {
     bar->addAction(m_startStop);
     bar->addAction(m_copyUrl);
     bar->addAction(m_connect);
+    bar->addSeparator();
+    bar->addAction(m_pauseBeforeCode);
     bar->addSeparator();
     bar->addAction(m_clear);
     bar->addAction(m_settingsAction);
@@ -237,6 +276,17 @@ void MainWindow::applyBatch(const QList<InspectorEvent> &events) {
             if (level == QLatin1String("warning") || level == QLatin1String("error"))
                 statusBar()->showMessage(e.data.value(QLatin1String("message")).toString(), 10000);
         }
+        if (e.kind == InspectorEvent::Kind::Paused) {
+            m_pausedBanner->onPaused(e.data);
+            if (!m_pausedScreenshotPath.isEmpty()) {
+                const QString path = std::exchange(m_pausedScreenshotPath, {});
+                QTimer::singleShot(1000, this, [this, path] {
+                    QCoreApplication::exit(saveScreenshot(path) ? 0 : 2);
+                });
+            }
+        }
+        if (e.kind == InspectorEvent::Kind::Resumed)
+            m_pausedBanner->onResumed(e.data.value(QLatin1String("id")).toString());
         if (e.kind == InspectorEvent::Kind::SandboxDeleteFailed)
             statusBar()->showMessage(tr("Deleting sandbox %1 failed: %2")
                                          .arg(e.data.value(QLatin1String("containerId")).toString(),
@@ -396,6 +446,10 @@ bool MainWindow::saveScreenshot(const QString &path) {
 }
 
 void MainWindow::setUpScreenshotFromEnvironment() {
+    // LOOPSCOPE_SCREENSHOT_PAUSED=<png>: pause before code runs, grab the first paused flow.
+    m_pausedScreenshotPath = qEnvironmentVariable("LOOPSCOPE_SCREENSHOT_PAUSED");
+    if (!m_pausedScreenshotPath.isEmpty())
+        QTimer::singleShot(0, this, [this] { m_pauseBeforeCode->setChecked(true); });
     m_screenshotPath = qEnvironmentVariable("LOOPSCOPE_SCREENSHOT");
     if (m_screenshotPath.isEmpty())
         return;

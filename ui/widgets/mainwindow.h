@@ -17,6 +17,7 @@ class EventBatcher;
 class EventBus;
 class InjectedPanel;
 class LoopPanel;
+class PausedBanner;
 class ProxyControl;
 class RawPanel;
 class RequestsModel;
@@ -55,6 +56,8 @@ public:
     QAction *findAction() const { return m_find; }
     QAction *deleteSandboxAction() const { return m_deleteSandbox; }
     QAction *settingsAction() const { return m_settingsAction; }
+    QAction *pauseBeforeCodeAction() const { return m_pauseBeforeCode; }
+    PausedBanner *pausedBanner() const { return m_pausedBanner; }
 
     QLabel *listenLabel() const { return m_listenLabel; }
     QLabel *upstreamLabel() const { return m_upstreamLabel; }
@@ -117,6 +120,9 @@ private:
     QAction *m_find = nullptr;
     QAction *m_deleteSandbox = nullptr;
     QAction *m_settingsAction = nullptr;
+    QAction *m_pauseBeforeCode = nullptr;
+    PausedBanner *m_pausedBanner = nullptr;
+    QDockWidget *m_pausedDock = nullptr;
 
     QLabel *m_listenLabel = nullptr;
     QLabel *m_upstreamLabel = nullptr;
@@ -128,6 +134,7 @@ private:
     // LOOPSCOPE_SCREENSHOT=<png> [LOOPSCOPE_SCREENSHOT_AFTER=<n finished requests>]: grab the
     // window once n requests finished, then quit (scripts/screenshot).
     QString m_screenshotPath;
+    QString m_pausedScreenshotPath;
     int m_screenshotAfter = 0;
 };
 

@@ -15,4 +15,10 @@ QUrl ProxyControl::baseUrl() const {
 
 void ProxyControl::applySettings(const AppSettings &) {}
 
+void ProxyControl::setPauseBeforeCode(bool) {}
+
+void ProxyControl::resolvePause(const QString &, const QJsonObject &) {}
+
+void ProxyControl::autoApprovePauses(const QString &) {}
+
 } // namespace loopscope

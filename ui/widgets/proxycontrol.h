@@ -2,6 +2,7 @@
 
 #include "models/appsettings.h"
 
+#include <QJsonObject>
 #include <QObject>
 #include <QStringList>
 #include <QUrl>
@@ -39,6 +40,13 @@ public slots:
     virtual void stop() = 0;
     // Settings saved in the dialog; the proxy applies what it can (restart on port change).
     virtual void applySettings(const loopscope::AppSettings &settings);
+    // Breakpoints (issue 12), forwarded to the proxy's PauseBroker; no-ops without a proxy.
+    // The toolbar's "Pause before code runs" (the `code` breakpoint, other settings kept).
+    virtual void setPauseBeforeCode(bool on);
+    // `decision` as POST /loopscope/v1/paused/{id} takes it.
+    virtual void resolvePause(const QString &pauseId, const QJsonObject &decision);
+    // "Auto-approve this session": later code pauses of it are skipped.
+    virtual void autoApprovePauses(const QString &sessionOrFlowId);
 
 signals:
     void stateChanged();
