@@ -33,8 +33,12 @@ QByteArray reasonPhrase(int status) {
         return QByteArrayLiteral("Method Not Allowed");
     case 408:
         return QByteArrayLiteral("Request Timeout");
+    case 409:
+        return QByteArrayLiteral("Conflict");
     case 413:
         return QByteArrayLiteral("Payload Too Large");
+    case 415:
+        return QByteArrayLiteral("Unsupported Media Type");
     case 422:
         return QByteArrayLiteral("Unprocessable Entity");
     case 429:
@@ -93,10 +97,12 @@ void ResponseSink::writeHead(int status, const HttpHeaders &headers, qint64 cont
     head += "HTTP/1." + QByteArray::number(m_httpMinor >= 1 ? 1 : 0) + ' ' +
             QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
     for (const auto &h : headers) {
-        if (isFramingHeader(h.first))
+        if (isFramingHeader(h.first) || h.first.toLower().startsWith("access-control-"))
             continue;
         head += h.first + ": " + h.second + "\r\n";
     }
+    for (const auto &h : std::as_const(m_accessHeaders))
+        head += h.first + ": " + h.second + "\r\n";
     head += "x-loopscope-overhead-ms: " + QByteArray::number(overheadMs(), 'f', 3) + "\r\n";
     if (stream) {
         if (m_httpMinor >= 1) {

@@ -72,6 +72,10 @@ public:
     qint64 elapsedNanoseconds() const { return m_received.nsecsElapsed(); }
     double overheadMs() const;
 
+    // Headers the access policy adds to every response (CORS, Vary). Access-Control-* headers a
+    // handler passes (e.g. relayed from an upstream) are dropped, so the policy's answer wins.
+    void setAccessHeaders(const HttpHeaders &headers) { m_accessHeaders = headers; }
+
     // Shown in the per-request log line; handlers fill what they know.
     void setLogModel(const QString &model) { m_logModel = model; }
     QString logModel() const { return m_logModel; }
@@ -113,6 +117,7 @@ private:
     bool m_clientGone = false;
     int m_status = 0;
     qint64 m_bytesSent = 0;
+    HttpHeaders m_accessHeaders;
     QString m_logModel;
     QString m_requestId;
     int m_iterations = 0;

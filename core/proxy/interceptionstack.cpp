@@ -1,6 +1,7 @@
 #include "proxy/interceptionstack.h"
 
 #include "common/futurechain.h"
+#include "control/controlapi.h"
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionsettings.h"
@@ -94,6 +95,12 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
     m_server->addInterceptor(m_interceptor);
     m_containers = new ContainersApi(m_registry, this);
     m_server->setContainersApi(m_containers);
+    m_control = new ControlApi(m_events, this);
+    m_control->setRegistry(m_registry);
+    m_control->setFlowStore(m_server->flowStore());
+    m_server->setControlApi(m_control);
+    if (m_events && !m_server->eventBus())
+        m_server->setEventBus(m_events); // every exchange becomes a flow
     if (m_events)
         m_inspector = new LoopInspector(m_registry, m_events, this);
 

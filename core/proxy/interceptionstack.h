@@ -14,6 +14,7 @@ namespace loopscope {
 class AgenticLoopInterceptor;
 class CodeInterpreterInterception;
 class ContainersApi;
+class ControlApi;
 class EventBus;
 class LocalPythonBackend;
 class LoopInspector;
@@ -23,8 +24,8 @@ class SandboxRegistry;
 
 // Everything the code interpreter interception adds around a ProxyServer: the sandbox backends
 // (local by default; e2b and Jupyter when sandbox_tools name them), the SandboxRegistry, the
-// interception hooks, the agentic-loop interceptor, /v1/containers, sandbox lifecycle events
-// and the idle-TTL sweep. Create it in the proxy thread, right after the server.
+// interception hooks, the agentic-loop interceptor, /v1/containers, the control API, sandbox
+// lifecycle events and the idle-TTL sweep. Create it in the proxy thread, right after the server.
 class InterceptionStack : public QObject {
     Q_OBJECT
 public:
@@ -39,6 +40,8 @@ public:
     QFuture<void> shutdown();
 
     SandboxRegistry *registry() const { return m_registry; }
+    // The control API (/loopscope/v1); its flow store is set by whoever owns the store.
+    ControlApi *controlApi() const { return m_control; }
     CodeInterpreterInterception *interception() const { return m_interception; }
     LocalPythonBackend *localBackend() const { return m_local; }
     // Health of the backend new sandboxes come from (for the status bar and /health).
@@ -65,6 +68,7 @@ private:
     CodeInterpreterInterception *m_interception = nullptr;
     AgenticLoopInterceptor *m_interceptor = nullptr;
     ContainersApi *m_containers = nullptr;
+    ControlApi *m_control = nullptr;
     LoopInspector *m_inspector = nullptr;
     QTimer m_sweep;
     QString m_defaultTool;

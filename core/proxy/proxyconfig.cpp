@@ -1,5 +1,6 @@
 #include "proxy/proxyconfig.h"
 
+#include "http/accesspolicy.h"
 #include "interception/interceptionsettings.h"
 
 #include <QRegularExpression>
@@ -161,6 +162,35 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                   QStringLiteral("general_settings.master_key"), &key))
         return finish(false, v.error);
     masterKey = key;
+    QString controlKey;
+    if (!v.secret(general.toObject(), QStringLiteral("control_token"),
+                  QStringLiteral("general_settings.control_token"), &controlKey))
+        return finish(false, v.error);
+    controlToken = controlKey;
+    const QJsonValue origins = general.toObject().value(QStringLiteral("allow_origins"));
+    allowOrigins.clear();
+    if (origins.isString()) {
+        allowOrigins << origins.toString();
+    } else if (origins.isArray()) {
+        for (const QJsonValue &origin : origins.toArray()) {
+            if (!origin.isString())
+                return finish(v.fail(QStringLiteral("general_settings.allow_origins"),
+                                     QStringLiteral("must be a list of origins "
+                                                    "(\"https://host:port\")")),
+                              v.error);
+            allowOrigins << origin.toString();
+        }
+    } else if (!origins.isUndefined() && !origins.isNull()) {
+        return finish(v.fail(QStringLiteral("general_settings.allow_origins"),
+                             QStringLiteral("must be a list of origins")),
+                      v.error);
+    }
+    for (const QString &origin : std::as_const(allowOrigins))
+        if (AccessPolicy::normalizeOrigin(origin.toUtf8()).isEmpty())
+            return finish(v.fail(QStringLiteral("general_settings.allow_origins"),
+                                 QStringLiteral("'%1' is not an origin (scheme://host[:port])")
+                                     .arg(origin.left(100))),
+                          v.error);
 
     // history (issue 11)
     const QJsonValue history = root.value(QStringLiteral("history"));

@@ -31,6 +31,12 @@ public:
     QList<UpstreamRoute> modelRoutes;
     std::optional<UpstreamRoute> defaultRoute;
     QString masterKey; // general_settings.master_key: clients must present it when set
+    // Access (control-api.md "Access"): the control API's bearer token (--control-token, env
+    // LOOPSCOPE_CONTROL_TOKEN, general_settings.control_token; else minted at start by the app)
+    // and the non-loopback browser origins allowed (--allow-origin,
+    // general_settings.allow_origins).
+    QString controlToken;
+    QStringList allowOrigins;
 
     // Loop and sandbox settings handed to the interception layer (issue 5).
     int maxLoopsOverride = 0;      // --max-loops (0 = not given)

@@ -1,5 +1,6 @@
 #include "proxy/proxyserver.h"
 
+#include "control/controlapi.h"
 #include "http/httpserver.h"
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
@@ -54,6 +55,8 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     , m_upstream(new UpstreamClient(this)) {
     qRegisterMetaType<loopscope::RequestLogEntry>();
     m_http->setMaxBodyBytes(m_config.maxBodyBytes);
+    m_access.setAllowedOrigins(m_config.allowOrigins);
+    m_access.setControlToken(m_config.controlToken.toUtf8());
     if (!m_config.masterKey.isEmpty())
         m_secrets << m_config.masterKey;
     for (const UpstreamRoute &route : std::as_const(m_config.modelRoutes))
@@ -62,8 +65,10 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     if (m_config.defaultRoute && !m_config.defaultRoute->apiKey.isEmpty())
         m_secrets << m_config.defaultRoute->apiKey;
     // Early rejections (bad Host, oversized body, malformed HTTP) are flows too.
-    m_http->setRejectionObserver(
-        [this](const HttpRequest &request, ResponseSink *sink) { beginFlow(request, sink); });
+    m_http->setRejectionObserver([this](const HttpRequest &request, ResponseSink *sink) {
+        if (!AccessPolicy::isControlPath(request.path)) // control traffic is not a flow
+            beginFlow(request, sink);
+    });
     m_http->setHandler(
         [this](const HttpRequest &request, ResponseSink *sink) { handle(request, sink); });
 }
@@ -104,6 +109,16 @@ void ProxyServer::setContainersApi(ContainersApi *api) {
     m_containers = api;
 }
 
+void ProxyServer::setControlApi(ControlApi *api) {
+    m_control = api;
+    if (!api)
+        return;
+    api->setBaseUrl(listenUrl());
+    api->setReplayer([this](HttpRequest request, const QString &replayOf) {
+        return replay(std::move(request), replayOf);
+    });
+}
+
 void ProxyServer::addInterceptor(RequestInterceptor *interceptor) {
     if (interceptor && !m_interceptors.contains(interceptor))
         m_interceptors.append(interceptor);
@@ -122,6 +137,8 @@ void ProxyServer::shutdown() {
         m_http->abortAll();
         finish();
     });
+    if (m_control)
+        m_control->shutdown(); // event streams never end by themselves
     m_http->shutdown();
 }
 
@@ -182,6 +199,8 @@ QString ProxyServer::beginFlow(const HttpRequest &request, ResponseSink *sink) {
              {QStringLiteral("headers"), SecretMasker::maskHeaders(request.headers, m_secrets)},
              {QStringLiteral("identity"),
               token.isEmpty() ? QString() : SecretMasker::mask(callerIdentity(token))}});
+        if (!request.replayOf.isEmpty())
+            event.data.insert(QStringLiteral("replayOf"), request.replayOf);
         event.raw = request.body;
         m_events->publish(std::move(event));
         sink->setEventBus(m_events, m_secrets);
@@ -190,10 +209,20 @@ QString ProxyServer::beginFlow(const HttpRequest &request, ResponseSink *sink) {
 }
 
 void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
-    const QString requestId = beginFlow(request, sink);
+    // The control API's own traffic is not a flow of the agent being debugged, and its token
+    // must never reach the store.
+    const bool control = AccessPolicy::isControlPath(request.path);
+    QString requestId;
+    if (control) {
+        requestId = newRequestId();
+        sink->setRequestId(requestId);
+    } else {
+        requestId = beginFlow(request, sink);
+    }
     const QByteArray token = bearerToken(request);
+    // The control token is never logged, not even its last characters.
     const QString keyHint =
-        token.isEmpty() ? QString() : SecretMasker::mask(QString::fromUtf8(token));
+        token.isEmpty() || control ? QString() : SecretMasker::mask(QString::fromUtf8(token));
     connect(sink, &ResponseSink::finished, this,
             [this, sink, requestId, keyHint, method = request.method, path = request.path] {
                 RequestLogEntry entry;
@@ -208,6 +237,16 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
                 entry.keyHint = keyHint;
                 emit requestLogged(entry);
             });
+
+    // Origin rule, preflight and 415 before anything is parsed or run.
+    if (m_access.admit(request, sink) == AccessPolicy::Verdict::Answered)
+        return;
+    if (control) {
+        handleControl(request, sink);
+        return;
+    }
+    if (m_control)
+        m_control->rememberCredentials(requestId, request);
 
     QString path = request.path;
     if (path == QLatin1String("/v1"))
@@ -236,6 +275,35 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
         m_containers->handle(request, callerIdentity(token), sink);
     else
         handleOther(request, path, sink);
+}
+
+void ProxyServer::handleControl(const HttpRequest &request, ResponseSink *sink) {
+    if (!m_access.controlTokenMatches(request)) {
+        AccessPolicy::refuseControl(sink);
+        return;
+    }
+    if (!m_control) {
+        sink->sendError(503, QStringLiteral("The control API is not available in this process"),
+                        QStringLiteral("server_error"));
+        return;
+    }
+    if (!ControlApi::matches(request.path)) {
+        sink->sendError(404, QStringLiteral("Unknown control route %1").arg(request.path.left(80)),
+                        invalidRequest(), QStringLiteral("unknown_url"));
+        return;
+    }
+    m_control->setBaseUrl(listenUrl());
+    m_control->handle(request, sink);
+}
+
+QString ProxyServer::replay(HttpRequest request, const QString &replayOf) {
+    request.received.start();
+    request.replayOf = replayOf;
+    // No client socket: writes go nowhere, the flow is recorded like any other.
+    auto *sink = new ResponseSink(nullptr, request, false, this);
+    connect(sink, &ResponseSink::finished, sink, &QObject::deleteLater);
+    handle(request, sink);
+    return sink->requestId();
 }
 
 void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request,

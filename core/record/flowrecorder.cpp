@@ -175,6 +175,8 @@ void FlowRecorder::record(const InspectorEvent &event) {
         const QString query = d.value(QStringLiteral("query")).toString();
         if (!query.isEmpty())
             hop.insert(QStringLiteral("query"), query);
+        if (d.value(QStringLiteral("replayOf")).isString()) // a control-API replay
+            f.extra.insert(QStringLiteral("replay_of"), d.value(QStringLiteral("replayOf")));
         f.hops.push_back(hop);
         assignRun(f);
         flow = &f;
