@@ -80,7 +80,9 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     };
     const QStringList etcFiles{QStringLiteral("/etc/alternatives"),
                                QStringLiteral("/etc/ld.so.cache"), QStringLiteral("/etc/localtime"),
-                               QStringLiteral("/etc/fonts")};
+                               QStringLiteral("/etc/fonts"),
+                               // Debian's matplotlib refuses to import without its rc file.
+                               QStringLiteral("/etc/matplotlibrc")};
     for (const QString &path : etcFiles)
         args << QStringLiteral("--ro-bind-try") << path << path;
     args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
@@ -95,13 +97,15 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
          << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
     args << QStringLiteral("--size") << QString::number(options.workDirBytes)
          << QStringLiteral("--tmpfs") << sandboxWorkDir();
-    // bwrap's root is a writable, unbounded tmpfs: seal it so only /sandbox and /tmp take writes.
+    // bwrap's root is a writable, unbounded tmpfs: seal it so only /mnt/data and /tmp take writes.
     args << QStringLiteral("--remount-ro") << QStringLiteral("/");
     args << QStringLiteral("--chdir") << sandboxWorkDir();
     if (seccompFd >= 0)
         args << QStringLiteral("--seccomp") << QString::number(seccompFd);
     args << QStringLiteral("--clearenv");
-    for (const QString &entry : sandboxEnvironment(sandboxWorkDir(), QStringLiteral("/tmp"))) {
+    // HOME in /tmp: dotfiles that tools write must not turn up as container files in /mnt/data.
+    for (const QString &entry :
+         sandboxEnvironment(QStringLiteral("/tmp"), QStringLiteral("/tmp"))) {
         const qsizetype eq = entry.indexOf(QLatin1Char('='));
         args << QStringLiteral("--setenv") << entry.left(eq) << entry.mid(eq + 1);
     }

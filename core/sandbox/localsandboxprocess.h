@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 
 class QProcess;
 class QTemporaryDir;
@@ -57,6 +58,17 @@ public:
     // error when kill() ends the run.
     QFuture<Outcome<ExecutionResult>> execute(const QString &code, int timeoutMs);
 
+    // A file operation on /mnt/data (the driver's "fs" op: list / read / write / delete). Frames
+    // are answered in order, so it may be sent while a run is in flight: the driver serves it
+    // after that run. Finishes with the driver's reply header and data (a read's bytes), or an
+    // error when the driver refuses or the interpreter goes away.
+    struct FileReply {
+        QJsonObject header;
+        QByteArray data;
+    };
+    QFuture<Outcome<FileReply>> fileRequest(const QJsonObject &request,
+                                            const QByteArray &payload = {});
+
     // Kills the whole tree; exited() follows once it is reaped. Idempotent.
     void kill();
 
@@ -72,6 +84,8 @@ private:
     void onFailedToStart();
     void handleFrame(const QByteArray &payload);
     void finishRun(const QJsonObject &header);
+    void finishFileRequest(const QJsonObject &header, const QByteArray &data);
+    static qsizetype expectedRawFrames(const QJsonObject &header);
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
     void killTree(KillReason reason);
     void markExited(const QString &reason, bool notify = true);
@@ -98,6 +112,9 @@ private:
     QList<QByteArray> m_pendingStreams;
     std::optional<ExecutionResult> m_partial; // output so far of a run about to time out
     qint64 m_runId = 0;
+    // File requests in flight, oldest first (the driver answers them in order).
+    QList<std::pair<qint64, std::shared_ptr<QPromise<Outcome<FileReply>>>>> m_fileRequests;
+    qint64 m_fileRequestId = 0;
     int m_runTimeoutMs = 0;
     QElapsedTimer m_runClock;
     QTimer m_runTimer;

@@ -476,7 +476,7 @@ void TestLocalPythonBackend::canaryEnvironmentVariableIsAbsent() {
 
 void TestLocalPythonBackend::scratchSpaceIsSizeCapped_data() {
     QTest::addColumn<QString>("path");
-    QTest::newRow("work dir") << QStringLiteral("/sandbox/big.bin");
+    QTest::newRow("work dir") << QStringLiteral("/mnt/data/big.bin");
     QTest::newRow("tmp") << QStringLiteral("/tmp/big.bin");
     QTest::newRow("shared memory") << QStringLiteral("/dev/shm/big.bin");
 }
