@@ -13,6 +13,8 @@ namespace loopscope {
 
 class AgenticLoopInterceptor;
 class CodeInterpreterInterception;
+class ContainerFileImporter;
+class ContainerFileStore;
 class ContainersApi;
 class EventBus;
 class LocalPythonBackend;
@@ -40,6 +42,8 @@ public:
 
     SandboxRegistry *registry() const { return m_registry; }
     CodeInterpreterInterception *interception() const { return m_interception; }
+    // Ids and sources of container files (/mnt/data); the window lists them from here.
+    ContainerFileStore *fileStore() const { return m_files; }
     LocalPythonBackend *localBackend() const { return m_local; }
     // Health of the backend new sandboxes come from (for the status bar and /health).
     SandboxSelfTest sandboxSelfTest() const;
@@ -65,6 +69,8 @@ private:
     CodeInterpreterInterception *m_interception = nullptr;
     AgenticLoopInterceptor *m_interceptor = nullptr;
     ContainersApi *m_containers = nullptr;
+    ContainerFileStore *m_files = nullptr;
+    ContainerFileImporter *m_importer = nullptr;
     LoopInspector *m_inspector = nullptr;
     QTimer m_sweep;
     QString m_defaultTool;
