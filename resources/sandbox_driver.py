@@ -581,8 +581,16 @@ class _Files:
             return {}, data
         if action == "write":
             os.makedirs(os.path.dirname(local), exist_ok=True)
-            with open(local, "wb") as f:
-                f.write(payload)
+            try:
+                with open(local, "wb") as f:
+                    f.write(payload)
+            except BaseException:
+                # A full /mnt/data must not keep half a file.
+                try:
+                    os.remove(local)
+                except OSError:
+                    pass
+                raise
             info = os.stat(local)
             return {"files": [{"path": message.get("path"), "bytes": info.st_size,
                                "mtime_ms": int(info.st_mtime * 1000)}]}, data
