@@ -1,11 +1,9 @@
 #include "interception/agenticfollowup.h"
 
-#include "common/futurechain.h"
 #include "interception/codeexecutiontool.h"
 #include "interception/interceptionkeys.h"
 
 #include <QJsonDocument>
-#include <QPointer>
 
 #include <cmath>
 
@@ -161,61 +159,6 @@ Outcome<QJsonObject> AgenticFollowUp::buildFollowUpRequest(const AgenticLoopPlan
     followUp.insert(QLatin1String("model"), model.isEmpty() ? request.model : model);
     followUp.insert(messagesKey, *patch.messages);
     return Outcome<QJsonObject>::success(followUp);
-}
-
-QFuture<Outcome<QJsonObject>> AgenticFollowUp::execute(const AgenticLoopPlan &plan,
-                                                       const FollowUpContext &context,
-                                                       const UpstreamCaller &caller,
-                                                       AgenticLoopHooks *hooks, QObject *owner) {
-    using Result = Outcome<QJsonObject>;
-    if (!owner)
-        return QtFuture::makeReadyFuture(
-            Result::failure(QStringLiteral("agentic follow-up has no owner object")));
-    auto promise = startedPromise<Result>();
-    const QFuture<Result> result = promise->future();
-
-    const Result built = buildFollowUpRequest(plan, context);
-    // Hook kwargs: the follow-up's litellm-level keys (or the request's when nothing was built).
-    const QJsonObject hookKwargs =
-        built.ok() ? AgenticRequest::fromFlat(built.value, context.request.surface).hookKwargs()
-                   : context.request.hookKwargs();
-
-    // Every path ends here: the cleanup hook runs exactly once, then the outcome is delivered.
-    const auto finish = [promise, plan, hookKwargs, hooks, owner](const Result &outcome) {
-        if (!hooks) {
-            finishPromise(promise, outcome);
-            return;
-        }
-        whenFinished(
-            hooks->agenticLoopCleanupHook(plan, hookKwargs), owner,
-            [promise, outcome](const QFuture<void> &) { finishPromise(promise, outcome); });
-    };
-
-    if (!built.ok()) {
-        finish(built);
-        return result;
-    }
-    if (!caller) {
-        finish(Result::failure(QStringLiteral("agentic follow-up has no upstream caller")));
-        return result;
-    }
-    whenFinished(
-        caller(built.value), owner,
-        [finish, plan, hookKwargs, hooks, owner](const QFuture<Result> &answered) {
-            const Result response =
-                resultOr(answered, Result::failure(QStringLiteral("follow-up call was cancelled")));
-            if (!response.ok() || !hooks) {
-                finish(response);
-                return;
-            }
-            whenFinished(hooks->postAgenticLoopResponseHook(response.value, plan, hookKwargs),
-                         owner, [finish, response](const QFuture<QJsonObject> &posted) {
-                             // A post hook never fails; if it was cancelled keep the
-                             // follow-up's own response.
-                             finish(Result::success(resultOr(posted, response.value)));
-                         });
-        });
-    return result;
 }
 
 } // namespace loopscope

@@ -1,17 +1,13 @@
 #pragma once
 
 #include "common/outcome.h"
-#include "interception/agenticloophooks.h"
 #include "interception/agenticloopplan.h"
 #include "interception/agenticrequest.h"
 
-#include <QFuture>
 #include <QJsonObject>
-#include <QObject>
 #include <QString>
 #include <QStringList>
 
-#include <functional>
 #include <optional>
 
 namespace loopscope {
@@ -25,25 +21,17 @@ struct FollowUpContext {
     QString fingerprint;      // of this round's gate payload
 };
 
-// The I/O-free follow-up step of the agentic loop (spec §3.5–3.8), shared by the Responses and
-// Chat Completions surfaces. The driver (core/proxy) owns the loop:
+// The I/O-free follow-up steps of the agentic loop (spec §3.5–3.8), shared by the Responses and
+// Chat Completions surfaces. The driver is loop/AgenticLoop (the only one):
 //
 //   1. pre-call hook on the flat request (CodeInterpreterInterception::preCallDeploymentHook)
 //   2. upstream call with keys::providerRequestBody(request)
-//   3. gate (shouldRunAgenticLoop); if false → done
-//   4. safetyRailError(fingerprint(payload), ...) → error: per LiteLLM this aborts this level
-//   5. buildAgenticLoopPlan(...) → plan (a failure means: keep the response, log the error)
-//   6. AgenticFollowUp::execute(plan, context, caller, hooks, owner) → the final response; the
-//      caller re-enters step 1 with the flat follow-up request (depth+1).
-//
-// execute() builds the follow-up (buildFollowUpRequest), calls `caller`, runs the post hook on
-// success, and ALWAYS runs the cleanup hook exactly once before finishing, passing a failure
-// of the follow-up (or of the plan) through unchanged.
+//   3. gate (shouldRunAgenticLoop); if false → post hook, cleanup hook, answer
+//   4. safetyRailError(fingerprint(payload), ...) → the ceiling: post hook, cleanup hook, answer
+//   5. buildAgenticLoopPlan(...) → plan (a failure ends the request; cleanup hook)
+//   6. buildFollowUpRequest(plan, context) → the flat follow-up; back to step 1 at depth+1.
 class AgenticFollowUp {
 public:
-    using UpstreamCaller =
-        std::function<QFuture<Outcome<QJsonObject>>(const QJsonObject &followUpRequest)>;
-
     // Sorted-keys compact JSON of the gate payload.
     static QString fingerprint(const QJsonObject &gatePayload);
     // "Agentic loop detected repeated tool-call fingerprint; aborting rerun" when
@@ -70,14 +58,6 @@ public:
     // loop keys are mirrored into litellm_metadata as LiteLLM's chat driver does.
     static Outcome<QJsonObject> buildFollowUpRequest(const AgenticLoopPlan &plan,
                                                      const FollowUpContext &context);
-
-    // Builds, calls, post-hooks and (always, exactly once) cleans up. `owner` is the QObject
-    // whose thread runs the continuations; if it dies first the returned future is cancelled.
-    // `hooks` may be null (no post/cleanup).
-    static QFuture<Outcome<QJsonObject>> execute(const AgenticLoopPlan &plan,
-                                                 const FollowUpContext &context,
-                                                 const UpstreamCaller &caller,
-                                                 AgenticLoopHooks *hooks, QObject *owner);
 };
 
 } // namespace loopscope

@@ -535,10 +535,6 @@ SandboxFactory CodeInterpreterInterception::sandboxFactory() {
     };
 }
 
-QFuture<Outcome<SandboxEntry>> CodeInterpreterInterception::createContainer() {
-    return getOrCreateContainer(QString());
-}
-
 QFuture<Outcome<SandboxEntry>> CodeInterpreterInterception::getOrCreateContainer(
     const QString &cacheKey, const std::optional<QString> &identity, const QString &sessionId) {
     if (!m_registry)
@@ -614,24 +610,6 @@ CodeInterpreterInterception::executeToolCall(const SandboxEntry &container,
                 });
         });
     return result;
-}
-
-QFuture<Outcome<QString>> CodeInterpreterInterception::runToolCall(const SandboxEntry &container,
-                                                                   const QString &arguments) {
-    return executeToolCall(container, arguments).then([](const Outcome<ToolCallRun> &run) {
-        return run.ok() ? Outcome<QString>::success(run.value.fedBack)
-                        : Outcome<QString>::failure(run.error);
-    });
-}
-
-QFuture<void> CodeInterpreterInterception::deleteContainer(const SandboxEntry &container) {
-    // LiteLLM: no injected sandbox and no captured params → nothing it could delete with.
-    if (!m_registry || (!m_injectedBackend && !container.params))
-        return QtFuture::makeReadyFuture();
-    SandboxEntry target = container;
-    if (!target.backend)
-        target.backend = m_injectedBackend;
-    return m_registry->deleteSandbox(target, SandboxRemovalReason::Deleted);
 }
 
 QFuture<void> CodeInterpreterInterception::deleteContainerForKey(const QString &key,

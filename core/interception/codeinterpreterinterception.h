@@ -1,7 +1,6 @@
 #pragma once
 
 #include "common/outcome.h"
-#include "interception/agenticloophooks.h"
 #include "interception/agenticloopplan.h"
 #include "interception/interceptionsettings.h"
 #include "sandbox/containerfilestore.h"
@@ -69,7 +68,7 @@ struct ToolCallRun {
 // Lives on the proxy thread. Anything touching a sandbox returns QFuture<Outcome<T>> (or a
 // future that never fails) whose continuations run on this object's thread; everything else
 // is synchronous.
-class CodeInterpreterInterception : public QObject, public AgenticLoopHooks {
+class CodeInterpreterInterception : public QObject {
     Q_OBJECT
 public:
     using BackendsByProvider = QHash<QString, QPointer<SandboxBackend>>;
@@ -146,17 +145,14 @@ public:
     // "message" output item (Responses; a response without an "output" list is unchanged).
     QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
                                                      const AgenticLoopPlan &plan,
-                                                     const QJsonObject &kwargs) override;
+                                                     const QJsonObject &kwargs);
     // Deletes a non-session sandbox; a no-op when the post hook already did.
-    QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &plan,
-                                         const QJsonObject &kwargs) override;
+    QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &plan, const QJsonObject &kwargs);
     // The injection step of the post hook on its own (pure).
     static QJsonObject injectCodeInterpreterCalls(const QJsonObject &response,
                                                   const QJsonValue &calls);
 
     // --- sandbox building blocks (LiteLLM's underscore helpers, §2.9–2.10) ---
-    // A new, uncached sandbox: from the injected backend, else from the resolved sandbox tool.
-    QFuture<Outcome<SandboxEntry>> createContainer();
     // The cached sandbox for `cacheKey` (TTL refreshed) or a new one; `identity` set for
     // session-scoped keys (per-identity LRU cap). An empty key creates an uncached sandbox.
     QFuture<Outcome<SandboxEntry>> getOrCreateContainer(const QString &cacheKey,
@@ -164,15 +160,11 @@ public:
                                                         const QString &sessionId = {});
     // Runs code with the sandbox's captured params (never re-resolving the tool registry).
     QFuture<Outcome<ExecutionResult>> runCode(const SandboxEntry &container, const QString &code);
-    // One tool call: the string fed back to the model (stdout, "[execution error] <message>"
-    // or "[invalid tool arguments: could not parse code]"); a failure only for infrastructure
-    // errors, which abort the plan.
-    QFuture<Outcome<QString>> runToolCall(const SandboxEntry &container, const QString &arguments);
-    // The same with the execution details.
+    // One tool call: what is fed back to the model (stdout, "[execution error] <message>" or
+    // "[invalid tool arguments: could not parse code]") with the execution details; a failure
+    // only for infrastructure errors, which abort the plan.
     QFuture<Outcome<ToolCallRun>> executeToolCall(const SandboxEntry &container,
                                                   const QString &arguments);
-    // Deletes a sandbox (cached or not); errors are reported, never propagated.
-    QFuture<void> deleteContainer(const SandboxEntry &container);
     // Pops and deletes the cached sandbox for `key`; missing key → no-op (idempotent).
     QFuture<void>
     deleteContainerForKey(const QString &key,

@@ -47,6 +47,17 @@ QJsonObject upstreamBodyOf(const QJsonObject &request, const QString &upstreamMo
     return body;
 }
 
+// Upstream code_interpreter_call items are dropped: the client sees only the calls that ran
+// here (the post hook puts them in).
+QJsonObject withoutCodeInterpreterCalls(QJsonObject response) {
+    QJsonArray output;
+    for (const QJsonValue &item : response.value(kOutput).toArray())
+        if (item.toObject().value(kType).toString() != QLatin1String("code_interpreter_call"))
+            output.append(item);
+    response.insert(kOutput, output);
+    return response;
+}
+
 bool isInternalCall(const QJsonObject &item) {
     return item.value(kType).toString() == QLatin1String("function_call") &&
            item.value(QStringLiteral("name")).toString() == keys::kCodeExecutionToolName;
@@ -214,9 +225,8 @@ void AgenticLoop::start() {
 }
 
 void AgenticLoop::iterate(QJsonObject request, int depth) {
-    if (clientGone()) {
-        runCleanup(); // an earlier round may have created the sandbox
-        complete(499, {}, QStringLiteral("client disconnected"));
+    if (clientGone()) { // an earlier round may have created the sandbox
+        failClientGone();
         return;
     }
     ++m_iterations;
@@ -251,8 +261,7 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
     if (m_sink)
         m_sink->addExternalTime(qint64(reply.latencyMs * 1e6));
     if (clientGone()) {
-        runCleanup();
-        complete(499, {}, QStringLiteral("client disconnected"));
+        failClientGone();
         return;
     }
     if (!reply.ok()) {
@@ -327,8 +336,7 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
                     m_sink->writeChunk(m_writer.codeCallFinished(call.toObject()));
             }
             if (clientGone()) {
-                runCleanup();
-                complete(499, {}, QStringLiteral("client disconnected"));
+                failClientGone();
                 return;
             }
             FollowUpContext context;
@@ -383,17 +391,6 @@ QJsonObject AgenticLoop::withoutInternalCalls(QJsonObject response, bool chat) {
     return response;
 }
 
-QJsonObject AgenticLoop::withCodeInterpreterCalls(QJsonObject response, const QJsonArray &calls) {
-    QJsonArray output;
-    for (const QJsonValue &item : response.value(kOutput).toArray())
-        if (item.toObject().value(kType).toString() != QLatin1String("code_interpreter_call"))
-            output.append(item);
-    response.insert(kOutput, output);
-    if (calls.isEmpty())
-        return response;
-    return CodeInterpreterInterception::injectCodeInterpreterCalls(response, calls);
-}
-
 void AgenticLoop::finishWith(QJsonObject response, const QString &incompleteReason) {
     if (!incompleteReason.isEmpty())
         response = withoutInternalCalls(response, isChat());
@@ -410,7 +407,7 @@ void AgenticLoop::finishWith(QJsonObject response, const QString &incompleteReas
                             QJsonObject{{QStringLiteral("reason"), incompleteReason}});
         }
     } else {
-        response = withCodeInterpreterCalls(response, m_codeCalls);
+        response = withoutCodeInterpreterCalls(response);
         // The client declared the hosted tool: echo what it sent, never the internal function.
         if (m_request.body.contains(QStringLiteral("tools")))
             response.insert(QStringLiteral("tools"), m_request.body.value(QStringLiteral("tools")));
@@ -423,20 +420,40 @@ void AgenticLoop::finishWith(QJsonObject response, const QString &incompleteReas
                             QJsonObject{{QStringLiteral("reason"), incompleteReason}});
         }
     }
+    if (!m_interception) { // shutting down: nothing left to delete or inject
+        deliver(response, incompleteReason);
+        return;
+    }
+    // LiteLLM's post hook: deletes a non-session sandbox, then puts the code_interpreter_call
+    // items before the first message (Responses). Sandbox time, not Loopscope's overhead.
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    whenFinished(m_interception->postAgenticLoopResponseHook(response, hookPlan(), m_initialKwargs),
+                 this,
+                 [this, response, incompleteReason, clock](const QFuture<QJsonObject> &posted) {
+                     if (m_sink)
+                         m_sink->addExternalTime(clock->nsecsElapsed());
+                     deliver(resultOr(posted, response), incompleteReason);
+                 });
+}
+
+void AgenticLoop::deliver(const QJsonObject &response, const QString &incompleteReason) {
+    if (clientGone()) { // left while the post hook deleted the sandbox
+        failClientGone();
+        return;
+    }
     if (m_events && !m_codeCalls.isEmpty() && !isChat())
         m_events->publish(Kind::OutputsInjected, m_request.requestId, -1,
                           {{QStringLiteral("items"), m_codeCalls}});
     runCleanup();
-    if (m_sink && !m_sink->isClientGone()) {
-        if (!m_stream) {
-            m_sink->sendJson(200, response);
-        } else if (isChat()) {
-            m_sink->writeChunk(ChatStreamWriter::replay(response, m_streamOptions));
-            m_sink->endStream();
-        } else {
-            m_sink->writeChunk(m_writer.finish(response));
-            m_sink->endStream();
-        }
+    if (!m_stream) {
+        m_sink->sendJson(200, response);
+    } else if (isChat()) {
+        m_sink->writeChunk(ChatStreamWriter::replay(response, m_streamOptions));
+        m_sink->endStream();
+    } else {
+        m_sink->writeChunk(m_writer.finish(response));
+        m_sink->endStream();
     }
     complete(200, response, incompleteReason);
 }
@@ -470,15 +487,33 @@ void AgenticLoop::failWith(int status, const QJsonObject &errorBody) {
     complete(status, {}, message.isEmpty() ? QStringLiteral("request failed") : message);
 }
 
+AgenticLoopPlan AgenticLoop::hookPlan() const {
+    // The last round's plan carries the sandbox key and session flag; a request that never ran
+    // code gets the same metadata from its pre-call hook. Calls: every round's, in order.
+    AgenticLoopPlan plan = m_lastPlan.value_or(AgenticLoopPlan{});
+    if (!m_lastPlan) {
+        plan.metadata =
+            QJsonObject{{QStringLiteral("tool_type"), QStringLiteral("code_interpreter")},
+                        {QStringLiteral("sandbox_key"), m_sandboxKey},
+                        {QStringLiteral("is_session_scoped"), m_sessionScoped}};
+    }
+    plan.metadata.insert(QStringLiteral("code_interpreter_calls"), m_codeCalls);
+    return plan;
+}
+
 void AgenticLoop::runCleanup() {
-    // Idempotent: a session sandbox stays; an ephemeral one is deleted exactly once (the
-    // registry pops the key first). A failed plan has deleted its sandbox already.
-    if (!m_interception || m_sandboxKey.isEmpty() || m_sessionScoped)
+    // Exactly once per request that got a sandbox key. The hook keeps a session sandbox and
+    // deletes an ephemeral one; after the post hook (or a failed plan) that is a no-op, because
+    // the registry pops the key before it deletes.
+    if (m_cleanedUp || !m_interception || m_sandboxKey.isEmpty())
         return;
-    if (m_lastPlan)
-        m_interception->agenticLoopCleanupHook(*m_lastPlan, m_initialKwargs);
-    else
-        m_interception->deleteContainerForKey(m_sandboxKey, SandboxRemovalReason::Completed);
+    m_cleanedUp = true;
+    m_interception->agenticLoopCleanupHook(hookPlan(), m_initialKwargs);
+}
+
+void AgenticLoop::failClientGone() {
+    runCleanup();
+    complete(499, {}, QStringLiteral("client disconnected"));
 }
 
 void AgenticLoop::complete(int status, const QJsonObject &response, const QString &failure) {

@@ -19,8 +19,18 @@ struct UpstreamReply;
 
 // Drives one client request that declared the hosted code_interpreter tool through its
 // iterations: pre-call hook → upstream call (always non-streaming, plain OpenAI body) → gate →
-// safety rails → plan (code runs in the sandbox) → follow-up → … → final response with the
-// code_interpreter_call items in chronological order → cleanup (always, exactly once).
+// safety rails → plan (code runs in the sandbox) → follow-up → … → post hook on the final
+// response → cleanup hook. This is LiteLLM's recursive driver unrolled into a loop, and every
+// step is the CodeInterpreterInterception / AgenticFollowUp function the conformance suite
+// tests (tests/conformance/README.md maps each case to it):
+//   preCallDeploymentHook, shouldRunAgenticLoop, AgenticFollowUp::safetyRailError,
+//   buildAgenticLoopPlan, AgenticFollowUp::buildFollowUpRequest,
+//   postAgenticLoopResponseHook (every answer with a 2xx status, the ceiling included),
+//   agenticLoopCleanupHook (exactly once per request that got a sandbox key: success, failure,
+//   client hang-up and ceiling alike).
+// The hooks see one plan for the whole request (hookPlan()): its code_interpreter_calls are all
+// rounds' calls in the order the code ran, so the post hook injects them once, chronologically
+// (LiteLLM's nested post hooks would put the latest round first).
 //
 // Streaming clients get OpenAI's SSE shapes: on /v1/responses `response.created` at once and
 // each code_interpreter_call live (in_progress and its code before it runs, completed after); on
@@ -48,8 +58,6 @@ public:
     static QString providerFor(const ProxyRequest &request);
     // Removes every litellm_code_execution call from a final response (for the ceiling case).
     static QJsonObject withoutInternalCalls(QJsonObject response, bool chat);
-    // Puts the collected code_interpreter_call items, in order, before the first message.
-    static QJsonObject withCodeInterpreterCalls(QJsonObject response, const QJsonArray &calls);
 
 signals:
     void done();
@@ -58,10 +66,13 @@ private:
     void iterate(QJsonObject request, int depth);
     void onUpstreamReply(QJsonObject request, int depth, const UpstreamReply &reply);
     void finishWith(QJsonObject response, const QString &incompleteReason = {});
+    void deliver(const QJsonObject &response, const QString &incompleteReason);
     void failWith(int status, const QJsonObject &errorBody);
     void failWithMessage(int status, const QString &message, const QString &type,
                          const QString &code);
     void runCleanup();
+    void failClientGone();
+    AgenticLoopPlan hookPlan() const;
     void complete(int status, const QJsonObject &response, const QString &failure);
     bool isChat() const { return m_request.surface == ApiSurface::ChatCompletions; }
     bool clientGone() const;
@@ -86,6 +97,7 @@ private:
     QJsonObject m_usage;
     int m_iterations = 0;
     bool m_finished = false;
+    bool m_cleanedUp = false;
     QMetaObject::Connection m_toolCallConnection;
     QMetaObject::Connection m_toolStartConnection;
 };

@@ -213,10 +213,10 @@ private slots:
         QCOMPARE(e2b.createCalls.first().params.apiKey, QStringLiteral("sk-x"));
 
         tools.clear();
-        const Outcome<QString> stdoutText = awaitFuture(
-            interception.runToolCall(container.value, QStringLiteral("{\"code\":\"print(1)\"}")));
-        QVERIFY2(stdoutText.ok(), qPrintable(stdoutText.error));
-        QCOMPARE(stdoutText.value, QStringLiteral("ok"));
+        const Outcome<ToolCallRun> ran = awaitFuture(interception.executeToolCall(
+            container.value, QStringLiteral("{\"code\":\"print(1)\"}")));
+        QVERIFY2(ran.ok(), qPrintable(ran.error));
+        QCOMPARE(ran.value.fedBack, QStringLiteral("ok"));
         QCOMPARE(e2b.runCalls.first().params.provider, QStringLiteral("e2b"));
         awaitFuture(registry.removeAll());
     }
@@ -227,25 +227,28 @@ private slots:
         h.sandbox.stdoutText.clear();
         h.sandbox.executionError =
             ExecutionError{QStringLiteral("ValueError"), QStringLiteral("boom"), {}};
-        const Outcome<SandboxEntry> container = awaitFuture(h.interception.createContainer());
+        const Outcome<SandboxEntry> container =
+            awaitFuture(h.interception.getOrCreateContainer(QStringLiteral("k1")));
         QVERIFY(container.ok());
-        const Outcome<QString> out = awaitFuture(h.interception.runToolCall(
+        const Outcome<ToolCallRun> out = awaitFuture(h.interception.executeToolCall(
             container.value, QStringLiteral("{\"code\":\"raise ValueError(1)\"}")));
         QVERIFY2(out.ok(), qPrintable(out.error));
-        QCOMPARE(out.value, QStringLiteral("[execution error] boom"));
-        awaitFuture(h.interception.deleteContainer(container.value));
+        QCOMPARE(out.value.fedBack, QStringLiteral("[execution error] boom"));
+        QVERIFY(out.value.executed);
     }
 
     void test_run_tool_call_reports_unparseable_arguments() {
         Harness h;
-        const Outcome<SandboxEntry> container = awaitFuture(h.interception.createContainer());
+        const Outcome<SandboxEntry> container =
+            awaitFuture(h.interception.getOrCreateContainer(QStringLiteral("k1")));
         QVERIFY(container.ok());
-        const Outcome<QString> out =
-            awaitFuture(h.interception.runToolCall(container.value, QStringLiteral("not-json")));
+        const Outcome<ToolCallRun> out = awaitFuture(
+            h.interception.executeToolCall(container.value, QStringLiteral("not-json")));
         QVERIFY(out.ok());
-        QCOMPARE(out.value, QStringLiteral("[invalid tool arguments: could not parse code]"));
+        QCOMPARE(out.value.fedBack,
+                 QStringLiteral("[invalid tool arguments: could not parse code]"));
+        QVERIFY(!out.value.executed);
         QCOMPARE(h.sandbox.runCount(), 0); // nothing ran
-        awaitFuture(h.interception.deleteContainer(container.value));
     }
 
     void test_create_container_without_sandbox_raises() {
@@ -255,7 +258,8 @@ private slots:
         InterceptionSettings settings;
         settings.sandboxToolName = QStringLiteral("missing");
         CodeInterpreterInterception interception(settings, &registry, &tools, {});
-        const Outcome<SandboxEntry> created = awaitFuture(interception.createContainer());
+        const Outcome<SandboxEntry> created =
+            awaitFuture(interception.getOrCreateContainer(QStringLiteral("k1")));
         QVERIFY(!created.ok());
         QVERIFY(created.error.contains(QLatin1String("no sandbox available")));
         QCOMPARE(registry.size(), 0);
@@ -281,10 +285,10 @@ private slots:
         h.sandbox.failRemove = true;
         h.sandbox.removeError = QStringLiteral("e2b unreachable");
         QSignalSpy failed(&h.registry, &SandboxRegistry::sandboxRemoveFailed);
-        const Outcome<SandboxEntry> container = awaitFuture(h.interception.createContainer());
-        QVERIFY(container.ok());
-        const QFuture<void> deletion = h.interception.deleteContainer(container.value);
+        QVERIFY(awaitFuture(h.interception.getOrCreateContainer(QStringLiteral("k1"))).ok());
+        const QFuture<void> deletion = h.interception.deleteContainerForKey(QStringLiteral("k1"));
         QVERIFY(waitForFuture(deletion));
+        QVERIFY(!h.registry.contains(QStringLiteral("k1")));
         QVERIFY(!deletion.isCanceled());
         QCOMPARE(h.sandbox.removeCount(), 1);
         QCOMPARE(failed.count(), 1);

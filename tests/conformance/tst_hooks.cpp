@@ -1,35 +1,13 @@
-// Conformance: post hook, cleanup hook, and the follow-up executor's failure contract.
+// Conformance: post hook, cleanup hook, and a follow-up that fails in the production driver.
 
 #include "conformancefixture.h"
-#include "interception/agenticfollowup.h"
+#include "loop/loopdriver.h"
+#include "loop/loopfixtures.h"
 
 #include <QTest>
 
 using namespace loopscope;
 using namespace loopscope::conformance;
-
-namespace {
-
-// The reference's CleanupCallback: records cleanup calls, passes responses through.
-class RecordingHooks : public AgenticLoopHooks {
-public:
-    QList<AgenticLoopPlan> cleanupCalls;
-    int postCalls = 0;
-
-    QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
-                                                     const AgenticLoopPlan &,
-                                                     const QJsonObject &) override {
-        ++postCalls;
-        return QtFuture::makeReadyFuture(response);
-    }
-    QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &plan,
-                                         const QJsonObject &) override {
-        cleanupCalls.append(plan);
-        return QtFuture::makeReadyFuture();
-    }
-};
-
-} // namespace
 
 class TestHooks : public QObject {
     Q_OBJECT
@@ -109,39 +87,32 @@ private slots:
     }
 
     void test_responses_plan_cleans_up_sandbox_when_followup_raises() {
-        // LiteLLM patches litellm.aresponses to raise inside its Responses executor; our seam
-        // is AgenticFollowUp::execute with an upstream caller that fails. The failure reaches
-        // the caller unchanged and cleanup runs exactly once with the plan.
-        AgenticLoopPlan plan;
-        plan.runAgenticLoop = true;
-        AgenticLoopRequestPatch patch;
-        patch.model = QStringLiteral("gpt-5");
-        patch.messages = userX();
-        plan.requestPatch = patch;
-        plan.metadata = J(R"j({"sandbox_key":"sbxkey1"})j");
-
-        FollowUpContext context;
-        context.request.surface = str(keys::kResponsesSurface);
-        context.request.model = QStringLiteral("gpt-5");
-        context.depth = 0;
-        context.maxLoops = 3;
-        context.fingerprint = QStringLiteral("fp");
-
-        int upstreamCalls = 0;
-        const AgenticFollowUp::UpstreamCaller boom = [&upstreamCalls](const QJsonObject &) {
-            ++upstreamCalls;
-            return QtFuture::makeReadyFuture(
-                Outcome<QJsonObject>::failure(QStringLiteral("upstream blew up")));
-        };
-        RecordingHooks hooks;
-        QObject owner;
-        const Outcome<QJsonObject> result =
-            awaitFuture(AgenticFollowUp::execute(plan, context, boom, &hooks, &owner));
-        QVERIFY(!result.ok());
-        QVERIFY(result.error.contains(QLatin1String("upstream blew up")));
-        QCOMPARE(upstreamCalls, 1);
-        QCOMPARE(hooks.cleanupCalls, QList<AgenticLoopPlan>{plan});
-        QCOMPARE(hooks.postCalls, 0);
+        // LiteLLM patches litellm.aresponses to raise inside its Responses executor. Here the
+        // production driver (AgenticLoop behind the proxy's interceptor) runs the plan and its
+        // follow-up call fails upstream: the failure reaches the caller unchanged, no post hook
+        // answer is made, and the cleanup hook deletes the plan's sandbox exactly once.
+        using loopscope::test::ScriptedUpstream;
+        Harness h;
+        loopscope::test::LoopDriver loop(&h.interception);
+        loop.upstream.enqueue(ScriptedUpstream::Response::json(
+            loopfixtures::responsesFunctionCall(QStringLiteral("print(40 + 2)"))));
+        loop.upstream.enqueue(ScriptedUpstream::Response::json(
+            500, QByteArray(R"({"error":{"message":"upstream blew up","type":"server_error"}})")));
+        const auto reply = loop.post(
+            "/v1/responses",
+            J(R"j({"model":"gpt-5","input":"x","tools":[{"type":"code_interpreter"}]})j"));
+        QCOMPARE(reply.status, 500);
+        QVERIFY(reply.json()
+                    .value(QStringLiteral("error"))
+                    .toObject()
+                    .value(QStringLiteral("message"))
+                    .toString()
+                    .contains(QLatin1String("upstream blew up")));
+        QVERIFY(loop.idle());
+        QCOMPARE(loop.upstream.requestCount(), 2); // the first call and the failed follow-up
+        QCOMPARE(h.sandbox.runCount(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(h.sandbox.removeCount(), 1, 20000);
+        QCOMPARE(h.registry.size(), 0);
     }
 };
 

@@ -3,6 +3,7 @@
 
 #include "conformancefixture.h"
 #include "interception/codeexecutiontool.h"
+#include "interception/yamldocument.h"
 
 #include <QTest>
 
@@ -250,13 +251,22 @@ private slots:
     }
 
     void test_initialize_from_proxy_config_prefers_litellm_settings() {
-        const InterceptionSettings settings = InterceptionSettings::initializeFromProxyConfig(
-            J(R"j({"code_interpreter_interception_params":{"enabled_providers":["openai"],
-                                                          "sandbox_tool_name":"e2b_default"}})j"),
-            J(R"j({"code_interpreter_interception":{"sandbox_tool_name":"from-callback-settings"}})j"));
-        QCOMPARE(settings.enabledProviders,
+        // The proxy reads its config file through fromYaml, which applies LiteLLM's
+        // initialize_from_proxy_config preference: litellm_settings wins over callback_settings.
+        const LoadedInterceptionConfig loaded = InterceptionSettings::fromYaml(
+            YamlDocument::fromText("litellm_settings:\n"
+                                   "  code_interpreter_interception_params:\n"
+                                   "    enabled_providers: [openai]\n"
+                                   "    sandbox_tool_name: e2b_default\n"
+                                   "callback_settings:\n"
+                                   "  code_interpreter_interception:\n"
+                                   "    sandbox_tool_name: from-callback-settings\n"));
+        QVERIFY2(loaded.ok(), qPrintable(loaded.errors.join(u'\n')));
+        QCOMPARE(loaded.settings.enabledProviders,
                  std::optional<QStringList>(QStringList{QStringLiteral("openai")}));
-        QCOMPARE(settings.sandboxToolName, QStringLiteral("e2b_default"));
+        QCOMPARE(loaded.settings.sandboxToolName, QStringLiteral("e2b_default"));
+        QCOMPARE(loaded.settingsPath,
+                 QStringLiteral("litellm_settings.code_interpreter_interception_params"));
     }
 };
 

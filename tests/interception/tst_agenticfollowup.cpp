@@ -1,19 +1,13 @@
-// The follow-up executor seam (spec §3.5–3.8): safety rails, the follow-up request, the
-// "cleanup exactly once" contract, and a whole multi-round loop driven through the hooks.
+// The follow-up steps (spec §3.5–3.8): safety rails, max_agentic_loops validation and the
+// follow-up request. The loop that runs them (cleanup exactly once, multi-round order, the
+// ceiling) is tested on the production driver in tests/loop/tst_loopcleanup.cpp.
 
 #include "interception/agenticfollowup.h"
-#include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
-#include "sandbox/sandboxregistry.h"
-#include "support/futurewait.h"
-#include "support/recordingsandboxbackend.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QPromise>
 #include <QTest>
-
-#include <functional>
 
 using namespace loopscope;
 
@@ -32,28 +26,6 @@ QJsonValue V(const char *text) {
     const QByteArray wrapped = QByteArray("{\"v\":") + text + "}";
     return J(wrapped.constData()).value(QLatin1String("v"));
 }
-
-class RecordingHooks : public AgenticLoopHooks {
-public:
-    QList<AgenticLoopPlan> cleanupCalls;
-    QList<QJsonObject> postResponses;
-    QList<QJsonObject> hookKwargs;
-
-    QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
-                                                     const AgenticLoopPlan &,
-                                                     const QJsonObject &kwargs) override {
-        postResponses.append(response);
-        hookKwargs.append(kwargs);
-        QJsonObject out = response;
-        out.insert(QStringLiteral("post_hooked"), true);
-        return QtFuture::makeReadyFuture(out);
-    }
-    QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &plan,
-                                         const QJsonObject &) override {
-        cleanupCalls.append(plan);
-        return QtFuture::makeReadyFuture();
-    }
-};
 
 AgenticLoopPlan planWith(const QJsonArray &messages) {
     AgenticLoopPlan plan;
@@ -265,202 +237,6 @@ private slots:
         AgenticLoopPlan plan;
         plan.runAgenticLoop = true;
         QCOMPARE(AgenticFollowUp::buildFollowUpRequest(plan, context).error, error);
-
-        // Through execute: nothing is called, cleanup still runs once, the error is returned.
-        RecordingHooks hooks;
-        QObject owner;
-        int calls = 0;
-        const auto caller = [&calls](const QJsonObject &) {
-            ++calls;
-            return QtFuture::makeReadyFuture(Outcome<QJsonObject>::success({}));
-        };
-        const Outcome<QJsonObject> result =
-            awaitFuture(AgenticFollowUp::execute(plan, context, caller, &hooks, &owner));
-        QCOMPARE(result.error, error);
-        QCOMPARE(calls, 0);
-        QCOMPARE(hooks.cleanupCalls.size(), 1);
-        QVERIFY(hooks.postResponses.isEmpty());
-    }
-
-    void executeSuccessRunsPostHookThenCleanupOnce() {
-        const AgenticLoopPlan plan = planWith(QJsonArray{J(R"j({"role":"user","content":"x"})j")});
-        RecordingHooks hooks;
-        QObject owner;
-        QJsonObject sent;
-        const auto caller = [&sent, &hooks](const QJsonObject &request) {
-            sent = request;
-            // Cleanup must not run before the follow-up has answered.
-            if (!hooks.cleanupCalls.isEmpty())
-                return QtFuture::makeReadyFuture(
-                    Outcome<QJsonObject>::failure(QStringLiteral("cleanup ran early")));
-            return QtFuture::makeReadyFuture(
-                Outcome<QJsonObject>::success(J(R"j({"output":[]})j")));
-        };
-        const Outcome<QJsonObject> result =
-            awaitFuture(AgenticFollowUp::execute(plan, responsesContext(), caller, &hooks, &owner));
-        QVERIFY2(result.ok(), qPrintable(result.error));
-        QCOMPARE(result.value, J(R"j({"output":[],"post_hooked":true})j"));
-        QCOMPARE(hooks.postResponses, QList<QJsonObject>{J(R"j({"output":[]})j")});
-        QCOMPARE(hooks.cleanupCalls.size(), 1);
-        QCOMPARE(sent.value(keys::kAgenticLoopDepth), QJsonValue(1));
-        QCOMPARE(hooks.hookKwargs.first().value(keys::kAgenticLoopDepth), QJsonValue(1));
-    }
-
-    void executeCancelledUpstreamStillCleansUp() {
-        const AgenticLoopPlan plan = planWith(QJsonArray{});
-        RecordingHooks hooks;
-        QObject owner;
-        auto promise = std::make_shared<QPromise<Outcome<QJsonObject>>>();
-        const auto caller = [promise](const QJsonObject &) {
-            promise->start();
-            return promise->future();
-        };
-        const QFuture<Outcome<QJsonObject>> pending =
-            AgenticFollowUp::execute(plan, responsesContext(), caller, &hooks, &owner);
-        QCoreApplication::processEvents();
-        QVERIFY(!pending.isFinished());
-        QCOMPARE(hooks.cleanupCalls.size(), 0);
-        promise->future().cancel();
-        promise->finish();
-        const Outcome<QJsonObject> result = awaitFuture(pending);
-        QVERIFY(!result.ok());
-        QCOMPARE(hooks.cleanupCalls.size(), 1);
-    }
-
-    void failedFollowUpDeletesTheRealSandbox() {
-        // The reference case with the real hooks: the sandbox of the plan is deleted exactly once.
-        SandboxRegistry registry;
-        RecordingSandboxBackend backend;
-        CodeInterpreterInterception interception(InterceptionSettings{}, &registry, &backend);
-        const QJsonObject payload{
-            {QStringLiteral("tool_calls"),
-             QJsonArray{J(R"j({"call_id":"c1","arguments":"{`code`:`print(1)`}"})j")}}};
-        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception.buildAgenticLoopPlan(
-            payload, QStringLiteral("gpt-5"), QJsonValue(QStringLiteral("hi")), {},
-            J(R"j({"_code_interpreter_interception_sandbox_key":"k1"})j")));
-        QVERIFY2(plan.ok(), qPrintable(plan.error));
-        QVERIFY(registry.contains(QStringLiteral("k1")));
-        QObject owner;
-        const auto boom = [](const QJsonObject &) {
-            return QtFuture::makeReadyFuture(
-                Outcome<QJsonObject>::failure(QStringLiteral("upstream blew up")));
-        };
-        const Outcome<QJsonObject> result = awaitFuture(
-            AgenticFollowUp::execute(plan.value, responsesContext(), boom, &interception, &owner));
-        QCOMPARE(result.error, QStringLiteral("upstream blew up"));
-        QVERIFY(!registry.contains(QStringLiteral("k1")));
-        QCOMPARE(backend.removeCount(), 1);
-        QVERIFY(backend.liveIds.isEmpty());
-    }
-
-    // A whole Responses loop the way core/proxy drives it: pre-call, scripted upstream, gate,
-    // rails, plan, follow-up (recursively), post hooks on the way back up.
-    void multiRoundLoopThroughTheSeam_data() {
-        QTest::addColumn<int>("codeRounds");
-        QTest::addColumn<int>("maxLoops");
-        QTest::addColumn<bool>("hitsCeiling");
-        QTest::newRow("two rounds") << 2 << 3 << false;
-        QTest::newRow("three rounds at max 3") << 3 << 3 << false;
-        QTest::newRow("four rounds at max 3") << 4 << 3 << true;
-    }
-    void multiRoundLoopThroughTheSeam() {
-        QFETCH(int, codeRounds);
-        QFETCH(int, maxLoops);
-        QFETCH(bool, hitsCeiling);
-        SandboxRegistry registry;
-        RecordingSandboxBackend backend;
-        CodeInterpreterInterception interception(InterceptionSettings{}, &registry, &backend);
-        QObject owner;
-        int upstreamCalls = 0;
-        QStringList railErrors;
-
-        // The scripted model: calls the code tool `codeRounds` times, then answers.
-        QList<bool> forcedChoice;
-        const auto modelAnswer = [&](const QJsonObject &body) {
-            ++upstreamCalls;
-            forcedChoice.append(body.contains(QLatin1String("tool_choice")));
-            if (upstreamCalls <= codeRounds) {
-                const QString args = QStringLiteral("{\"code\":\"print(%1)\"}").arg(upstreamCalls);
-                return QJsonObject{
-                    {QStringLiteral("output"),
-                     QJsonArray{QJsonObject{
-                         {QStringLiteral("type"), QStringLiteral("function_call")},
-                         {QStringLiteral("call_id"), QStringLiteral("c%1").arg(upstreamCalls)},
-                         {QStringLiteral("name"), QStringLiteral("litellm_code_execution")},
-                         {QStringLiteral("arguments"), args}}}}};
-            }
-            return J(
-                R"j({"output":[{"type":"message","content":[{"type":"output_text","text":"done"}]}]})j");
-        };
-
-        std::function<QFuture<Outcome<QJsonObject>>(QJsonObject)> drive;
-        drive = [&](QJsonObject flat) -> QFuture<Outcome<QJsonObject>> {
-            interception.preCallDeploymentHook(flat, CallType::AResponses);
-            const AgenticRequest request =
-                AgenticRequest::fromFlat(flat, QStringLiteral("responses"));
-            const QJsonObject response = modelAnswer(keys::providerRequestBody(flat));
-            const GateDecision gate = interception.shouldRunAgenticLoop(
-                response, QStringLiteral("openai"), request.hookKwargs());
-            if (!gate.run)
-                return QtFuture::makeReadyFuture(Outcome<QJsonObject>::success(response));
-            FollowUpContext context;
-            context.request = request;
-            context.depth = request.depth();
-            context.maxLoops = maxLoops;
-            context.fingerprints = request.fingerprints();
-            context.fingerprint = AgenticFollowUp::fingerprint(gate.payload);
-            if (const auto rail =
-                    AgenticFollowUp::safetyRailError(context.fingerprint, context.fingerprints,
-                                                     context.depth, maxLoops, request.model)) {
-                // LiteLLM: this level's callback runner logs it and keeps its own response.
-                railErrors.append(*rail);
-                return QtFuture::makeReadyFuture(Outcome<QJsonObject>::success(response));
-            }
-            const Outcome<AgenticLoopPlan> plan = awaitFuture(interception.buildAgenticLoopPlan(
-                gate.payload, request.model, request.messageList(), request.optionalParams,
-                request.hookKwargs()));
-            if (!plan.ok())
-                return QtFuture::makeReadyFuture(Outcome<QJsonObject>::failure(plan.error));
-            return AgenticFollowUp::execute(plan.value, context, drive, &interception, &owner);
-        };
-
-        const QJsonObject client =
-            J(R"j({"model":"gpt-5","input":"compute","tools":[{"type":"code_interpreter"}],
-                                          "tool_choice":{"type":"code_interpreter"}})j");
-        const Outcome<QJsonObject> final = awaitFuture(drive(client));
-        QVERIFY2(final.ok(), qPrintable(final.error));
-
-        const int executed = std::min(codeRounds, maxLoops);
-        QCOMPARE(backend.createCount(), 1); // one sandbox for the whole request
-        QCOMPARE(backend.runCount(), executed);
-        QCOMPARE(backend.removeCount(), 1); // deleted once, on the way back up
-        QCOMPARE(registry.size(), 0);
-        QCOMPARE(railErrors.size(), hitsCeiling ? 1 : 0);
-        if (hitsCeiling)
-            QCOMPARE(railErrors.first(),
-                     QStringLiteral("Exceeded max_agentic_loops=3 for model=gpt-5"));
-
-        QStringList types;
-        QStringList codes;
-        for (const QJsonValue &item : final.value.value(QLatin1String("output")).toArray()) {
-            types.append(item.toObject().value(QLatin1String("type")).toString());
-            if (types.last() == QLatin1String("code_interpreter_call"))
-                codes.append(item.toObject().value(QLatin1String("code")).toString());
-        }
-        // Each level inserts before the first message of a list that already holds the later
-        // rounds' calls: latest round first (spec §2.12 step 6).
-        QStringList expectedCodes;
-        for (int round = executed; round >= 1; --round)
-            expectedCodes.append(QStringLiteral("print(%1)").arg(round));
-        QCOMPARE(codes, expectedCodes);
-        if (hitsCeiling)
-            QCOMPARE(types.first(),
-                     QStringLiteral("function_call")); // the unexecuted call is handed back
-        else
-            QCOMPARE(types.last(), QStringLiteral("message"));
-        // Only the client's own request forces the code tool; no follow-up does.
-        QCOMPARE(forcedChoice.first(), true);
-        QCOMPARE(forcedChoice.count(true), 1);
     }
 };
 

@@ -40,19 +40,6 @@ QJsonArray userMessage() {
     return QJsonArray{J(R"j({"role":"user","content":"compute"})j")};
 }
 
-// Hooks that do nothing but count, for follow-up building tests.
-class NullHooks : public AgenticLoopHooks {
-public:
-    QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
-                                                     const AgenticLoopPlan &,
-                                                     const QJsonObject &) override {
-        return QtFuture::makeReadyFuture(response);
-    }
-    QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &, const QJsonObject &) override {
-        return QtFuture::makeReadyFuture();
-    }
-};
-
 } // namespace
 
 class TestInterceptionFixes : public QObject {
@@ -193,20 +180,6 @@ private slots:
         QVERIFY2(!followUp.value.contains(QLatin1String("tool_choice")),
                  "forced choice carried into follow-up");
         QCOMPARE(followUp.value.value(QLatin1String("temperature")), QJsonValue(0));
-
-        // And through the executor: what the upstream actually receives.
-        QJsonObject sent;
-        NullHooks hooks;
-        QObject owner;
-        const auto caller = [&sent](const QJsonObject &req) {
-            sent = req;
-            return QtFuture::makeReadyFuture(Outcome<QJsonObject>::success(QJsonObject{}));
-        };
-        QVERIFY(awaitFuture(AgenticFollowUp::execute(plan.value, context, caller, &hooks, &owner))
-                    .ok());
-        QVERIFY(!sent.isEmpty());
-        QVERIFY(!sent.contains(QLatin1String("tool_choice")));
-        QVERIFY(!keys::providerRequestBody(sent).contains(QLatin1String("tool_choice")));
     }
 
     // LiteLLM: JSON that is not an object raises outside the parse guard and aborts the plan.
@@ -224,10 +197,12 @@ private slots:
         const Outcome<SandboxEntry> container =
             awaitFuture(interception->getOrCreateContainer(QStringLiteral("k")));
         QVERIFY(container.ok());
-        const Outcome<QString> out =
-            awaitFuture(interception->runToolCall(container.value, arguments));
+        const Outcome<ToolCallRun> out =
+            awaitFuture(interception->executeToolCall(container.value, arguments));
         QVERIFY2(out.ok(), qPrintable(out.error));
-        QCOMPARE(out.value, QStringLiteral("[invalid tool arguments: could not parse code]"));
+        QCOMPARE(out.value.fedBack,
+                 QStringLiteral("[invalid tool arguments: could not parse code]"));
+        QVERIFY(!out.value.executed);
         QCOMPARE(backend->runCount(), 0);
 
         // Inside a whole plan: the plan still succeeds and feeds the error string back.
