@@ -64,6 +64,10 @@ signals:
 
 private:
     void iterate(QJsonObject request, int depth);
+    void beginAndIterate(const QJsonObject &request);
+    // container.auto.file_ids: the sandbox is created now and the files copied in first.
+    void importFilesThenIterate(const QJsonObject &request, const QStringList &fileIds);
+    static QStringList autoContainerFileIds(const QJsonObject &body);
     void onUpstreamReply(QJsonObject request, int depth, const UpstreamReply &reply);
     void finishWith(QJsonObject response, const QString &incompleteReason = {});
     void deliver(const QJsonObject &response, const QString &incompleteReason);
