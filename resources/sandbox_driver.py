@@ -22,6 +22,10 @@
 #             {"op":"partial", "id":N, "stdout_truncated":bool, "stderr_truncated":bool} + the same
 #             two raw frames: output so far, sent once when partial_after_ms passes mid-run (just
 #             before the proxy's timeout), so a run that is killed still shows what it printed.
+#             {"op":"output", "id":N, "capped":bool} + two raw frames: what the run printed since
+#             the last such frame (stdout, stderr), sent while it runs (see _LiveOutput); always
+#             before the run's result frame. The config's live_interval_ms, live_chunk_bytes and
+#             live_cap_bytes bound them (live_cap_bytes 0: none).
 
 import builtins
 import io
@@ -85,6 +89,7 @@ class Capture:
         self.lock = threading.Lock()
         self.buf = bytearray()
         self.dropped = 0
+        self.listener = None  # called after bytes were kept (live output)
 
     def add(self, data):
         with self.lock:
@@ -95,6 +100,8 @@ class Capture:
                 if room > 0:
                     self.buf += data[:room]
                 self.dropped += len(data) - max(room, 0)
+        if self.listener is not None and room > 0:
+            self.listener()
 
     def add_text(self, text):
         with self.lock:
@@ -263,6 +270,94 @@ class _Watchdog:
             self.driver.send_partial(run_id)
 
 
+class _LiveOutput:
+    """Sends what a run prints while it runs: "output" frames with the bytes the captures gained
+    since the last frame. One thread for the interpreter's lifetime, woken only for the first
+    byte after a quiet spell or when `chunk` bytes pile up; it then sends once the oldest unsent
+    byte is `interval` old (or at once for a full chunk), so frames are coalesced to >= 50 ms or
+    >= 4 KiB. After `cap` bytes in a run it stops (the captures, and so the result, keep all).
+    Frames of a run are written under `cond`, and end() takes it too: no output frame of a run
+    can follow that run's result frame."""
+
+    def __init__(self, driver, interval_ms, chunk, cap):
+        self.driver = driver
+        self.interval = interval_ms / 1000.0
+        self.chunk = chunk
+        self.cap = cap
+        self.cond = threading.Condition()
+        self.run_id = None
+        self.sent = {}
+        self.total = 0
+        self.first = None  # monotonic time of the oldest unsent byte
+        self.idle = False
+        if cap > 0:
+            for capture in (driver.out, driver.err):
+                capture.listener = self.notify
+            threading.Thread(target=self._loop, daemon=True, name="loopscope-live").start()
+
+    def begin(self, run_id):
+        with self.cond:
+            self.run_id = run_id
+            self.sent = {self.driver.out: 0, self.driver.err: 0}
+            self.total = 0
+            self.first = None
+
+    def end(self):
+        """Sends the rest if the run streamed already (so its chunks add up to its output)."""
+        with self.cond:
+            if self.run_id is not None and self.total > 0 and self.first is not None:
+                self._send_locked()
+            self.run_id = None
+            self.first = None
+
+    def _pending(self):
+        return sum(len(c.buf) - self.sent.get(c, 0) for c in (self.driver.out, self.driver.err))
+
+    def notify(self):
+        if self.run_id is None:
+            return
+        with self.cond:
+            if self.run_id is None or self.total >= self.cap:
+                return
+            if self.first is None:
+                self.first = time.monotonic()
+                if self.idle:
+                    self.cond.notify()
+            elif self.idle or self._pending() >= self.chunk:
+                self.cond.notify()
+
+    def _send_locked(self):
+        parts = []
+        room = self.cap - self.total
+        for capture in (self.driver.out, self.driver.err):
+            with capture.lock:
+                start = self.sent.get(capture, 0)
+                data = bytes(capture.buf[start:start + max(room, 0)])
+            self.sent[capture] = start + len(data)
+            room -= len(data)
+            parts.append(data)
+        self.total += len(parts[0]) + len(parts[1])
+        self.first = None
+        if parts[0] or parts[1]:
+            self.driver._write(_json({"op": "output", "id": self.run_id,
+                                      "capped": self.total >= self.cap}), parts[0], parts[1])
+
+    def _loop(self):
+        while True:
+            with self.cond:
+                while True:
+                    if self.run_id is None or self.first is None or self.total >= self.cap:
+                        self.idle = True
+                        self.cond.wait()
+                        self.idle = False
+                        continue
+                    remaining = self.first + self.interval - time.monotonic()
+                    if remaining <= 0 or self._pending() >= self.chunk:
+                        break
+                    self.cond.wait(remaining)
+                self._send_locked()
+
+
 class Driver:
     def __init__(self, proto_in, proto_out, config):
         self.proto_in = proto_in
@@ -280,6 +375,9 @@ class Driver:
         self.sources = {}
         self.write_lock = threading.Lock()  # the watchdog writes frames too
         self.watchdog = _Watchdog(self)
+        self.live = _LiveOutput(self, int(config.get("live_interval_ms", 50)),
+                                int(config.get("live_chunk_bytes", 4096)),
+                                int(config.get("live_cap_bytes", 0)))
         self.media = _Media(self, config)
         self.files = _Files(config)
         self._wire_streams()
@@ -340,6 +438,7 @@ class Driver:
         self._wire_streams()
         if partial_after_ms > 0:
             self.watchdog.arm(run_id, partial_after_ms / 1000.0)
+        self.live.begin(run_id)
         self.cells += 1
         filename = "<cell %d>" % self.cells
         self.sources[filename] = code  # for tracebacks, also of functions defined here
@@ -365,6 +464,7 @@ class Driver:
                 pass
         self.out_drain.drain()
         self.err_drain.drain()
+        self.live.end()
         stdout, out_cut = self._stream_result(self.out)
         stderr, err_cut = self._stream_result(self.err)
         # Output travels as raw bytes after the header: no JSON escaping, so a frame is never
@@ -634,6 +734,33 @@ def _tasks_of_uid(uid):
     return count
 
 
+class _Quitter:
+    """exit() / quit() as the site module would add them (the interpreter runs with -S)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "Use %s() to exit" % self.name
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
+def _site_without_site(paths):
+    """What `site` would have done, minus its .pth files: the -S start is several ms faster."""
+    for path in paths:
+        if isinstance(path, str) and path not in sys.path and os.path.isdir(path):
+            sys.path.append(path)
+    builtins.exit = _Quitter("exit")
+    builtins.quit = _Quitter("quit")
+
+    def help(*args, **kwargs):
+        import pydoc
+        return pydoc.help(*args, **kwargs)
+    builtins.help = help
+
+
 def main():
     # Private copies of the protocol pipes; os.dup makes them non-inheritable, so child
     # processes of user code never get them either.
@@ -642,6 +769,7 @@ def main():
     config = _read_frame(proto_in)
     if config is None:
         return
+    _site_without_site(config.get("site_packages") or [])
     nproc = int(config.get("nproc", 0))
     if nproc > 0 and config.get("shared_uid"):
         # Unisolated: no user namespace of our own, so the kernel counts every task of this

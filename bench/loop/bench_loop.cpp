@@ -308,7 +308,7 @@ public:
     void settle(int sandboxes = 0) {
         if (!waitFor([this, sandboxes] {
                 return m_registry->size() <= sandboxes &&
-                       (!m_local || m_local->readyPoolCount() == m_poolSize);
+                       (!m_local || m_local->readyPoolCount() >= m_poolSize);
             }))
             fail(QStringLiteral("sandboxes did not settle within 60 s"));
     }

@@ -17,6 +17,9 @@ HttpServer::~HttpServer() {
 }
 
 bool HttpServer::listen(const QHostAddress &address, quint16 port) {
+    // Qt's default backlog of 50 overflows when hundreds of clients connect at once (the soak's
+    // 500 streams): the kernel then drops or resets connections before they are accepted.
+    m_server->setListenBacklogSize(1024);
     if (!m_server->listen(address, port)) {
         m_error = m_server->errorString();
         return false;

@@ -544,7 +544,8 @@ QFuture<Outcome<SandboxEntry>> CodeInterpreterInterception::getOrCreateContainer
 }
 
 QFuture<Outcome<ExecutionResult>>
-CodeInterpreterInterception::runCode(const SandboxEntry &container, const QString &code) {
+CodeInterpreterInterception::runCode(const SandboxEntry &container, const QString &code,
+                                     const SandboxOutputSink &onOutput) {
     const auto fail = [](const QString &message) {
         return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(message));
     };
@@ -555,18 +556,18 @@ CodeInterpreterInterception::runCode(const SandboxEntry &container, const QStrin
     if (m_registry && !container.key.isEmpty()) {
         const std::optional<SandboxEntry> cached = m_registry->entry(container.key);
         if (cached && cached->handle == container.handle)
-            return m_registry->run(container.key, code);
+            return m_registry->run(container.key, code, onOutput);
     }
     SandboxBackend *backend =
         container.backend ? container.backend.data() : m_injectedBackend.data();
     if (!backend)
         return fail(noSandboxToRunCodeError());
-    return backend->run(container.handle, code, container.params.value_or(SandboxParams{}));
+    return backend->run(container.handle, code, container.params.value_or(SandboxParams{}),
+                        onOutput);
 }
 
-QFuture<Outcome<ToolCallRun>>
-CodeInterpreterInterception::executeToolCall(const SandboxEntry &container,
-                                             const QString &arguments) {
+QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
+    const SandboxEntry &container, const QString &arguments, const SandboxOutputSink &onOutput) {
     const ParsedCodeArguments parsed = parseCodeArguments(arguments);
     if (!parsed.ok) {
         ToolCallRun refused;
@@ -579,7 +580,7 @@ CodeInterpreterInterception::executeToolCall(const SandboxEntry &container,
     const QPointer<SandboxBackend> backend =
         container.backend ? container.backend : m_injectedBackend;
     whenFinished(
-        runCode(container, parsed.code), this,
+        runCode(container, parsed.code, onOutput), this,
         [this, promise, store, backend, container](const QFuture<Outcome<ExecutionResult>> &done) {
             const Outcome<ExecutionResult> ran = resultOr(
                 done, Outcome<ExecutionResult>::failure(QStringLiteral("the run was cancelled")));
@@ -722,10 +723,22 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
     pending.insert(QStringLiteral("status"), QStringLiteral("in_progress"));
     const QString itemId = pending.value(kId).toString();
     emit toolCallStarting(litellmCallId, pending);
+    const QString callId = call.value(kCallId).isString() ? call.value(kCallId).toString()
+                                                          : call.value(kId).toString();
+    const ParsedCodeArguments parsed = parseCodeArguments(arguments);
+    SandboxOutputSink onOutput;
+    if (parsed.ok) {
+        emit codeRunStarted(litellmCallId, job->container.handle.id, callId, parsed.code);
+        const QPointer<CodeInterpreterInterception> self(this);
+        onOutput = [self, litellmCallId, callId](const QString &stream, const QString &text) {
+            if (self)
+                emit self->codeRunOutput(litellmCallId, callId, stream, text);
+        };
+    }
     whenFinished(
-        executeToolCall(job->container, arguments), this,
-        [this, job, call, arguments, containerId, itemId,
-         litellmCallId](const QFuture<Outcome<ToolCallRun>> &done) {
+        executeToolCall(job->container, arguments, onOutput), this,
+        [this, job, call, arguments, containerId, itemId, litellmCallId,
+         callId](const QFuture<Outcome<ToolCallRun>> &done) {
             const Outcome<ToolCallRun> run = resultOr(
                 done,
                 Outcome<ToolCallRun>::failure(QStringLiteral("sandbox execution was cancelled")));
@@ -737,8 +750,6 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
                 return;
             }
             const QString code = parseCodeArguments(arguments).code;
-            const QString callId = call.value(kCallId).isString() ? call.value(kCallId).toString()
-                                                                  : call.value(kId).toString();
             job->outputs.append(run.value.fedBack);
             QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.fedBack);
             appendImageOutputs(record, run.value.result.images);

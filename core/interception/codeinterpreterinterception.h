@@ -158,13 +158,16 @@ public:
     QFuture<Outcome<SandboxEntry>> getOrCreateContainer(const QString &cacheKey,
                                                         const std::optional<QString> &identity = {},
                                                         const QString &sessionId = {});
-    // Runs code with the sandbox's captured params (never re-resolving the tool registry).
-    QFuture<Outcome<ExecutionResult>> runCode(const SandboxEntry &container, const QString &code);
+    // Runs code with the sandbox's captured params (never re-resolving the tool registry);
+    // `onOutput` gets the run's live output (SandboxBackend::run).
+    QFuture<Outcome<ExecutionResult>> runCode(const SandboxEntry &container, const QString &code,
+                                              const SandboxOutputSink &onOutput = {});
     // One tool call: what is fed back to the model (stdout, "[execution error] <message>" or
     // "[invalid tool arguments: could not parse code]") with the execution details; a failure
     // only for infrastructure errors, which abort the plan.
     QFuture<Outcome<ToolCallRun>> executeToolCall(const SandboxEntry &container,
-                                                  const QString &arguments);
+                                                  const QString &arguments,
+                                                  const SandboxOutputSink &onOutput = {});
     // Pops and deletes the cached sandbox for `key`; missing key → no-op (idempotent).
     QFuture<void>
     deleteContainerForKey(const QString &key,
@@ -203,6 +206,12 @@ signals:
     void toolCallExecuted(const QString &litellmCallId, const QString &containerId,
                           const QString &callId, const QString &code,
                           const loopscope::ToolCallRun &run);
+    // A tool call's code starts running (its arguments parsed), then prints `text` on `stream`
+    // ("stdout"|"stderr") while it runs; every codeRunOutput precedes its toolCallExecuted.
+    void codeRunStarted(const QString &litellmCallId, const QString &containerId,
+                        const QString &callId, const QString &code);
+    void codeRunOutput(const QString &litellmCallId, const QString &callId, const QString &stream,
+                       const QString &text);
 
 private:
     struct PlanJob;

@@ -81,6 +81,8 @@ AgenticLoop::AgenticLoop(ProxyRequest request, ResponseSink *sink,
 AgenticLoop::~AgenticLoop() {
     disconnect(m_toolCallConnection);
     disconnect(m_toolStartConnection);
+    disconnect(m_codeRunStartConnection);
+    disconnect(m_codeRunOutputConnection);
 }
 
 QString AgenticLoop::providerFor(const ProxyRequest &request) {
@@ -218,6 +220,31 @@ void AgenticLoop::start() {
             }
             m_events->publish(Kind::CodeExecuted, m_request.requestId, m_iterations - 1, data);
         });
+
+    // Live code output for the inspector: the run's start, then its chunks as the code prints
+    // (the backend coalesces and bounds them), all before its CodeExecuted.
+    m_codeRunStartConnection =
+        connect(m_interception, &CodeInterpreterInterception::codeRunStarted, this,
+                [this](const QString &litellmCallId, const QString &containerId,
+                       const QString &callId, const QString &code) {
+                    if (litellmCallId != m_request.requestId || !m_events)
+                        return;
+                    m_events->publish(Kind::CodeRunStarted, m_request.requestId, m_iterations - 1,
+                                      {{QStringLiteral("callId"), callId},
+                                       {QStringLiteral("code"), code},
+                                       {QStringLiteral("containerId"), containerId}});
+                });
+    m_codeRunOutputConnection =
+        connect(m_interception, &CodeInterpreterInterception::codeRunOutput, this,
+                [this](const QString &litellmCallId, const QString &callId, const QString &stream,
+                       const QString &text) {
+                    if (litellmCallId != m_request.requestId || !m_events)
+                        return;
+                    m_events->publish(Kind::CodeRunOutput, m_request.requestId, m_iterations - 1,
+                                      {{QStringLiteral("callId"), callId},
+                                       {QStringLiteral("stream"), stream},
+                                       {QStringLiteral("text"), text}});
+                });
 
     // Streaming Responses clients see each code_interpreter_call start before its code runs.
     m_toolStartConnection =
@@ -597,6 +624,8 @@ void AgenticLoop::complete(int status, const QJsonObject &response, const QStrin
     m_finished = true;
     disconnect(m_toolCallConnection);
     disconnect(m_toolStartConnection);
+    disconnect(m_codeRunStartConnection);
+    disconnect(m_codeRunOutputConnection);
     if (m_events) {
         const double durationMs = m_sink ? double(m_sink->elapsedNanoseconds()) / 1e6
                                          : double(m_request.elapsed.nsecsElapsed()) / 1e6;

@@ -104,6 +104,8 @@ private:
     bool m_cleanedUp = false;
     QMetaObject::Connection m_toolCallConnection;
     QMetaObject::Connection m_toolStartConnection;
+    QMetaObject::Connection m_codeRunStartConnection;  // live code output (CodeRunStarted)
+    QMetaObject::Connection m_codeRunOutputConnection; // and its chunks (CodeRunOutput)
 };
 
 } // namespace loopscope

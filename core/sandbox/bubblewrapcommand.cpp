@@ -7,9 +7,11 @@ namespace loopscope {
 
 namespace {
 
-// Reads a 4-byte big-endian length and that many bytes of driver source from fd 0, then runs
-// them in a namespace of their own. Kept tiny: it is visible in `ps`.
-const char kBootstrap[] = "import os\n"
+// Reads a 4-byte big-endian length and that many bytes of driver, then runs it in a namespace of
+// its own: "M" + the driver compiled and marshalled once by the same interpreter outside the
+// sandbox (LocalSandboxProcess::driverPayload; compiling the source costs every start several
+// ms), or "S" + its source. Kept tiny: it is visible in `ps`.
+const char kBootstrap[] = "import os,marshal\n"
                           "def r(n):\n"
                           " b=b''\n"
                           " while len(b)<n:\n"
@@ -17,7 +19,9 @@ const char kBootstrap[] = "import os\n"
                           "  if not c:raise SystemExit(3)\n"
                           "  b+=c\n"
                           " return b\n"
-                          "exec(compile(r(int.from_bytes(r(4),'big')),'<loopscope-driver>','exec'),"
+                          "d=r(int.from_bytes(r(4),'big'))\n"
+                          "exec(marshal.loads(d[1:]) if d[:1]==b'M' else "
+                          "compile(d[1:],'<loopscope-driver>','exec'),"
                           "{'__name__':'__loopscope_driver__'})";
 
 } // namespace
@@ -44,11 +48,18 @@ QStringList BubblewrapCommand::sandboxEnvironment(const QString &home, const QSt
 }
 
 QStringList BubblewrapCommand::pythonArguments(const LocalSandboxOptions &options) {
-    return {options.pythonPath, QStringLiteral("-I"), QStringLiteral("-c"),
-            QString::fromLatin1(kBootstrap), processMarker()};
+    // -S: no site module at start-up (its .pth files cost every start several ms); the driver
+    // puts the site-packages directories on sys.path itself and adds exit/quit/help.
+    return {options.pythonPath,
+            QStringLiteral("-I"),
+            QStringLiteral("-S"),
+            QStringLiteral("-c"),
+            QString::fromLatin1(kBootstrap),
+            processMarker()};
 }
 
-QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int seccompFd) {
+QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int seccompFd,
+                                              int infoFd) {
     QStringList args{
         // Every namespace, including the network: only the sandbox's own loopback remains.
         QStringLiteral("--unshare-all"),
@@ -81,7 +92,7 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     const QStringList etcFiles{QStringLiteral("/etc/alternatives"),
                                QStringLiteral("/etc/ld.so.cache"), QStringLiteral("/etc/localtime"),
                                QStringLiteral("/etc/fonts"),
-                               // Debian's matplotlib refuses to import without its rc file.
+                               // Debian's matplotlib reads its defaults from here.
                                QStringLiteral("/etc/matplotlibrc")};
     for (const QString &path : etcFiles)
         args << QStringLiteral("--ro-bind-try") << path << path;
@@ -102,6 +113,8 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     args << QStringLiteral("--chdir") << sandboxWorkDir();
     if (seccompFd >= 0)
         args << QStringLiteral("--seccomp") << QString::number(seccompFd);
+    if (infoFd >= 0)
+        args << QStringLiteral("--info-fd") << QString::number(infoFd);
     args << QStringLiteral("--clearenv");
     // HOME in /tmp: dotfiles that tools write must not turn up as container files in /mnt/data.
     for (const QString &entry :
@@ -114,10 +127,11 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     return args;
 }
 
-LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options, int seccompFd) {
+LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options, int seccompFd,
+                                               int infoFd) {
     LocalSandboxLaunch launch;
     launch.program = options.bwrapPath;
-    launch.arguments = bwrapArguments(options, seccompFd);
+    launch.arguments = bwrapArguments(options, seccompFd, infoFd);
     // bwrap clears the environment for the sandbox itself; bwrap needs nothing from ours either.
     launch.environment = {QStringLiteral("PATH=/usr/bin:/bin")};
     launch.sandboxWorkDir = sandboxWorkDir();

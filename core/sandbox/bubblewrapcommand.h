@@ -32,15 +32,19 @@ public:
     // The environment user code sees: nothing from the proxy's own environment.
     static QStringList sandboxEnvironment(const QString &home, const QString &tmpDir);
 
-    // `python3 -I -c <bootstrap> <marker>`; the bootstrap reads the driver source, length-prefixed,
-    // from stdin and runs it, so the command line stays short and the driver ships in the binary.
+    // `python3 -I -S -c <bootstrap> <marker>`; the bootstrap reads the driver (marshalled code or
+    // source), length-prefixed, from stdin and runs it, so the command line stays short and the
+    // driver ships in the binary.
     static QStringList pythonArguments(const LocalSandboxOptions &options);
 
     // bwrap arguments up to and including the interpreter command line. `seccompFd` (if >= 0) is
-    // an inherited fd holding LocalSandboxSeccomp::program().
-    static QStringList bwrapArguments(const LocalSandboxOptions &options, int seccompFd = -1);
+    // an inherited fd holding LocalSandboxSeccomp::program(); bwrap writes {"child-pid": N}, the
+    // host pid of the sandbox's PID-namespace init, to `infoFd` (if >= 0).
+    static QStringList bwrapArguments(const LocalSandboxOptions &options, int seccompFd = -1,
+                                      int infoFd = -1);
 
-    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int seccompFd = -1);
+    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int seccompFd = -1,
+                                       int infoFd = -1);
     static LocalSandboxLaunch unisolated(const LocalSandboxOptions &options,
                                          const QString &hostWorkDir);
 };

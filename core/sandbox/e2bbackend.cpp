@@ -3,6 +3,7 @@
 #include "sandbox/sandboxfilecode.h"
 
 #include "sandbox/ndjsonlinereader.h"
+#include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -70,6 +71,7 @@ struct E2bBackend::RunState {
     QElapsedTimer elapsed;
     QString notice; // prepended to stderr when the sandbox had to be recreated
     bool recreated = false;
+    std::shared_ptr<SandboxOutputCoalescer> liveOutput; // null without a sink
 };
 
 E2bBackend::E2bBackend(QObject *parent)
@@ -194,7 +196,8 @@ void E2bBackend::createWith(const QString &apiKey, const QString &apiBase,
 }
 
 QFuture<Outcome<ExecutionResult>> E2bBackend::run(const SandboxHandle &sandbox, const QString &code,
-                                                  const SandboxParams &params) {
+                                                  const SandboxParams &params,
+                                                  const SandboxOutputSink &onOutput) {
     const SandboxHandle live = currentHandle(sandbox);
     if (live.details.value(QStringLiteral("envdAccessToken")).toString().isEmpty())
         return ready(Outcome<ExecutionResult>::failure(
@@ -206,6 +209,11 @@ QFuture<Outcome<ExecutionResult>> E2bBackend::run(const SandboxHandle &sandbox, 
     state->live = live;
     state->code = code;
     state->params = params;
+    if (onOutput) {
+        SandboxOutputCoalescer::Limits limits;
+        limits.capBytes = m_options.liveOutputCapBytes;
+        state->liveOutput = std::make_shared<SandboxOutputCoalescer>(onOutput, limits);
+    }
     state->promise.start();
     state->elapsed.start();
     auto future = state->promise.future();
@@ -293,6 +301,8 @@ void E2bBackend::startExecute(std::shared_ptr<RunState> state) {
             if (!state->notice.isEmpty())
                 outcome.value.stderrText.prepend(state->notice);
         }
+        if (state->liveOutput)
+            state->liveOutput->finish(); // every chunk before the result
         state->promise.addResult(std::move(outcome));
         state->promise.finish();
         if (reply->isRunning())
@@ -301,7 +311,7 @@ void E2bBackend::startExecute(std::shared_ptr<RunState> state) {
 
     // Applies LiteLLM's parse rules to one line; a non-empty return aborts the run.
     const QString sandboxId = live.id;
-    auto handleLine = [this, stream, sandboxId](const QByteArray &raw) -> QString {
+    auto handleLine = [this, stream, sandboxId, state](const QByteArray &raw) -> QString {
         const QByteArray line = raw.trimmed();
         if (line.isEmpty())
             return {};
@@ -330,6 +340,8 @@ void E2bBackend::startExecute(std::shared_ptr<RunState> state) {
             (type == QLatin1String("stdout") ? result.stdoutText : result.stderrText)
                 .append(text.toString());
             emit outputReceived(sandboxId, type, text.toString());
+            if (state->liveOutput)
+                state->liveOutput->add(type, text.toString());
         } else if (type == QLatin1String("result")) {
             // Figures come as a base64 "png" field of a result.
             const QJsonValue png = message.value(QLatin1String("png"));

@@ -45,6 +45,7 @@ public:
         bool includeResultsInStdout = false;
         bool renewLifetime = true;
         bool recreateExpired = true;
+        qint64 liveOutputCapBytes = 256 * 1024; // live output per run (SandboxOutputCoalescer)
     };
 
     explicit E2bBackend(QObject *parent = nullptr);
@@ -54,8 +55,11 @@ public:
     QString provider() const override { return QStringLiteral("e2b"); }
 
     QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) override;
+    // `onOutput` gets the stream's stdout/stderr lines as they arrive (through a
+    // SandboxOutputCoalescer), all before the future finishes.
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
-                                          const SandboxParams &params) override;
+                                          const SandboxParams &params,
+                                          const SandboxOutputSink &onOutput = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 

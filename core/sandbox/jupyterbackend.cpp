@@ -136,14 +136,15 @@ JupyterKernelChannel *JupyterBackend::channelFor(const SandboxHandle &sandbox, c
 
 QFuture<Outcome<ExecutionResult>> JupyterBackend::run(const SandboxHandle &sandbox,
                                                       const QString &code,
-                                                      const SandboxParams &params) {
+                                                      const SandboxParams &params,
+                                                      const SandboxOutputSink &onOutput) {
     const QString base = baseFor(params, &sandbox);
     if (base.isEmpty())
         return ready(Outcome<ExecutionResult>::failure(kNoBase));
     if (!sandbox.isValid())
         return ready(Outcome<ExecutionResult>::failure(
             QStringLiteral("cannot run code: no Jupyter kernel id")));
-    return channelFor(sandbox, base, tokenFor(params))->execute(code);
+    return channelFor(sandbox, base, tokenFor(params))->execute(code, onOutput);
 }
 
 QFuture<Outcome<bool>> JupyterBackend::remove(const SandboxHandle &sandbox,

@@ -41,7 +41,8 @@ public:
 
     QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) override;
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
-                                          const SandboxParams &params) override;
+                                          const SandboxParams &params,
+                                          const SandboxOutputSink &onOutput = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 

@@ -1,5 +1,7 @@
 #include "sandbox/jupyterkernelchannel.h"
 
+#include "sandbox/sandboxoutputcoalescer.h"
+
 #include "sandbox/jupyterrest.h"
 
 #include <QDateTime>
@@ -86,9 +88,15 @@ QString JupyterKernelChannel::masked() const {
     return jupyterrest::mask(m_token);
 }
 
-QFuture<Outcome<ExecutionResult>> JupyterKernelChannel::execute(const QString &code) {
+QFuture<Outcome<ExecutionResult>> JupyterKernelChannel::execute(const QString &code,
+                                                                const SandboxOutputSink &onOutput) {
     auto job = std::make_shared<Job>();
     job->code = code;
+    if (onOutput) {
+        SandboxOutputCoalescer::Limits limits;
+        limits.capBytes = m_options.liveOutputCapBytes;
+        job->live = std::make_shared<SandboxOutputCoalescer>(onOutput, limits);
+    }
     job->promise.start();
     auto future = job->promise.future();
     m_queue.enqueue(job);
@@ -377,6 +385,8 @@ void JupyterKernelChannel::appendOutput(const QString &stream, const QString &te
     bool &truncated = isErr ? job.result.stderrTruncated : job.result.stdoutTruncated;
     emit outputReceived(m_kernelId, isErr ? QStringLiteral("stderr") : QStringLiteral("stdout"),
                         text);
+    if (job.live)
+        job.live->add(isErr ? QStringLiteral("stderr") : QStringLiteral("stdout"), text);
     if (truncated)
         return;
     const QByteArray bytes = text.toUtf8();
@@ -408,6 +418,8 @@ void JupyterKernelChannel::complete(Outcome<ExecutionResult> outcome) {
     std::shared_ptr<Job> job = std::exchange(m_job, nullptr);
     if (outcome.ok())
         outcome.value.durationMs = double(job->elapsed.nsecsElapsed()) / 1e6;
+    if (job->live)
+        job->live->finish(); // every chunk before the result
     job->promise.addResult(std::move(outcome));
     job->promise.finish();
     QTimer::singleShot(0, this, &JupyterKernelChannel::pump);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/outcome.h"
+#include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxtypes.h"
 
 #include <QElapsedTimer>
@@ -19,6 +20,8 @@ class QWebSocket;
 
 namespace loopscope {
 
+class SandboxOutputCoalescer;
+
 // One kernel's WebSocket (`/api/kernels/<id>/channels`, Jupyter messaging protocol 5.3 as JSON
 // text frames) and the runs queued on it, one at a time: a run sends an `execute_request` and
 // completes when BOTH the shell `execute_reply` and the iopub `status: idle` for its msg_id have
@@ -36,6 +39,7 @@ public:
         int reconnectAttempts = 3;
         qint64 outputCapBytes = 1024 * 1024; // per stream
         bool includeResultsInStdout = true;
+        qint64 liveOutputCapBytes = 256 * 1024; // per run, see SandboxOutputCoalescer
     };
 
     JupyterKernelChannel(QNetworkAccessManager *nam, const QString &apiBase, const QString &token,
@@ -43,7 +47,10 @@ public:
                          QObject *parent = nullptr);
     ~JupyterKernelChannel() override;
 
-    QFuture<Outcome<ExecutionResult>> execute(const QString &code);
+    // `onOutput` gets the run's `stream` messages as they arrive (through a
+    // SandboxOutputCoalescer), all before the future finishes.
+    QFuture<Outcome<ExecutionResult>> execute(const QString &code,
+                                              const SandboxOutputSink &onOutput = {});
     void setToken(const QString &token) { m_token = token; }
     // Fails queued and running work with `reason` and closes the socket (kernel deleted).
     void shutdown(const QString &reason);
@@ -73,6 +80,7 @@ private:
         bool restarting = false;
         int resends = 0; // after an "aborted" execute_reply
         QElapsedTimer elapsed;
+        std::shared_ptr<SandboxOutputCoalescer> live; // null without a sink
     };
 
     void pump();

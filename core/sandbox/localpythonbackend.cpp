@@ -1,6 +1,7 @@
 #include "sandbox/localpythonbackend.h"
 
 #include "sandbox/localsandboxprocess.h"
+#include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -49,6 +50,7 @@ void finish(const RunPromise &promise, Outcome<ExecutionResult> outcome) {
 struct LocalPythonBackend::PendingRun {
     QString code;
     RunPromise promise;
+    std::shared_ptr<SandboxOutputCoalescer> live; // null without a sink
 };
 
 struct LocalPythonBackend::Sandbox {
@@ -80,6 +82,10 @@ LocalPythonBackend::LocalPythonBackend(const LocalSandboxOptions &options, QObje
                               problems.join(QStringLiteral("; "));
         qCWarning(lcLocalSandbox).noquote() << m_unavailableReason;
     }
+    m_poolTarget = qMax(0, m_options.poolSize);
+    m_poolShrinkTimer = new QTimer(this);
+    m_poolShrinkTimer->setSingleShot(true);
+    connect(m_poolShrinkTimer, &QTimer::timeout, this, &LocalPythonBackend::shrinkPool);
     if (m_available && m_options.poolSize > 0)
         scheduleRefill(); // from the event loop, on the thread this object will live on
 }
@@ -157,9 +163,9 @@ SandboxSelfTest LocalPythonBackend::selfTest() const {
     return result;
 }
 
-LocalSandboxProcess *LocalPythonBackend::startProcess() {
+LocalSandboxProcess *LocalPythonBackend::startProcess(int nice) {
     auto *process = new LocalSandboxProcess(m_options, m_isolated, this);
-    process->start();
+    process->start(nice);
     if (!m_isolated)
         qCWarning(lcLocalSandbox) << "starting an UNISOLATED sandbox interpreter";
     return process;
@@ -178,9 +184,8 @@ void LocalPythonBackend::scheduleRefill(int delayMs) {
 void LocalPythonBackend::refillPool() {
     // After repeated start failures, stop burning CPU in the background; create() still tries
     // (and reports the reason) every time.
-    while (!m_shutdown && m_available && m_pool.size() < m_options.poolSize &&
-           m_poolStartFailures < 3) {
-        LocalSandboxProcess *process = startProcess();
+    while (!m_shutdown && m_available && m_pool.size() < m_poolTarget && m_poolStartFailures < 3) {
+        LocalSandboxProcess *process = startProcess(m_options.poolNice);
         m_pool.append(process);
         connect(process, &LocalSandboxProcess::exited, this, [this, process] {
             if (!m_pool.removeOne(process))
@@ -218,16 +223,47 @@ LocalSandboxProcess *LocalPythonBackend::takeFromPool() {
             }
         }
     }
+    if (!chosen || chosen->state() != LocalSandboxProcess::State::Ready)
+        growPool(); // this create waits for an interpreter: demand exceeds the pool
     if (chosen) {
         // Leaving the pool list is what makes a hand-off happen exactly once.
         m_pool.removeOne(chosen);
+        chosen->setNice(0); // a sandbox's own runs go at normal priority where allowed
         emit poolChanged();
     }
     // Starting the replacement right away (bwrap + python) competes for the CPU with the
-    // handed-off sandbox's first run; a short delay lets that run finish first.
-    if (m_options.poolSize > 0)
+    // handed-off sandbox's first run; a short delay (and its lower priority) lets that run go
+    // first.
+    if (m_poolTarget > 0)
         scheduleRefill(kRefillAfterHandOffMs);
     return chosen;
+}
+
+void LocalPythonBackend::growPool() {
+    if (m_options.poolSize <= 0)
+        return; // no pool at all
+    if (m_poolTarget < m_options.poolMaxSize) {
+        ++m_poolTarget;
+        emit poolChanged();
+    }
+    m_poolShrinkTimer->start(qMax(0, m_options.poolIdleMs));
+}
+
+void LocalPythonBackend::shrinkPool() {
+    if (m_poolTarget <= m_options.poolSize)
+        return;
+    m_poolTarget = m_options.poolSize;
+    // Surplus interpreters go, the most recently started first.
+    QList<LocalSandboxProcess *> surplus;
+    for (qsizetype i = m_pool.size() - 1; i >= 0 && m_pool.size() - surplus.size() > m_poolTarget;
+         --i)
+        surplus << m_pool.at(i);
+    for (LocalSandboxProcess *process : std::as_const(surplus)) {
+        m_pool.removeOne(process);
+        connect(process, &LocalSandboxProcess::exited, process, &QObject::deleteLater);
+        process->kill();
+    }
+    emit poolChanged();
 }
 
 void LocalPythonBackend::attach(Sandbox &sandbox, LocalSandboxProcess *process) {
@@ -294,8 +330,10 @@ QFuture<Outcome<SandboxHandle>> LocalPythonBackend::create(const SandboxParams &
         });
 }
 
-QFuture<Outcome<ExecutionResult>>
-LocalPythonBackend::run(const SandboxHandle &handle, const QString &code, const SandboxParams &) {
+QFuture<Outcome<ExecutionResult>> LocalPythonBackend::run(const SandboxHandle &handle,
+                                                          const QString &code,
+                                                          const SandboxParams &,
+                                                          const SandboxOutputSink &onOutput) {
     if (m_shutdown)
         return readyFailure<ExecutionResult>(QStringLiteral("the local sandbox backend shut down"));
     Sandbox *sandbox = find(handle.id);
@@ -305,7 +343,17 @@ LocalPythonBackend::run(const SandboxHandle &handle, const QString &code, const 
                 .arg(handle.id));
     auto promise = std::make_shared<QPromise<Outcome<ExecutionResult>>>();
     promise->start();
-    sandbox->queue.append(PendingRun{code, promise});
+    std::shared_ptr<SandboxOutputCoalescer> live;
+    if (onOutput && m_options.liveOutputCapBytes > 0) {
+        // The driver coalesces and caps already; this bounds what reaches the sink even if the
+        // sandbox ignores that (slack for the driver's own cap notice).
+        SandboxOutputCoalescer::Limits limits;
+        limits.intervalMs = m_options.liveOutputIntervalMs;
+        limits.chunkBytes = m_options.liveOutputChunkBytes;
+        limits.capBytes = m_options.liveOutputCapBytes + 1024;
+        live = std::make_shared<SandboxOutputCoalescer>(onOutput, limits);
+    }
+    sandbox->queue.append(PendingRun{code, promise, live});
     pump(handle.id);
     return promise->future();
 }
@@ -344,8 +392,20 @@ void LocalPythonBackend::pump(const QString &sandboxId) {
         }
         const int count = ++sandbox->runs;
         const QString notice = std::exchange(sandbox->resetNotice, QString());
-        process->execute(next.code, m_options.timeoutMs)
+        SandboxOutputSink sink;
+        if (next.live) {
+            const std::weak_ptr<SandboxOutputCoalescer> live = next.live;
+            sink = [live](const QString &stream, const QString &text) {
+                if (const auto coalescer = live.lock())
+                    coalescer->add(stream, text);
+            };
+            if (!notice.isEmpty())
+                next.live->add(QStringLiteral("stderr"), notice);
+        }
+        process->execute(next.code, m_options.timeoutMs, sink)
             .then(this, [this, sandboxId, next, count, notice](Outcome<ExecutionResult> outcome) {
+                if (next.live)
+                    next.live->finish(); // every chunk before the result
                 if (outcome.ok()) {
                     outcome.value.executionCount = count;
                     if (!notice.isEmpty())

@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QList>
 #include <QPointer>
+#include <QTimer>
 
 #include <functional>
 #include <memory>
@@ -32,8 +33,9 @@ class LocalSandboxProcess;
 //   the files of the tmpfs work dir are gone; that run's stderr starts with a one-time notice
 //   saying so. The same holds when user code kills its own interpreter (os._exit, a signal, the
 //   CPU limit): that run returns error InterpreterExited naming the cause.
-// - Warm pool: poolSize interpreters are started ahead and handed out by create(), each exactly
-//   once, and refilled in the background.
+// - Warm pool: poolSize interpreters are started ahead (at nice poolNice) and handed out by
+//   create(), each exactly once, and refilled in the background; it grows toward poolMaxSize
+//   while creates have to wait and shrinks back after poolIdleMs without waiting.
 // - remove() kills the tree (its tmpfs work dir goes with it); the destructor and shutdown()
 //   remove every sandbox and pooled interpreter and reap them (no zombies, no orphans).
 // - Without bubblewrap create() fails with selfTest()'s explanation, unless allowUnisolated is
@@ -50,8 +52,10 @@ public:
     QString provider() const override { return QStringLiteral("local"); }
 
     QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) override;
+    // Live output: see LocalSandboxOptions::liveOutput*.
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
-                                          const SandboxParams &params) override;
+                                          const SandboxParams &params,
+                                          const SandboxOutputSink &onOutput = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 
@@ -86,6 +90,7 @@ public:
     QStringList sandboxIds() const;
     int pooledCount() const;    // pooled interpreters, starting or ready
     int readyPoolCount() const; // pooled interpreters ready for an instant hand-off
+    int poolTarget() const { return m_poolTarget; } // current size the pool refills to
     // Host pid of the bwrap (or unisolated python) process currently serving a sandbox, 0 if
     // none; pids of pooled interpreters.
     qint64 processId(const QString &sandboxId) const;
@@ -104,7 +109,9 @@ private:
     struct Sandbox;
 
     QStringList staticProblems() const;
-    LocalSandboxProcess *startProcess();
+    LocalSandboxProcess *startProcess(int nice = 0);
+    void growPool();
+    void shrinkPool();
     LocalSandboxProcess *takeFromPool();
     void refillPool();
     void scheduleRefill(int delayMs = 0);
@@ -123,6 +130,8 @@ private:
     bool m_shutdown = false;
     bool m_refillScheduled = false;
     int m_poolStartFailures = 0;
+    int m_poolTarget = 0;
+    QTimer *m_poolShrinkTimer = nullptr;
     QList<LocalSandboxProcess *> m_pool; // children of this
     QHash<QString, std::shared_ptr<Sandbox>> m_sandboxes;
     mutable std::optional<SandboxSelfTest> m_selfTest;

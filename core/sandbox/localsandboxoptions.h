@@ -20,6 +20,13 @@ struct LocalSandboxOptions {
     qint64 stdoutCapBytes = 1 * kMiB; // enforced inside the sandbox, with a visible marker
     qint64 stderrCapBytes = 1 * kMiB;
 
+    // Live output of a run (SandboxBackend::run's sink): the driver sends what the code prints
+    // once the oldest unsent byte is liveOutputIntervalMs old or liveOutputChunkBytes piled up,
+    // and stops after liveOutputCapBytes per run (0: no live output); the result keeps it all.
+    int liveOutputIntervalMs = 50;
+    int liveOutputChunkBytes = 4096;
+    qint64 liveOutputCapBytes = 256 * 1024;
+
     // Resource limits (setrlimit) of every process in the sandbox.
     qint64 memoryLimitBytes = 1024 * kMiB; // RLIMIT_AS: allocations beyond it raise MemoryError
     int cpuLimitSeconds = 600;             // RLIMIT_CPU per process, cumulative over all runs
@@ -39,6 +46,15 @@ struct LocalSandboxOptions {
     bool seccompFilter = true;
 
     int poolSize = 2; // pre-started interpreters; 0 disables the pool
+    // While create() has to wait for an interpreter (a burst), the pool grows by one per wait up
+    // to poolMaxSize; after poolIdleMs without such a wait it shrinks back to poolSize, killing
+    // surplus idle interpreters (an idle pooled interpreter costs memory, no CPU).
+    int poolMaxSize = 6;
+    int poolIdleMs = 30000;
+    // Nice value pooled interpreters start with, so refills do not compete with the runs of
+    // handed-out sandboxes. At hand-off the sandbox's processes are set back to nice 0 where the
+    // system allows it (CAP_SYS_NICE, e.g. as root, or RLIMIT_NICE); elsewhere they keep it.
+    int poolNice = 10;
 
     // When the app runs as root, sandboxes run as this unprivileged uid/gid so that process
     // limits hold (RLIMIT_NPROC is ignored for uid 0).

@@ -2,14 +2,21 @@
 
 #include "sandbox/bubblewrapcommand.h"
 #include "sandbox/localsandboxseccomp.h"
+#include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QDir>
 #include <QFile>
+#include <QHash>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
+#include <QMutex>
+#include <QPointer>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
+#include <QtEndian>
 
 #include <csignal>
 #include <fcntl.h>
@@ -44,6 +51,53 @@ QByteArray driverSource() {
         return file.readAll();
     }();
     return source;
+}
+
+// The driver for `pythonPath`: compiled and marshalled once by that same interpreter on the host
+// (it only compiles our own source; no user code is involved), so each sandbox start skips the
+// compile. Also asks it for its site-packages directories (the sandbox runs python -S). Falls
+// back to the source and no extra paths if that fails. Blocks the first caller for ~50 ms once.
+struct DriverPayload {
+    QByteArray frame;        // "M" + marshal bytes, or "S" + source
+    QJsonArray sitePackages; // put on sys.path by the driver
+};
+
+DriverPayload driverPayload(const QString &pythonPath) {
+    static QHash<QString, DriverPayload> cache;
+    static QMutex mutex;
+    QMutexLocker lock(&mutex);
+    const auto found = cache.constFind(pythonPath);
+    if (found != cache.constEnd())
+        return *found;
+    DriverPayload payload;
+    payload.frame = "S" + driverSource();
+    QProcess python;
+    python.setProcessEnvironment(QProcessEnvironment());
+    python.start(
+        pythonPath,
+        {QStringLiteral("-I"), QStringLiteral("-S"), QStringLiteral("-c"),
+         QStringLiteral("import json,marshal,site,sys\n"
+                        "code=marshal.dumps(compile(sys.stdin.buffer.read(),"
+                        "'<loopscope-driver>','exec'))\n"
+                        "paths=json.dumps([p for p in site.getsitepackages()]).encode()\n"
+                        "sys.stdout.buffer.write(len(code).to_bytes(4,'big')+code+paths)")});
+    python.write(driverSource());
+    python.closeWriteChannel();
+    if (python.waitForFinished(30000) && python.exitStatus() == QProcess::NormalExit &&
+        python.exitCode() == 0) {
+        const QByteArray out = python.readAllStandardOutput();
+        const qint64 size = out.size() >= 4 ? qFromBigEndian<quint32>(out.constData()) : -1;
+        if (size > 0 && 4 + size <= out.size()) {
+            payload.frame = "M" + out.mid(4, size);
+            payload.sitePackages = QJsonDocument::fromJson(out.mid(4 + size)).array();
+        }
+    } else {
+        python.kill();
+        python.waitForFinished(1000);
+        qCWarning(lcLocalSandbox) << "could not precompile the sandbox driver; sending its source";
+    }
+    cache.insert(pythonPath, payload);
+    return payload;
 }
 
 const char *signalName(int sig) {
@@ -88,6 +142,14 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
     m_runTimer.setSingleShot(true);
     connect(&m_startTimer, &QTimer::timeout, this, [this] { killTree(KillReason::StartTimeout); });
     connect(&m_runTimer, &QTimer::timeout, this, [this] { killTree(KillReason::Timeout); });
+    m_reapTimer.setSingleShot(true);
+    connect(&m_reapTimer, &QTimer::timeout, this, [this] {
+        if (m_process && m_process->state() != QProcess::NotRunning) {
+            if (m_pid > 0)
+                ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
+            m_process->kill();
+        }
+    });
 }
 
 LocalSandboxProcess::~LocalSandboxProcess() {
@@ -95,12 +157,20 @@ LocalSandboxProcess::~LocalSandboxProcess() {
         // No signals into a half-destroyed owner: finish everything by hand.
         m_process->disconnect(this);
         if (m_process->state() != QProcess::NotRunning) {
-            if (m_pid > 0)
-                ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
-            m_process->kill();
-            m_process->waitForFinished(5000);
+            // The namespace init first, so the outer bwrap (our child) reaps it and exits; killing
+            // the outer one first would orphan the init as a zombie nobody reaps.
+            if (namespaceInitPid() > 0 && ::kill(static_cast<pid_t>(m_nsInitPid), SIGKILL) == 0)
+                m_process->waitForFinished(2000);
+            if (m_process->state() != QProcess::NotRunning) {
+                if (m_pid > 0)
+                    ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
+                m_process->kill();
+                m_process->waitForFinished(5000);
+            }
         }
     }
+    if (m_infoFd >= 0)
+        ::close(m_infoFd);
     if (m_killReason == KillReason::None)
         m_killReason = KillReason::Requested;
     if (m_state != State::Exited)
@@ -111,7 +181,7 @@ qint64 LocalSandboxProcess::processId() const {
     return m_pid;
 }
 
-void LocalSandboxProcess::start() {
+void LocalSandboxProcess::start(int nice) {
     Q_ASSERT(m_state == State::NotStarted);
     m_state = State::Starting;
     m_ready.start();
@@ -119,6 +189,7 @@ void LocalSandboxProcess::start() {
     const bool dropPrivileges = ::geteuid() == 0;
     LocalSandboxLaunch launch;
     int seccompFd = -1;
+    int infoWriteFd = -1;
     if (m_isolated) {
         if (m_options.seccompFilter && LocalSandboxSeccomp::supported()) {
             seccompFd = LocalSandboxSeccomp::createProgramFd();
@@ -127,7 +198,15 @@ void LocalSandboxProcess::start() {
                 return;
             }
         }
-        launch = BubblewrapCommand::isolated(m_options, seccompFd);
+        int info[2];
+        if (::pipe2(info, O_CLOEXEC | O_NONBLOCK) == 0) {
+            m_infoFd = info[0];
+            infoWriteFd = info[1];
+            // bwrap's own write must not fail on a full pipe or block: it is tiny, and blocking
+            // writes are what bwrap expects.
+            ::fcntl(infoWriteFd, F_SETFL, ::fcntl(infoWriteFd, F_GETFL) & ~O_NONBLOCK);
+        }
+        launch = BubblewrapCommand::isolated(m_options, seccompFd, infoWriteFd);
     } else {
         m_hostWorkDir = std::make_unique<QTemporaryDir>(
             QDir::tempPath() + QStringLiteral("/loopscope-sandbox-XXXXXX"));
@@ -169,6 +248,8 @@ void LocalSandboxProcess::start() {
     // set inside bwrap's user namespace it is counted per sandbox.
     m_process->setChildProcessModifier([=] {
         ::setsid(); // own process group: the whole group is killed with one kill(-pid)
+        if (nice > 0)
+            ::setpriority(PRIO_PROCESS, 0, nice); // inherited by bwrap, python and its threads
         // RLIMIT_AS is per process and there are no cgroups to cap a sandbox as a whole, so
         // make sandbox processes the kernel's first choice if memory runs out, not the app.
         // Done before dropping privileges: after setuid /proc/self is no longer ours to write.
@@ -193,6 +274,8 @@ void LocalSandboxProcess::start() {
         ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
         if (seccompFd >= 0)
             ::fcntl(seccompFd, F_SETFD, 0);
+        if (infoWriteFd >= 0)
+            ::fcntl(infoWriteFd, F_SETFD, 0);
     });
 
     connect(m_process, &QProcess::readyReadStandardOutput, this, &LocalSandboxProcess::onStdout);
@@ -211,8 +294,11 @@ void LocalSandboxProcess::start() {
     m_pid = m_process->processId(); // known once start() returns; 0 if it failed
     if (seccompFd >= 0)
         ::close(seccompFd); // the child has its copy (QProcess forks inside start())
+    if (infoWriteFd >= 0)
+        ::close(infoWriteFd);
     // Queued in QProcess's write buffer until the pipe accepts it.
-    m_process->write(LocalSandboxFrameCodec::encodeRaw(driverSource()));
+    const DriverPayload driver = driverPayload(m_options.pythonPath);
+    m_process->write(LocalSandboxFrameCodec::encodeRaw(driver.frame));
     QJsonObject config{
         {QStringLiteral("op"), QStringLiteral("config")},
         {QStringLiteral("nproc"), m_options.maxProcesses},
@@ -227,6 +313,10 @@ void LocalSandboxProcess::start() {
         {QStringLiteral("file_max_bytes"), m_options.fileTransferBytes},
         // Without bwrap's user namespace the process count is per uid, machine-wide.
         {QStringLiteral("shared_uid"), !m_isolated},
+        {QStringLiteral("site_packages"), driver.sitePackages},
+        {QStringLiteral("live_interval_ms"), m_options.liveOutputIntervalMs},
+        {QStringLiteral("live_chunk_bytes"), m_options.liveOutputChunkBytes},
+        {QStringLiteral("live_cap_bytes"), liveCapBytes()},
     };
     m_process->write(LocalSandboxFrameCodec::encode(config));
 }
@@ -238,7 +328,14 @@ void LocalSandboxProcess::failEarly(const QString &reason) {
         this, [this, reason] { markExited(reason); }, Qt::QueuedConnection);
 }
 
-QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &code, int timeoutMs) {
+qint64 LocalSandboxProcess::liveCapBytes() const {
+    // A live-output frame must fit the decoder's frame cap like every other frame.
+    return qBound<qint64>(0, m_options.liveOutputCapBytes,
+                          qMax(m_options.stdoutCapBytes, m_options.stderrCapBytes));
+}
+
+QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &code, int timeoutMs,
+                                                               const SandboxOutputSink &onOutput) {
     if (m_state != State::Ready) {
         return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(
             m_state == State::Running
@@ -250,6 +347,9 @@ QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &co
     m_run = std::make_unique<QPromise<Outcome<ExecutionResult>>>();
     m_run->start();
     ++m_runId;
+    m_liveSink = onOutput;
+    for (QStringDecoder &decoder : m_liveDecoders)
+        decoder = QStringDecoder(QStringDecoder::Utf8);
     m_runTimeoutMs = timeoutMs;
     m_runClock.start();
     m_process->write(LocalSandboxFrameCodec::encode({
@@ -300,9 +400,68 @@ void LocalSandboxProcess::killTree(KillReason reason) {
         m_killReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    // Killing the PID-namespace init kills every process in the sandbox at once, and its parent,
+    // the outer bwrap, reaps it and exits. Killing the outer bwrap first would leave the init
+    // orphaned for a moment, a `[bwrap] <defunct>` whenever the reaper of orphans is slow or
+    // absent. The outer one gets SIGKILL too if it has not gone shortly after.
+    if (namespaceInitPid() > 0 && ::kill(static_cast<pid_t>(m_nsInitPid), SIGKILL) == 0) {
+        if (!m_reapTimer.isActive())
+            m_reapTimer.start(2000);
+        return;
+    }
     if (m_pid > 0)
         ::kill(-static_cast<pid_t>(m_pid), SIGKILL);
     m_process->kill();
+}
+
+void LocalSandboxProcess::readInfo() {
+    if (m_infoFd < 0 || m_nsInitPid > 0)
+        return;
+    char buffer[512];
+    ssize_t n = 0;
+    while ((n = ::read(m_infoFd, buffer, sizeof buffer)) > 0 && m_info.size() < 4096)
+        m_info.append(buffer, n);
+    const QJsonObject info = QJsonDocument::fromJson(m_info).object();
+    const qint64 pid = info.value(QStringLiteral("child-pid")).toInteger();
+    if (pid > 1 && pid != m_pid) {
+        m_nsInitPid = pid;
+        ::close(m_infoFd);
+        m_infoFd = -1;
+    }
+}
+
+qint64 LocalSandboxProcess::namespaceInitPid() {
+    readInfo();
+    return m_nsInitPid;
+}
+
+bool LocalSandboxProcess::setNice(int nice) {
+    if (m_pid <= 0 || !isAlive())
+        return false;
+    // Every task of every process below the outer bwrap (or the unisolated python).
+    bool all = true;
+    QList<qint64> pending{m_pid};
+    QSet<qint64> seen;
+    while (!pending.isEmpty() && seen.size() < 4096) {
+        const qint64 pid = pending.takeFirst();
+        if (seen.contains(pid))
+            continue;
+        seen.insert(pid);
+        const QStringList tasks = QDir(QStringLiteral("/proc/%1/task").arg(pid))
+                                      .entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        for (const QString &task : tasks) {
+            if (::setpriority(PRIO_PROCESS, static_cast<id_t>(task.toLongLong()), nice) != 0)
+                all = false;
+            QFile children(QStringLiteral("/proc/%1/task/%2/children").arg(pid).arg(task));
+            if (children.open(QIODevice::ReadOnly)) {
+                for (const QByteArray &child : children.readAll().split(' ')) {
+                    if (const qint64 c = child.trimmed().toLongLong(); c > 0)
+                        pending << c;
+                }
+            }
+        }
+    }
+    return all;
 }
 
 void LocalSandboxProcess::onStdout() {
@@ -335,10 +494,13 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
         if (m_pendingStreams.size() < expectedRawFrames(*m_pendingHeader))
             return;
         const QJsonObject header = *std::exchange(m_pendingHeader, std::nullopt);
-        if (header.value(QStringLiteral("op")).toString() == QLatin1String("fs_result")) {
+        const QString op = header.value(QStringLiteral("op")).toString();
+        if (op == QLatin1String("fs_result")) {
             finishFileRequest(header, m_pendingStreams.value(0));
-        } else if (header.value(QStringLiteral("op")).toString() == QLatin1String("result")) {
+        } else if (op == QLatin1String("result")) {
             finishRun(header);
+        } else if (op == QLatin1String("output")) {
+            deliverLiveOutput(header);
         } else if (m_state == State::Running &&
                    header.value(QStringLiteral("id")).toInteger() == m_runId) {
             ExecutionResult partial;
@@ -356,6 +518,7 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
     const QString op = frame->value(QStringLiteral("op")).toString();
     if (op == QLatin1String("ready") && m_state == State::Starting) {
         m_startTimer.stop();
+        readInfo(); // bwrap wrote it before starting the interpreter
         m_state = State::Ready;
         m_ready.addResult(Outcome<bool>::success(true));
         m_ready.finish();
@@ -363,9 +526,10 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
     }
     const bool currentRun = m_state == State::Running && m_run &&
                             frame->value(QStringLiteral("id")).toInteger() == m_runId;
-    // A partial may also arrive just after its run finished; its output frames are then dropped.
+    // A partial (or live output) may also arrive just after its run finished, e.g. after a
+    // timeout; its output frames are then dropped.
     if ((op == QLatin1String("result") && currentRun) || op == QLatin1String("partial") ||
-        op == QLatin1String("fs_result")) {
+        op == QLatin1String("output") || op == QLatin1String("fs_result")) {
         m_pendingHeader = frame;
         m_pendingStreams.clear();
         return;
@@ -422,6 +586,28 @@ void LocalSandboxProcess::applyOutput(const QJsonObject &header, ExecutionResult
     result.stderrTruncated = header.value(QStringLiteral("stderr_truncated")).toBool();
 }
 
+void LocalSandboxProcess::deliverLiveOutput(const QJsonObject &header) {
+    if (m_state != State::Running || !m_liveSink ||
+        header.value(QStringLiteral("id")).toInteger() != m_runId)
+        return;
+    const bool capped = header.value(QStringLiteral("capped")).toBool();
+    const QString streams[2] = {QStringLiteral("stdout"), QStringLiteral("stderr")};
+    QString texts[2];
+    for (int i = 0; i < 2; ++i)
+        texts[i] = m_liveDecoders[i].decode(m_pendingStreams.at(i));
+    if (capped) {
+        // The driver stopped streaming this run: say so where the output ended.
+        texts[texts[1].isEmpty() ? 0 : 1] += SandboxOutputCoalescer::capNotice(liveCapBytes());
+    }
+    // The sink may reach far (events, the window); it must not find this object gone after.
+    const QPointer<LocalSandboxProcess> self(this);
+    const SandboxOutputSink sink = m_liveSink;
+    for (int i = 0; i < 2 && self; ++i) {
+        if (!texts[i].isEmpty())
+            sink(streams[i], texts[i]);
+    }
+}
+
 void LocalSandboxProcess::finishRun(const QJsonObject &header) {
     m_runTimer.stop();
     ExecutionResult result;
@@ -442,6 +628,7 @@ void LocalSandboxProcess::finishRun(const QJsonObject &header) {
                                           m_pendingStreams.at(i + 2)});
     }
     m_partial.reset();
+    m_liveSink = {};
     m_state = State::Ready;
     auto run = std::move(m_run);
     run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
@@ -498,6 +685,7 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_exitReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    m_reapTimer.stop();
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
     m_pendingHeader.reset();
     m_pendingStreams.clear();
@@ -514,6 +702,7 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
             QStringLiteral("the sandbox interpreter failed to start: ") + reason));
         m_ready.finish();
     }
+    m_liveSink = {};
     if (m_run) {
         auto run = std::move(m_run);
         if (m_killReason == KillReason::Requested) {

@@ -3,6 +3,7 @@
 #include "common/outcome.h"
 #include "sandbox/localsandboxframecodec.h"
 #include "sandbox/localsandboxoptions.h"
+#include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxtypes.h"
 
 #include <QElapsedTimer>
@@ -10,6 +11,7 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPromise>
+#include <QStringDecoder>
 #include <QTimer>
 
 #include <memory>
@@ -38,11 +40,18 @@ public:
     // Kills and reaps the process tree (blocking for at most a few ms: SIGKILL cannot be ignored).
     ~LocalSandboxProcess() override;
 
-    void start();
+    // `nice` > 0 starts the whole tree at that lower CPU priority (see setNice()).
+    void start(int nice = 0);
     State state() const { return m_state; }
     bool isAlive() const { return m_state != State::NotStarted && m_state != State::Exited; }
     bool isIsolated() const { return m_isolated; }
     qint64 processId() const;
+    // Host pid of the sandbox's PID-namespace init (bwrap's inner process, from --info-fd), 0 if
+    // not known (unisolated, or bwrap has not reported it yet).
+    qint64 namespaceInitPid();
+    // Sets every process and thread of the tree to `nice`; lowering it (raising the priority)
+    // works only where the system allows it. Returns whether every task took it.
+    bool setNice(int nice);
     // Why the interpreter is gone (empty while it lives).
     QString exitReason() const { return m_exitReason; }
 
@@ -55,8 +64,11 @@ public:
     // Runs `code`; requires state() == Ready. Finishes with the driver's result; with a
     // TimeoutError result after `timeoutMs` (the tree is killed and this process is then Exited);
     // with an InterpreterExited result when user code kills its own interpreter; or with an
-    // error when kill() ends the run.
-    QFuture<Outcome<ExecutionResult>> execute(const QString &code, int timeoutMs);
+    // error when kill() ends the run. `onOutput` gets what the run prints while it runs, as the
+    // driver sends it (coalesced and capped there, LocalSandboxOptions::liveOutput*), always
+    // before the future finishes.
+    QFuture<Outcome<ExecutionResult>> execute(const QString &code, int timeoutMs,
+                                              const SandboxOutputSink &onOutput = {});
 
     // A file operation on /mnt/data (the driver's "fs" op: list / read / write / delete). Frames
     // are answered in order, so it may be sent while a run is in flight: the driver serves it
@@ -87,10 +99,13 @@ private:
     void finishFileRequest(const QJsonObject &header, const QByteArray &data);
     static qsizetype expectedRawFrames(const QJsonObject &header);
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
+    void deliverLiveOutput(const QJsonObject &header);
     void killTree(KillReason reason);
+    void readInfo();
     void markExited(const QString &reason, bool notify = true);
     void failEarly(const QString &reason);
     QString describeExit(int exitCode, bool crashed) const;
+    qint64 liveCapBytes() const;
 
     LocalSandboxOptions m_options;
     bool m_isolated;
@@ -103,6 +118,10 @@ private:
     QString m_earlyFailure;
     KillReason m_killReason = KillReason::None;
     qint64 m_pid = 0;
+    int m_infoFd = -1; // read end of bwrap's --info-fd pipe
+    QByteArray m_info;
+    qint64 m_nsInitPid = 0;
+    QTimer m_reapTimer; // after killing the namespace init: the outer bwrap should follow
 
     QPromise<Outcome<bool>> m_ready;
     QTimer m_startTimer;
@@ -115,6 +134,8 @@ private:
     // File requests in flight, oldest first (the driver answers them in order).
     QList<std::pair<qint64, std::shared_ptr<QPromise<Outcome<FileReply>>>>> m_fileRequests;
     qint64 m_fileRequestId = 0;
+    SandboxOutputSink m_liveSink;     // of the run in flight
+    QStringDecoder m_liveDecoders[2]; // chunks may end inside a UTF-8 sequence
     int m_runTimeoutMs = 0;
     QElapsedTimer m_runClock;
     QTimer m_runTimer;

@@ -7,6 +7,8 @@
 #include <QObject>
 #include <QStringList>
 
+#include <functional>
+
 namespace loopscope {
 
 // Whether a backend can serve requests on this machine, and if not, exactly what is missing.
@@ -22,6 +24,11 @@ struct SandboxSelfTest {
     QStringList libraries;
 };
 
+// Receives a run's output while the code runs: `stream` is "stdout" or "stderr", `text` a chunk
+// as the code printed it (coalesced and bounded by the backend). Called on the backend's thread,
+// always before the run's future finishes; the final ExecutionResult still holds all the output.
+using SandboxOutputSink = std::function<void(const QString &stream, const QString &text)>;
+
 // Asynchronous create / run / delete of sandboxes. Futures finish on the backend's thread;
 // callers attach continuations with QFuture::then(context, ...). Failures are Outcome errors,
 // never exceptions. A backend lives on the proxy thread, owned by its parent.
@@ -35,8 +42,10 @@ public:
     virtual QString provider() const = 0;
 
     virtual QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) = 0;
+    // `onOutput` (may be empty) gets live chunks of the run's stdout/stderr.
     virtual QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
-                                                  const SandboxParams &params) = 0;
+                                                  const SandboxParams &params,
+                                                  const SandboxOutputSink &onOutput = {}) = 0;
     // Resolves to true when something was deleted, false when it was already gone.
     virtual QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                           const SandboxParams &params) = 0;

@@ -210,7 +210,8 @@ void SandboxRegistry::enforceCap(const QString &identity) {
     }
 }
 
-QFuture<Outcome<ExecutionResult>> SandboxRegistry::run(const QString &key, const QString &code) {
+QFuture<Outcome<ExecutionResult>> SandboxRegistry::run(const QString &key, const QString &code,
+                                                       const SandboxOutputSink &onOutput) {
     auto it = d->entries.find(key);
     if (key.isEmpty() || it == d->entries.end())
         return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(
@@ -222,7 +223,7 @@ QFuture<Outcome<ExecutionResult>> SandboxRegistry::run(const QString &key, const
     it->lastAccessedMs = now();
     d->touch(key);
     // Captured params only: a reloaded sandbox_tools registry never re-targets a live sandbox.
-    return it->backend->run(it->handle, code, it->params.value_or(SandboxParams{}));
+    return it->backend->run(it->handle, code, it->params.value_or(SandboxParams{}), onOutput);
 }
 
 QFuture<void> SandboxRegistry::remove(const QString &key, SandboxRemovalReason reason) {

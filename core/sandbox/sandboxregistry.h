@@ -64,7 +64,9 @@ public:
                                                const QString &sessionId = {});
 
     // Runs code in the cached sandbox for `key` with its captured params; refreshes last access.
-    QFuture<Outcome<ExecutionResult>> run(const QString &key, const QString &code);
+    // `onOutput` gets the run's live output (SandboxBackend::run).
+    QFuture<Outcome<ExecutionResult>> run(const QString &key, const QString &code,
+                                          const SandboxOutputSink &onOutput = {});
 
     // Pops and deletes the entry for `key`; a missing key is a no-op (idempotent). A key still
     // being created is dropped: its waiters get an error and the sandbox is deleted on arrival.

@@ -18,7 +18,7 @@ namespace {
 
 const char *const kTimedOutProperty = "loopscope_timed_out";
 constexpr int kConnectionsPerLane = 6; // QNAM's fixed HTTP/1.1 limit per host in Qt 6.4
-constexpr int kMaxLanes = 32;
+constexpr int kMaxLanes = 96;          // 576 connections: 500 open streams (the soak) never queue
 
 bool isHopOrSecretRequestHeader(const QByteArray &lower) {
     static const QList<QByteArray> dropped = {

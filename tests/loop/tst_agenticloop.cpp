@@ -172,6 +172,88 @@ private slots:
             QVERIFY2(kinds.contains(QLatin1String(expected)), qPrintable(kinds.join(u',')));
     }
 
+    void liveCodeOutputIsPublishedWithTheFlowId_data() {
+        QTest::addColumn<bool>("chat");
+        QTest::newRow("responses") << false;
+        QTest::newRow("chat") << true;
+    }
+
+    void liveCodeOutputIsPublishedWithTheFlowId() {
+        QFETCH(bool, chat);
+        // A slow run: its output is published while it runs, before its code.executed.
+        const QString code = QStringLiteral("import sys, time\n"
+                                            "for i in range(3):\n"
+                                            "    print(i, flush=True)\n"
+                                            "    time.sleep(0.3)\n"
+                                            "print('warn', file=sys.stderr)");
+        upstream->enqueue(ScriptedUpstream::Response::json(
+            chat ? chatToolCall(code, QStringLiteral("call_live"))
+                 : responsesFunctionCall(code, QStringLiteral("call_live"))));
+        upstream->enqueue(ScriptedUpstream::Response::json(
+            chat ? chatText(QStringLiteral("done")) : responsesMessage(QStringLiteral("done"))));
+        QList<InspectorEvent> events;
+        QObject context;
+        connect(bus.get(), &EventBus::eventPublished, &context,
+                [&](const InspectorEvent &event) { events << event; });
+
+        const auto reply =
+            chat ? call("POST", "/v1/chat/completions", chatRequest(QStringLiteral("count")))
+                 : call("POST", "/v1/responses", ciRequest(QStringLiteral("count")));
+        QCOMPARE(reply.status, 200);
+        QVERIFY(sandboxesGone());
+
+        QString flowId;
+        qsizetype started = -1;
+        qsizetype executed = -1;
+        QList<qsizetype> outputs;
+        for (qsizetype i = 0; i < events.size(); ++i) {
+            const InspectorEvent &e = events.at(i);
+            if (e.kind == InspectorEvent::Kind::RequestStarted)
+                flowId = e.requestId;
+            else if (e.kind == InspectorEvent::Kind::CodeRunStarted)
+                started = i;
+            else if (e.kind == InspectorEvent::Kind::CodeRunOutput)
+                outputs << i;
+            else if (e.kind == InspectorEvent::Kind::CodeExecuted)
+                executed = i;
+        }
+        QVERIFY(!flowId.isEmpty());
+        QVERIFY(started >= 0);
+        QVERIFY(executed > started);
+        const InspectorEvent &start = events.at(started);
+        QCOMPARE(start.requestId, flowId);
+        QCOMPARE(start.iteration, 0);
+        QCOMPARE(start.data.value(QStringLiteral("callId")).toString(),
+                 QStringLiteral("call_live"));
+        QCOMPARE(start.data.value(QStringLiteral("code")).toString(), code);
+        const QString containerId = start.data.value(QStringLiteral("containerId")).toString();
+        QVERIFY(containerId.startsWith(QStringLiteral("cntr_")));
+        QCOMPARE(events.at(executed).data.value(QStringLiteral("containerId")).toString(),
+                 containerId);
+
+        // Chunks between the start and the result, with the flow id, adding up to the output.
+        QVERIFY(!outputs.isEmpty());
+        QString liveOut;
+        QString liveErr;
+        for (qsizetype i : std::as_const(outputs)) {
+            const InspectorEvent &e = events.at(i);
+            QVERIFY(i > started && i < executed);
+            QCOMPARE(e.requestId, flowId);
+            QCOMPARE(e.iteration, 0);
+            QCOMPARE(e.data.value(QStringLiteral("callId")).toString(),
+                     QStringLiteral("call_live"));
+            const QString stream = e.data.value(QStringLiteral("stream")).toString();
+            QVERIFY(stream == QLatin1String("stdout") || stream == QLatin1String("stderr"));
+            (stream == QLatin1String("stdout") ? liveOut : liveErr) +=
+                e.data.value(QStringLiteral("text")).toString();
+        }
+        const QJsonObject result = events.at(executed).data;
+        QCOMPARE(result.value(QStringLiteral("stdout")).toString(), QStringLiteral("0\n1\n2\n"));
+        QCOMPARE(result.value(QStringLiteral("stderr")).toString(), QStringLiteral("warn\n"));
+        QCOMPARE(liveOut, result.value(QStringLiteral("stdout")).toString());
+        QCOMPARE(liveErr, result.value(QStringLiteral("stderr")).toString());
+    }
+
     void chatLoopAppendsToolMessage() {
         upstream->enqueue(
             ScriptedUpstream::Response::json(chatToolCall(QStringLiteral("print(2**10)"))));

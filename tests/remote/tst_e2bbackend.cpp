@@ -1,7 +1,9 @@
 #include "e2bstandin.h"
 #include "sandbox/e2bbackend.h"
+#include "sandbox/sandboxoutputcoalescer.h"
 #include "support/futurewait.h"
 
+#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
@@ -34,6 +36,8 @@ private slots:
     void parseRules_data();
     void parseRules();
     void linesAreParsedWhileTheStreamIsOpen();
+    void liveOutputReachesTheSinkBeforeTheResult();
+    void liveOutputIsCoalescedAndCapped();
     void outputCapAbortsTheRun();
     void deleteOfMissingSandboxIsFalse();
     void badKeyIsUnauthorisedAndMasked();
@@ -259,6 +263,94 @@ void TestE2bBackend::linesAreParsedWhileTheStreamIsOpen() {
     const auto ran = awaitFuture(future);
     QVERIFY2(ran.ok(), qPrintable(ran.error));
     QCOMPARE(ran.value.stdoutText, QStringLiteral("early\nlate\n"));
+}
+
+void TestE2bBackend::liveOutputReachesTheSinkBeforeTheResult() {
+    m_standIn->setExecuteHandler([](const E2bStandIn::Request &, const QString &,
+                                    E2bStandIn::Sandbox &) {
+        E2bStandIn::ExecuteReply reply;
+        reply.body =
+            ndjson({out(QStringLiteral("stdout"), QStringLiteral("0\n")),
+                    out(QStringLiteral("stderr"), QStringLiteral("warn é\n")),
+                    out(QStringLiteral("stdout"), QStringLiteral("1\n")),
+                    QJsonObject{{QStringLiteral("type"), QStringLiteral("number_of_executions")},
+                                {QStringLiteral("execution_count"), 1}}});
+        reply.fragmentBytes = 16; // lines and the UTF-8 "é" split across reads
+        // Held after the first two lines (31 + 37 bytes), as a slow run would.
+        reply.holdAfter = 5;
+        return reply;
+    });
+    E2bBackend backend(options());
+    const SandboxHandle handle = createOk(backend);
+    QList<QStringList> chunks; // stream, text, whether the run had finished
+    QFuture<Outcome<ExecutionResult>> future;
+    future = backend.run(handle, QStringLiteral("x"), params(),
+                         [&](const QString &stream, const QString &text) {
+                             chunks.append({stream, text,
+                                            future.isFinished() ? QStringLiteral("finished")
+                                                                : QStringLiteral("running")});
+                         });
+    QTRY_VERIFY_WITH_TIMEOUT(chunks.size() == 2, 10000);
+    QCOMPARE(chunks[0], (QStringList{QStringLiteral("stdout"), QStringLiteral("0\n"),
+                                     QStringLiteral("running")}));
+    QCOMPARE(chunks[1], (QStringList{QStringLiteral("stderr"), QStringLiteral("warn é\n"),
+                                     QStringLiteral("running")}));
+    QVERIFY(!future.isFinished()); // the stand-in still holds the stream open
+    m_standIn->release();
+    const auto ran = awaitFuture(future);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("0\n1\n")); // the result is unchanged
+    QCOMPARE(ran.value.stderrText, QStringLiteral("warn é\n"));
+    QCOMPARE(chunks.size(), 3);
+    QCOMPARE(chunks[2], (QStringList{QStringLiteral("stdout"), QStringLiteral("1\n"),
+                                     QStringLiteral("running")}));
+}
+
+void TestE2bBackend::liveOutputIsCoalescedAndCapped() {
+    // 3,000 one-line messages arriving in 2 KiB reads: far fewer sink calls than lines, the
+    // live total capped with a notice, the result complete.
+    QByteArray body;
+    QString expected;
+    for (int i = 0; i < 3000; ++i) {
+        const QString line = QStringLiteral("line %1\n").arg(i);
+        expected += line;
+        body += ndjson({out(QStringLiteral("stdout"), line)});
+    }
+    m_standIn->setExecuteHandler(
+        [&](const E2bStandIn::Request &, const QString &, E2bStandIn::Sandbox &) {
+            E2bStandIn::ExecuteReply reply;
+            reply.body = body;
+            reply.fragmentBytes = 2048;
+            reply.pauseMs = 1;
+            return reply;
+        });
+    E2bBackend::Options o = options();
+    o.liveOutputCapBytes = 16 * 1024;
+    E2bBackend backend(o);
+    const SandboxHandle handle = createOk(backend);
+    QStringList chunks;
+    QFuture<Outcome<ExecutionResult>> future;
+    bool afterResult = false;
+    QElapsedTimer clock;
+    clock.start();
+    future = backend.run(handle, QStringLiteral("x"), params(),
+                         [&](const QString &stream, const QString &text) {
+                             QCOMPARE(stream, QStringLiteral("stdout"));
+                             afterResult = afterResult || future.isFinished();
+                             chunks << text;
+                         });
+    const auto ran = awaitFuture(future, 60000);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QCOMPARE(ran.value.stdoutText, expected);
+    QVERIFY(!afterResult);
+    const QString live = chunks.join(QString());
+    const QString notice = SandboxOutputCoalescer::capNotice(16 * 1024);
+    QVERIFY2(live.endsWith(notice), qPrintable(live.right(200)));
+    QCOMPARE(live.chopped(notice.size()), expected.left(16 * 1024));
+    // Each delivery is >= 4 KiB or the first after 50 ms: a bound however slowly lines came.
+    const qint64 bound = 16 * 1024 / 4096 + clock.elapsed() / 50 + 2;
+    QVERIFY2(chunks.size() <= bound, qPrintable(QString::number(chunks.size())));
+    QVERIFY(chunks.size() < 100); // and nowhere near one per line
 }
 
 void TestE2bBackend::outputCapAbortsTheRun() {

@@ -21,6 +21,7 @@ private slots:
 
     void stateIsKeptAcrossRunsAndDeleteEndsTheKernel();
     void stdoutAndStderrAreSeparated();
+    void liveOutputArrivesWhileTheCodeRuns();
     void exceptionFillsTheErrorFields();
     void resultsAppearInStdout_data();
     void resultsAppearInStdout();
@@ -118,6 +119,42 @@ void TestJupyterBackend::stdoutAndStderrAreSeparated() {
     QCOMPARE(ran.value.stdoutText, QStringLiteral("out 1\nout 2 😀\n"));
     QCOMPARE(ran.value.stderrText, QStringLiteral("err ü\n"));
     QVERIFY(!ran.value.error);
+}
+
+void TestJupyterBackend::liveOutputArrivesWhileTheCodeRuns() {
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    QVERIFY(h.isValid());
+    QList<QStringList> chunks; // stream, text, whether the run had finished
+    QFuture<Outcome<ExecutionResult>> future;
+    future = backend.run(h,
+                         QStringLiteral("import sys, time\n"
+                                        "for i in range(3):\n"
+                                        "    print(i, flush=True)\n"
+                                        "    print('err', i, file=sys.stderr, flush=True)\n"
+                                        "    time.sleep(0.5)\n"),
+                         params(), [&](const QString &stream, const QString &text) {
+                             chunks.append({stream, text,
+                                            future.isFinished() ? QStringLiteral("finished")
+                                                                : QStringLiteral("running")});
+                         });
+    QTRY_VERIFY_WITH_TIMEOUT(!chunks.isEmpty() || future.isFinished(), 60000);
+    QVERIFY2(!chunks.isEmpty(), "the run finished before any live output arrived");
+    const auto ran = awaitFuture(future, 60000);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QString liveOut;
+    QString liveErr;
+    for (const QStringList &chunk : std::as_const(chunks)) {
+        QCOMPARE(chunk[2], QStringLiteral("running")); // every chunk before the result
+        (chunk[0] == QLatin1String("stdout") ? liveOut : liveErr) += chunk[1];
+    }
+    // The first chunk came while the kernel was still sleeping in the loop: it holds "0" but not
+    // the whole output.
+    QVERIFY(chunks.first()[1] != ran.value.stdoutText);
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("0\n1\n2\n"));
+    QCOMPARE(ran.value.stderrText, QStringLiteral("err 0\nerr 1\nerr 2\n"));
+    QCOMPARE(liveOut, ran.value.stdoutText);
+    QCOMPARE(liveErr, ran.value.stderrText);
 }
 
 void TestJupyterBackend::exceptionFillsTheErrorFields() {

@@ -80,6 +80,7 @@ void TestBubblewrapCommand::interpreterIsAbsoluteAndIsolatedMode() {
     const QStringList python = BubblewrapCommand::pythonArguments({});
     QCOMPARE(python.at(0), QStringLiteral("/usr/bin/python3"));
     QCOMPARE(python.at(1), QStringLiteral("-I"));
+    QCOMPARE(python.at(2), QStringLiteral("-S")); // the driver sets sys.path itself
     QCOMPARE(python.last(), BubblewrapCommand::processMarker());
     const QStringList args = BubblewrapCommand::bwrapArguments({});
     QCOMPARE(args.mid(args.indexOf(QStringLiteral("--")) + 1), python);

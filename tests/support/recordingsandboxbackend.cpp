@@ -12,10 +12,10 @@ RecordingSandboxBackend::~RecordingSandboxBackend() {
             Outcome<SandboxHandle>::failure(QStringLiteral("test backend destroyed")));
         promise->finish();
     }
-    for (const auto &[handle, promise] : m_pendingRuns) {
-        promise->addResult(
+    for (const PendingRun &run : m_pendingRuns) {
+        run.promise->addResult(
             Outcome<ExecutionResult>::failure(QStringLiteral("test backend destroyed")));
-        promise->finish();
+        run.promise->finish();
     }
 }
 
@@ -64,23 +64,38 @@ Outcome<ExecutionResult> RecordingSandboxBackend::makeRunOutcome(const SandboxHa
 
 QFuture<Outcome<ExecutionResult>> RecordingSandboxBackend::run(const SandboxHandle &sandbox,
                                                                const QString &code,
-                                                               const SandboxParams &params) {
+                                                               const SandboxParams &params,
+                                                               const SandboxOutputSink &onOutput) {
     runCalls.append({sandbox, code, params});
     if (deferRuns) {
         auto promise = std::make_shared<QPromise<Outcome<ExecutionResult>>>();
         promise->start();
-        m_pendingRuns.emplace_back(sandbox, promise);
+        m_pendingRuns.push_back({sandbox, promise, onOutput});
         return promise->future();
     }
-    return QtFuture::makeReadyFuture(makeRunOutcome(sandbox));
+    const Outcome<ExecutionResult> outcome = makeRunOutcome(sandbox);
+    deliverOutput(outcome, onOutput);
+    return QtFuture::makeReadyFuture(outcome);
+}
+
+void RecordingSandboxBackend::deliverOutput(const Outcome<ExecutionResult> &outcome,
+                                            const SandboxOutputSink &onOutput) {
+    if (!onOutput || !outcome.ok())
+        return;
+    if (!outcome.value.stdoutText.isEmpty())
+        onOutput(QStringLiteral("stdout"), outcome.value.stdoutText);
+    if (!outcome.value.stderrText.isEmpty())
+        onOutput(QStringLiteral("stderr"), outcome.value.stderrText);
 }
 
 int RecordingSandboxBackend::completePendingRuns() {
     auto pending = std::move(m_pendingRuns);
     m_pendingRuns.clear();
-    for (const auto &[handle, promise] : pending) {
-        promise->addResult(makeRunOutcome(handle));
-        promise->finish();
+    for (const PendingRun &run : pending) {
+        const Outcome<ExecutionResult> outcome = makeRunOutcome(run.handle);
+        deliverOutput(outcome, run.onOutput);
+        run.promise->addResult(outcome);
+        run.promise->finish();
     }
     return int(pending.size());
 }

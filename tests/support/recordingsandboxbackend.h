@@ -76,8 +76,10 @@ public:
     // SandboxBackend
     QString provider() const override { return providerName; }
     QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) override;
+    // Delivers stdoutText / stderrText to `onOutput` as one chunk each before the run finishes.
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
-                                          const SandboxParams &params) override;
+                                          const SandboxParams &params,
+                                          const SandboxOutputSink &onOutput = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
     SandboxSelfTest selfTest() const override;
@@ -87,8 +89,13 @@ private:
     Outcome<ExecutionResult> makeRunOutcome(const SandboxHandle &sandbox);
 
     std::vector<std::shared_ptr<QPromise<Outcome<SandboxHandle>>>> m_pending;
-    std::vector<std::pair<SandboxHandle, std::shared_ptr<QPromise<Outcome<ExecutionResult>>>>>
-        m_pendingRuns;
+    struct PendingRun {
+        SandboxHandle handle;
+        std::shared_ptr<QPromise<Outcome<ExecutionResult>>> promise;
+        SandboxOutputSink onOutput;
+    };
+    void deliverOutput(const Outcome<ExecutionResult> &outcome, const SandboxOutputSink &onOutput);
+    std::vector<PendingRun> m_pendingRuns;
     int m_nextId = 0;
     QHash<QString, int> m_runsPerSandbox;
 };
