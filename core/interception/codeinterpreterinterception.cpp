@@ -4,6 +4,7 @@
 #include "interception/codeexecutiontool.h"
 #include "interception/interceptionkeys.h"
 #include "interception/providerresolver.h"
+#include "sandbox/sandboxfilecode.h"
 #include "sandbox/sandboxtoolregistry.h"
 
 #include <QJsonDocument>
@@ -531,7 +532,26 @@ SandboxFactory CodeInterpreterInterception::sandboxFactory() {
             return QtFuture::makeReadyFuture(Outcome<SandboxEntry>::failure(
                 QStringLiteral("Code execution is not supported for provider: ") +
                 params->provider));
-        return backend->create(*params).then(mapHandle(backend, params));
+        QFuture<Outcome<SandboxEntry>> created =
+            backend->create(*params).then(mapHandle(backend, params));
+        if (params->provider != QLatin1String("jupyter") &&
+            params->provider != QLatin1String("e2b"))
+            return created; // local sandboxes start in /mnt/data (bubblewrap)
+        // Remote kernels: create /mnt/data and make it the current directory before first use.
+        auto promise = startedPromise<Outcome<SandboxEntry>>();
+        created.then([promise, backend](const Outcome<SandboxEntry> &entry) {
+            if (!entry.ok() || !backend) {
+                finishPromise(promise, entry);
+                return;
+            }
+            backend
+                ->run(entry.value.handle, SandboxFileCode::setupCode(),
+                      entry.value.params.value_or(SandboxParams{}))
+                .then([promise, entry](const Outcome<ExecutionResult> &) {
+                    finishPromise(promise, entry); // a kernel without /mnt/data still runs code
+                });
+        });
+        return promise->future();
     };
 }
 

@@ -49,8 +49,9 @@ SandboxFileInfo infoFrom(const QJsonObject &o) {
 } // namespace
 
 QString SandboxFileCode::setupCode() {
-    return QStringLiteral("import os as _os\n_os.makedirs('/mnt/data', exist_ok=True)\n"
-                          "_os.chdir('/mnt/data')\ndel _os\n");
+    // Tolerant: a kernel that may not create /mnt/data keeps its own directory.
+    return QStringLiteral("import os as _os\ntry:\n    _os.makedirs('/mnt/data', exist_ok=True)\n"
+                          "    _os.chdir('/mnt/data')\nexcept OSError:\n    pass\ndel _os\n");
 }
 
 QString SandboxFileCode::listCode() {
