@@ -201,6 +201,7 @@ void TestContainersApi::init() {
     bus = std::make_unique<EventBus>();
     ProxyConfig config;
     config.port = 0;
+    config.maxBodyBytes = 40 * 1024 * 1024; // room for an upload above the 32 MiB file cap
     QString error;
     config.defaultRoute = ProxyConfig::routeForUpstream(upstream->baseUrl(), &error);
     QVERIFY2(config.defaultRoute, qPrintable(error));
@@ -295,6 +296,14 @@ void TestContainersApi::badUploadsGetClearErrors() {
     QVERIFY2(r.json()[QStringLiteral("error")][QStringLiteral("message")].toString().contains(
                  QStringLiteral("/mnt/data")),
              r.body.constData());
+    // Above the per-file cap: refused before it reaches the sandbox.
+    r = call("POST", base,
+             multipart("B", "huge.bin", QByteArray(ContainersApi::kMaxFileBytes + 1, 'x')), kKeyA,
+             "multipart/form-data; boundary=B");
+    QCOMPARE(r.status, 413);
+    QVERIFY2(r.json()[QStringLiteral("error")][QStringLiteral("message")].toString().contains(
+                 QStringLiteral("the limit for a container file")),
+             r.body.left(300).constData());
     QCOMPARE(callJson("POST", "/v1/containers", {}).status, 400); // name is required
     QCOMPARE(call("GET", base).status, 200);
 }
