@@ -493,6 +493,7 @@ class Driver:
 # --- Images and files: what the code shows, and the container's files under /mnt/data -------
 
 MPL_BACKEND = "loopscope_mpl_backend"
+_spec_from_loader = None  # importlib.util.spec_from_loader, set by _Media
 
 
 class _Media:
@@ -509,6 +510,10 @@ class _Media:
         self.images = []
         self.dropped = []
         os.environ["MPLBACKEND"] = "module://" + MPL_BACKEND
+        # Imported before the finder is installed: importing it from inside find_spec would
+        # ask the finder again (the interpreter starts with -S, so nothing has imported it yet).
+        global _spec_from_loader
+        from importlib.util import spec_from_loader as _spec_from_loader
         sys.meta_path.insert(0, _MediaFinder(self))
 
     def before_run(self):
@@ -571,9 +576,8 @@ class _MediaFinder:
         self.media = media
 
     def find_spec(self, fullname, path=None, target=None):
-        import importlib.util
         if fullname == MPL_BACKEND:
-            return importlib.util.spec_from_loader(fullname, _MplBackendLoader(self.media))
+            return _spec_from_loader(fullname, _MplBackendLoader(self.media))
         if fullname != "PIL.ImageShow":
             return None
         for finder in sys.meta_path:

@@ -124,7 +124,10 @@ void TestSandboxMedia::figuresBecomeImages() {
     QVERIFY(sandbox.isValid());
     const Outcome<ExecutionResult> r = run(sandbox, code);
     QVERIFY2(r.ok(), qPrintable(r.error));
-    QVERIFY2(!r.value.error, qPrintable(r.value.error ? r.value.error->traceback : QString()));
+    QVERIFY2(!r.value.error,
+             qPrintable(r.value.error ? r.value.error->name + u' ' + r.value.error->value + u' ' +
+                                            r.value.error->traceback
+                                      : QString()));
     QVERIFY2(r.value.stdoutText.contains(stdoutContains), qPrintable(r.value.stdoutText));
     QCOMPARE(r.value.images.size(), sizes.size());
     for (qsizetype i = 0; i < sizes.size(); ++i) {
@@ -146,7 +149,10 @@ void TestSandboxMedia::pilShowBecomesAnImage() {
         sandbox, QStringLiteral("from PIL import Image\n"
                                 "Image.new('RGB', (7, 5), (255, 0, 0)).show()\nprint('shown')"));
     QVERIFY2(r.ok(), qPrintable(r.error));
-    QVERIFY2(!r.value.error, qPrintable(r.value.error ? r.value.error->traceback : QString()));
+    QVERIFY2(!r.value.error,
+             qPrintable(r.value.error ? r.value.error->name + u' ' + r.value.error->value + u' ' +
+                                            r.value.error->traceback
+                                      : QString()));
     QCOMPARE(r.value.images.size(), 1);
     const QImage image = QImage::fromData(r.value.images.first().data, "PNG");
     QCOMPARE(image.size(), QSize(7, 5));
@@ -166,7 +172,10 @@ void TestSandboxMedia::oversizedAndSurplusImagesBecomeNotes() {
                                 "for i in range(3):\n"
                                 "    Image.new('L', (4, 4)).show()\n"));
     QVERIFY2(r.ok(), qPrintable(r.error));
-    QVERIFY2(!r.value.error, qPrintable(r.value.error ? r.value.error->traceback : QString()));
+    QVERIFY2(!r.value.error,
+             qPrintable(r.value.error ? r.value.error->name + u' ' + r.value.error->value + u' ' +
+                                            r.value.error->traceback
+                                      : QString()));
     QCOMPARE(r.value.images.size(), 2);
     QCOMPARE(r.value.images.at(0).name, QStringLiteral("image-2.png"));
     QVERIFY2(r.value.stdoutText.contains(QStringLiteral("image-1.png not returned")) &&
