@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Soak of the real loopscope binary (issue 16): a mixed workload for --duration seconds while
 sampling the process's RSS, open fds, threads and live sandbox processes. Not a CTest test.
 
@@ -11,8 +11,8 @@ Workload, from --workers client threads plus periodic bursts of open streams:
 The upstream is an instant scripted OpenAI-compatible server in this process (loopback only).
 Every answer is checked; a wrong one counts as an error.
 
-  bench/soak/soak.py --binary build/dev/app/loopscope --duration 1800 --out /tmp/soak \
-      --plot docs/soak.png
+  /usr/bin/python3 bench/soak/soak.py --binary build/dev/app/loopscope --duration 1800 \
+      --out /tmp/soak --plot docs/soak.png
 Writes samples.csv, minutes.csv and summary.json to --out and prints the summary.
 """
 import argparse
@@ -329,7 +329,8 @@ def load_average():
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", required=True)
+    parser.add_argument("--binary")
+    parser.add_argument("--replot", metavar="DIR", help="only plot DIR/samples.csv to --plot")
     parser.add_argument("--duration", type=int, default=1800, help="seconds (default 1800)")
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--streams", type=int, default=500, help="streams held open per burst")
@@ -338,6 +339,10 @@ def main():
     parser.add_argument("--out", default="/tmp/loopscope-soak")
     parser.add_argument("--plot", help="write a PNG of the curves here")
     args = parser.parse_args()
+    if args.replot:
+        return replot(args.replot, args.plot)
+    if not args.binary:
+        parser.error("--binary is required")
     os.makedirs(args.out, exist_ok=True)
 
     upstream = ThreadingServer(("127.0.0.1", 0), Upstream)
@@ -475,25 +480,39 @@ def main():
     print(json.dumps(summary, indent=2))
 
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        t = [s["t"] / 60 for s in samples]
-        fig, axes = plt.subplots(2, 2, figsize=(9, 5.5), sharex=True)
-        for ax, key, label in ((axes[0][0], "rss_kb", "RSS (KiB)"),
-                               (axes[0][1], "fds", "open fds"),
-                               (axes[1][0], "threads", "threads"),
-                               (axes[1][1], "sandbox_procs", "sandbox processes")):
-            ax.plot(t, [s[key] for s in samples], lw=1)
-            ax.set_title(label, fontsize=9)
-            ax.grid(alpha=0.3)
-        for ax in axes[1]:
-            ax.set_xlabel("minutes")
-        fig.suptitle("loopscope soak: %d s, %d requests, %d errors" % (
-            args.duration, sum(stats.counts.values()), sum(stats.errors.values())), fontsize=10)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=80)
+        plot(samples, args.plot, "loopscope soak: %d s, %d requests, %d errors" % (
+            args.duration, sum(stats.counts.values()), sum(stats.errors.values())))
 
+
+def plot(samples, path, title):
+    import matplotlib  # Debian's python3-matplotlib: run with /usr/bin/python3
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    t = [float(s["t"]) / 60 for s in samples]
+    fig, axes = plt.subplots(2, 2, figsize=(9, 5.5), sharex=True)
+    for ax, key, label in ((axes[0][0], "rss_kb", "RSS (KiB)"), (axes[0][1], "fds", "open fds"),
+                           (axes[1][0], "threads", "threads"),
+                           (axes[1][1], "sandbox_procs", "sandbox processes")):
+        ax.plot(t, [float(s[key]) for s in samples], lw=1)
+        ax.set_title(label, fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax in axes[1]:
+        ax.set_xlabel("minutes")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+
+
+def replot(out_dir, path):
+    """Plots an earlier run's samples.csv (--replot DIR --plot FILE)."""
+    import csv
+    with open(os.path.join(out_dir, "samples.csv")) as f:
+        samples = list(csv.DictReader(f))
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        summary = json.load(f)
+    plot(samples, path, "loopscope soak: %d s, %d requests, %d errors" % (
+        summary["duration_s"], sum(summary["requests"].values()),
+        sum(summary["errors"].values())))
 
 if __name__ == "__main__":
     main()
