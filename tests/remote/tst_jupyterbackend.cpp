@@ -273,7 +273,9 @@ void TestJupyterBackend::timeoutInterruptsAndKeepsState() {
 
 void TestJupyterBackend::timeoutIgnoringInterruptRestartsTheKernel() {
     JupyterBackend::Options options;
-    options.channel.runTimeoutMs = 2000;
+    // Long enough for a freshly restarted kernel to answer on a loaded 2-core machine: the
+    // run after the restart below shares this timeout.
+    options.channel.runTimeoutMs = 6000;
     options.channel.interruptGraceMs = 1500;
     JupyterBackend backend(options);
     QSignalSpy restarted(&backend, &JupyterBackend::kernelRestarted);
