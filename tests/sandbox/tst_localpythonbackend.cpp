@@ -192,7 +192,7 @@ void TestLocalPythonBackend::statePersistsAcrossRuns() {
                                     " os.getcwd())"));
     QVERIFY2(r.ok(), qPrintable(r.error));
     QVERIFY(!r.value.error);
-    QCOMPARE(r.value.stdoutText, QStringLiteral("42 True kept /sandbox\n"));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("42 True kept /mnt/data\n"));
     QCOMPARE(r.value.executionCount, 2);
     QVERIFY(r.value.durationMs > 0.0);
     QVERIFY(!r.value.timedOut);
