@@ -1,8 +1,11 @@
 #include "commandline.h"
 
+#include "http/accesspolicy.h"
+
 #include <QCommandLineParser>
 #include <QProcessEnvironment>
 
+using loopscope::AccessPolicy;
 using loopscope::ProxyConfig;
 
 CommandLine CommandLine::parse(const QStringList &arguments) {
@@ -41,7 +44,27 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     const QCommandLineOption execTimeout(QStringLiteral("exec-timeout"),
                                          QStringLiteral("Time limit for one sandboxed code run."),
                                          QStringLiteral("SECONDS"));
-    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout});
+    const QCommandLineOption controlToken(
+        QStringLiteral("control-token"),
+        QStringLiteral("Bearer token of the control API (/loopscope/v1). Default: env "
+                       "LOOPSCOPE_CONTROL_TOKEN, general_settings.control_token, else a random "
+                       "one written to <data dir>/control-token."),
+        QStringLiteral("TOKEN"));
+    const QCommandLineOption allowOrigin(
+        QStringLiteral("allow-origin"),
+        QStringLiteral("Let web pages from ORIGIN (e.g. https://app.example:8443) call Loopscope "
+                       "(CORS). Loopback origins are always allowed. Repeatable."),
+        QStringLiteral("ORIGIN"));
+    const QCommandLineOption dataDir(
+        QStringLiteral("data-dir"),
+        QStringLiteral("Directory for the flow history (history.sqlite3) and the control token; "
+                       "default: the platform's application data directory."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption noHistory(QStringLiteral("no-history"),
+                                       QStringLiteral("Keep the flow history in memory only "
+                                                      "(nothing written to disk)."));
+    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, dataDir,
+                       noHistory, controlToken, allowOrigin});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -85,6 +108,18 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         const QString path = parser.value(config);
         if (!c.loadFile(path, QProcessEnvironment::systemEnvironment(), &error))
             return fail(QStringLiteral("config error in %1: %2").arg(path, error));
+    }
+    c.dataDir = parser.value(dataDir);
+    c.noHistory = parser.isSet(noHistory);
+    cli.controlToken = parser.value(controlToken);
+    if (parser.isSet(controlToken) && cli.controlToken.trimmed().isEmpty())
+        return fail(QStringLiteral("--control-token: must not be empty"));
+    for (const QString &origin : parser.values(allowOrigin)) {
+        if (AccessPolicy::normalizeOrigin(origin.toUtf8()).isEmpty())
+            return fail(QStringLiteral("--allow-origin: '%1' is not an origin "
+                                       "(scheme://host[:port])")
+                            .arg(origin));
+        c.allowOrigins << origin;
     }
     if (parser.isSet(upstream)) {
         QString error;

@@ -10,8 +10,9 @@
 struct CommandLine {
     loopscope::ProxyConfig config;
     bool headless = false;
-    QString error;    // one line, when parsing failed
-    int exitCode = 0; // 2 for usage and config errors
+    QString controlToken; // --control-token (wins over env and config; see ControlToken)
+    QString error;        // one line, when parsing failed
+    int exitCode = 0;     // 2 for usage and config errors
 
     static CommandLine parse(const QStringList &arguments);
 };

@@ -1,6 +1,7 @@
 // loopscope: parse the CLI, start the proxy on its own thread, print the listening line, show
 // the inspector window (unless --headless), and stop cleanly on SIGINT/SIGTERM.
 #include "commandline.h"
+#include "control/controltoken.h"
 #include "inspect/eventbus.h"
 #include "proxyservice.h"
 #include "signalwatcher.h"
@@ -14,6 +15,7 @@
 #endif
 
 #include <QCoreApplication>
+#include <QProcessEnvironment>
 #include <QTextStream>
 
 #include <cstdio>
@@ -59,11 +61,20 @@ int main(int argc, char *argv[]) {
         err << "loopscope: this build has no window (LOOPSCOPE_BUILD_UI=OFF); running headless"
             << Qt::endl;
 
+    // The control token: given, or minted now and written to <data dir>/control-token.
+    loopscope::ProxyConfig config = cli.config;
+    const loopscope::ControlToken token =
+        loopscope::ControlToken::resolve(cli.controlToken, config.controlToken,
+                                         QProcessEnvironment::systemEnvironment(), config.dataDir);
+    config.controlToken = QString::fromUtf8(token.token);
+    if (!token.error.isEmpty())
+        err << "loopscope: WARNING: control token not saved: " << token.error << Qt::endl;
+
     SignalWatcher signals_;
     loopscope::EventBus events;
     ProxyService service(&events);
     QString error;
-    if (!service.start(cli.config, &error)) {
+    if (!service.start(config, &error)) {
         err << "loopscope: " << error << Qt::endl;
         return 1;
     }
@@ -105,12 +116,15 @@ int main(int argc, char *argv[]) {
     QObject::connect(&signals_, &SignalWatcher::terminationRequested, &service,
                      &ProxyService::stop);
 
+    // Printed once, only when minted here (a token the user gave is theirs to know).
+    if (!gui && token.source == loopscope::ControlToken::Source::Generated)
+        err << "loopscope control token: " << token.token << Qt::endl;
     QTextStream(stdout) << "loopscope listening on " << service.listenUrl() << Qt::endl;
     std::fflush(stdout);
 #ifdef LOOPSCOPE_HAS_UI
     if (gui) {
         loopscope::Theme::apply(*static_cast<QApplication *>(app.get()));
-        ServiceProxyControl control(&service, cli.config);
+        ServiceProxyControl control(&service, config);
         loopscope::MainWindow window(&events, service.registry(), &control);
         control.onRegistryChanged = [&window](loopscope::SandboxRegistry *registry) {
             window.setSandboxRegistry(registry);

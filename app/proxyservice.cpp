@@ -3,6 +3,7 @@
 #include "common/futurechain.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
+#include "record/flowstore.h"
 #include "sandbox/localsandboxoptions.h"
 
 using loopscope::ProxyServer;
@@ -13,6 +14,22 @@ ProxyService::ProxyService(loopscope::EventBus *events, QObject *parent)
     m_thread.setObjectName(QStringLiteral("loopscope-proxy"));
     connect(&m_thread, &QThread::finished, this, &ProxyService::stopped);
 }
+
+namespace {
+
+loopscope::FlowStoreOptions historyOptions(const loopscope::ProxyConfig &config) {
+    loopscope::FlowStoreOptions options;
+    options.inMemory = config.noHistory;
+    if (!config.dataDir.isEmpty())
+        options.path = config.dataDir + QStringLiteral("/history.sqlite3");
+    options.maxDays = config.historyMaxDays;
+    options.maxBytes = config.historyMaxBytes;
+    for (auto it = config.modelPrices.constBegin(); it != config.modelPrices.constEnd(); ++it)
+        options.prices.insert(it.key(), {it.value().first, it.value().second});
+    return options;
+}
+
+} // namespace
 
 ProxyService::~ProxyService() {
     if (m_thread.isRunning()) {
@@ -30,6 +47,17 @@ ProxyService::~ProxyService() {
 }
 
 bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
+    if (!m_store) {
+        auto store = std::make_unique<loopscope::FlowStore>(historyOptions(config));
+        QString storeError;
+        if (!store->open(&storeError)) {
+            if (error)
+                *error = QStringLiteral("flow history: ") + storeError;
+            return false;
+        }
+        store->attach(m_events);
+        m_store = std::move(store);
+    }
     // A restart (Stop then Start in the window) gets a fresh anchor and a fresh stop state.
     delete m_anchor;
     m_stopping = false;
@@ -42,6 +70,8 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
         m_anchor,
         [this, &config, &ok, error] {
             m_server = new ProxyServer(config);
+            m_server->setEventBus(m_events);
+            m_server->setFlowStore(m_store.get());
             m_stack = new loopscope::InterceptionStack(m_server, m_events, m_server);
             loopscope::LocalSandboxOptions sandbox;
             if (config.execTimeoutSeconds > 0)

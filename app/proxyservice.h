@@ -6,8 +6,11 @@
 #include <QObject>
 #include <QThread>
 
+#include <memory>
+
 namespace loopscope {
 class EventBus;
+class FlowStore;
 class InterceptionStack;
 class ProxyServer;
 class SandboxRegistry;
@@ -28,6 +31,10 @@ public:
     QString listenUrl() const { return m_url; }
     // Lives in the proxy thread: call it only through QMetaObject::invokeMethod(registry, ...).
     loopscope::SandboxRegistry *registry() const { return m_registry; }
+    // The flow history (core/record), made at the first start() from the config (--data-dir,
+    // --no-history, history:, model_info prices) and kept across restarts; null before.
+    // Its query() is thread-safe.
+    loopscope::FlowStore *flowStore() const { return m_store.get(); }
     // "local", "e2b", ... and its health, as found at start-up.
     QString sandboxBackend() const { return m_sandboxBackend; }
     QStringList sandboxProblems() const { return m_sandboxProblems; }
@@ -49,6 +56,7 @@ private:
     loopscope::InterceptionStack *m_stack = nullptr; // lives in m_thread, child of m_server
     loopscope::SandboxRegistry *m_registry = nullptr;
     loopscope::EventBus *m_events = nullptr;
+    std::unique_ptr<loopscope::FlowStore> m_store;
     QString m_sandboxBackend;
     QStringList m_sandboxProblems; // read and written on this object's thread only
     QStringList m_sandboxWarnings;

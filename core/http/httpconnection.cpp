@@ -135,6 +135,8 @@ void HttpConnection::failAndClose(int status, const QString &message, const QStr
     request.httpMinor = m_parser.http_minor;
     request.received.start();
     ResponseSink sink(m_socket, request, false);
+    if (m_limits.onRejected)
+        m_limits.onRejected(request, &sink);
     sink.sendError(status, message,
                    status == 403 ? QStringLiteral("permission_error")
                                  : QStringLiteral("invalid_request_error"),

@@ -21,6 +21,9 @@ struct HttpLimits {
     // When non-empty, the Host header (if present) must be one of these (lower-case,
     // "host:port" and "host" forms): the DNS-rebinding defence for loopback binds.
     QSet<QByteArray> allowedHosts;
+    // Called with a rejection's request (headers, maybe no body) and its sink just before the
+    // connection answers it itself (400/403/413), so the proxy can record it as a flow.
+    std::function<void(const HttpRequest &, ResponseSink *)> onRejected;
 };
 
 // One client connection: parses HTTP/1.x with libhttp-parser (keep-alive, chunked bodies,

@@ -30,6 +30,9 @@ struct HttpRequest {
     int httpMinor = 1;
     // Started when the request was fully received: the origin of x-loopscope-overhead-ms.
     QElapsedTimer received;
+    // Set only for a request the control API replays: the flow id it re-sends (the new flow's
+    // summary carries it as "replay_of"). Never read from the wire.
+    QString replayOf;
 
     QByteArray header(const QByteArray &lowerName) const { return headerValue(headers, lowerName); }
     bool hasHeader(const QByteArray &lowerName) const {

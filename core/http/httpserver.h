@@ -22,6 +22,10 @@ public:
     void setHandler(HttpConnection::Handler handler) { m_handler = std::move(handler); }
     void setMaxBodyBytes(qint64 bytes) { m_limits.maxBodyBytes = bytes; }
     qint64 maxBodyBytes() const { return m_limits.maxBodyBytes; }
+    // See HttpLimits::onRejected; applies to connections accepted afterwards.
+    void setRejectionObserver(HttpConnection::Handler observer) {
+        m_limits.onRejected = std::move(observer);
+    }
 
     // Binds and starts accepting. On a loopback address the Host check is switched on.
     bool listen(const QHostAddress &address, quint16 port);

@@ -1,6 +1,8 @@
 #include "http/responsesink.h"
 
 #include "common/openaierror.h"
+#include "inspect/eventbus.h"
+#include "inspect/secretmasker.h"
 
 #include <QJsonDocument>
 #include <QTcpSocket>
@@ -31,8 +33,12 @@ QByteArray reasonPhrase(int status) {
         return QByteArrayLiteral("Method Not Allowed");
     case 408:
         return QByteArrayLiteral("Request Timeout");
+    case 409:
+        return QByteArrayLiteral("Conflict");
     case 413:
         return QByteArrayLiteral("Payload Too Large");
+    case 415:
+        return QByteArrayLiteral("Unsupported Media Type");
     case 422:
         return QByteArrayLiteral("Unprocessable Entity");
     case 429:
@@ -76,19 +82,27 @@ qint64 ResponseSink::bytesPending() const {
     return m_socket ? m_socket->bytesToWrite() : 0;
 }
 
+void ResponseSink::setEventBus(EventBus *bus, const QStringList &secrets) {
+    m_events = bus;
+    m_secrets = secrets;
+}
+
 void ResponseSink::writeHead(int status, const HttpHeaders &headers, qint64 contentLength,
                              bool stream) {
     m_started = true;
     m_status = status;
+    m_ttfbNs = m_received.nsecsElapsed();
     QByteArray head;
     head.reserve(256);
     head += "HTTP/1." + QByteArray::number(m_httpMinor >= 1 ? 1 : 0) + ' ' +
             QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
     for (const auto &h : headers) {
-        if (isFramingHeader(h.first))
+        if (isFramingHeader(h.first) || h.first.toLower().startsWith("access-control-"))
             continue;
         head += h.first + ": " + h.second + "\r\n";
     }
+    for (const auto &h : std::as_const(m_accessHeaders))
+        head += h.first + ": " + h.second + "\r\n";
     head += "x-loopscope-overhead-ms: " + QByteArray::number(overheadMs(), 'f', 3) + "\r\n";
     if (stream) {
         if (m_httpMinor >= 1) {
@@ -118,6 +132,15 @@ void ResponseSink::write(const QByteArray &bytes) {
 void ResponseSink::send(int status, const HttpHeaders &headers, const QByteArray &body) {
     if (m_started || m_finished)
         return;
+    if (m_events) {
+        InspectorEvent event = InspectorEvent::make(
+            InspectorEvent::Kind::ClientResponse, m_requestId, -1,
+            {{QStringLiteral("status"), status},
+             {QStringLiteral("headers"), SecretMasker::maskHeaders(headers, m_secrets)},
+             {QStringLiteral("stream"), false}});
+        event.raw = body;
+        m_events->publish(std::move(event));
+    }
     writeHead(status, headers, body.size(), false);
     if (!m_head)
         write(body);
@@ -141,6 +164,12 @@ void ResponseSink::sendError(int status, const QString &message, const QString &
 void ResponseSink::beginStream(int status, const HttpHeaders &headers) {
     if (m_started || m_finished)
         return;
+    if (m_events)
+        m_events->publish(
+            InspectorEvent::Kind::ClientResponse, m_requestId, -1,
+            {{QStringLiteral("status"), status},
+             {QStringLiteral("headers"), SecretMasker::maskHeaders(headers, m_secrets)},
+             {QStringLiteral("stream"), true}});
     writeHead(status, headers, -1, true);
     if (m_socket)
         m_socket->flush();
@@ -156,6 +185,13 @@ void ResponseSink::beginSse(int status, const HttpHeaders &extraHeaders) {
 void ResponseSink::writeChunk(const QByteArray &bytes) {
     if (!m_started || m_finished || bytes.isEmpty() || m_head)
         return;
+    if (m_events && !m_clientGone) {
+        InspectorEvent event;
+        event.kind = InspectorEvent::Kind::ClientResponseChunk;
+        event.requestId = m_requestId;
+        event.raw = bytes;
+        m_events->publish(std::move(event));
+    }
     if (m_chunked)
         write(QByteArray::number(bytes.size(), 16) + "\r\n" + bytes + "\r\n");
     else
@@ -187,6 +223,7 @@ void ResponseSink::endStream() {
 }
 
 void ResponseSink::abortConnection() {
+    m_aborted = true;
     if (m_socket)
         m_socket->abort();
     markClientGone();
@@ -196,6 +233,17 @@ void ResponseSink::finish() {
     if (m_finished)
         return;
     m_finished = true;
+    if (m_events) {
+        const qint64 elapsedNs = m_received.nsecsElapsed();
+        m_events->publish(InspectorEvent::Kind::ExchangeFinished, m_requestId, -1,
+                          {{QStringLiteral("status"), m_clientGone && !m_aborted ? 499 : m_status},
+                           {QStringLiteral("durationMs"), double(elapsedNs) / 1e6},
+                           {QStringLiteral("ttfbMs"), double(m_ttfbNs) / 1e6},
+                           {QStringLiteral("overheadMs"), overheadMs()},
+                           {QStringLiteral("bytesSent"), m_bytesSent},
+                           {QStringLiteral("clientGone"), m_clientGone && !m_aborted},
+                           {QStringLiteral("aborted"), m_aborted}});
+    }
     emit finished();
 }
 

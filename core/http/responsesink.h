@@ -6,10 +6,13 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
+#include <QStringList>
 
 class QTcpSocket;
 
 namespace loopscope {
+
+class EventBus;
 
 // Where one HTTP response goes. The server creates one sink per request and hands it to the
 // handler (the pass-through code, or a RequestInterceptor in issue 5). A handler answers either
@@ -69,6 +72,10 @@ public:
     qint64 elapsedNanoseconds() const { return m_received.nsecsElapsed(); }
     double overheadMs() const;
 
+    // Headers the access policy adds to every response (CORS, Vary). Access-Control-* headers a
+    // handler passes (e.g. relayed from an upstream) are dropped, so the policy's answer wins.
+    void setAccessHeaders(const HttpHeaders &headers) { m_accessHeaders = headers; }
+
     // Shown in the per-request log line; handlers fill what they know.
     void setLogModel(const QString &model) { m_logModel = model; }
     QString logModel() const { return m_logModel; }
@@ -76,6 +83,13 @@ public:
     QString requestId() const { return m_requestId; }
     void setIterations(int iterations) { m_iterations = iterations; }
     int iterations() const { return m_iterations; }
+
+    // Flow recording (issue 11): once set, the answer is published on `bus` under requestId()
+    // as ClientResponse, ClientResponseChunk… and ExchangeFinished events (headers masked with
+    // SecretMasker, `secrets` included). Publishing shares the bytes; nothing is parsed here.
+    void setEventBus(EventBus *bus, const QStringList &secrets = {});
+    // Time from the request's arrival to the response head, 0 before it.
+    double ttfbMs() const { return double(m_ttfbNs) / 1e6; }
 
     // Called by the connection.
     void markClientGone();
@@ -103,9 +117,14 @@ private:
     bool m_clientGone = false;
     int m_status = 0;
     qint64 m_bytesSent = 0;
+    HttpHeaders m_accessHeaders;
     QString m_logModel;
     QString m_requestId;
     int m_iterations = 0;
+    EventBus *m_events = nullptr;
+    QStringList m_secrets;
+    qint64 m_ttfbNs = 0;
+    bool m_aborted = false;
 };
 
 } // namespace loopscope

@@ -44,6 +44,18 @@ QString InspectorEvent::kindName(Kind kind) {
         return QStringLiteral("request.failed");
     case Kind::Log:
         return QStringLiteral("log");
+    case Kind::ClientRequest:
+        return QStringLiteral("client.request");
+    case Kind::UpstreamRequest:
+        return QStringLiteral("upstream.request");
+    case Kind::UpstreamResponse:
+        return QStringLiteral("upstream.response");
+    case Kind::ClientResponse:
+        return QStringLiteral("client.response");
+    case Kind::ClientResponseChunk:
+        return QStringLiteral("client.response_chunk");
+    case Kind::ExchangeFinished:
+        return QStringLiteral("exchange.finished");
     }
     return QStringLiteral("unknown");
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QByteArray>
 #include <QJsonObject>
 #include <QMetaType>
 #include <QString>
@@ -27,6 +28,29 @@ namespace loopscope {
 //                   incompleteReason
 //  RequestFailed    status, message, durationMs, iterations
 //  Log              level ("info"|"warning"|"error"), message
+//
+// Flow events (issue 11; published for EVERY client exchange by ProxyServer, HttpConnection's
+// early rejections and ResponseSink; core/record's FlowRecorder folds them into flows). Headers
+// are JSON objects {lower-case name: value}, masked by SecretMasker::maskHeaders. Bodies and
+// chunks travel as bytes in `raw` (implicitly shared, never copied or parsed on the proxy
+// thread); the recorder makes them JSON or text:
+//  ClientRequest       method, path, query, headers, body, api ("responses"|"chat_completions"|
+//                      "models"|"containers"|"other"), model, stream (bool), identity (masked).
+//                      The first event of every flow, published before anything else happens.
+//                      raw = the request body as received.
+//  UpstreamRequest     pass-through only: url, method, headers, passThrough (true); raw = body
+//  UpstreamResponse    pass-through only, when the first upstream bytes arrive: status, headers,
+//                      stream (bool), latencyMs (time to the upstream's answer); the bytes
+//                      themselves are the ClientResponse* events that follow (same bytes)
+//  ClientResponse      status, headers, stream (bool); raw = the body of a one-shot answer
+//  ClientResponseChunk raw = bytes written to the client, as written (SSE framing included;
+//                      decoded into events on the store thread)
+//  ExchangeFinished    status (499 when the client went away first), durationMs, ttfbMs,
+//                      overheadMs, bytesSent, clientGone (bool), aborted (bool: cut mid-stream)
+//                      — the last event of every flow.
+// The loop's RequestStarted / UpstreamCall / CodeExecuted / RequestFinished / RequestFailed keep
+// their payloads; the recorder turns UpstreamCall into upstream_request + upstream_response hops.
+// FlowStore re-emits flow.started / flow.updated / flow.finished as Qt signals with summaries.
 struct InspectorEvent {
     enum class Kind {
         RequestStarted,
@@ -44,6 +68,12 @@ struct InspectorEvent {
         RequestFinished,
         RequestFailed,
         Log,
+        ClientRequest,
+        UpstreamRequest,
+        UpstreamResponse,
+        ClientResponse,
+        ClientResponseChunk,
+        ExchangeFinished,
     };
 
     quint64 sequence = 0;   // monotonic, assigned by the EventBus
@@ -52,6 +82,7 @@ struct InspectorEvent {
     QString requestId;  // flow id; empty for events not tied to a request (sandbox expiry, logs)
     int iteration = -1; // loop iteration (0 = first upstream call), -1 when not applicable
     QJsonObject data;
+    QByteArray raw; // bodies and stream chunks of flow events (see above); empty otherwise
 
     static InspectorEvent make(Kind kind, const QString &requestId = {}, int iteration = -1,
                                const QJsonObject &data = {});

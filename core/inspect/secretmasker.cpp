@@ -60,4 +60,34 @@ QJsonObject SecretMasker::maskJson(const QJsonObject &object) {
     return out;
 }
 
+bool SecretMasker::isSecretHeader(const QByteArray &lowerName) {
+    return lowerName == "authorization" || lowerName == "proxy-authorization" ||
+           lowerName == "api-key" || lowerName == "x-api-key" || lowerName == "cookie" ||
+           lowerName == "set-cookie" || lowerName == "x-goog-api-key";
+}
+
+QJsonObject SecretMasker::maskHeaders(const QList<QPair<QByteArray, QByteArray>> &headers,
+                                      const QStringList &secrets) {
+    QJsonObject out;
+    for (const auto &h : headers) {
+        const QByteArray name = h.first.toLower();
+        QString value = QString::fromUtf8(h.second);
+        if (isSecretHeader(name)) {
+            value = name.endsWith("authorization") ? maskAuthorization(value) : mask(value);
+        } else {
+            for (const QString &secret : secrets) {
+                if (!secret.isEmpty() && value.contains(secret)) {
+                    value = mask(value);
+                    break;
+                }
+            }
+        }
+        const QString key = QString::fromLatin1(name);
+        const QJsonValue existing = out.value(key);
+        out.insert(key, existing.isString() ? existing.toString() + QStringLiteral(", ") + value
+                                            : value);
+    }
+    return out;
+}
+
 } // namespace loopscope

@@ -1,7 +1,11 @@
 #pragma once
 
+#include <QByteArray>
 #include <QJsonObject>
+#include <QList>
+#include <QPair>
 #include <QString>
+#include <QStringList>
 
 namespace loopscope {
 
@@ -17,6 +21,12 @@ public:
     // depth.
     static QJsonObject maskJson(const QJsonObject &object);
     static bool isSecretKey(const QString &key);
+    // HTTP headers as a JSON object {lower-case name: value} (repeated names joined by ", ").
+    // Values of authorization, proxy-authorization, api-key, x-api-key, cookie, set-cookie and
+    // any value containing one of `secrets` (configured keys) are masked to their last 4.
+    static QJsonObject maskHeaders(const QList<QPair<QByteArray, QByteArray>> &headers,
+                                   const QStringList &secrets = {});
+    static bool isSecretHeader(const QByteArray &lowerName);
 };
 
 } // namespace loopscope

@@ -1,6 +1,7 @@
 #include "proxy/interceptionstack.h"
 
 #include "common/futurechain.h"
+#include "control/controlapi.h"
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionsettings.h"
@@ -22,7 +23,11 @@ namespace loopscope {
 InterceptionStack::InterceptionStack(ProxyServer *server, EventBus *events, QObject *parent)
     : QObject(parent)
     , m_server(server)
-    , m_events(events) {}
+    , m_events(events) {
+    // One bus for the front's flow events and the loop's: the flow store folds both.
+    if (server && events && !server->eventBus())
+        server->setEventBus(events);
+}
 
 InterceptionStack::~InterceptionStack() = default;
 
@@ -111,6 +116,12 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
         return server ? server->filesRoute(request) : std::nullopt;
     });
     m_server->setContainersApi(m_containers);
+    m_control = new ControlApi(m_events, this);
+    m_control->setRegistry(m_registry);
+    m_control->setFlowStore(m_server->flowStore());
+    m_server->setControlApi(m_control);
+    if (m_events && !m_server->eventBus())
+        m_server->setEventBus(m_events); // every exchange becomes a flow
     if (m_events)
         m_inspector = new LoopInspector(m_registry, m_events, this);
 

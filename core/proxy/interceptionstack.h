@@ -16,6 +16,7 @@ class CodeInterpreterInterception;
 class ContainerFileImporter;
 class ContainerFileStore;
 class ContainersApi;
+class ControlApi;
 class EventBus;
 class LocalPythonBackend;
 class LoopInspector;
@@ -25,8 +26,8 @@ class SandboxRegistry;
 
 // Everything the code interpreter interception adds around a ProxyServer: the sandbox backends
 // (local by default; e2b and Jupyter when sandbox_tools name them), the SandboxRegistry, the
-// interception hooks, the agentic-loop interceptor, /v1/containers, sandbox lifecycle events
-// and the idle-TTL sweep. Create it in the proxy thread, right after the server.
+// interception hooks, the agentic-loop interceptor, /v1/containers, the control API, sandbox
+// lifecycle events and the idle-TTL sweep. Create it in the proxy thread, right after the server.
 class InterceptionStack : public QObject {
     Q_OBJECT
 public:
@@ -41,6 +42,8 @@ public:
     QFuture<void> shutdown();
 
     SandboxRegistry *registry() const { return m_registry; }
+    // The control API (/loopscope/v1); its flow store is set by whoever owns the store.
+    ControlApi *controlApi() const { return m_control; }
     CodeInterpreterInterception *interception() const { return m_interception; }
     // Ids and sources of container files (/mnt/data); the window lists them from here.
     ContainerFileStore *fileStore() const { return m_files; }
@@ -71,6 +74,7 @@ private:
     ContainersApi *m_containers = nullptr;
     ContainerFileStore *m_files = nullptr;
     ContainerFileImporter *m_importer = nullptr;
+    ControlApi *m_control = nullptr;
     LoopInspector *m_inspector = nullptr;
     QTimer m_sweep;
     QString m_defaultTool;

@@ -1,5 +1,6 @@
 #include "proxy/proxyconfig.h"
 
+#include "http/accesspolicy.h"
 #include "interception/interceptionsettings.h"
 
 #include <QRegularExpression>
@@ -161,6 +162,55 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                   QStringLiteral("general_settings.master_key"), &key))
         return finish(false, v.error);
     masterKey = key;
+    QString controlKey;
+    if (!v.secret(general.toObject(), QStringLiteral("control_token"),
+                  QStringLiteral("general_settings.control_token"), &controlKey))
+        return finish(false, v.error);
+    controlToken = controlKey;
+    const QJsonValue origins = general.toObject().value(QStringLiteral("allow_origins"));
+    allowOrigins.clear();
+    if (origins.isString()) {
+        allowOrigins << origins.toString();
+    } else if (origins.isArray()) {
+        for (const QJsonValue &origin : origins.toArray()) {
+            if (!origin.isString())
+                return finish(v.fail(QStringLiteral("general_settings.allow_origins"),
+                                     QStringLiteral("must be a list of origins "
+                                                    "(\"https://host:port\")")),
+                              v.error);
+            allowOrigins << origin.toString();
+        }
+    } else if (!origins.isUndefined() && !origins.isNull()) {
+        return finish(v.fail(QStringLiteral("general_settings.allow_origins"),
+                             QStringLiteral("must be a list of origins")),
+                      v.error);
+    }
+    for (const QString &origin : std::as_const(allowOrigins))
+        if (AccessPolicy::normalizeOrigin(origin.toUtf8()).isEmpty())
+            return finish(v.fail(QStringLiteral("general_settings.allow_origins"),
+                                 QStringLiteral("'%1' is not an origin (scheme://host[:port])")
+                                     .arg(origin.left(100))),
+                          v.error);
+
+    // history (issue 11)
+    const QJsonValue history = root.value(QStringLiteral("history"));
+    if (!history.isUndefined() && !history.isNull() && !history.isObject())
+        return finish(v.fail(QStringLiteral("history"), QStringLiteral("must be a mapping")),
+                      v.error);
+    for (const char *name : {"max_days", "max_mb"}) {
+        const QJsonValue value = history.toObject().value(QLatin1String(name));
+        if (value.isUndefined() || value.isNull())
+            continue;
+        const double n = value.isString() ? value.toString().toDouble() : value.toDouble(-1);
+        if (n <= 0)
+            return finish(v.fail(QStringLiteral("history.") + QLatin1String(name),
+                                 QStringLiteral("must be a positive number")),
+                          v.error);
+        if (qstrcmp(name, "max_days") == 0)
+            historyMaxDays = qMax(1, int(n));
+        else
+            historyMaxBytes = qint64(n * 1024 * 1024);
+    }
 
     // litellm_settings
     const QJsonValue litellm = root.value(QStringLiteral("litellm_settings"));
@@ -275,6 +325,14 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         if (!v.seconds(litellmParams, QStringLiteral("timeout"), lpKey + QStringLiteral(".timeout"),
                        &route.timeoutMs))
             return finish(false, v.error);
+        const QJsonObject info = entry.value(QStringLiteral("model_info")).toObject();
+        const auto price = [&info](const char *key) {
+            const QJsonValue p = info.value(QLatin1String(key));
+            return p.isString() ? p.toString().toDouble() : p.toDouble(-1);
+        };
+        if (price("input_cost_per_token") >= 0 || price("output_cost_per_token") >= 0)
+            modelPrices.insert(route.modelName, {qMax(0.0, price("input_cost_per_token")),
+                                                 qMax(0.0, price("output_cost_per_token"))});
         litellmParams.remove(QStringLiteral("api_key"));
         route.litellmParams = litellmParams;
         modelRoutes.append(route);

@@ -3,9 +3,11 @@
 #include "interception/yamldocument.h"
 #include "upstream/upstreamroute.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
+#include <QPair>
 #include <QProcessEnvironment>
 #include <QString>
 
@@ -29,12 +31,27 @@ public:
     QList<UpstreamRoute> modelRoutes;
     std::optional<UpstreamRoute> defaultRoute;
     QString masterKey; // general_settings.master_key: clients must present it when set
+    // Access (control-api.md "Access"): the control API's bearer token (--control-token, env
+    // LOOPSCOPE_CONTROL_TOKEN, general_settings.control_token; else minted at start by the app)
+    // and the non-loopback browser origins allowed (--allow-origin,
+    // general_settings.allow_origins).
+    QString controlToken;
+    QStringList allowOrigins;
 
     // Loop and sandbox settings handed to the interception layer (issue 5).
     int maxLoopsOverride = 0;      // --max-loops (0 = not given)
     int execTimeoutSeconds = 0;    // --exec-timeout (0 = not given)
     int requestTimeoutMs = 600000; // litellm_settings.request_timeout (seconds in YAML)
     int sandboxPoolSize = 2;       // warm local interpreters (the window's Settings); 0 = none
+
+    // Flow history (issue 11): the top-level `history:` mapping (max_days, max_mb), the CLI's
+    // --data-dir / --no-history, and model_list model_info prices (USD per token, LiteLLM keys
+    // input_cost_per_token / output_cost_per_token) keyed by model_name.
+    int historyMaxDays = 14;
+    qint64 historyMaxBytes = 500LL * 1024 * 1024;
+    QString dataDir;        // empty = QStandardPaths::AppDataLocation
+    bool noHistory = false; // keep the flow store in memory
+    QHash<QString, QPair<double, double>> modelPrices;
 
     // Kept verbatim for the interception layer: InterceptionSettings::fromYaml and the
     // SandboxToolRegistry read these (hook for the lead: `document` has the line numbers).

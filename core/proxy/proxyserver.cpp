@@ -1,7 +1,9 @@
 #include "proxy/proxyserver.h"
 
+#include "control/controlapi.h"
 #include "http/httpserver.h"
 #include "http/responsesink.h"
+#include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
 #include "interception/interceptionkeys.h"
 #include "loop/requestinterceptor.h"
@@ -53,6 +55,20 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     , m_upstream(new UpstreamClient(this)) {
     qRegisterMetaType<loopscope::RequestLogEntry>();
     m_http->setMaxBodyBytes(m_config.maxBodyBytes);
+    m_access.setAllowedOrigins(m_config.allowOrigins);
+    m_access.setControlToken(m_config.controlToken.toUtf8());
+    if (!m_config.masterKey.isEmpty())
+        m_secrets << m_config.masterKey;
+    for (const UpstreamRoute &route : std::as_const(m_config.modelRoutes))
+        if (!route.apiKey.isEmpty() && !m_secrets.contains(route.apiKey))
+            m_secrets << route.apiKey;
+    if (m_config.defaultRoute && !m_config.defaultRoute->apiKey.isEmpty())
+        m_secrets << m_config.defaultRoute->apiKey;
+    // Early rejections (bad Host, oversized body, malformed HTTP) are flows too.
+    m_http->setRejectionObserver([this](const HttpRequest &request, ResponseSink *sink) {
+        if (!AccessPolicy::isControlPath(request.path)) // control traffic is not a flow
+            beginFlow(request, sink);
+    });
     m_http->setHandler(
         [this](const HttpRequest &request, ResponseSink *sink) { handle(request, sink); });
 }
@@ -93,6 +109,16 @@ void ProxyServer::setContainersApi(ContainersApi *api) {
     m_containers = api;
 }
 
+void ProxyServer::setControlApi(ControlApi *api) {
+    m_control = api;
+    if (!api)
+        return;
+    api->setBaseUrl(listenUrl());
+    api->setReplayer([this](HttpRequest request, const QString &replayOf) {
+        return replay(std::move(request), replayOf);
+    });
+}
+
 void ProxyServer::addInterceptor(RequestInterceptor *interceptor) {
     if (interceptor && !m_interceptors.contains(interceptor))
         m_interceptors.append(interceptor);
@@ -111,6 +137,8 @@ void ProxyServer::shutdown() {
         m_http->abortAll();
         finish();
     });
+    if (m_control)
+        m_control->shutdown(); // event streams never end by themselves
     m_http->shutdown();
 }
 
@@ -167,12 +195,43 @@ std::optional<UpstreamRoute> ProxyServer::filesRoute(const HttpRequest &request)
     return withClientAuth(*route, request);
 }
 
-void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
+QString ProxyServer::beginFlow(const HttpRequest &request, ResponseSink *sink) {
     const QString requestId = newRequestId();
     sink->setRequestId(requestId);
+    if (m_events) {
+        const QByteArray token = bearerToken(request);
+        InspectorEvent event = InspectorEvent::make(
+            InspectorEvent::Kind::ClientRequest, requestId, -1,
+            {{QStringLiteral("method"), QString::fromLatin1(request.method)},
+             {QStringLiteral("path"), request.path},
+             {QStringLiteral("query"), QString::fromLatin1(request.query)},
+             {QStringLiteral("headers"), SecretMasker::maskHeaders(request.headers, m_secrets)},
+             {QStringLiteral("identity"),
+              token.isEmpty() ? QString() : SecretMasker::mask(callerIdentity(token))}});
+        if (!request.replayOf.isEmpty())
+            event.data.insert(QStringLiteral("replayOf"), request.replayOf);
+        event.raw = request.body;
+        m_events->publish(std::move(event));
+        sink->setEventBus(m_events, m_secrets);
+    }
+    return requestId;
+}
+
+void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
+    // The control API's own traffic is not a flow of the agent being debugged, and its token
+    // must never reach the store.
+    const bool control = AccessPolicy::isControlPath(request.path);
+    QString requestId;
+    if (control) {
+        requestId = newRequestId();
+        sink->setRequestId(requestId);
+    } else {
+        requestId = beginFlow(request, sink);
+    }
     const QByteArray token = bearerToken(request);
+    // The control token is never logged, not even its last characters.
     const QString keyHint =
-        token.isEmpty() ? QString() : SecretMasker::mask(QString::fromUtf8(token));
+        token.isEmpty() || control ? QString() : SecretMasker::mask(QString::fromUtf8(token));
     connect(sink, &ResponseSink::finished, this,
             [this, sink, requestId, keyHint, method = request.method, path = request.path] {
                 RequestLogEntry entry;
@@ -187,6 +246,16 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
                 entry.keyHint = keyHint;
                 emit requestLogged(entry);
             });
+
+    // Origin rule, preflight and 415 before anything is parsed or run.
+    if (m_access.admit(request, sink) == AccessPolicy::Verdict::Answered)
+        return;
+    if (control) {
+        handleControl(request, sink);
+        return;
+    }
+    if (m_control)
+        m_control->rememberCredentials(requestId, request);
 
     QString path = request.path;
     if (path == QLatin1String("/v1"))
@@ -215,6 +284,35 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
         m_containers->handle(request, callerIdentity(token), sink);
     else
         handleOther(request, path, sink);
+}
+
+void ProxyServer::handleControl(const HttpRequest &request, ResponseSink *sink) {
+    if (!m_access.controlTokenMatches(request)) {
+        AccessPolicy::refuseControl(sink);
+        return;
+    }
+    if (!m_control) {
+        sink->sendError(503, QStringLiteral("The control API is not available in this process"),
+                        QStringLiteral("server_error"));
+        return;
+    }
+    if (!ControlApi::matches(request.path)) {
+        sink->sendError(404, QStringLiteral("Unknown control route %1").arg(request.path.left(80)),
+                        invalidRequest(), QStringLiteral("unknown_url"));
+        return;
+    }
+    m_control->setBaseUrl(listenUrl());
+    m_control->handle(request, sink);
+}
+
+QString ProxyServer::replay(HttpRequest request, const QString &replayOf) {
+    request.received.start();
+    request.replayOf = replayOf;
+    // No client socket: writes go nowhere, the flow is recorded like any other.
+    auto *sink = new ResponseSink(nullptr, request, false, this);
+    connect(sink, &ResponseSink::finished, sink, &QObject::deleteLater);
+    handle(request, sink);
+    return sink->requestId();
 }
 
 void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request,
@@ -367,18 +465,44 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     auto state = std::make_shared<State>();
     state->upstreamClock.start();
     QNetworkReply *reply = m_upstream->send(route, method, upstreamPathAndQuery, body);
+    QPointer<EventBus> events = m_events;
+    if (events) {
+        HttpHeaders sent;
+        for (const QByteArray &name : reply->request().rawHeaderList())
+            sent.append({name, reply->request().rawHeader(name)});
+        InspectorEvent event = InspectorEvent::make(
+            InspectorEvent::Kind::UpstreamRequest, sink->requestId(), 0,
+            {{QStringLiteral("method"), QString::fromLatin1(method)},
+             {QStringLiteral("url"), reply->request().url().toString()},
+             {QStringLiteral("headers"), SecretMasker::maskHeaders(sent, m_secrets)},
+             {QStringLiteral("passThrough"), true}});
+        event.raw = body;
+        events->publish(std::move(event));
+    }
     connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
     connect(sink, &ResponseSink::clientGone, reply, &QNetworkReply::abort);
 
     // Decide once, on the first bytes: an SSE answer is relayed chunk by chunk as it arrives,
     // anything else is relayed whole and byte-exact with its status.
-    auto decide = [reply, sink, state] {
+    auto decide = [reply, sink, state, events, secrets = m_secrets] {
         if (state->decided)
             return;
         state->decided = true;
         const int status = UpstreamClient::httpStatus(reply);
         const QByteArray type = reply->rawHeader("Content-Type").toLower();
         state->streaming = status > 0 && type.startsWith("text/event-stream");
+        if (events) {
+            HttpHeaders received;
+            for (const auto &pair : reply->rawHeaderPairs())
+                received.append(pair);
+            events->publish(
+                InspectorEvent::Kind::UpstreamResponse, sink->requestId(), 0,
+                {{QStringLiteral("status"), status},
+                 {QStringLiteral("headers"), SecretMasker::maskHeaders(received, secrets)},
+                 {QStringLiteral("stream"), state->streaming},
+                 {QStringLiteral("latencyMs"), double(state->upstreamClock.nsecsElapsed()) / 1e6},
+                 {QStringLiteral("error"), status == 0 ? reply->errorString() : QString()}});
+        }
         if (state->streaming) {
             sink->addExternalTime(state->upstreamClock.nsecsElapsed());
             sink->beginStream(status, UpstreamClient::relayableHeaders(reply));
@@ -389,7 +513,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         if (state->streaming)
             sink->writeChunk(reply->readAll());
     });
-    connect(reply, &QNetworkReply::finished, sink, [reply, sink, state, decide] {
+    connect(reply, &QNetworkReply::finished, sink, [reply, sink, state, decide, events] {
         if (sink->isClientGone())
             return;
         const int status = UpstreamClient::httpStatus(reply);
@@ -405,6 +529,13 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         }
         sink->addExternalTime(state->upstreamClock.nsecsElapsed());
         if (status == 0) {
+            if (events)
+                events->publish(InspectorEvent::Kind::UpstreamResponse, sink->requestId(), 0,
+                                {{QStringLiteral("status"), 0},
+                                 {QStringLiteral("error"), reply->errorString()},
+                                 {QStringLiteral("timedOut"), UpstreamClient::timedOut(reply)},
+                                 {QStringLiteral("latencyMs"),
+                                  double(state->upstreamClock.nsecsElapsed()) / 1e6}});
             UpstreamReply failure;
             failure.timedOut = UpstreamClient::timedOut(reply);
             failure.errorString = reply->errorString();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "http/accesspolicy.h"
 #include "loop/proxyrequest.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/requestlogentry.h"
@@ -12,6 +13,9 @@
 namespace loopscope {
 
 class ContainersApi;
+class ControlApi;
+class EventBus;
+class FlowStore;
 class HttpServer;
 class RequestInterceptor;
 class ResponseSink;
@@ -24,8 +28,9 @@ struct HttpRequest;
 // the QNetworkAccessManager live there).
 //
 // Routes (each also without /v1): POST /v1/responses, POST /v1/chat/completions,
-// GET /v1/models, GET /health, /v1/containers… (when a ContainersApi is set); everything else
-// passes through to the default upstream.
+// GET /v1/models, GET /health, /v1/containers… (when a ContainersApi is set), /loopscope/…
+// (the control API, behind its token); everything else passes through to the default upstream.
+// Every request first meets the AccessPolicy (Origin rule, CORS, 415), before any parsing.
 class ProxyServer : public QObject {
     Q_OBJECT
 public:
@@ -42,6 +47,19 @@ public:
     void addInterceptor(RequestInterceptor *interceptor);
     // Serves /v1/containers (issue 5); not owned. Without it those paths pass through.
     void setContainersApi(ContainersApi *api);
+    // Serves /loopscope/v1 (control-api.md) behind the control token; not owned. Without it
+    // those routes answer 503 (after the token check).
+    void setControlApi(ControlApi *api);
+    const AccessPolicy &accessPolicy() const { return m_access; }
+    // Every exchange is published on `bus` as flow events (inspect/inspectorevent.h) for the
+    // flow store; not owned. InterceptionStack sets the same bus the loop publishes on.
+    void setEventBus(EventBus *bus) { m_events = bus; }
+    EventBus *eventBus() const { return m_events; }
+    // The flow history the control API reads (record/flowstore.h); not owned, may be null.
+    void setFlowStore(FlowStore *store) { m_store = store; }
+    FlowStore *flowStore() const { return m_store; }
+    // Configured secrets (master key, model api keys): masked wherever headers are recorded.
+    QStringList secrets() const { return m_secrets; }
     UpstreamClient *upstream() const { return m_upstream; }
     HttpServer *httpServer() const { return m_http; }
     const ProxyConfig &config() const { return m_config; }
@@ -65,6 +83,8 @@ signals:
 
 private:
     void handle(const HttpRequest &request, ResponseSink *sink);
+    // Names the flow, publishes its ClientRequest and makes the sink publish its answer.
+    QString beginFlow(const HttpRequest &request, ResponseSink *sink);
     void handleModelCall(ApiSurface surface, const HttpRequest &request, const QString &path,
                          ResponseSink *sink);
     void handleModels(const HttpRequest &request, ResponseSink *sink);
@@ -72,6 +92,9 @@ private:
     void passThrough(const UpstreamRoute &route, const QByteArray &method,
                      const QString &upstreamPathAndQuery, const QByteArray &body,
                      ResponseSink *sink);
+    void handleControl(const HttpRequest &request, ResponseSink *sink);
+    // Runs a replayed client request as a new flow (no client socket); returns its flow id.
+    QString replay(HttpRequest request, const QString &replayOf);
     UpstreamRoute withClientAuth(UpstreamRoute route, const HttpRequest &request) const;
     bool authorized(const HttpRequest &request) const;
 
@@ -80,7 +103,12 @@ private:
     UpstreamClient *m_upstream;
     QList<RequestInterceptor *> m_interceptors;
     QPointer<ContainersApi> m_containers;
+    QPointer<ControlApi> m_control;
+    AccessPolicy m_access;
     QString m_error;
+    EventBus *m_events = nullptr;
+    FlowStore *m_store = nullptr;
+    QStringList m_secrets;
 };
 
 } // namespace loopscope

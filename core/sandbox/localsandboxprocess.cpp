@@ -159,7 +159,8 @@ LocalSandboxProcess::~LocalSandboxProcess() {
         if (m_process->state() != QProcess::NotRunning) {
             // The namespace init first, so the outer bwrap (our child) reaps it and exits; killing
             // the outer one first would orphan the init as a zombie nobody reaps.
-            if (namespaceInitPid() > 0 && ::kill(static_cast<pid_t>(m_nsInitPid), SIGKILL) == 0)
+            if (const qint64 init = namespaceInitPid();
+                init > 0 && ::kill(static_cast<pid_t>(init), SIGKILL) == 0)
                 m_process->waitForFinished(2000);
             if (m_process->state() != QProcess::NotRunning) {
                 if (m_pid > 0)
@@ -404,7 +405,8 @@ void LocalSandboxProcess::killTree(KillReason reason) {
     // the outer bwrap, reaps it and exits. Killing the outer bwrap first would leave the init
     // orphaned for a moment, a `[bwrap] <defunct>` whenever the reaper of orphans is slow or
     // absent. The outer one gets SIGKILL too if it has not gone shortly after.
-    if (namespaceInitPid() > 0 && ::kill(static_cast<pid_t>(m_nsInitPid), SIGKILL) == 0) {
+    if (const qint64 init = namespaceInitPid();
+        init > 0 && ::kill(static_cast<pid_t>(init), SIGKILL) == 0) {
         if (!m_reapTimer.isActive())
             m_reapTimer.start(2000);
         return;
@@ -432,7 +434,15 @@ void LocalSandboxProcess::readInfo() {
 
 qint64 LocalSandboxProcess::namespaceInitPid() {
     readInfo();
-    return m_nsInitPid;
+    if (m_nsInitPid <= 0)
+        return 0;
+    // Still the outer bwrap's child? Once reaped, its pid could belong to anyone.
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(m_nsInitPid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return 0;
+    const QByteArray line = stat.readAll();
+    const QList<QByteArray> fields = line.mid(line.lastIndexOf(')') + 2).split(' ');
+    return fields.size() > 1 && fields.at(1).toLongLong() == m_pid ? m_nsInitPid : 0;
 }
 
 bool LocalSandboxProcess::setNice(int nice) {

@@ -47,7 +47,7 @@ public:
     bool isIsolated() const { return m_isolated; }
     qint64 processId() const;
     // Host pid of the sandbox's PID-namespace init (bwrap's inner process, from --info-fd), 0 if
-    // not known (unisolated, or bwrap has not reported it yet).
+    // not known (unisolated, not reported yet) or no longer the outer bwrap's child.
     qint64 namespaceInitPid();
     // Sets every process and thread of the tree to `nice`; lowering it (raising the priority)
     // works only where the system allows it. Returns whether every task took it.

@@ -1,0 +1,519 @@
+#include "control/controlapi.h"
+
+#include "common/futurechain.h"
+#include "control/controleventstream.h"
+#include "control/harcodec.h"
+#include "http/responsesink.h"
+#include "inspect/eventbus.h"
+#include "inspect/secretmasker.h"
+#include "record/flowstore.h"
+#include "sandbox/sandboxregistry.h"
+
+#include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QUrlQuery>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <optional>
+
+namespace loopscope {
+
+namespace {
+
+const QString kPrefix = QStringLiteral("/loopscope/v1");
+
+QString S(const char *text) {
+    return QString::fromLatin1(text);
+}
+
+QString invalidRequest() {
+    return S("invalid_request_error");
+}
+
+void badRequest(ResponseSink *sink, const QString &message, const QString &param = {}) {
+    sink->sendError(400, message, invalidRequest(), S("invalid_parameter"), param);
+}
+
+void notFound(ResponseSink *sink, const QString &what, const QString &id) {
+    sink->sendError(404, S("No %1 found with id '%2'.").arg(what, id.left(100)), invalidRequest(),
+                    S("not_found"));
+}
+
+void methodNotAllowed(ResponseSink *sink) {
+    sink->sendError(405, S("Method not allowed on this control route."), invalidRequest(),
+                    S("method_not_allowed"));
+}
+
+// Runs `work` on `pool` and hands its result to `done` on `owner`'s thread, if the client is
+// still there. The proxy thread never waits for the store.
+template<class Work, class Done>
+void onWorker(QThreadPool *pool, QObject *owner, ResponseSink *sink, Work work, Done done) {
+    using T = std::invoke_result_t<Work>;
+    QPointer<ResponseSink> guard(sink);
+    whenFinished(QtConcurrent::run(pool, std::move(work)), owner,
+                 [guard, done = std::move(done)](const QFuture<T> &future) mutable {
+                     if (!guard || guard->isClientGone() || guard->isFinished())
+                         return;
+                     if (future.resultCount() == 0) {
+                         guard->sendError(500, S("The control API could not finish the request."),
+                                          S("server_error"));
+                         return;
+                     }
+                     done(guard.data(), future.result());
+                 });
+}
+
+// limit=N within 1..max (default when absent); nullopt after answering 400.
+std::optional<int> limitParam(const QUrlQuery &query, int fallback, ResponseSink *sink) {
+    if (!query.hasQueryItem(S("limit")))
+        return fallback;
+    bool ok = false;
+    const int limit = query.queryItemValue(S("limit")).toInt(&ok);
+    if (!ok || limit < 1 || limit > 1000) {
+        badRequest(sink, S("limit must be an integer from 1 to 1000"), S("limit"));
+        return std::nullopt;
+    }
+    return limit;
+}
+
+QUrlQuery queryOf(const HttpRequest &request) {
+    return QUrlQuery(QString::fromUtf8(request.query));
+}
+
+QString param(const QUrlQuery &query, const QString &name) {
+    return query.queryItemValue(name, QUrl::FullyDecoded);
+}
+
+bool isHopByHop(const QByteArray &name) {
+    return name == "host" || name == "content-length" || name == "transfer-encoding" ||
+           name == "connection" || name == "keep-alive" || name == "expect" || name == "origin" ||
+           name == "referer" || name == "upgrade" || name == "te" || name == "trailer";
+}
+
+} // namespace
+
+ControlApi::ControlApi(EventBus *events, QObject *parent)
+    : QObject(parent)
+    , m_stream(new ControlEventStream(this)) {
+    // Two readers at most: store reads are short, and the machine runs the proxy and sandboxes.
+    m_pool.setMaxThreadCount(2);
+    m_pool.setObjectName(S("loopscope-control"));
+    if (events)
+        connect(events, &EventBus::eventPublished, m_stream, &ControlEventStream::publishEvent);
+}
+
+ControlApi::~ControlApi() {
+    m_pool.waitForDone();
+}
+
+void ControlApi::setFlowStore(FlowStore *store) {
+    if (m_store)
+        disconnect(m_store, nullptr, m_stream, nullptr);
+    m_store = store;
+    if (!store)
+        return;
+    connect(store, &FlowStore::flowStarted, m_stream,
+            [this](const QJsonObject &s) { m_stream->publishFlow("flow.started", s); });
+    connect(store, &FlowStore::flowUpdated, m_stream,
+            [this](const QJsonObject &s) { m_stream->publishFlow("flow.updated", s); });
+    connect(store, &FlowStore::flowFinished, m_stream,
+            [this](const QJsonObject &s) { m_stream->publishFlow("flow.finished", s); });
+}
+
+void ControlApi::setRegistry(SandboxRegistry *registry) {
+    m_registry = registry;
+}
+
+void ControlApi::rememberCredentials(const QString &flowId, const HttpRequest &request) {
+    m_credentials.remember(flowId, request);
+}
+
+bool ControlApi::matches(const QString &path) {
+    return path == kPrefix || path.startsWith(kPrefix + u'/');
+}
+
+void ControlApi::shutdown() {
+    m_stream->shutdown();
+}
+
+bool ControlApi::needStore(ResponseSink *sink) const {
+    if (m_store && m_store->query())
+        return true;
+    sink->sendError(503, S("The flow store is not available in this process."), S("server_error"),
+                    S("store_unavailable"));
+    return false;
+}
+
+void ControlApi::handle(const HttpRequest &request, ResponseSink *sink) {
+    const QString route = request.path.mid(kPrefix.size()); // "/flows", "/flows/req_1", ...
+    const QStringList parts = route.split(u'/', Qt::SkipEmptyParts);
+    const QByteArray &method = request.method;
+    const int n = int(parts.size());
+    const QString head = n > 0 ? parts.first() : QString();
+
+    if (head == S("flows")) {
+        if (n == 1 && method == "GET")
+            listFlows(request, sink);
+        else if (n == 1 && method == "DELETE")
+            clearFlows(sink);
+        else if (n == 2 && method == "GET")
+            getFlow(parts.at(1), sink);
+        else if (n == 3 && parts.at(2) == S("replay") && method == "POST")
+            replayFlow(parts.at(1), request, sink);
+        else if (n <= 3)
+            methodNotAllowed(sink);
+        else
+            notFound(sink, S("control route"), request.path);
+    } else if (head == S("events") && n == 1) {
+        if (method == "GET")
+            m_stream->subscribe(sink);
+        else
+            methodNotAllowed(sink);
+    } else if (head == S("runs") && n <= 2) {
+        if (method != "GET")
+            methodNotAllowed(sink);
+        else if (n == 1)
+            listRuns(request, sink);
+        else
+            getRun(parts.at(1), sink);
+    } else if (head == S("sandboxes") && n <= 2) {
+        if (n == 1 && method == "GET")
+            listSandboxes(sink);
+        else if (n == 2 && method == "DELETE")
+            deleteSandbox(parts.at(1), sink);
+        else
+            methodNotAllowed(sink);
+    } else if (head == S("export.har") && n == 1) {
+        if (method == "GET")
+            exportHar(request, sink);
+        else
+            methodNotAllowed(sink);
+    } else if (head == S("import") && n == 1) {
+        if (method == "POST")
+            importHar(request, sink);
+        else
+            methodNotAllowed(sink);
+    } else {
+        sink->sendError(404, S("Unknown control route %1").arg(request.path.left(100)),
+                        invalidRequest(), S("unknown_url"));
+    }
+}
+
+void ControlApi::listFlows(const HttpRequest &request, ResponseSink *sink) {
+    const QUrlQuery query = queryOf(request);
+    const auto limit = limitParam(query, 50, sink);
+    if (!limit)
+        return;
+    FlowFilter filter;
+    filter.limit = *limit;
+    filter.before = param(query, S("before"));
+    filter.q = param(query, S("q"));
+    filter.runId = param(query, S("run"));
+    filter.state = param(query, S("state"));
+    static const QStringList states{S("running"), S("paused"), S("completed"), S("failed")};
+    if (!filter.state.isEmpty() && !states.contains(filter.state)) {
+        badRequest(sink, S("state must be one of running, paused, completed, failed"), S("state"));
+        return;
+    }
+    if (!needStore(sink))
+        return;
+    const FlowQuery *flows = m_store->query();
+    onWorker(
+        &m_pool, this, sink, [flows, filter] { return flows->list(filter); },
+        [](ResponseSink *s, const QJsonObject &list) { s->sendJson(200, list); });
+}
+
+void ControlApi::getFlow(const QString &id, ResponseSink *sink) {
+    if (!needStore(sink))
+        return;
+    const FlowQuery *flows = m_store->query();
+    onWorker(
+        &m_pool, this, sink, [flows, id] { return flows->flow(id); },
+        [id](ResponseSink *s, const std::optional<QJsonObject> &flow) {
+            if (flow)
+                s->sendJson(200, *flow);
+            else
+                notFound(s, S("flow"), id);
+        });
+}
+
+void ControlApi::clearFlows(ResponseSink *sink) {
+    if (!needStore(sink))
+        return;
+    QPointer<FlowStore> store = m_store;
+    onWorker(
+        &m_pool, this, sink, [store] { return store ? store->clear() : 0; },
+        [](ResponseSink *s, int removed) {
+            s->sendJson(200, {{S("object"), S("loopscope.flows.deleted")},
+                              {S("deleted"), true},
+                              {S("count"), removed}});
+        });
+}
+
+void ControlApi::replayFlow(const QString &id, const HttpRequest &request, ResponseSink *sink) {
+    QJsonValue edited;
+    if (!request.body.trimmed().isEmpty()) {
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(request.body, &error);
+        if (error.error != QJsonParseError::NoError || !doc.isObject()) {
+            badRequest(sink, S("The replay body must be a JSON object, e.g. {\"body\":{...}}"));
+            return;
+        }
+        edited = doc.object().value(S("body"));
+        if (!edited.isUndefined() && !edited.isNull() && !edited.isObject()) {
+            badRequest(sink, S("\"body\" must be a JSON object (the edited client request)"),
+                       S("body"));
+            return;
+        }
+    }
+    if (!m_replayer) {
+        sink->sendError(503, S("Replay is not available in this process."), S("server_error"));
+        return;
+    }
+    if (!needStore(sink))
+        return;
+    const FlowQuery *flows = m_store->query();
+    onWorker(
+        &m_pool, this, sink, [flows, id] { return flows->flow(id); },
+        [this, id, edited](ResponseSink *s, const std::optional<QJsonObject> &flow) {
+            if (!flow)
+                notFound(s, S("flow"), id);
+            else
+                startReplay(*flow, edited, s);
+        });
+}
+
+void ControlApi::startReplay(const QJsonObject &flow, const QJsonValue &editedBody,
+                             ResponseSink *sink) {
+    const QString id = flow.value(S("id")).toString();
+    if (flow.value(S("imported")).toBool()) {
+        sink->sendError(409, S("Flow %1 was imported; imported flows are read-only.").arg(id),
+                        invalidRequest(), S("flow_read_only"));
+        return;
+    }
+    QJsonObject clientRequest;
+    for (const QJsonValue &hop : flow.value(S("hops")).toArray()) {
+        if (hop.toObject().value(S("kind")).toString() == S("client_request")) {
+            clientRequest = hop.toObject();
+            break;
+        }
+    }
+    if (clientRequest.isEmpty()) {
+        sink->sendError(409, S("Flow %1 has no recorded client request to replay.").arg(id),
+                        invalidRequest(), S("not_replayable"));
+        return;
+    }
+    const QJsonObject recordedHeaders = clientRequest.value(S("headers")).toObject();
+    bool hadCredentials = false;
+    for (auto it = recordedHeaders.begin(); it != recordedHeaders.end(); ++it)
+        hadCredentials |= CredentialVault::isCredentialHeader(it.key().toLower().toUtf8());
+    if (hadCredentials && !m_credentials.knows(id)) {
+        sink->sendError(409,
+                        S("The client credentials of flow %1 are not known to this process (they "
+                          "are kept in memory only, for flows of this run of Loopscope).")
+                            .arg(id),
+                        invalidRequest(), S("credentials_unavailable"));
+        return;
+    }
+    const bool truncated = clientRequest.value(S("body_truncated")).toBool() ||
+                           clientRequest.value(S("bodyTruncated")).toBool();
+    if (truncated && !editedBody.isObject()) {
+        sink->sendError(409,
+                        S("The recorded body of flow %1 was truncated; replay it with an edited "
+                          "{\"body\":{...}}.")
+                            .arg(id),
+                        invalidRequest(), S("not_replayable"));
+        return;
+    }
+
+    HttpRequest replay;
+    replay.method =
+        clientRequest.value(S("method")).toString(flow.value(S("method")).toString()).toLatin1();
+    replay.path = clientRequest.value(S("path")).toString(flow.value(S("path")).toString());
+    replay.query = clientRequest.value(S("query")).toString().toUtf8();
+    replay.target = QUrl::toPercentEncoding(replay.path, "/");
+    if (!replay.query.isEmpty())
+        replay.target += '?' + replay.query;
+    for (auto it = recordedHeaders.begin(); it != recordedHeaders.end(); ++it) {
+        const QByteArray name = it.key().toLower().toUtf8();
+        if (isHopByHop(name) || CredentialVault::isCredentialHeader(name))
+            continue;
+        replay.headers.append(qMakePair(name, it.value().toVariant().toString().toUtf8()));
+    }
+    replay.headers.append(m_credentials.credentials(id));
+    replay.headers.append(qMakePair(QByteArray("host"), QByteArray("127.0.0.1")));
+    const QJsonValue body = editedBody.isObject() ? editedBody : clientRequest.value(S("body"));
+    if (body.isObject() || body.isArray()) {
+        replay.body = body.isObject()
+                          ? QJsonDocument(body.toObject()).toJson(QJsonDocument::Compact)
+                          : QJsonDocument(body.toArray()).toJson(QJsonDocument::Compact);
+        if (replay.header("content-type").isEmpty())
+            replay.headers.append(
+                qMakePair(QByteArray("content-type"), QByteArray("application/json")));
+    } else if (body.isString()) {
+        replay.body = body.toString().toUtf8();
+    }
+    if (!replay.body.isEmpty())
+        replay.headers.append(
+            qMakePair(QByteArray("content-length"), QByteArray::number(replay.body.size())));
+    const QString newId = m_replayer(replay, id);
+    sink->sendJson(
+        200, {{S("object"), S("loopscope.replay")}, {S("flow_id"), newId}, {S("replay_of"), id}});
+}
+
+void ControlApi::listRuns(const HttpRequest &request, ResponseSink *sink) {
+    const auto limit = limitParam(queryOf(request), 50, sink);
+    if (!limit || !needStore(sink))
+        return;
+    const FlowQuery *flows = m_store->query();
+    const int n = *limit;
+    onWorker(
+        &m_pool, this, sink, [flows, n] { return flows->runs(n); },
+        [](ResponseSink *s, const QJsonArray &runs) {
+            s->sendJson(200, {{S("object"), S("list")}, {S("data"), runs}});
+        });
+}
+
+void ControlApi::getRun(const QString &id, ResponseSink *sink) {
+    if (!needStore(sink))
+        return;
+    const FlowQuery *flows = m_store->query();
+    onWorker(
+        &m_pool, this, sink, [flows, id] { return flows->run(id); },
+        [id](ResponseSink *s, const std::optional<QJsonObject> &run) {
+            if (run)
+                s->sendJson(200, *run);
+            else
+                notFound(s, S("run"), id);
+        });
+}
+
+QJsonObject ControlApi::sandboxObject(const SandboxEntry &entry) {
+    const bool session = entry.isSessionScoped();
+    const QString backend = entry.backend  ? entry.backend->provider()
+                            : entry.params ? entry.params->provider
+                                           : entry.handle.provider;
+    auto nullable = [](const QString &s) { return s.isEmpty() ? QJsonValue() : QJsonValue(s); };
+    return {
+        {S("id"), entry.handle.id},
+        {S("object"), S("loopscope.sandbox")},
+        {S("session_id"), nullable(entry.sessionId)},
+        {S("identity"), session ? QJsonValue(SecretMasker::mask(*entry.identity)) : QJsonValue()},
+        {S("backend"), backend},
+        {S("ephemeral"), !session},
+        {S("created_at"), entry.createdMs},
+        {S("last_used_at"), entry.lastAccessedMs},
+        {S("expires_at"),
+         session ? QJsonValue(entry.lastAccessedMs + SandboxRegistry::kIdleTtlMs) : QJsonValue()},
+        {S("runs"), entry.runs}};
+}
+
+void ControlApi::listSandboxes(ResponseSink *sink) {
+    if (!m_registry) {
+        sink->sendError(503, S("The sandbox registry is not available."), S("server_error"));
+        return;
+    }
+    QList<SandboxEntry> entries = m_registry->entries();
+    std::sort(entries.begin(), entries.end(), [](const SandboxEntry &a, const SandboxEntry &b) {
+        return a.createdMs > b.createdMs;
+    });
+    QJsonArray data;
+    for (const SandboxEntry &entry : std::as_const(entries))
+        data.append(sandboxObject(entry));
+    sink->sendJson(200, {{S("object"), S("list")}, {S("data"), data}});
+}
+
+void ControlApi::deleteSandbox(const QString &id, ResponseSink *sink) {
+    if (!m_registry) {
+        sink->sendError(503, S("The sandbox registry is not available."), S("server_error"));
+        return;
+    }
+    const auto entry = m_registry->entryByContainerId(id);
+    if (!entry) {
+        notFound(sink, S("sandbox"), id);
+        return;
+    }
+    // The same registry call as the window's Delete and DELETE /v1/containers/{id}.
+    QPointer<ResponseSink> guard(sink);
+    whenFinished(m_registry->remove(entry->key, SandboxRemovalReason::Deleted), this,
+                 [guard, id](const QFuture<void> &) {
+                     if (guard)
+                         guard->sendJson(200, {{S("id"), id},
+                                               {S("object"), S("loopscope.sandbox.deleted")},
+                                               {S("deleted"), true}});
+                 });
+}
+
+void ControlApi::exportHar(const HttpRequest &request, ResponseSink *sink) {
+    if (!needStore(sink))
+        return;
+    const QUrlQuery query = queryOf(request);
+    QStringList ids = param(query, S("ids")).split(u',', Qt::SkipEmptyParts);
+    for (QString &id : ids)
+        id = id.trimmed();
+    const QString run = param(query, S("run"));
+    const FlowQuery *flows = m_store->query();
+    const QString base = m_baseUrl;
+    QString version = QCoreApplication::applicationVersion();
+    if (version.isEmpty())
+        version = S("dev");
+    onWorker(
+        &m_pool, this, sink,
+        [flows, ids, run, base, version] {
+            return QJsonDocument(HarCodec::exportHar(flows->flows(ids, run), base, version))
+                .toJson(QJsonDocument::Compact);
+        },
+        [](ResponseSink *s, const QByteArray &har) {
+            s->send(200,
+                    {{"Content-Type", "application/json"},
+                     {"Content-Disposition", "attachment; filename=\"loopscope.har\""}},
+                    har);
+        });
+}
+
+void ControlApi::importHar(const HttpRequest &request, ResponseSink *sink) {
+    if (request.body.trimmed().isEmpty()) {
+        sink->sendError(400, S("The body must be a HAR file ({\"log\":{\"entries\":[...]}})."),
+                        invalidRequest(), S("invalid_har"));
+        return;
+    }
+    if (!needStore(sink))
+        return;
+    QPointer<FlowStore> store = m_store;
+    const QByteArray body = request.body;
+    struct Imported {
+        QString error;
+        QStringList ids;
+    };
+    onWorker(
+        &m_pool, this, sink,
+        [store, body] {
+            Imported result;
+            const auto flows = HarCodec::importHar(body);
+            if (!flows.ok()) {
+                result.error = flows.error;
+                return result;
+            }
+            if (!store) {
+                result.error = S("store closed");
+                return result;
+            }
+            store->importFlows(flows.value);
+            for (const QJsonObject &flow : flows.value)
+                result.ids << flow.value(S("id")).toString();
+            return result;
+        },
+        [](ResponseSink *s, const Imported &result) {
+            if (!result.error.isEmpty()) {
+                s->sendError(400, result.error, invalidRequest(), S("invalid_har"));
+                return;
+            }
+            s->sendJson(200, {{S("object"), S("loopscope.import")},
+                              {S("imported"), int(result.ids.size())},
+                              {S("ids"), QJsonArray::fromStringList(result.ids)}});
+        });
+}
+
+} // namespace loopscope

@@ -1,0 +1,82 @@
+#pragma once
+
+#include "control/credentialvault.h"
+#include "http/httprequest.h"
+
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+#include <QThreadPool>
+
+#include <functional>
+
+namespace loopscope {
+
+class ControlEventStream;
+class EventBus;
+class FlowStore;
+class ResponseSink;
+class SandboxRegistry;
+struct SandboxEntry;
+
+// The control API under /loopscope/v1 (docs: ../shared/spec/control-api.md): flows, runs,
+// events (SSE), sandboxes, replay, HAR export and import. Access (Origin rule, control token)
+// is decided before a request gets here, by the HTTP front's AccessPolicy.
+//
+// Threads: lives on the proxy thread. Store reads and writes (FlowQuery, clear, import, HAR
+// building) run on this API's own small thread pool and answer through whenFinished, so the
+// proxy thread never waits for SQLite. The sandbox registry lives on the proxy thread and is
+// called directly.
+class ControlApi : public QObject {
+    Q_OBJECT
+public:
+    // Runs a request through the proxy as a new flow (no client socket) and returns its id.
+    using Replayer = std::function<QString(HttpRequest request, const QString &replayOf)>;
+
+    explicit ControlApi(EventBus *events, QObject *parent = nullptr);
+    ~ControlApi() override;
+
+    // Not owned; any may be null (routes needing them answer 503).
+    void setFlowStore(FlowStore *store);
+    void setRegistry(SandboxRegistry *registry);
+    void setReplayer(Replayer replayer) { m_replayer = std::move(replayer); }
+    // "http://127.0.0.1:4000": the base of request URLs in exported HAR files.
+    void setBaseUrl(const QString &url) { m_baseUrl = url; }
+
+    // Keeps the client's credentials of a flow of this process, for replay (memory only).
+    void rememberCredentials(const QString &flowId, const HttpRequest &request);
+
+    // "/loopscope/v1" and below.
+    static bool matches(const QString &path);
+    void handle(const HttpRequest &request, ResponseSink *sink);
+
+    ControlEventStream *eventStream() const { return m_stream; }
+    // Ends event streams (server shutdown) so connections can close.
+    void shutdown();
+
+    static QJsonObject sandboxObject(const SandboxEntry &entry);
+
+private:
+    void listFlows(const HttpRequest &request, ResponseSink *sink);
+    void getFlow(const QString &id, ResponseSink *sink);
+    void clearFlows(ResponseSink *sink);
+    void replayFlow(const QString &id, const HttpRequest &request, ResponseSink *sink);
+    void listRuns(const HttpRequest &request, ResponseSink *sink);
+    void getRun(const QString &id, ResponseSink *sink);
+    void listSandboxes(ResponseSink *sink);
+    void deleteSandbox(const QString &id, ResponseSink *sink);
+    void exportHar(const HttpRequest &request, ResponseSink *sink);
+    void importHar(const HttpRequest &request, ResponseSink *sink);
+    void startReplay(const QJsonObject &flow, const QJsonValue &editedBody, ResponseSink *sink);
+    bool needStore(ResponseSink *sink) const;
+
+    QPointer<FlowStore> m_store;
+    QPointer<SandboxRegistry> m_registry;
+    ControlEventStream *m_stream;
+    CredentialVault m_credentials;
+    Replayer m_replayer;
+    QString m_baseUrl;
+    QThreadPool m_pool;
+};
+
+} // namespace loopscope

@@ -1,0 +1,307 @@
+#include "record/flowquery.h"
+
+#include "record/flowrecorder.h"
+#include "record/storedatabase.h"
+
+#include <QJsonDocument>
+#include <QRegularExpression>
+#include <QSet>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QVariant>
+
+#include <algorithm>
+
+namespace loopscope {
+
+namespace {
+
+QJsonObject parseObject(const QByteArray &json) {
+    return QJsonDocument::fromJson(json).object();
+}
+
+// q → an FTS5 query: every word must appear, each as a quoted prefix term (quotes inside are
+// doubled), so user text can never be FTS syntax.
+QString ftsQuery(const QString &q) {
+    QStringList terms;
+    const QStringList words =
+        q.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
+    for (QString word : words) {
+        word.replace(u'"', QStringLiteral("\"\""));
+        terms << u'"' + word + QStringLiteral("\"*");
+    }
+    return terms.join(u' ');
+}
+
+bool liveMatches(const QJsonObject &full, const FlowFilter &filter) {
+    if (!filter.runId.isEmpty() && full.value(QStringLiteral("run_id")).toString() != filter.runId)
+        return false;
+    if (!filter.state.isEmpty() && full.value(QStringLiteral("state")).toString() != filter.state)
+        return false;
+    if (!filter.q.isEmpty()) {
+        const QString text = QString::fromUtf8(QJsonDocument(full).toJson(QJsonDocument::Compact));
+        const QStringList words =
+            filter.q.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
+        for (const QString &w : words)
+            if (!text.contains(w, Qt::CaseInsensitive))
+                return false;
+    }
+    return true;
+}
+
+qint64 startedAt(const QJsonObject &summary) {
+    return qint64(summary.value(QStringLiteral("started_at")).toDouble());
+}
+
+} // namespace
+
+FlowQuery::FlowQuery(StoreDatabase *database, FlowRecorder *recorder)
+    : m_db(database)
+    , m_recorder(recorder) {}
+
+QJsonObject FlowQuery::list(const FlowFilter &filter) const {
+    const int limit = qBound(1, filter.limit, 1000);
+    QSqlDatabase db = m_db->reader();
+
+    // Paging anchor: the `before` flow's start time and sequence.
+    qint64 beforeAt = std::numeric_limits<qint64>::max();
+    qint64 beforeSeq = std::numeric_limits<qint64>::max();
+    if (!filter.before.isEmpty()) {
+        QSqlQuery anchor(db);
+        anchor.prepare(QStringLiteral("SELECT started_at, seq FROM flows WHERE id = ?"));
+        anchor.addBindValue(filter.before);
+        if (anchor.exec() && anchor.next()) {
+            beforeAt = anchor.value(0).toLongLong();
+            beforeSeq = anchor.value(1).toLongLong();
+        } else if (const auto live = m_recorder->liveFlow(filter.before)) {
+            beforeAt = startedAt(*live);
+            beforeSeq = std::numeric_limits<qint64>::max();
+        }
+    }
+
+    // Running and not yet committed flows first (they are the newest).
+    QList<QJsonObject> rows;
+    QSet<QString> seen;
+    const bool needText = !filter.q.isEmpty();
+    const QList<QJsonObject> live =
+        needText ? m_recorder->liveFlows() : m_recorder->liveSummaries();
+    for (QJsonObject f : live) {
+        const QString id = f.value(QStringLiteral("id")).toString();
+        if (id == filter.before || startedAt(f) > beforeAt ||
+            (startedAt(f) == beforeAt && !filter.before.isEmpty()) || !liveMatches(f, filter))
+            continue;
+        f.remove(QStringLiteral("hops"));
+        rows.append(f);
+        seen.insert(id);
+    }
+
+    QString sql = QStringLiteral("SELECT summary, id FROM flows WHERE (started_at < ? OR "
+                                 "(started_at = ? AND seq < ?))");
+    QVariantList values{beforeAt, beforeAt, beforeSeq};
+    if (!filter.runId.isEmpty()) {
+        sql += QStringLiteral(" AND run_id = ?");
+        values << filter.runId;
+    }
+    if (!filter.state.isEmpty()) {
+        sql += QStringLiteral(" AND state = ?");
+        values << filter.state;
+    }
+    if (!filter.q.isEmpty()) {
+        sql += QStringLiteral(" AND seq IN (SELECT rowid FROM flows_fts WHERE flows_fts MATCH ?)");
+        values << ftsQuery(filter.q);
+    }
+    sql += QStringLiteral(" ORDER BY started_at DESC, seq DESC LIMIT ?");
+    values << limit + 1;
+    QSqlQuery q(db);
+    q.prepare(sql);
+    for (const QVariant &v : std::as_const(values))
+        q.addBindValue(v);
+    if (!q.exec())
+        qWarning().noquote() << "loopscope: history: list failed:" << q.lastError().text();
+    while (q.next()) {
+        if (seen.contains(q.value(1).toString()))
+            continue;
+        rows.append(parseObject(q.value(0).toByteArray()));
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const QJsonObject &a, const QJsonObject &b) {
+        return startedAt(a) > startedAt(b);
+    });
+    const bool hasMore = rows.size() > limit;
+    QJsonArray data;
+    for (int i = 0; i < qMin(limit, int(rows.size())); ++i)
+        data.append(rows.at(i));
+    return {{QStringLiteral("object"), QStringLiteral("list")},
+            {QStringLiteral("data"), data},
+            {QStringLiteral("has_more"), hasMore}};
+}
+
+std::optional<QJsonObject> FlowQuery::flow(const QString &id) const {
+    if (auto live = m_recorder->liveFlow(id))
+        return live;
+    QSqlQuery q(m_db->reader());
+    q.prepare(QStringLiteral("SELECT summary, hops FROM flows WHERE id = ?"));
+    q.addBindValue(id);
+    if (!q.exec() || !q.next())
+        return std::nullopt;
+    QJsonObject flow = parseObject(q.value(0).toByteArray());
+    flow.insert(QStringLiteral("hops"),
+                QJsonDocument::fromJson(qUncompress(q.value(1).toByteArray())).array());
+    return flow;
+}
+
+std::optional<QJsonObject> FlowQuery::run(const QString &id) const {
+    const QJsonArray all = runs(1000);
+    for (const QJsonValue &r : all)
+        if (r.toObject().value(QStringLiteral("id")).toString() == id)
+            return r.toObject();
+    return std::nullopt;
+}
+
+QJsonArray FlowQuery::runs(int limit) const {
+    limit = qBound(1, limit, 1000);
+    struct Run {
+        QString id;
+        qint64 startedAt = 0;
+        qint64 lastAt = 0;
+        qint64 in = 0, out = 0, total = 0;
+        double cost = 0;
+        int costKnown = 0;
+        int codeRuns = 0;
+        int toolCalls = 0;
+        QStringList flows;
+    };
+    QList<Run> list;
+    QHash<QString, int> index;
+    QSqlDatabase db = m_db->reader();
+    QSqlQuery q(db);
+    q.prepare(QStringLiteral("SELECT id, started_at, last_at, input_tokens, output_tokens, "
+                             "total_tokens, cost_usd, cost_known, code_runs, tool_calls FROM runs "
+                             "ORDER BY last_at DESC LIMIT ?"));
+    q.addBindValue(limit);
+    if (q.exec()) {
+        while (q.next()) {
+            Run r;
+            r.id = q.value(0).toString();
+            r.startedAt = q.value(1).toLongLong();
+            r.lastAt = q.value(2).toLongLong();
+            r.in = q.value(3).toLongLong();
+            r.out = q.value(4).toLongLong();
+            r.total = q.value(5).toLongLong();
+            r.cost = q.value(6).toDouble();
+            r.costKnown = q.value(7).toInt();
+            r.codeRuns = q.value(8).toInt();
+            r.toolCalls = q.value(9).toInt();
+            index.insert(r.id, int(list.size()));
+            list.append(r);
+        }
+    }
+    QSqlQuery flows(db);
+    flows.prepare(QStringLiteral("SELECT id FROM flows WHERE run_id = ? ORDER BY started_at, seq"));
+    for (Run &r : list) {
+        flows.addBindValue(r.id);
+        if (flows.exec())
+            while (flows.next())
+                r.flows << flows.value(0).toString();
+    }
+    // Running and pending flows join their run (or start one not stored yet).
+    QList<QJsonObject> live = m_recorder->liveSummaries();
+    std::sort(live.begin(), live.end(), [](const QJsonObject &a, const QJsonObject &b) {
+        return startedAt(a) < startedAt(b);
+    });
+    for (const QJsonObject &f : std::as_const(live)) {
+        const QString runId = f.value(QStringLiteral("run_id")).toString();
+        const QString id = f.value(QStringLiteral("id")).toString();
+        if (runId.isEmpty())
+            continue;
+        int i = index.value(runId, -1);
+        if (i < 0) {
+            Run r;
+            r.id = runId;
+            r.startedAt = startedAt(f);
+            i = int(list.size());
+            index.insert(runId, i);
+            list.append(r);
+        }
+        Run &r = list[i];
+        if (r.flows.contains(id))
+            continue;
+        r.flows << id;
+        r.startedAt = qMin(r.startedAt, startedAt(f));
+        r.lastAt = qMax(r.lastAt,
+                        startedAt(f) + qint64(f.value(QStringLiteral("duration_ms")).toDouble()));
+        const QJsonObject usage = f.value(QStringLiteral("usage")).toObject();
+        r.in += qint64(usage.value(QStringLiteral("input_tokens")).toDouble());
+        r.out += qint64(usage.value(QStringLiteral("output_tokens")).toDouble());
+        r.total += qint64(usage.value(QStringLiteral("total_tokens")).toDouble());
+        if (f.value(QStringLiteral("cost_usd")).isDouble()) {
+            r.cost += f.value(QStringLiteral("cost_usd")).toDouble();
+            ++r.costKnown;
+        }
+        r.codeRuns += f.value(QStringLiteral("code_runs")).toInt();
+        r.toolCalls += f.value(QStringLiteral("tool_calls")).toInt();
+    }
+    std::sort(list.begin(), list.end(),
+              [](const Run &a, const Run &b) { return a.lastAt > b.lastAt; });
+    QJsonArray out;
+    for (const Run &r : std::as_const(list)) {
+        if (out.size() >= limit)
+            break;
+        out.append(QJsonObject{
+            {QStringLiteral("id"), r.id},
+            {QStringLiteral("object"), QStringLiteral("loopscope.run")},
+            {QStringLiteral("flows"), QJsonArray::fromStringList(r.flows)},
+            {QStringLiteral("started_at"), r.startedAt},
+            {QStringLiteral("duration_ms"), double(qMax<qint64>(0, r.lastAt - r.startedAt))},
+            {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input_tokens"), r.in},
+                                                  {QStringLiteral("output_tokens"), r.out},
+                                                  {QStringLiteral("total_tokens"), r.total}}},
+            {QStringLiteral("cost_usd"),
+             r.costKnown > 0 ? QJsonValue(r.cost) : QJsonValue(QJsonValue::Null)},
+            {QStringLiteral("code_runs"), r.codeRuns},
+            {QStringLiteral("tool_calls"), r.toolCalls}});
+    }
+    return out;
+}
+
+QList<QJsonObject> FlowQuery::flows(const QStringList &ids, const QString &runId) const {
+    QList<QJsonObject> out;
+    QSet<QString> seen;
+    const auto add = [&](const QJsonObject &flow) {
+        const QString id = flow.value(QStringLiteral("id")).toString();
+        if (!seen.contains(id)) {
+            seen.insert(id);
+            out.append(flow);
+        }
+    };
+    if (!ids.isEmpty()) {
+        for (const QString &id : ids)
+            if (auto f = flow(id))
+                add(*f);
+        return out;
+    }
+    for (const QJsonObject &f : m_recorder->liveFlows())
+        if (runId.isEmpty() || f.value(QStringLiteral("run_id")).toString() == runId)
+            add(f);
+    QSqlQuery q(m_db->reader());
+    if (runId.isEmpty()) {
+        q.prepare(QStringLiteral("SELECT summary, hops FROM flows ORDER BY started_at, seq"));
+    } else {
+        q.prepare(QStringLiteral(
+            "SELECT summary, hops FROM flows WHERE run_id = ? ORDER BY started_at, seq"));
+        q.addBindValue(runId);
+    }
+    if (q.exec()) {
+        while (q.next()) {
+            QJsonObject flow = parseObject(q.value(0).toByteArray());
+            flow.insert(QStringLiteral("hops"),
+                        QJsonDocument::fromJson(qUncompress(q.value(1).toByteArray())).array());
+            add(flow);
+        }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const QJsonObject &a, const QJsonObject &b) {
+        return startedAt(a) < startedAt(b);
+    });
+    return out;
+}
+
+} // namespace loopscope

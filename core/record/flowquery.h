@@ -1,0 +1,50 @@
+#pragma once
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace loopscope {
+
+class FlowRecorder;
+class StoreDatabase;
+
+// GET /loopscope/v1/flows parameters (docs: ../shared/spec/control-api.md, "Flows").
+struct FlowFilter {
+    int limit = 50; // clamped to 1..1000
+    QString before; // flow id: only flows started before it (paging, newest first)
+    QString q;      // full-text search over path, model, ids, bodies, code, stdout, stderr
+    QString runId;  // only this run
+    QString state;  // running|paused|completed|failed
+};
+
+// The one read interface over "running flows + store": the window, the control API and MCP all
+// read through it, so they cannot disagree. Thread-safe: every calling thread gets its own read
+// connection (Qt SQL connections are per thread, opened lazily, closed with the store); running
+// flows come from the recorder's in-memory snapshot, finished ones from SQLite. Never call it on
+// the proxy thread (a read may take milliseconds); a worker or the GUI's async helper is fine.
+class FlowQuery {
+public:
+    FlowQuery(StoreDatabase *database, FlowRecorder *recorder);
+
+    // {"object":"list","data":[<summary>…],"has_more":bool}, newest first.
+    QJsonObject list(const FlowFilter &filter) const;
+    // The summary plus "hops" (spec shapes); nullopt for an unknown id.
+    std::optional<QJsonObject> flow(const QString &id) const;
+    // Spec run objects, most recently active first.
+    QJsonArray runs(int limit = 50) const;
+    std::optional<QJsonObject> run(const QString &id) const;
+    // Full flows (summary + hops), oldest first, for HAR export: the given ids, or the flows
+    // of runId, or every flow when both are empty.
+    QList<QJsonObject> flows(const QStringList &ids, const QString &runId) const;
+
+private:
+    StoreDatabase *m_db;
+    FlowRecorder *m_recorder;
+};
+
+} // namespace loopscope

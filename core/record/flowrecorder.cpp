@@ -1,0 +1,616 @@
+#include "record/flowrecorder.h"
+
+#include "inspect/secretmasker.h"
+#include "record/storewriter.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QSet>
+#include <QTimer>
+
+namespace loopscope {
+
+namespace {
+
+using Kind = InspectorEvent::Kind;
+
+// A loop that has not reported its end this long after the client's answer is written as is.
+constexpr int kLoopGraceMs = 3000;
+constexpr qsizetype kMaxTextBody = 1024 * 1024;
+
+QJsonValue parseBody(const QByteArray &raw) {
+    if (raw.isEmpty())
+        return QJsonValue::Null;
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(raw, &error);
+    if (error.error == QJsonParseError::NoError) {
+        if (doc.isObject())
+            return SecretMasker::maskJson(doc.object());
+        if (doc.isArray())
+            return doc.array();
+    }
+    return QString::fromUtf8(raw.left(kMaxTextBody));
+}
+
+bool isTruthy(const QJsonValue &v) {
+    return v.isBool() ? v.toBool() : (v.isString() && v.toString() == QLatin1String("true"));
+}
+
+QJsonValue nullIfEmpty(const QJsonValue &v) {
+    return v.isUndefined() ? QJsonValue(QJsonValue::Null) : v;
+}
+
+// The final Chat answer rebuilt from its stream: content and tool calls by index.
+QJsonObject chatFromEvents(const QJsonArray &events) {
+    QString content;
+    QMap<int, QJsonObject> calls;
+    QJsonObject last;
+    QString id;
+    QString finish;
+    for (const QJsonValue &e : events) {
+        const QJsonObject data = e.toObject().value(QStringLiteral("data")).toObject();
+        if (data.isEmpty())
+            continue;
+        last = data;
+        if (id.isEmpty())
+            id = data.value(QStringLiteral("id")).toString();
+        const QJsonObject choice =
+            data.value(QStringLiteral("choices")).toArray().first().toObject();
+        if (choice.value(QStringLiteral("finish_reason")).isString())
+            finish = choice.value(QStringLiteral("finish_reason")).toString();
+        const QJsonObject delta = choice.value(QStringLiteral("delta")).toObject();
+        content += delta.value(QStringLiteral("content")).toString();
+        for (const QJsonValue &c : delta.value(QStringLiteral("tool_calls")).toArray()) {
+            const QJsonObject call = c.toObject();
+            const int index = call.value(QStringLiteral("index")).toInt();
+            QJsonObject &acc = calls[index];
+            if (call.contains(QStringLiteral("id")))
+                acc.insert(QStringLiteral("id"), call.value(QStringLiteral("id")));
+            acc.insert(QStringLiteral("type"), QStringLiteral("function"));
+            QJsonObject fn = acc.value(QStringLiteral("function")).toObject();
+            const QJsonObject part = call.value(QStringLiteral("function")).toObject();
+            if (part.contains(QStringLiteral("name")))
+                fn.insert(QStringLiteral("name"), part.value(QStringLiteral("name")));
+            fn.insert(QStringLiteral("arguments"),
+                      QString(fn.value(QStringLiteral("arguments")).toString() +
+                              part.value(QStringLiteral("arguments")).toString()));
+            acc.insert(QStringLiteral("function"), fn);
+        }
+    }
+    if (last.isEmpty())
+        return {};
+    QJsonObject message{{QStringLiteral("role"), QStringLiteral("assistant")},
+                        {QStringLiteral("content"), content}};
+    if (!calls.isEmpty()) {
+        QJsonArray list;
+        for (const QJsonObject &c : std::as_const(calls))
+            list.append(c);
+        message.insert(QStringLiteral("tool_calls"), list);
+    }
+    QJsonObject response{{QStringLiteral("id"), id},
+                         {QStringLiteral("object"), QStringLiteral("chat.completion")},
+                         {QStringLiteral("choices"),
+                          QJsonArray{QJsonObject{{QStringLiteral("index"), 0},
+                                                 {QStringLiteral("message"), message},
+                                                 {QStringLiteral("finish_reason"), finish}}}}};
+    if (last.value(QStringLiteral("usage")).isObject())
+        response.insert(QStringLiteral("usage"), last.value(QStringLiteral("usage")));
+    return response;
+}
+
+QJsonObject responsesFromEvents(const QJsonArray &events) {
+    for (qsizetype i = events.size() - 1; i >= 0; --i) {
+        const QJsonObject e = events.at(i).toObject();
+        const QString name = e.value(QStringLiteral("event")).toString();
+        const QJsonObject data = e.value(QStringLiteral("data")).toObject();
+        const QString type = data.value(QStringLiteral("type")).toString(name);
+        if (type == QLatin1String("response.completed") ||
+            type == QLatin1String("response.incomplete") ||
+            type == QLatin1String("response.failed"))
+            return data.value(QStringLiteral("response")).toObject();
+    }
+    return {};
+}
+
+} // namespace
+
+FlowRecorder::FlowRecorder(StoreWriter *writer, QHash<QString, ModelPrice> prices, QObject *parent)
+    : QObject(parent)
+    , m_writer(writer)
+    , m_prices(std::move(prices)) {}
+
+FlowRecorder::~FlowRecorder() = default;
+
+RecordedFlow &FlowRecorder::start(const QString &id, qint64 at) {
+    RecordedFlow &flow = m_running[id];
+    flow.id = id;
+    flow.startedAt = at;
+    return flow;
+}
+
+void FlowRecorder::assignRun(RecordedFlow &flow) {
+    const bool modelCall =
+        flow.api == QLatin1String("responses") || flow.api == QLatin1String("chat_completions");
+    if (!modelCall || flow.method != QLatin1String("POST"))
+        return;
+    flow.runId = m_runs.find(RunGrouper::lookupKeys(flow.api, flow.requestBody));
+    if (flow.runId.isEmpty())
+        flow.runId = RunGrouper::newRunId();
+    m_runs.remember(RunGrouper::requestKeys(flow.requestBody), flow.runId);
+}
+
+RecordedFlow *FlowRecorder::flowFor(const InspectorEvent &event) {
+    auto it = m_running.find(event.requestId);
+    return it == m_running.end() ? nullptr : &it.value();
+}
+
+void FlowRecorder::record(const InspectorEvent &event) {
+    if (event.requestId.isEmpty())
+        return;
+    QMutexLocker lock(&m_mutex);
+    const QJsonObject &d = event.data;
+    RecordedFlow *flow = flowFor(event);
+    bool started = false;
+    bool updated = false;
+
+    if (event.kind == Kind::ClientRequest && !flow) {
+        RecordedFlow &f = start(event.requestId, event.timestampMs);
+        f.method = d.value(QStringLiteral("method")).toString();
+        f.path = d.value(QStringLiteral("path")).toString();
+        f.api = RecordedFlow::apiForPath(f.path);
+        const QJsonValue body = parseBody(event.raw);
+        f.requestBody = body.toObject();
+        f.model = f.requestBody.value(QStringLiteral("model")).toString();
+        f.stream = isTruthy(f.requestBody.value(QStringLiteral("stream")));
+        f.sessionId = f.requestBody.value(QStringLiteral("metadata"))
+                          .toObject()
+                          .value(QStringLiteral("session_id"))
+                          .toString();
+        QJsonObject hop{{QStringLiteral("kind"), QStringLiteral("client_request")},
+                        {QStringLiteral("at"), event.timestampMs},
+                        {QStringLiteral("method"), f.method},
+                        {QStringLiteral("path"), f.path},
+                        {QStringLiteral("headers"), d.value(QStringLiteral("headers"))},
+                        {QStringLiteral("body"), body}};
+        const QString query = d.value(QStringLiteral("query")).toString();
+        if (!query.isEmpty())
+            hop.insert(QStringLiteral("query"), query);
+        if (d.value(QStringLiteral("replayOf")).isString()) // a control-API replay
+            f.extra.insert(QStringLiteral("replay_of"), d.value(QStringLiteral("replayOf")));
+        f.hops.push_back(hop);
+        assignRun(f);
+        flow = &f;
+        started = true;
+    } else if (event.kind == Kind::RequestStarted && !flow) {
+        // A loop driven without the proxy front (tests, replays): its own start is the flow's.
+        RecordedFlow &f = start(event.requestId, event.timestampMs);
+        f.method = d.value(QStringLiteral("method")).toString(QStringLiteral("POST"));
+        f.path = d.value(QStringLiteral("path")).toString();
+        f.api = d.value(QStringLiteral("api")).toString(RecordedFlow::apiForPath(f.path));
+        f.requestBody = d.value(QStringLiteral("request")).toObject();
+        f.hops.push_back({{QStringLiteral("kind"), QStringLiteral("client_request")},
+                          {QStringLiteral("at"), event.timestampMs},
+                          {QStringLiteral("method"), f.method},
+                          {QStringLiteral("path"), f.path},
+                          {QStringLiteral("headers"), QJsonObject()},
+                          {QStringLiteral("body"), f.requestBody}});
+        assignRun(f);
+        flow = &f;
+        started = true;
+    }
+    if (!flow)
+        return; // a finished flow's late event, or not a flow's
+
+    switch (event.kind) {
+    case Kind::RequestStarted:
+        flow->intercepted = d.value(QStringLiteral("intercepted")).toBool(true);
+        if (const QString model = d.value(QStringLiteral("model")).toString(); !model.isEmpty())
+            flow->model = model;
+        flow->stream = d.value(QStringLiteral("stream")).toBool(flow->stream);
+        if (const QString s = d.value(QStringLiteral("sessionId")).toString(); !s.isEmpty())
+            flow->sessionId = s;
+        updated = true;
+        break;
+    case Kind::UpstreamCall: {
+        const int iteration = qMax(0, event.iteration);
+        const double latency = d.value(QStringLiteral("latencyMs")).toDouble();
+        const QJsonObject usage = d.value(QStringLiteral("usage")).toObject();
+        flow->hops.push_back({{QStringLiteral("kind"), QStringLiteral("upstream_request")},
+                              {QStringLiteral("at"), event.timestampMs - qint64(latency)},
+                              {QStringLiteral("iteration"), iteration},
+                              {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
+                              {QStringLiteral("headers"), QJsonObject()},
+                              {QStringLiteral("body"), d.value(QStringLiteral("request"))}});
+        QJsonObject response{
+            {QStringLiteral("kind"), QStringLiteral("upstream_response")},
+            {QStringLiteral("at"), event.timestampMs},
+            {QStringLiteral("iteration"), iteration},
+            {QStringLiteral("status"), d.value(QStringLiteral("status"))},
+            {QStringLiteral("headers"), QJsonObject()},
+            {QStringLiteral("body"), d.contains(QStringLiteral("response"))
+                                         ? d.value(QStringLiteral("response"))
+                                         : nullIfEmpty(d.value(QStringLiteral("error")))},
+            {QStringLiteral("events"), QJsonArray()},
+            {QStringLiteral("latency_ms"), latency},
+            {QStringLiteral("usage"),
+             usage.isEmpty() ? QJsonObject() : RecordedFlow::normalizedUsage(usage)}};
+        flow->hops.push_back(response);
+        flow->addUsage(usage);
+        flow->iterations = qMax(flow->iterations, iteration + 1);
+        updated = true;
+        break;
+    }
+    case Kind::UpstreamRequest:
+        flow->passThrough = true;
+        flow->hops.push_back({{QStringLiteral("kind"), QStringLiteral("upstream_request")},
+                              {QStringLiteral("at"), event.timestampMs},
+                              {QStringLiteral("iteration"), 0},
+                              {QStringLiteral("method"), d.value(QStringLiteral("method"))},
+                              {QStringLiteral("url"), d.value(QStringLiteral("url"))},
+                              {QStringLiteral("headers"), d.value(QStringLiteral("headers"))},
+                              {QStringLiteral("body"), parseBody(event.raw)}});
+        flow->iterations = qMax(flow->iterations, 1);
+        updated = true;
+        break;
+    case Kind::UpstreamResponse: {
+        QJsonObject hop{{QStringLiteral("kind"), QStringLiteral("upstream_response")},
+                        {QStringLiteral("at"), event.timestampMs},
+                        {QStringLiteral("iteration"), 0},
+                        {QStringLiteral("status"), d.value(QStringLiteral("status"))},
+                        {QStringLiteral("headers"), d.value(QStringLiteral("headers")).isObject()
+                                                        ? d.value(QStringLiteral("headers"))
+                                                        : QJsonValue(QJsonObject())},
+                        {QStringLiteral("body"), QJsonValue::Null},
+                        {QStringLiteral("events"), QJsonArray()},
+                        {QStringLiteral("latency_ms"), d.value(QStringLiteral("latencyMs"))},
+                        {QStringLiteral("usage"), QJsonObject()}};
+        const QString error = d.value(QStringLiteral("error")).toString();
+        if (!error.isEmpty())
+            hop.insert(QStringLiteral("error"), error);
+        if (d.value(QStringLiteral("timedOut")).toBool())
+            hop.insert(QStringLiteral("timed_out"), true);
+        if (d.value(QStringLiteral("status")).toInt() > 0)
+            flow->upstreamResponseHop = int(flow->hops.size());
+        flow->hops.push_back(hop);
+        updated = true;
+        break;
+    }
+    case Kind::ClientResponse: {
+        const bool streamed = d.value(QStringLiteral("stream")).toBool();
+        const QJsonObject headers = d.value(QStringLiteral("headers")).toObject();
+        flow->status = d.value(QStringLiteral("status")).toInt();
+        QJsonObject hop{{QStringLiteral("kind"), QStringLiteral("client_response")},
+                        {QStringLiteral("at"), event.timestampMs},
+                        {QStringLiteral("status"), flow->status},
+                        {QStringLiteral("headers"), headers},
+                        {QStringLiteral("body"), QJsonValue::Null},
+                        {QStringLiteral("events"), QJsonArray()}};
+        if (streamed) {
+            flow->stream = true;
+            for (auto it = headers.constBegin(); it != headers.constEnd(); ++it)
+                if (it.key() == QLatin1String("content-type") &&
+                    it.value().toString().contains(QLatin1String("text/event-stream")))
+                    flow->clientSseStream = true;
+        } else {
+            const QJsonValue body = parseBody(event.raw);
+            hop.insert(QStringLiteral("body"), body);
+            if (body.isObject())
+                flow->finalResponse = body.toObject();
+            if (flow->passThrough && flow->upstreamResponseHop >= 0) {
+                QJsonObject &upstream = flow->hops[size_t(flow->upstreamResponseHop)];
+                upstream.insert(QStringLiteral("body"), body);
+            }
+        }
+        flow->clientResponseHop = int(flow->hops.size());
+        flow->hops.push_back(hop);
+        updated = true;
+        break;
+    }
+    case Kind::ClientResponseChunk:
+        onClientChunk(*flow, event.raw);
+        break;
+    case Kind::CodeRunStarted:
+    case Kind::CodeRunOutput:
+    case Kind::CodeExecuted: {
+        const QString callId = d.value(QStringLiteral("callId")).toString();
+        auto it = flow->codeRunHops.constFind(callId);
+        int index = it == flow->codeRunHops.constEnd() ? -1 : it.value();
+        if (index < 0) {
+            index = int(flow->hops.size());
+            flow->codeRunHops.insert(callId, index);
+            flow->hops.push_back({{QStringLiteral("kind"), QStringLiteral("code_run")},
+                                  {QStringLiteral("at"), event.timestampMs},
+                                  {QStringLiteral("iteration"), event.iteration},
+                                  {QStringLiteral("call_id"), callId},
+                                  {QStringLiteral("container_id"),
+                                   d.value(QStringLiteral("containerId")).toString()},
+                                  {QStringLiteral("code"), d.value(QStringLiteral("code"))},
+                                  {QStringLiteral("stdout"), QString()},
+                                  {QStringLiteral("stderr"), QString()},
+                                  {QStringLiteral("error"), QJsonValue::Null},
+                                  {QStringLiteral("output"), QJsonValue::Null},
+                                  {QStringLiteral("images"), QJsonArray()},
+                                  {QStringLiteral("files"), QJsonArray()},
+                                  {QStringLiteral("duration_ms"), 0.0},
+                                  {QStringLiteral("timed_out"), false},
+                                  {QStringLiteral("truncated"), false},
+                                  {QStringLiteral("edited_from"), QJsonValue::Null},
+                                  {QStringLiteral("decision"), QJsonValue::Null}});
+        }
+        QJsonObject &hop = flow->hops[size_t(index)];
+        if (event.kind == Kind::CodeRunOutput) {
+            const QString stream =
+                d.value(QStringLiteral("stream")).toString() == QLatin1String("stderr")
+                    ? QStringLiteral("stderr")
+                    : QStringLiteral("stdout");
+            hop.insert(stream, QString(hop.value(stream).toString() +
+                                       d.value(QStringLiteral("text")).toString()));
+            break;
+        }
+        if (event.kind == Kind::CodeExecuted) {
+            const QJsonValue error = d.value(QStringLiteral("error"));
+            const bool timedOut = d.value(QStringLiteral("timedOut")).toBool();
+            hop.insert(QStringLiteral("code"), d.value(QStringLiteral("code")));
+            hop.insert(QStringLiteral("stdout"), d.value(QStringLiteral("stdout")).toString());
+            hop.insert(QStringLiteral("stderr"), d.value(QStringLiteral("stderr")).toString());
+            hop.insert(QStringLiteral("error"), nullIfEmpty(error));
+            hop.insert(QStringLiteral("output"), d.value(QStringLiteral("output")));
+            hop.insert(QStringLiteral("duration_ms"), d.value(QStringLiteral("durationMs")));
+            hop.insert(QStringLiteral("timed_out"), timedOut);
+            hop.insert(QStringLiteral("truncated"), d.value(QStringLiteral("truncated")).toBool());
+            for (const char *key : {"images", "files", "edited_from", "decision"})
+                if (d.contains(QLatin1String(key)))
+                    hop.insert(QLatin1String(key), d.value(QLatin1String(key)));
+            if (const QString c = d.value(QStringLiteral("containerId")).toString(); !c.isEmpty()) {
+                hop.insert(QStringLiteral("container_id"), c);
+                flow->containerId = c;
+            }
+            if (const QString s = d.value(QStringLiteral("sessionId")).toString();
+                !s.isEmpty() && flow->sessionId.isEmpty())
+                flow->sessionId = s;
+            ++flow->codeRuns;
+            if ((!error.isUndefined() && !error.isNull()) || timedOut)
+                ++flow->codeErrors;
+        }
+        if (const QString c = d.value(QStringLiteral("containerId")).toString(); !c.isEmpty())
+            flow->containerId = c;
+        updated = true;
+        break;
+    }
+    case Kind::RequestFinished:
+        flow->loopDone = true;
+        if (d.value(QStringLiteral("response")).isObject())
+            flow->finalResponse = d.value(QStringLiteral("response")).toObject();
+        if (const QString r = d.value(QStringLiteral("incompleteReason")).toString(); !r.isEmpty())
+            flow->incompleteReason = r;
+        if (d.contains(QStringLiteral("iterations")))
+            flow->iterations =
+                qMax(flow->iterations, d.value(QStringLiteral("iterations")).toInt());
+        break;
+    case Kind::RequestFailed:
+        flow->loopDone = true;
+        if (const QString m = d.value(QStringLiteral("message")).toString();
+            !m.isEmpty() && flow->incompleteReason.isNull())
+            flow->incompleteReason = m;
+        break;
+    case Kind::ExchangeFinished:
+        flow->exchangeDone = true;
+        flow->status = d.value(QStringLiteral("status")).toInt(flow->status);
+        flow->durationMs = d.value(QStringLiteral("durationMs")).toDouble();
+        flow->ttfbMs = d.value(QStringLiteral("ttfbMs")).toDouble();
+        flow->overheadMs = d.value(QStringLiteral("overheadMs")).toDouble();
+        if (d.value(QStringLiteral("aborted")).toBool() && flow->incompleteReason.isNull())
+            flow->incompleteReason = QStringLiteral("upstream stream cut");
+        if (d.value(QStringLiteral("clientGone")).toBool() && flow->incompleteReason.isNull())
+            flow->incompleteReason = QStringLiteral("client disconnected");
+        break;
+    default:
+        break;
+    }
+
+    const QJsonObject summary = (started || updated) ? flow->summary() : QJsonObject();
+    const bool done = flow->exchangeDone && (flow->loopDone || !flow->intercepted);
+    const bool waitForLoop = event.kind == Kind::ExchangeFinished && !done;
+    const QString id = flow->id;
+    lock.unlock();
+    if (started)
+        emit flowStarted(summary);
+    else if (updated)
+        emit flowUpdated(summary);
+    if (done)
+        finalize(id);
+    else if (waitForLoop)
+        QTimer::singleShot(kLoopGraceMs, this, [this, id] { finalize(id); });
+}
+
+void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {
+    if (flow.clientSseStream) {
+        flow.clientSse.feed(bytes, flow.clientEvents);
+    } else if (flow.clientStreamText.size() < kMaxTextBody) {
+        flow.clientStreamText += bytes;
+    }
+}
+
+void FlowRecorder::resolveFinalResponse(RecordedFlow &flow) {
+    if (!flow.finalResponse.isEmpty())
+        return;
+    if (flow.api == QLatin1String("chat_completions"))
+        flow.finalResponse = chatFromEvents(flow.clientEvents);
+    else
+        flow.finalResponse = responsesFromEvents(flow.clientEvents);
+}
+
+void FlowRecorder::finalize(const QString &id) {
+    QMutexLocker lock(&m_mutex);
+    auto it = m_running.find(id);
+    if (it == m_running.end())
+        return;
+    RecordedFlow flow = std::move(it.value());
+    m_running.erase(it);
+    if (flow.clientSseStream)
+        flow.clientSse.finish(flow.clientEvents);
+    resolveFinalResponse(flow);
+    if (flow.passThrough) {
+        const QJsonObject usage = flow.finalResponse.value(QStringLiteral("usage")).toObject();
+        flow.addUsage(usage);
+        if (flow.upstreamResponseHop >= 0 && !usage.isEmpty())
+            flow.hops[size_t(flow.upstreamResponseHop)].insert(
+                QStringLiteral("usage"), RecordedFlow::normalizedUsage(usage));
+    }
+    if (flow.status == 0 && !flow.exchangeDone)
+        flow.status = 499;
+    flow.state = (flow.status >= 200 && flow.status < 400) ? QStringLiteral("completed")
+                                                           : QStringLiteral("failed");
+    const auto price = m_prices.constFind(flow.model);
+    if (price != m_prices.constEnd() && flow.usageSeen)
+        flow.costUsd = double(flow.inputTokens) * price->inputPerToken +
+                       double(flow.outputTokens) * price->outputPerToken;
+    flow.toolCalls = RunGrouper::toolCallCount(flow.api, flow.finalResponse);
+
+    FlowRow row;
+    if (!flow.runId.isEmpty()) {
+        row.runKeys = RunGrouper::requestKeys(flow.requestBody) +
+                      RunGrouper::responseKeys(flow.api, flow.requestBody, flow.finalResponse);
+        m_runs.remember(row.runKeys, flow.runId);
+    }
+    const QJsonObject summary = flow.summary();
+    const QJsonArray hops = flow.hopsJson();
+    row.id = flow.id;
+    row.startedAt = flow.startedAt;
+    row.endedAt = flow.startedAt + qint64(flow.durationMs);
+    row.runId = flow.runId;
+    row.sessionId = flow.sessionId;
+    row.state = flow.state;
+    row.status = flow.status;
+    row.model = flow.model;
+    row.path = flow.path;
+    row.summary = QJsonDocument(summary).toJson(QJsonDocument::Compact);
+    row.hops = qCompress(QJsonDocument(hops).toJson(QJsonDocument::Compact));
+    row.searchText = flow.searchText();
+    row.inputTokens = flow.inputTokens;
+    row.outputTokens = flow.outputTokens;
+    row.totalTokens = flow.totalTokens;
+    row.costKnown = flow.costUsd.isDouble();
+    row.costUsd = flow.costUsd.toDouble();
+    row.codeRuns = flow.codeRuns;
+    row.toolCalls = flow.toolCalls;
+    QJsonObject full = summary;
+    full.insert(QStringLiteral("hops"), hops);
+    m_pending.insert(flow.id, full);
+    lock.unlock();
+    m_writer->enqueue(std::move(row));
+    emit flowFinished(summary);
+}
+
+void FlowRecorder::onCommitted(const QStringList &ids) {
+    QMutexLocker lock(&m_mutex);
+    for (const QString &id : ids)
+        m_pending.remove(id);
+}
+
+void FlowRecorder::seedRunKeys(const QList<QPair<QString, QString>> &keys) {
+    // Newest last so the most recent run wins a shared key.
+    for (auto it = keys.crbegin(); it != keys.crend(); ++it)
+        m_runs.remember({it->first}, it->second);
+}
+
+int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
+    int count = 0;
+    QSet<QString> ids;
+    for (const QJsonObject &json : flows) {
+        RecordedFlow flow = RecordedFlow::fromJson(json);
+        flow.imported = true;
+        {
+            QMutexLocker lock(&m_mutex);
+            if (flow.id.isEmpty() || ids.contains(flow.id) || m_running.contains(flow.id) ||
+                m_pending.contains(flow.id) || m_writer->exists(flow.id))
+                flow.id = QStringLiteral("req_imp") +
+                          RunGrouper::newRunId().mid(4); // fresh, still "req_…"
+        }
+        if (flow.startedAt <= 0)
+            flow.startedAt = QDateTime::currentMSecsSinceEpoch();
+        FlowRow row;
+        row.id = flow.id;
+        row.startedAt = flow.startedAt;
+        row.endedAt = flow.startedAt + qint64(flow.durationMs);
+        row.runId = flow.runId;
+        row.sessionId = flow.sessionId;
+        row.state = flow.state;
+        row.status = flow.status;
+        row.model = flow.model;
+        row.path = flow.path;
+        row.summary = QJsonDocument(flow.summary()).toJson(QJsonDocument::Compact);
+        row.hops = qCompress(QJsonDocument(flow.hopsJson()).toJson(QJsonDocument::Compact));
+        row.searchText = flow.searchText();
+        row.inputTokens = flow.inputTokens;
+        row.outputTokens = flow.outputTokens;
+        row.totalTokens = flow.totalTokens;
+        row.costKnown = flow.costUsd.isDouble();
+        row.costUsd = flow.costUsd.toDouble();
+        row.codeRuns = flow.codeRuns;
+        row.toolCalls = flow.toolCalls;
+        ids.insert(flow.id);
+        m_writer->enqueue(std::move(row));
+        ++count;
+    }
+    m_writer->commit();
+    return count;
+}
+
+void FlowRecorder::clearFinished() {
+    QMutexLocker lock(&m_mutex);
+    m_pending.clear();
+    m_runs.clear();
+}
+
+void FlowRecorder::finishAll(const QString &reason) {
+    QStringList ids;
+    {
+        QMutexLocker lock(&m_mutex);
+        for (auto it = m_running.begin(); it != m_running.end(); ++it) {
+            it->exchangeDone = true;
+            if (it->incompleteReason.isNull())
+                it->incompleteReason = reason;
+            if (it->status == 0 || it->status < 400)
+                it->status = it->status == 0 ? 499 : it->status;
+            ids << it.key();
+        }
+    }
+    for (const QString &id : std::as_const(ids))
+        finalize(id);
+}
+
+QList<QJsonObject> FlowRecorder::liveSummaries() const {
+    QMutexLocker lock(&m_mutex);
+    QList<QJsonObject> out;
+    out.reserve(m_running.size() + m_pending.size());
+    for (const RecordedFlow &f : m_running)
+        out.append(f.summary());
+    for (const QJsonObject &f : m_pending) {
+        QJsonObject s = f;
+        s.remove(QStringLiteral("hops"));
+        out.append(s);
+    }
+    return out;
+}
+
+QList<QJsonObject> FlowRecorder::liveFlows() const {
+    QMutexLocker lock(&m_mutex);
+    QList<QJsonObject> out;
+    for (const RecordedFlow &f : m_running)
+        out.append(f.toJson());
+    for (const QJsonObject &f : m_pending)
+        out.append(f);
+    return out;
+}
+
+std::optional<QJsonObject> FlowRecorder::liveFlow(const QString &id) const {
+    QMutexLocker lock(&m_mutex);
+    if (const auto it = m_running.constFind(id); it != m_running.constEnd())
+        return it->toJson();
+    if (const auto it = m_pending.constFind(id); it != m_pending.constEnd())
+        return it.value();
+    return std::nullopt;
+}
+
+} // namespace loopscope

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "inspect/inspectorevent.h"
+#include "record/modelprice.h"
+#include "record/recordedflow.h"
+#include "record/rungrouper.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QMutex>
+#include <QObject>
+
+#include <optional>
+
+namespace loopscope {
+
+class StoreWriter;
+
+// Folds InspectorEvents into flows (lives on the store thread; events arrive queued, in the
+// order they were published). A running flow lives in memory; when its exchange ends it is
+// handed to the StoreWriter and stays visible as "pending" until the writer has committed it,
+// so readers never see a gap. Readers on other threads take snapshots under the mutex.
+class FlowRecorder : public QObject {
+    Q_OBJECT
+public:
+    FlowRecorder(StoreWriter *writer, QHash<QString, ModelPrice> prices, QObject *parent = nullptr);
+    ~FlowRecorder() override;
+
+    // Store thread: one event.
+    void record(const loopscope::InspectorEvent &event);
+    // Store thread: the writer committed these; forget their pending copies.
+    void onCommitted(const QStringList &ids);
+    // Store thread: seeds run grouping from the stored keys (at open).
+    void seedRunKeys(const QList<QPair<QString, QString>> &keys);
+    // Store thread: imported flows, written at once; returns how many.
+    int importFlows(const QList<QJsonObject> &flows);
+    // Store thread: forgets pending flows and run keys (after the writer cleared the store).
+    void clearFinished();
+    // Store thread, at shutdown: running flows are written as failed ("loopscope stopped").
+    void finishAll(const QString &reason);
+
+    // Any thread: running and not-yet-committed flows.
+    QList<QJsonObject> liveSummaries() const;
+    QList<QJsonObject> liveFlows() const; // summary + hops
+    std::optional<QJsonObject> liveFlow(const QString &id) const;
+
+signals:
+    void flowStarted(const QJsonObject &summary);
+    void flowUpdated(const QJsonObject &summary);
+    void flowFinished(const QJsonObject &summary);
+
+private:
+    RecordedFlow *flowFor(const InspectorEvent &event);
+    RecordedFlow &start(const QString &id, qint64 at);
+    void assignRun(RecordedFlow &flow);
+    void onClientChunk(RecordedFlow &flow, const QByteArray &bytes);
+    void finalize(const QString &id);
+    void resolveFinalResponse(RecordedFlow &flow);
+
+    StoreWriter *m_writer;
+    QHash<QString, ModelPrice> m_prices;
+    RunGrouper m_runs;
+    mutable QMutex m_mutex; // guards m_running and m_pending
+    QHash<QString, RecordedFlow> m_running;
+    QHash<QString, QJsonObject> m_pending;
+};
+
+} // namespace loopscope

@@ -1,0 +1,76 @@
+#pragma once
+
+#include "record/flowquery.h"
+#include "record/modelprice.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QThread>
+
+#include <memory>
+
+namespace loopscope {
+
+class EventBus;
+class FlowRecorder;
+class StoreDatabase;
+class StoreWriter;
+
+struct FlowStoreOptions {
+    // SQLite file (WAL). Empty with inMemory=false → <AppDataLocation>/history.sqlite3.
+    QString path;
+    bool inMemory = false;                 // --no-history: same store, never touches disk
+    int maxDays = 14;                      // history.max_days
+    qint64 maxBytes = 500LL * 1024 * 1024; // history.max_mb
+    int batchIntervalMs = 100;             // writer tick; a batch is at most this old (≤ 200 ms)
+    QHash<QString, ModelPrice> prices;     // model_list model_name → model_info prices
+    QStringList secrets; // configured secrets masked in recorded headers (master key, api keys)
+};
+
+// The flow store: one FlowRecorder (folds InspectorEvents into flows) and one StoreWriter (the
+// only write connection; batched transactions, retention) on their own "loopscope-store"
+// thread, plus FlowQuery for readers. Owned by the app (ProxyService), so history survives a
+// proxy restart from the window. Create, then open(), then attach(bus).
+class FlowStore : public QObject {
+    Q_OBJECT
+public:
+    explicit FlowStore(FlowStoreOptions options, QObject *parent = nullptr);
+    ~FlowStore() override; // flushes the last batch, then stops the thread
+
+    // Opens (or creates, migrates, or moves a corrupt/foreign file aside and recreates) the
+    // database. False with one readable line when even a fresh store cannot be made.
+    bool open(QString *error = nullptr);
+    // Every event published on `bus` is recorded (queued to the store thread).
+    void attach(EventBus *bus);
+    const FlowStoreOptions &options() const { return m_options; }
+    QString path() const; // the file in use, ":memory:" for --no-history
+
+    // Thread-safe read interface (valid after open()).
+    const FlowQuery *query() const { return m_query.get(); }
+
+    // Writes; any thread except the store thread (they run there and block until done).
+    int clear();                                          // → number of flows removed
+    int importFlows(const QList<QJsonObject> &fullFlows); // "imported":true, read-only
+    // Waits until every event published before this call is folded in and every finished
+    // flow is committed (tests, shutdown, benchmarks).
+    void flush();
+    // Applies retention now (normally hourly and at open).
+    void applyRetention();
+
+signals:
+    // A flow changed (on the store thread, queued to receivers): summary as the spec.
+    void flowStarted(const QJsonObject &summary);
+    void flowUpdated(const QJsonObject &summary);
+    void flowFinished(const QJsonObject &summary);
+
+private:
+    FlowStoreOptions m_options;
+    QThread m_thread;
+    std::unique_ptr<StoreDatabase> m_db;
+    FlowRecorder *m_recorder = nullptr; // lives in m_thread
+    StoreWriter *m_writer = nullptr;    // lives in m_thread
+    std::unique_ptr<FlowQuery> m_query;
+};
+
+} // namespace loopscope

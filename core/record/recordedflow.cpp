@@ -1,0 +1,195 @@
+#include "record/recordedflow.h"
+
+#include <QJsonDocument>
+
+namespace loopscope {
+
+namespace {
+
+void collectText(const QJsonValue &value, QString &out) {
+    if (value.isString()) {
+        out += value.toString();
+        out += u'\n';
+    } else if (value.isObject()) {
+        const QJsonObject o = value.toObject();
+        for (auto it = o.constBegin(); it != o.constEnd(); ++it)
+            collectText(it.value(), out);
+    } else if (value.isArray()) {
+        for (const QJsonValue &v : value.toArray())
+            collectText(v, out);
+    }
+}
+
+// Enough for any real body; a multi-megabyte blob is not what q= is for.
+constexpr qsizetype kMaxSearchText = 4 * 1024 * 1024;
+
+} // namespace
+
+QString RecordedFlow::apiForPath(const QString &rawPath) {
+    QString path = rawPath;
+    if (path.startsWith(QLatin1String("/v1/")))
+        path = path.mid(3);
+    if (path == QLatin1String("/responses") || path.startsWith(QLatin1String("/responses/")))
+        return QStringLiteral("responses");
+    if (path == QLatin1String("/chat/completions"))
+        return QStringLiteral("chat_completions");
+    if (path == QLatin1String("/models") || path.startsWith(QLatin1String("/models/")))
+        return QStringLiteral("models");
+    if (path == QLatin1String("/containers") || path.startsWith(QLatin1String("/containers/")))
+        return QStringLiteral("containers");
+    return QStringLiteral("other");
+}
+
+QJsonObject RecordedFlow::normalizedUsage(const QJsonObject &usage) {
+    const auto number = [&usage](const char *a, const char *b) -> qint64 {
+        const QJsonValue v = usage.value(QLatin1String(a));
+        if (v.isDouble())
+            return qint64(v.toDouble());
+        return qint64(usage.value(QLatin1String(b)).toDouble());
+    };
+    const qint64 in = number("input_tokens", "prompt_tokens");
+    const qint64 out = number("output_tokens", "completion_tokens");
+    qint64 total = qint64(usage.value(QStringLiteral("total_tokens")).toDouble());
+    if (total == 0)
+        total = in + out;
+    return {{QStringLiteral("input_tokens"), in},
+            {QStringLiteral("output_tokens"), out},
+            {QStringLiteral("total_tokens"), total}};
+}
+
+void RecordedFlow::addUsage(const QJsonObject &usage) {
+    if (usage.isEmpty())
+        return;
+    const QJsonObject n = normalizedUsage(usage);
+    inputTokens += qint64(n.value(QStringLiteral("input_tokens")).toDouble());
+    outputTokens += qint64(n.value(QStringLiteral("output_tokens")).toDouble());
+    totalTokens += qint64(n.value(QStringLiteral("total_tokens")).toDouble());
+    usageSeen = true;
+}
+
+QJsonObject RecordedFlow::usageJson() const {
+    return {{QStringLiteral("input_tokens"), inputTokens},
+            {QStringLiteral("output_tokens"), outputTokens},
+            {QStringLiteral("total_tokens"), totalTokens}};
+}
+
+QJsonObject RecordedFlow::summary() const {
+    const auto orNull = [](const QString &s) {
+        return s.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(s);
+    };
+    QJsonObject s = extra;
+    s.insert(QStringLiteral("id"), id);
+    s.insert(QStringLiteral("object"), QStringLiteral("loopscope.flow"));
+    s.insert(QStringLiteral("started_at"), startedAt);
+    s.insert(QStringLiteral("method"), method);
+    s.insert(QStringLiteral("path"), path);
+    s.insert(QStringLiteral("api"), api);
+    s.insert(QStringLiteral("model"), orNull(model));
+    s.insert(QStringLiteral("stream"), stream);
+    s.insert(QStringLiteral("intercepted"), intercepted);
+    s.insert(QStringLiteral("state"), state);
+    s.insert(QStringLiteral("status"), status);
+    s.insert(QStringLiteral("iterations"), iterations);
+    s.insert(QStringLiteral("code_runs"), codeRuns);
+    s.insert(QStringLiteral("code_errors"), codeErrors);
+    s.insert(QStringLiteral("incomplete_reason"), incompleteReason);
+    s.insert(QStringLiteral("duration_ms"), durationMs);
+    s.insert(QStringLiteral("ttfb_ms"), ttfbMs);
+    s.insert(QStringLiteral("overhead_ms"), overheadMs);
+    s.insert(QStringLiteral("usage"), usageJson());
+    s.insert(QStringLiteral("cost_usd"), costUsd);
+    s.insert(QStringLiteral("run_id"), orNull(runId));
+    s.insert(QStringLiteral("session_id"), orNull(sessionId));
+    s.insert(QStringLiteral("container_id"), orNull(containerId));
+    s.insert(QStringLiteral("tool_calls"), toolCalls);
+    if (imported)
+        s.insert(QStringLiteral("imported"), true);
+    return s;
+}
+
+QJsonArray RecordedFlow::hopsJson() const {
+    QJsonArray out;
+    for (size_t i = 0; i < hops.size(); ++i) {
+        QJsonObject hop = hops[i];
+        const bool streamedHere =
+            clientSseStream && (int(i) == clientResponseHop || int(i) == upstreamResponseHop);
+        if (streamedHere)
+            hop.insert(QStringLiteral("events"), clientEvents);
+        else if (int(i) == clientResponseHop && !clientStreamText.isEmpty())
+            hop.insert(QStringLiteral("body"), QString::fromUtf8(clientStreamText));
+        out.append(hop);
+    }
+    return out;
+}
+
+QJsonObject RecordedFlow::toJson() const {
+    QJsonObject flow = summary();
+    flow.insert(QStringLiteral("hops"), hopsJson());
+    return flow;
+}
+
+QString RecordedFlow::searchText() const {
+    QString text;
+    text.reserve(4096);
+    for (const QString &s : {id, path, model, runId, sessionId, containerId}) {
+        text += s;
+        text += u'\n';
+    }
+    collectText(hopsJson(), text);
+    if (text.size() > kMaxSearchText)
+        text.truncate(kMaxSearchText);
+    return text;
+}
+
+RecordedFlow RecordedFlow::fromJson(const QJsonObject &flow) {
+    RecordedFlow f;
+    f.id = flow.value(QStringLiteral("id")).toString();
+    f.startedAt = qint64(flow.value(QStringLiteral("started_at")).toDouble());
+    f.method = flow.value(QStringLiteral("method")).toString();
+    f.path = flow.value(QStringLiteral("path")).toString();
+    f.api = flow.value(QStringLiteral("api")).toString(apiForPath(f.path));
+    f.model = flow.value(QStringLiteral("model")).toString();
+    f.stream = flow.value(QStringLiteral("stream")).toBool();
+    f.intercepted = flow.value(QStringLiteral("intercepted")).toBool();
+    f.state = flow.value(QStringLiteral("state")).toString(QStringLiteral("completed"));
+    f.status = flow.value(QStringLiteral("status")).toInt();
+    f.iterations = flow.value(QStringLiteral("iterations")).toInt();
+    f.codeRuns = flow.value(QStringLiteral("code_runs")).toInt();
+    f.codeErrors = flow.value(QStringLiteral("code_errors")).toInt();
+    f.toolCalls = flow.value(QStringLiteral("tool_calls")).toInt();
+    f.incompleteReason = flow.value(QStringLiteral("incomplete_reason"));
+    if (f.incompleteReason.isUndefined())
+        f.incompleteReason = QJsonValue::Null;
+    f.durationMs = flow.value(QStringLiteral("duration_ms")).toDouble();
+    f.ttfbMs = flow.value(QStringLiteral("ttfb_ms")).toDouble();
+    f.overheadMs = flow.value(QStringLiteral("overhead_ms")).toDouble();
+    f.addUsage(flow.value(QStringLiteral("usage")).toObject());
+    f.costUsd = flow.value(QStringLiteral("cost_usd"));
+    if (!f.costUsd.isDouble())
+        f.costUsd = QJsonValue::Null;
+    f.runId = flow.value(QStringLiteral("run_id")).toString();
+    f.sessionId = flow.value(QStringLiteral("session_id")).toString();
+    f.containerId = flow.value(QStringLiteral("container_id")).toString();
+    for (const QJsonValue &hop : flow.value(QStringLiteral("hops")).toArray())
+        f.hops.push_back(hop.toObject());
+    static const QStringList known{
+        QStringLiteral("id"),          QStringLiteral("object"),
+        QStringLiteral("started_at"),  QStringLiteral("method"),
+        QStringLiteral("path"),        QStringLiteral("api"),
+        QStringLiteral("model"),       QStringLiteral("stream"),
+        QStringLiteral("intercepted"), QStringLiteral("state"),
+        QStringLiteral("status"),      QStringLiteral("iterations"),
+        QStringLiteral("code_runs"),   QStringLiteral("code_errors"),
+        QStringLiteral("tool_calls"),  QStringLiteral("incomplete_reason"),
+        QStringLiteral("duration_ms"), QStringLiteral("ttfb_ms"),
+        QStringLiteral("overhead_ms"), QStringLiteral("usage"),
+        QStringLiteral("cost_usd"),    QStringLiteral("run_id"),
+        QStringLiteral("session_id"),  QStringLiteral("container_id"),
+        QStringLiteral("hops"),        QStringLiteral("imported")};
+    for (auto it = flow.constBegin(); it != flow.constEnd(); ++it)
+        if (!known.contains(it.key()))
+            f.extra.insert(it.key(), it.value());
+    return f;
+}
+
+} // namespace loopscope

@@ -1,0 +1,77 @@
+#pragma once
+
+#include "record/ssedecoder.h"
+
+#include <QHash>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QString>
+
+#include <vector>
+
+namespace loopscope {
+
+// One flow as the recorder builds it from events: the spec's summary fields plus its hops in
+// time order (../shared/spec/control-api.md, "Flows"). Lives on the store thread only.
+struct RecordedFlow {
+    QString id;
+    qint64 startedAt = 0;
+    QString method;
+    QString path;
+    QString api = QStringLiteral("other");
+    QString model;
+    bool stream = false;
+    bool intercepted = false;
+    bool passThrough = false;
+    bool imported = false;
+    QString state = QStringLiteral("running");
+    int status = 0;
+    int iterations = 0;
+    int codeRuns = 0;
+    int codeErrors = 0;
+    int toolCalls = 0;
+    QJsonValue incompleteReason = QJsonValue::Null;
+    double durationMs = 0;
+    double ttfbMs = 0;
+    double overheadMs = 0;
+    qint64 inputTokens = 0;
+    qint64 outputTokens = 0;
+    qint64 totalTokens = 0;
+    bool usageSeen = false;
+    QJsonValue costUsd = QJsonValue::Null;
+    QString runId;
+    QString sessionId;
+    QString containerId;
+    QJsonObject extra; // fields added freely (replay_of, …), copied into the summary
+
+    std::vector<QJsonObject> hops;
+    int clientResponseHop = -1;
+    int upstreamResponseHop = -1;    // the pass-through upstream_response (mirrors the client's)
+    QHash<QString, int> codeRunHops; // call id → hop index
+    QJsonArray clientEvents;
+    SseDecoder clientSse;
+    bool clientSseStream = false;
+    QByteArray clientStreamText; // a non-SSE streamed body
+    QJsonObject requestBody;
+    QJsonObject finalResponse; // the model's final answer (JSON or rebuilt from SSE)
+    bool exchangeDone = false;
+    bool loopDone = false;
+
+    void addUsage(const QJsonObject &usage);
+    QJsonObject usageJson() const;
+    QJsonObject summary() const;
+    QJsonArray hopsJson() const;
+    // summary + "hops"
+    QJsonObject toJson() const;
+    // Every text of the flow, for full-text search: ids, path, model, bodies, events, code,
+    // stdout, stderr, output.
+    QString searchText() const;
+
+    // Restores a flow from its stored JSON (imports).
+    static RecordedFlow fromJson(const QJsonObject &flow);
+    // Accepts both usage shapes: Responses (input/output_tokens), Chat (prompt/completion).
+    static QJsonObject normalizedUsage(const QJsonObject &usage);
+    static QString apiForPath(const QString &path);
+};
+
+} // namespace loopscope

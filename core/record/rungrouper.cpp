@@ -1,0 +1,212 @@
+#include "record/rungrouper.h"
+
+#include <QCryptographicHash>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+
+namespace loopscope {
+
+namespace {
+
+// A bounded key map: old keys are dropped wholesale rather than growing without end (runs
+// rarely continue after many thousands of newer keys).
+constexpr int kMaxKeys = 200000;
+
+QString textOf(const QJsonValue &content) {
+    if (content.isString())
+        return content.toString();
+    QString text;
+    for (const QJsonValue &part : content.toArray()) {
+        const QJsonObject p = part.toObject();
+        if (p.value(QStringLiteral("text")).isString())
+            text += p.value(QStringLiteral("text")).toString();
+    }
+    return text;
+}
+
+// What identifies a message or item for prefix continuity: role and text, or the call id.
+// Clients re-send earlier turns with cosmetic differences (extra null fields, part shapes), so
+// only these survive normalisation. Empty = not part of the conversation (reasoning items).
+QByteArray normalized(const QJsonObject &item) {
+    const QString type = item.value(QStringLiteral("type")).toString();
+    QJsonObject n;
+    if (type == QLatin1String("function_call")) {
+        n.insert(QStringLiteral("f"), item.value(QStringLiteral("call_id")));
+    } else if (type == QLatin1String("function_call_output")) {
+        n.insert(QStringLiteral("o"), item.value(QStringLiteral("call_id")));
+    } else if (type == QLatin1String("reasoning")) {
+        return {};
+    } else if (item.contains(QStringLiteral("role"))) {
+        n.insert(QStringLiteral("r"), item.value(QStringLiteral("role")));
+        n.insert(QStringLiteral("c"), textOf(item.value(QStringLiteral("content"))));
+        QJsonArray calls;
+        for (const QJsonValue &call : item.value(QStringLiteral("tool_calls")).toArray())
+            calls.append(call.toObject().value(QStringLiteral("id")));
+        if (!calls.isEmpty())
+            n.insert(QStringLiteral("t"), calls);
+        if (item.contains(QStringLiteral("tool_call_id")))
+            n.insert(QStringLiteral("i"), item.value(QStringLiteral("tool_call_id")));
+    } else {
+        n.insert(QStringLiteral("y"), type);
+        n.insert(QStringLiteral("id"), item.value(QStringLiteral("id")));
+    }
+    return QJsonDocument(n).toJson(QJsonDocument::Compact);
+}
+
+bool isReply(const QJsonObject &item) {
+    return item.value(QStringLiteral("role")).toString() == QLatin1String("assistant") ||
+           item.value(QStringLiteral("type")).toString() == QLatin1String("function_call");
+}
+
+QJsonArray conversationOf(const QString &api, const QJsonObject &request) {
+    if (api == QLatin1String("chat_completions"))
+        return request.value(QStringLiteral("messages")).toArray();
+    const QJsonValue input = request.value(QStringLiteral("input"));
+    if (input.isString())
+        return {QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                            {QStringLiteral("content"), input.toString()}}};
+    return input.toArray();
+}
+
+QJsonArray replyOf(const QString &api, const QJsonObject &response) {
+    if (api == QLatin1String("chat_completions")) {
+        const QJsonObject message = response.value(QStringLiteral("choices"))
+                                        .toArray()
+                                        .first()
+                                        .toObject()
+                                        .value(QStringLiteral("message"))
+                                        .toObject();
+        return message.isEmpty() ? QJsonArray() : QJsonArray{message};
+    }
+    return response.value(QStringLiteral("output")).toArray();
+}
+
+// Chained hash h_k = sha1(h_{k-1} || item_k): every prefix costs one step.
+QByteArray chain(const QByteArray &previous, const QByteArray &item) {
+    QCryptographicHash hash(QCryptographicHash::Sha1);
+    hash.addData(previous);
+    hash.addData(item);
+    return hash.result();
+}
+
+QString prefixKey(const QByteArray &hash) {
+    return QStringLiteral("prefix:") + QString::fromLatin1(hash.toHex());
+}
+
+QString conversationId(const QJsonObject &request) {
+    const QJsonValue c = request.value(QStringLiteral("conversation"));
+    if (c.isString())
+        return c.toString();
+    return c.toObject().value(QStringLiteral("id")).toString();
+}
+
+} // namespace
+
+QStringList RunGrouper::requestKeys(const QJsonObject &request) {
+    QStringList keys;
+    const QString session = request.value(QStringLiteral("metadata"))
+                                .toObject()
+                                .value(QStringLiteral("session_id"))
+                                .toString();
+    if (!session.isEmpty())
+        keys << QStringLiteral("session:") + session;
+    if (const QString conv = conversationId(request); !conv.isEmpty())
+        keys << QStringLiteral("conv:") + conv;
+    return keys;
+}
+
+QStringList RunGrouper::lookupKeys(const QString &api, const QJsonObject &request) {
+    QStringList keys = requestKeys(request);
+    const QString previous = request.value(QStringLiteral("previous_response_id")).toString();
+    if (!previous.isEmpty())
+        keys.insert(keys.isEmpty() ? 0 : 1, QStringLiteral("resp:") + previous);
+    const QJsonArray items = conversationOf(api, request);
+    for (const QJsonValue &v : items) {
+        const QJsonObject item = v.toObject();
+        if (item.value(QStringLiteral("type")).toString() == QLatin1String("function_call_output"))
+            keys << QStringLiteral("call:") + item.value(QStringLiteral("call_id")).toString();
+        else if (item.value(QStringLiteral("role")).toString() == QLatin1String("tool"))
+            keys << QStringLiteral("call:") + item.value(QStringLiteral("tool_call_id")).toString();
+    }
+    // Longest earlier conversation first: the most recent flow this one continues.
+    QByteArray hash;
+    QStringList prefixes;
+    for (const QJsonValue &v : items) {
+        const QByteArray n = normalized(v.toObject());
+        if (n.isEmpty())
+            continue;
+        hash = chain(hash, n);
+        if (isReply(v.toObject()))
+            prefixes.prepend(prefixKey(hash));
+    }
+    keys << prefixes;
+    return keys;
+}
+
+QStringList RunGrouper::responseKeys(const QString &api, const QJsonObject &request,
+                                     const QJsonObject &response) {
+    QStringList keys;
+    const QString id = response.value(QStringLiteral("id")).toString();
+    if (!id.isEmpty() && api == QLatin1String("responses"))
+        keys << QStringLiteral("resp:") + id;
+    const QJsonArray reply = replyOf(api, response);
+    for (const QJsonValue &v : reply) {
+        const QJsonObject item = v.toObject();
+        if (item.value(QStringLiteral("type")).toString() == QLatin1String("function_call"))
+            keys << QStringLiteral("call:") + item.value(QStringLiteral("call_id")).toString();
+        for (const QJsonValue &call : item.value(QStringLiteral("tool_calls")).toArray())
+            keys << QStringLiteral("call:") +
+                        call.toObject().value(QStringLiteral("id")).toString();
+    }
+    if (reply.isEmpty())
+        return keys;
+    QByteArray hash;
+    for (const QJsonValue &v : conversationOf(api, request))
+        if (const QByteArray n = normalized(v.toObject()); !n.isEmpty())
+            hash = chain(hash, n);
+    for (const QJsonValue &v : reply) {
+        QJsonObject item = v.toObject();
+        // Output messages carry no role in some shapes; what the client echoes back has one.
+        if (item.value(QStringLiteral("type")).toString() == QLatin1String("message") &&
+            !item.contains(QStringLiteral("role")))
+            item.insert(QStringLiteral("role"), QStringLiteral("assistant"));
+        if (const QByteArray n = normalized(item); !n.isEmpty())
+            hash = chain(hash, n);
+    }
+    keys << prefixKey(hash);
+    return keys;
+}
+
+int RunGrouper::toolCallCount(const QString &api, const QJsonObject &response) {
+    int count = 0;
+    for (const QJsonValue &v : replyOf(api, response)) {
+        const QJsonObject item = v.toObject();
+        if (item.value(QStringLiteral("type")).toString() == QLatin1String("function_call"))
+            ++count;
+        count += int(item.value(QStringLiteral("tool_calls")).toArray().size());
+    }
+    return count;
+}
+
+QString RunGrouper::newRunId() {
+    return QStringLiteral("run_") +
+           QString::number(QRandomGenerator::global()->generate64(), 16).rightJustified(16, u'0');
+}
+
+QString RunGrouper::find(const QStringList &keys) const {
+    for (const QString &key : keys) {
+        const auto it = m_runs.constFind(key);
+        if (it != m_runs.constEnd())
+            return it.value();
+    }
+    return {};
+}
+
+void RunGrouper::remember(const QStringList &keys, const QString &runId) {
+    if (m_runs.size() > kMaxKeys)
+        m_runs.clear();
+    for (const QString &key : keys)
+        m_runs.insert(key, runId);
+}
+
+} // namespace loopscope

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <QHash>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+namespace loopscope {
+
+// Groups flows into agent runs (spec: GET /runs). A flow joins the run of an earlier flow when
+// they share a key, looked up in this order:
+//   session:<metadata.session_id>        the caller's own session
+//   resp:<id>                            previous_response_id → the flow that produced <id>
+//   conv:<id>                            the Responses `conversation`
+//   call:<call_id>                       a function_call_output / role:"tool" answer → the flow
+//                                        whose model asked for that call (client-side tools)
+//   prefix:<hash>                        Chat `messages` (or a stateless Responses `input`) that
+//                                        extend an earlier flow's messages plus its reply
+// Keys are plain strings so the store can persist them (table run_keys) and reload them.
+class RunGrouper {
+public:
+    // Keys of a request that point at earlier flows, strongest first.
+    static QStringList lookupKeys(const QString &api, const QJsonObject &request);
+    // Keys a request establishes for later flows (session, conversation).
+    static QStringList requestKeys(const QJsonObject &request);
+    // Keys a finished flow establishes: its response id, the function calls its model asked
+    // for, the prefix hash of its messages plus reply.
+    static QStringList responseKeys(const QString &api, const QJsonObject &request,
+                                    const QJsonObject &response);
+    // Client-side function calls the model asked for in `response` (Responses or Chat shape).
+    static int toolCallCount(const QString &api, const QJsonObject &response);
+    static QString newRunId();
+
+    // The run of the first known key, or empty.
+    QString find(const QStringList &keys) const;
+    void remember(const QStringList &keys, const QString &runId);
+    void clear() { m_runs.clear(); }
+    int size() const { return int(m_runs.size()); }
+
+private:
+    QHash<QString, QString> m_runs; // key → run id
+};
+
+} // namespace loopscope

@@ -1,0 +1,314 @@
+#include "record/storedatabase.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QThread>
+#include <QUuid>
+
+#include <atomic>
+
+namespace loopscope {
+
+namespace {
+
+std::atomic<int> g_nextStore{1};
+
+bool exec(QSqlDatabase db, const QString &sql, QString *error) {
+    QSqlQuery q(db);
+    if (q.exec(sql))
+        return true;
+    if (error)
+        *error = QStringLiteral("%1 (%2)").arg(q.lastError().text(), sql.left(60));
+    return false;
+}
+
+// The file is checked in full only while small; a big history relies on the write path (WAL,
+// synchronous=NORMAL) never corrupting it, and start-up stays under a second.
+constexpr qint64 kQuickCheckMaxBytes = 64LL * 1024 * 1024;
+
+} // namespace
+
+StoreDatabase::StoreDatabase(QString path, bool inMemory)
+    : m_path(std::move(path))
+    , m_inMemory(inMemory) {
+    const int n = g_nextStore.fetch_add(1);
+    m_prefix = QStringLiteral("loopscope-store-%1-%2")
+                   .arg(n)
+                   .arg(QUuid::createUuid().toString(QUuid::Id128).left(8));
+    m_writerName = m_prefix + QStringLiteral("-writer");
+    if (m_inMemory)
+        m_uri = QStringLiteral("file:%1?mode=memory&cache=shared").arg(m_prefix);
+}
+
+StoreDatabase::~StoreDatabase() {
+    QMutexLocker lock(&m_mutex);
+    for (const QString &name : std::as_const(m_readers))
+        QSqlDatabase::removeDatabase(name);
+    m_readers.clear();
+    lock.unlock();
+    closeWriter();
+}
+
+QSqlDatabase StoreDatabase::open(const QString &connection, bool readOnly) const {
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+    QStringList options{QStringLiteral("QSQLITE_BUSY_TIMEOUT=10000")};
+    if (m_inMemory) {
+        db.setDatabaseName(m_uri);
+        options << QStringLiteral("QSQLITE_OPEN_URI");
+    } else {
+        db.setDatabaseName(m_path);
+        if (readOnly)
+            options << QStringLiteral("QSQLITE_OPEN_READONLY");
+    }
+    db.setConnectOptions(options.join(u';'));
+    db.open();
+    if (readOnly && m_inMemory)
+        QSqlQuery(db).exec(QStringLiteral("PRAGMA read_uncommitted=1"));
+    return db;
+}
+
+QSqlDatabase StoreDatabase::writer() const {
+    return QSqlDatabase::database(m_writerName, false);
+}
+
+void StoreDatabase::closeWriter() {
+    if (!QSqlDatabase::contains(m_writerName))
+        return;
+    {
+        QSqlDatabase db = QSqlDatabase::database(m_writerName, false);
+        if (db.isOpen() && !m_inMemory)
+            QSqlQuery(db).exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)"));
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(m_writerName);
+}
+
+QSqlDatabase StoreDatabase::reader() {
+    QThread *thread = QThread::currentThread();
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_readers.constFind(thread);
+    if (it != m_readers.constEnd())
+        return QSqlDatabase::database(it.value(), false);
+    const QString name = m_prefix + QStringLiteral("-reader-%1").arg(m_readers.size() + 1);
+    m_readers.insert(thread, name);
+    // The connection belongs to the thread: close it there when the thread ends.
+    QObject::connect(
+        thread, &QThread::finished, thread,
+        [this, thread, name] {
+            QMutexLocker inner(&m_mutex);
+            if (m_readers.value(thread) != name)
+                return;
+            m_readers.remove(thread);
+            QSqlDatabase::removeDatabase(name);
+        },
+        Qt::DirectConnection);
+    return open(name, true);
+}
+
+bool StoreDatabase::createSchemaV1(QSqlDatabase db, QString *error) {
+    const QStringList statements{
+        QStringLiteral("PRAGMA auto_vacuum=INCREMENTAL"),
+        QStringLiteral("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"),
+        QStringLiteral("CREATE TABLE flows(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, "
+                       "started_at INTEGER NOT NULL, run_id TEXT, session_id TEXT, state TEXT, "
+                       "status INTEGER, model TEXT, path TEXT, summary BLOB NOT NULL, hops BLOB, "
+                       "bytes INTEGER NOT NULL DEFAULT 0)"),
+        QStringLiteral("CREATE INDEX flows_started ON flows(started_at)"),
+        QStringLiteral("CREATE INDEX flows_run ON flows(run_id)"),
+        QStringLiteral("CREATE INDEX flows_session ON flows(session_id)"),
+        QStringLiteral("CREATE TABLE runs(id TEXT PRIMARY KEY, started_at INTEGER, last_at "
+                       "INTEGER, flow_count INTEGER, input_tokens INTEGER, output_tokens "
+                       "INTEGER, total_tokens INTEGER, cost_usd REAL, cost_known INTEGER, "
+                       "code_runs INTEGER)"),
+        QStringLiteral("CREATE INDEX runs_last ON runs(last_at)"),
+        QStringLiteral("CREATE VIRTUAL TABLE flows_fts USING fts5(body)"),
+        QStringLiteral("INSERT INTO meta(key, value) VALUES('app', 'loopscope')"),
+        QStringLiteral("INSERT INTO meta(key, value) VALUES('schema_version', '1')")};
+    for (const QString &sql : statements)
+        if (!exec(db, sql, error))
+            return false;
+    return true;
+}
+
+int StoreDatabase::schemaVersion(QSqlDatabase db) {
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("SELECT value FROM meta WHERE key='schema_version'")) || !q.next())
+        return -1;
+    return q.value(0).toInt();
+}
+
+bool StoreDatabase::migrate(QSqlDatabase db, int from, QString *error) {
+    if (!db.transaction()) {
+        if (error)
+            *error = db.lastError().text();
+        return false;
+    }
+    bool ok = true;
+    if (from < 1)
+        ok = createSchemaV1(db, error);
+    // 1 → 2: runs count client-side tool calls; run keys persist so runs continue after a
+    // restart.
+    if (ok && from < 2) {
+        ok = exec(db,
+                  QStringLiteral("ALTER TABLE runs ADD COLUMN tool_calls INTEGER NOT NULL "
+                                 "DEFAULT 0"),
+                  error) &&
+             exec(db,
+                  QStringLiteral("CREATE TABLE run_keys(key TEXT PRIMARY KEY, run_id TEXT NOT "
+                                 "NULL, at INTEGER NOT NULL)"),
+                  error) &&
+             exec(db, QStringLiteral("CREATE INDEX run_keys_at ON run_keys(at)"), error);
+    }
+    if (ok)
+        ok = exec(db,
+                  QStringLiteral("UPDATE meta SET value='%1' WHERE key='schema_version'")
+                      .arg(kSchemaVersion),
+                  error);
+    if (!ok) {
+        db.rollback();
+        return false;
+    }
+    return db.commit();
+}
+
+// Opens the writer and checks the file; `problem` says why it is unusable (then the caller
+// moves it aside), `error` why even trying failed.
+bool StoreDatabase::prepare(QString *problem, QString *error) {
+    if (!m_inMemory) {
+        QFile file(m_path);
+        if (file.exists() && file.size() > 0) {
+            if (!file.open(QIODevice::ReadOnly)) {
+                *error = QStringLiteral("cannot read %1: %2").arg(m_path, file.errorString());
+                return false;
+            }
+            const QByteArray magic = file.read(16);
+            if (magic != QByteArray("SQLite format 3\0", 16)) {
+                *problem = QStringLiteral("not a SQLite database");
+                return false;
+            }
+        }
+    }
+    QSqlDatabase db = open(m_writerName, false);
+    if (!db.isOpen()) {
+        *problem = db.lastError().text();
+        return false;
+    }
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) || !q.next()) {
+        *problem = q.lastError().text();
+        return false;
+    }
+    const int objects = q.value(0).toInt();
+    int version = 0;
+    if (objects > 0) {
+        if (!q.exec(QStringLiteral("SELECT value FROM meta WHERE key='app'")) || !q.next() ||
+            q.value(0).toString() != QLatin1String("loopscope")) {
+            *problem = QStringLiteral("not a Loopscope history (another program's database)");
+            return false;
+        }
+        version = schemaVersion(db);
+        if (version > kSchemaVersion) {
+            *problem = QStringLiteral("written by a newer Loopscope (schema %1, this one knows %2)")
+                           .arg(version)
+                           .arg(kSchemaVersion);
+            return false;
+        }
+    }
+    // Identity first, then WAL: switching the journal mode rewrites the header, and a file
+    // that is not ours must be moved aside exactly as it was.
+    if (!m_inMemory) {
+        if (QFileInfo(m_path).size() <= kQuickCheckMaxBytes) {
+            if (!q.exec(QStringLiteral("PRAGMA quick_check(1)")) || !q.next()) {
+                *problem = q.lastError().text();
+                return false;
+            }
+            if (q.value(0).toString() != QLatin1String("ok")) {
+                *problem = QStringLiteral("integrity check failed: ") + q.value(0).toString();
+                return false;
+            }
+        }
+        if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next()) {
+            *problem = q.lastError().text();
+            return false;
+        }
+        // WAL + NORMAL: a killed process loses nothing committed; only power loss could.
+        q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+    }
+    if (version < kSchemaVersion) {
+        QString why;
+        if (!migrate(db, version, &why)) {
+            *problem = QStringLiteral("migration from schema %1 failed: %2").arg(version).arg(why);
+            return false;
+        }
+        if (version > 0)
+            qInfo().noquote() << QStringLiteral(
+                                     "loopscope: history %1 migrated from schema %2 to %3")
+                                     .arg(path())
+                                     .arg(version)
+                                     .arg(kSchemaVersion);
+    }
+    return true;
+}
+
+bool StoreDatabase::moveAside(const QString &why, QString *error) {
+    closeWriter();
+    QString reason = why.simplified(); // SQLite's reports span lines; the log line must not
+    const QString stamp =
+        QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss"));
+    const QString target = m_path + QStringLiteral(".broken-") + stamp;
+    if (QFile::exists(target))
+        QFile::remove(target);
+    if (!QFile::rename(m_path, target)) {
+        if (error)
+            *error = QStringLiteral("history %1 is unusable (%2) and could not be moved aside")
+                         .arg(m_path, reason);
+        return false;
+    }
+    for (const char *suffix : {"-wal", "-shm"}) {
+        const QString side = m_path + QLatin1String(suffix);
+        if (QFile::exists(side))
+            QFile::rename(side, target + QLatin1String(suffix));
+    }
+    m_movedAside = target;
+    qWarning().noquote() << QStringLiteral("loopscope: history file %1 is unusable (%2): moved it "
+                                           "to %3 and started a fresh history")
+                                .arg(m_path, reason, target);
+    return true;
+}
+
+bool StoreDatabase::openWriter(QString *error) {
+    if (!m_inMemory) {
+        const QString dir = QFileInfo(m_path).absolutePath();
+        if (!QDir().mkpath(dir)) {
+            if (error)
+                *error = QStringLiteral("cannot create the history directory %1").arg(dir);
+            return false;
+        }
+    }
+    QString problem;
+    QString failure;
+    if (prepare(&problem, &failure))
+        return true;
+    if (!failure.isEmpty() || m_inMemory) {
+        if (error)
+            *error = failure.isEmpty() ? problem : failure;
+        closeWriter();
+        return false;
+    }
+    if (!moveAside(problem, error))
+        return false;
+    problem.clear();
+    if (prepare(&problem, &failure))
+        return true;
+    if (error)
+        *error = QStringLiteral("cannot create a fresh history at %1: %2")
+                     .arg(m_path, failure.isEmpty() ? problem : failure);
+    closeWriter();
+    return false;
+}
+
+} // namespace loopscope

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <QHash>
+#include <QMutex>
+#include <QSqlDatabase>
+#include <QString>
+
+class QThread;
+
+namespace loopscope {
+
+// The SQLite file behind the flow store and its connections (Qt SQL connections are per
+// thread): one write connection, opened on the store thread by openWriter(), and one read
+// connection per reading thread, opened lazily by reader() and closed when that thread ends.
+//
+// openWriter() owns the file's life: WAL mode, schema creation, forward migration (schema
+// version in table meta), and recovery — a file that is not SQLite, is corrupt, belongs to
+// another program or to a newer Loopscope is renamed to "<name>.broken-<time>" with one log
+// line, and a fresh store is created in its place.
+class StoreDatabase {
+public:
+    static constexpr int kSchemaVersion = 2;
+
+    // `path` is the SQLite file; inMemory → a private shared-cache in-memory database.
+    StoreDatabase(QString path, bool inMemory);
+    ~StoreDatabase();
+    StoreDatabase(const StoreDatabase &) = delete;
+    StoreDatabase &operator=(const StoreDatabase &) = delete;
+
+    bool openWriter(QString *error);
+    QSqlDatabase writer() const;
+    void closeWriter();
+    // This thread's read connection (opened on first use).
+    QSqlDatabase reader();
+    QString path() const { return m_inMemory ? QStringLiteral(":memory:") : m_path; }
+    bool inMemory() const { return m_inMemory; }
+    // Where the last unusable file was moved, empty when none (tests, the window's notice).
+    QString movedAsidePath() const { return m_movedAside; }
+
+    // Test hooks: the version-1 schema as the first release wrote it, and the file's version.
+    static bool createSchemaV1(QSqlDatabase db, QString *error);
+    static int schemaVersion(QSqlDatabase db);
+
+private:
+    QSqlDatabase open(const QString &connection, bool readOnly) const;
+    bool prepare(QString *problem, QString *error);
+    bool migrate(QSqlDatabase db, int from, QString *error);
+    bool moveAside(const QString &reason, QString *error);
+
+    QString m_path;
+    bool m_inMemory;
+    QString m_uri; // in-memory: the shared-cache URI every connection opens
+    QString m_writerName;
+    QString m_prefix; // unique per store: connection names
+    QString m_movedAside;
+    QMutex m_mutex;
+    QHash<QThread *, QString> m_readers;
+};
+
+} // namespace loopscope

@@ -1,0 +1,232 @@
+#include "record/storewriter.h"
+
+#include "record/storedatabase.h"
+
+#include <QDateTime>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QVariant>
+
+namespace loopscope {
+
+namespace {
+
+constexpr int kRetentionIntervalMs = 10 * 60 * 1000;
+constexpr qint64 kDayMs = 24LL * 3600 * 1000;
+
+} // namespace
+
+StoreWriter::StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qint64 maxBytes,
+                         QObject *parent)
+    : QObject(parent)
+    , m_db(db)
+    , m_maxDays(maxDays)
+    , m_maxBytes(maxBytes) {
+    m_tick.setSingleShot(true);
+    m_tick.setInterval(qBound(1, batchIntervalMs, 200));
+    connect(&m_tick, &QTimer::timeout, this, &StoreWriter::commit);
+    m_retention.setInterval(kRetentionIntervalMs);
+    connect(&m_retention, &QTimer::timeout, this, &StoreWriter::applyRetention);
+    m_retention.start();
+}
+
+void StoreWriter::enqueue(FlowRow row) {
+    m_queue.append(std::move(row));
+    if (!m_tick.isActive())
+        m_tick.start();
+}
+
+bool StoreWriter::insert(const FlowRow &row) {
+    QSqlDatabase db = m_db->writer();
+    QSqlQuery q(db);
+    q.prepare(QStringLiteral(
+        "INSERT OR IGNORE INTO flows(id, started_at, run_id, session_id, state, status, model, "
+        "path, summary, hops, bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
+    const qint64 bytes = row.summary.size() + row.hops.size() + row.searchText.size();
+    q.addBindValue(row.id);
+    q.addBindValue(row.startedAt);
+    q.addBindValue(row.runId.isEmpty() ? QVariant() : QVariant(row.runId));
+    q.addBindValue(row.sessionId.isEmpty() ? QVariant() : QVariant(row.sessionId));
+    q.addBindValue(row.state);
+    q.addBindValue(row.status);
+    q.addBindValue(row.model);
+    q.addBindValue(row.path);
+    q.addBindValue(row.summary);
+    q.addBindValue(row.hops);
+    q.addBindValue(bytes);
+    if (!q.exec()) {
+        qWarning().noquote() << "loopscope: history: cannot store flow" << row.id << ":"
+                             << q.lastError().text();
+        return false;
+    }
+    if (q.numRowsAffected() == 0)
+        return true; // already stored (an import of a flow we have)
+    const qint64 seq = q.lastInsertId().toLongLong();
+    QSqlQuery fts(db);
+    fts.prepare(QStringLiteral("INSERT INTO flows_fts(rowid, body) VALUES(?, ?)"));
+    fts.addBindValue(seq);
+    fts.addBindValue(row.searchText);
+    fts.exec();
+    if (!row.runId.isEmpty()) {
+        QSqlQuery run(db);
+        run.prepare(QStringLiteral(
+            "INSERT INTO runs(id, started_at, last_at, flow_count, input_tokens, output_tokens, "
+            "total_tokens, cost_usd, cost_known, code_runs, tool_calls) "
+            "VALUES(?,?,?,1,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "started_at=min(started_at, excluded.started_at), "
+            "last_at=max(last_at, excluded.last_at), flow_count=flow_count+1, "
+            "input_tokens=input_tokens+excluded.input_tokens, "
+            "output_tokens=output_tokens+excluded.output_tokens, "
+            "total_tokens=total_tokens+excluded.total_tokens, "
+            "cost_usd=cost_usd+excluded.cost_usd, cost_known=cost_known+excluded.cost_known, "
+            "code_runs=code_runs+excluded.code_runs, tool_calls=tool_calls+excluded.tool_calls"));
+        run.addBindValue(row.runId);
+        run.addBindValue(row.startedAt);
+        run.addBindValue(qMax(row.endedAt, row.startedAt));
+        run.addBindValue(row.inputTokens);
+        run.addBindValue(row.outputTokens);
+        run.addBindValue(row.totalTokens);
+        run.addBindValue(row.costKnown ? row.costUsd : 0.0);
+        run.addBindValue(row.costKnown ? 1 : 0);
+        run.addBindValue(row.codeRuns);
+        run.addBindValue(row.toolCalls);
+        if (!run.exec())
+            qWarning().noquote() << "loopscope: history: run" << row.runId << ":"
+                                 << run.lastError().text();
+        QSqlQuery key(db);
+        key.prepare(
+            QStringLiteral("INSERT OR REPLACE INTO run_keys(key, run_id, at) VALUES(?,?,?)"));
+        for (const QString &k : row.runKeys) {
+            key.addBindValue(k);
+            key.addBindValue(row.runId);
+            key.addBindValue(row.startedAt);
+            key.exec();
+        }
+    }
+    if (m_storedBytes >= 0)
+        m_storedBytes += bytes;
+    return true;
+}
+
+bool StoreWriter::commit() {
+    if (m_queue.isEmpty())
+        return true;
+    const QList<FlowRow> batch = std::exchange(m_queue, {});
+    QSqlDatabase db = m_db->writer();
+    if (!db.transaction()) {
+        qWarning().noquote() << "loopscope: history: cannot begin a write:"
+                             << db.lastError().text();
+        return false;
+    }
+    QStringList ids;
+    for (const FlowRow &row : batch) {
+        insert(row);
+        ids << row.id;
+    }
+    if (!db.commit()) {
+        qWarning().noquote() << "loopscope: history: commit failed:" << db.lastError().text();
+        db.rollback();
+        emit committed(ids); // dropped, not retried: never let the queue grow without end
+        return false;
+    }
+    emit committed(ids);
+    if (m_storedBytes < 0 || m_storedBytes > m_maxBytes)
+        applyRetention();
+    return true;
+}
+
+int StoreWriter::deleteWhere(const QString &condition, const QVariantList &values) {
+    QSqlDatabase db = m_db->writer();
+    db.transaction();
+    QSqlQuery q(db);
+    q.prepare(QStringLiteral("DELETE FROM flows_fts WHERE rowid IN (SELECT seq FROM flows WHERE ") +
+              condition + u')');
+    for (const QVariant &v : values)
+        q.addBindValue(v);
+    q.exec();
+    q.prepare(QStringLiteral("DELETE FROM flows WHERE ") + condition);
+    for (const QVariant &v : values)
+        q.addBindValue(v);
+    q.exec();
+    const int removed = q.numRowsAffected();
+    q.exec(QStringLiteral(
+        "DELETE FROM runs WHERE id NOT IN (SELECT run_id FROM flows WHERE run_id IS NOT NULL)"));
+    q.exec(QStringLiteral("DELETE FROM run_keys WHERE run_id NOT IN (SELECT id FROM runs)"));
+    db.commit();
+    return qMax(0, removed);
+}
+
+int StoreWriter::applyRetention() {
+    commit();
+    QSqlDatabase db = m_db->writer();
+    int removed = 0;
+    if (m_maxDays > 0) {
+        const qint64 cutoff = QDateTime::currentMSecsSinceEpoch() - qint64(m_maxDays) * kDayMs;
+        removed += deleteWhere(QStringLiteral("started_at < ?"), {cutoff});
+    }
+    QSqlQuery q(db);
+    if (q.exec(QStringLiteral("SELECT coalesce(sum(bytes), 0) FROM flows")) && q.next())
+        m_storedBytes = q.value(0).toLongLong();
+    if (m_maxBytes > 0 && m_storedBytes > m_maxBytes) {
+        // Oldest first, down to 90% of the limit so retention does not run at every commit.
+        const qint64 excess = m_storedBytes - m_maxBytes * 9 / 10;
+        qint64 sum = 0;
+        int count = 0;
+        q.exec(QStringLiteral("SELECT bytes FROM flows ORDER BY started_at, seq"));
+        while (sum < excess && q.next()) {
+            sum += q.value(0).toLongLong();
+            ++count;
+        }
+        q.finish();
+        if (count > 0)
+            removed += deleteWhere(QStringLiteral("seq IN (SELECT seq FROM flows ORDER BY "
+                                                  "started_at, seq LIMIT ?)"),
+                                   {count});
+        if (q.exec(QStringLiteral("SELECT coalesce(sum(bytes), 0) FROM flows")) && q.next())
+            m_storedBytes = q.value(0).toLongLong();
+    }
+    if (removed > 0) {
+        q.exec(QStringLiteral("PRAGMA incremental_vacuum"));
+        qInfo().noquote()
+            << QStringLiteral("loopscope: history retention removed %1 flow(s)").arg(removed);
+    }
+    return removed;
+}
+
+int StoreWriter::clear() {
+    commit();
+    QSqlDatabase db = m_db->writer();
+    QSqlQuery q(db);
+    db.transaction();
+    q.exec(QStringLiteral("SELECT count(*) FROM flows"));
+    const int removed = q.next() ? q.value(0).toInt() : 0;
+    q.exec(QStringLiteral("DELETE FROM flows"));
+    q.exec(QStringLiteral("DELETE FROM flows_fts"));
+    q.exec(QStringLiteral("DELETE FROM runs"));
+    q.exec(QStringLiteral("DELETE FROM run_keys"));
+    db.commit();
+    q.exec(QStringLiteral("PRAGMA incremental_vacuum"));
+    m_storedBytes = 0;
+    return removed;
+}
+
+QList<QPair<QString, QString>> StoreWriter::recentRunKeys(int limit) {
+    QList<QPair<QString, QString>> keys;
+    QSqlQuery q(m_db->writer());
+    q.prepare(QStringLiteral("SELECT key, run_id FROM run_keys ORDER BY at DESC LIMIT ?"));
+    q.addBindValue(limit);
+    if (!q.exec())
+        return keys;
+    while (q.next())
+        keys.append({q.value(0).toString(), q.value(1).toString()});
+    return keys;
+}
+
+bool StoreWriter::exists(const QString &id) {
+    QSqlQuery q(m_db->writer());
+    q.prepare(QStringLiteral("SELECT 1 FROM flows WHERE id = ?"));
+    q.addBindValue(id);
+    return q.exec() && q.next();
+}
+
+} // namespace loopscope

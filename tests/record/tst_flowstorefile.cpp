@@ -1,0 +1,450 @@
+// The flow store's file: round trip across a reopen, retention by age and size, forward
+// migration from schema 1, corrupt and foreign files moved aside, the in-memory mode, and a
+// writer killed with SIGKILL mid-stream (a child process) leaving a sound file.
+// JSON fixtures are written as plain literals here.
+#undef QT_NO_CAST_FROM_ASCII
+#include "inspect/eventbus.h"
+#include "record/flowstore.h"
+#include "record/storedatabase.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+
+#include <cstdio>
+#include <memory>
+
+using namespace loopscope;
+using Kind = InspectorEvent::Kind;
+
+namespace {
+
+// One complete pass-through exchange, as the proxy publishes it.
+void publishExchange(EventBus &bus, const QString &id, const QString &text,
+                     const QJsonObject &usage = {}) {
+    InspectorEvent request =
+        InspectorEvent::make(Kind::ClientRequest, id, -1,
+                             {{"method", "POST"},
+                              {"path", "/v1/responses"},
+                              {"headers", QJsonObject{{"authorization", "Bearer …abcd"}}}});
+    request.raw =
+        QJsonDocument(QJsonObject{{"model", "m"}, {"input", text}}).toJson(QJsonDocument::Compact);
+    bus.publish(request);
+    InspectorEvent upstream =
+        InspectorEvent::make(Kind::UpstreamRequest, id, 0,
+                             {{"url", "http://127.0.0.1:9/v1/responses"}, {"passThrough", true}});
+    upstream.raw = request.raw;
+    bus.publish(upstream);
+    bus.publish(Kind::UpstreamResponse, id, 0, {{"status", 200}, {"latencyMs", 1.5}});
+    InspectorEvent response =
+        InspectorEvent::make(Kind::ClientResponse, id, -1, {{"status", 200}, {"stream", false}});
+    response.raw = QJsonDocument(QJsonObject{{"id", QString("resp_" + id)},
+                                             {"output_text", QString("answer to " + text)},
+                                             {"usage", usage}})
+                       .toJson(QJsonDocument::Compact);
+    bus.publish(response);
+    bus.publish(Kind::ExchangeFinished, id, -1,
+                {{"status", 200}, {"durationMs", 3.0}, {"ttfbMs", 2.0}, {"overheadMs", 0.2}});
+}
+
+QJsonObject storedFlow(const QString &id, qint64 startedAt, const QString &padding = {}) {
+    return {{"id", id},
+            {"object", "loopscope.flow"},
+            {"started_at", startedAt},
+            {"method", "POST"},
+            {"path", "/v1/responses"},
+            {"status", 200},
+            {"state", "completed"},
+            {"hops", QJsonArray{QJsonObject{{"kind", "client_request"},
+                                            {"at", startedAt},
+                                            {"body", QJsonObject{{"input", padding}}}}}}};
+}
+
+int countRows(const QString &path, const QString &table) {
+    const QString name = QStringLiteral("count-%1").arg(QRandomGenerator::global()->generate());
+    int n = -1;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
+        db.setDatabaseName(path);
+        if (db.open()) {
+            QSqlQuery q(db);
+            if (q.exec("SELECT count(*) FROM " + table) && q.next())
+                n = q.value(0).toInt();
+        }
+    }
+    QSqlDatabase::removeDatabase(name);
+    return n;
+}
+
+QString integrity(const QString &path) {
+    const QString name = QStringLiteral("check-%1").arg(QRandomGenerator::global()->generate());
+    QString result;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
+        db.setDatabaseName(path);
+        if (db.open()) {
+            QSqlQuery q(db);
+            if (q.exec("PRAGMA integrity_check") && q.next())
+                result = q.value(0).toString();
+        }
+    }
+    QSqlDatabase::removeDatabase(name);
+    return result;
+}
+
+// Child mode: write flows as fast as the store takes them and report each committed count,
+// until the parent kills the process.
+int runChild(int argc, char *argv[]) {
+    QCoreApplication app(argc, argv);
+    FlowStoreOptions options;
+    options.path = qEnvironmentVariable("LOOPSCOPE_RECORD_CHILD_DB");
+    options.batchIntervalMs = 50;
+    FlowStore store(options);
+    if (!store.open())
+        return 3;
+    EventBus bus;
+    store.attach(&bus);
+    int n = 0;
+    QTimer timer;
+    QObject::connect(&timer, &QTimer::timeout, [&] {
+        for (int i = 0; i < 10; ++i, ++n)
+            publishExchange(bus, QStringLiteral("req_child%1").arg(n, 8, 10, QLatin1Char('0')),
+                            QStringLiteral("text %1").arg(n));
+        if (n % 50 == 0) {
+            store.flush();
+            std::printf("committed %d\n", n);
+            std::fflush(stdout);
+        }
+    });
+    timer.start(1);
+    return app.exec();
+}
+
+} // namespace
+
+class TstFlowStoreFile : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<QTemporaryDir> m_dir;
+    QString dbPath() const { return m_dir->filePath("history.sqlite3"); }
+
+    std::unique_ptr<FlowStore> openStore(FlowStoreOptions options = {}) {
+        if (options.path.isEmpty() && !options.inMemory)
+            options.path = dbPath();
+        auto store = std::make_unique<FlowStore>(options);
+        QString error;
+        if (!store->open(&error)) {
+            qWarning() << "open failed:" << error;
+            return nullptr;
+        }
+        return store;
+    }
+
+private slots:
+    void init() {
+        m_dir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dir->isValid());
+    }
+    void cleanup() { m_dir.reset(); }
+
+    void roundTripAcrossReopen() {
+        QJsonObject before;
+        {
+            auto store = openStore();
+            QVERIFY(store);
+            EventBus bus;
+            store->attach(&bus);
+            publishExchange(bus, "req_one", "first question",
+                            {{"input_tokens", 3}, {"output_tokens", 4}});
+            publishExchange(bus, "req_two", "second question");
+            store->flush();
+            before = store->query()->flow("req_one").value_or(QJsonObject());
+            QCOMPARE(before.value("state").toString(), QString("completed"));
+        }
+        QCOMPARE(countRows(dbPath(), "flows"), 2);
+        auto store = openStore();
+        QVERIFY(store);
+        const auto after = store->query()->flow("req_one");
+        QVERIFY(after);
+        QCOMPARE(*after, before);
+        QCOMPARE(after->value("usage").toObject().value("total_tokens").toInt(), 7);
+        QCOMPARE(after->value("hops").toArray().size(), 4);
+        FlowFilter q;
+        q.q = "second";
+        const QJsonArray hits = store->query()->list(q).value("data").toArray();
+        QCOMPARE(hits.size(), 1);
+        QCOMPARE(hits.first().toObject().value("id").toString(), QString("req_two"));
+        QVERIFY(!store->query()->flow("req_nope"));
+        // Bodies are stored compressed: the raw column does not hold the text.
+        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "raw");
+        {
+            db.setDatabaseName(dbPath());
+            QVERIFY(db.open());
+            QSqlQuery raw(db);
+            QVERIFY(raw.exec("SELECT hops FROM flows WHERE id='req_one'") && raw.next());
+            QVERIFY(!raw.value(0).toByteArray().contains("first question"));
+            QVERIFY(qUncompress(raw.value(0).toByteArray()).contains("first question"));
+            db.close();
+        }
+        db = QSqlDatabase();
+        QSqlDatabase::removeDatabase("raw");
+    }
+
+    void importedFlowsAreMarkedAndRunsSurviveRestart() {
+        {
+            auto store = openStore();
+            QJsonObject flow = storedFlow("req_imported", QDateTime::currentMSecsSinceEpoch());
+            QCOMPARE(store->importFlows({flow, flow}), 2); // the second gets a fresh id
+            const auto got = store->query()->flow("req_imported");
+            QVERIFY(got);
+            QCOMPARE(got->value("imported").toBool(), true);
+            QCOMPARE(store->query()->list({}).value("data").toArray().size(), 2);
+        }
+        auto store = openStore();
+        QCOMPARE(store->query()->list({}).value("data").toArray().size(), 2);
+    }
+
+    void retentionByAgeAndSize() {
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const qint64 day = 24LL * 3600 * 1000;
+        {
+            FlowStoreOptions options;
+            options.maxDays = 14;
+            auto store = openStore(options);
+            QCOMPARE(store->importFlows({storedFlow("req_old", now - 20 * day),
+                                         storedFlow("req_recent", now - 2 * day)}),
+                     2);
+            store->applyRetention();
+            QVERIFY(!store->query()->flow("req_old"));
+            QVERIFY(store->query()->flow("req_recent"));
+            store->clear();
+        }
+        FlowStoreOptions options;
+        options.maxBytes = 200 * 1024;
+        auto store = openStore(options);
+        // ~20 KiB of incompressible-ish text per flow: 30 flows are far over 200 KiB.
+        QList<QJsonObject> flows;
+        for (int i = 0; i < 30; ++i) {
+            QString padding;
+            for (int j = 0; j < 800; ++j)
+                padding += QString::number(QRandomGenerator::global()->generate64(), 36);
+            flows.append(storedFlow(QStringLiteral("req_size%1").arg(i, 2, 10, QLatin1Char('0')),
+                                    now - (30 - i) * 1000, padding));
+        }
+        QCOMPARE(store->importFlows(flows), 30);
+        store->applyRetention();
+        const int kept = countRows(dbPath(), "flows");
+        QVERIFY2(kept > 0 && kept < 30, qPrintable(QString::number(kept)));
+        // The oldest went first.
+        QVERIFY(!store->query()->flow("req_size00"));
+        QVERIFY(store->query()->flow("req_size29"));
+        QCOMPARE(countRows(dbPath(), "flows_fts"), kept);
+    }
+
+    void migratesSchemaOneForward() {
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "v1");
+            db.setDatabaseName(dbPath());
+            QVERIFY(db.open());
+            QString error;
+            QVERIFY2(StoreDatabase::createSchemaV1(db, &error), qPrintable(error));
+            QSqlQuery q(db);
+            const QByteArray summary = QJsonDocument(storedFlow("req_v1", 1000)).toJson();
+            q.prepare("INSERT INTO flows(id, started_at, run_id, state, status, summary, hops) "
+                      "VALUES('req_v1', ?, 'run_v1', 'completed', 200, ?, ?)");
+            q.addBindValue(QDateTime::currentMSecsSinceEpoch());
+            q.addBindValue(summary);
+            q.addBindValue(qCompress("[]"));
+            QVERIFY(q.exec());
+            QVERIFY(q.exec("INSERT INTO runs(id, started_at, last_at, flow_count, input_tokens, "
+                           "output_tokens, total_tokens, cost_usd, cost_known, code_runs) "
+                           "VALUES('run_v1', 1, 2, 1, 0, 0, 0, 0, 0, 0)"));
+            QCOMPARE(StoreDatabase::schemaVersion(db), 1);
+            db.close();
+        }
+        QSqlDatabase::removeDatabase("v1");
+        auto store = openStore();
+        QVERIFY(store);
+        QVERIFY(store->query()->flow("req_v1"));
+        const QJsonArray runs = store->query()->runs(10);
+        QCOMPARE(runs.size(), 1);
+        QCOMPARE(runs.first().toObject().value("tool_calls").toInt(), 0); // the new column
+        QCOMPARE(countRows(dbPath(), "run_keys"), 0);                     // the new table
+        QVERIFY(!QFileInfo::exists(dbPath() + ".broken-*"));
+        QCOMPARE(QDir(m_dir->path()).entryList({"*.broken-*"}).size(), 0);
+    }
+
+    void unusableFilesAreMovedAside_data() {
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("garbage") << QByteArray("this is not a database at all, just text\n")
+                                 << "not a SQLite database";
+        QTest::newRow("foreign sqlite") << QByteArray("foreign") << "another program";
+        QTest::newRow("corrupt pages") << QByteArray("corrupt") << "";
+        QTest::newRow("newer schema") << QByteArray("newer") << "newer Loopscope";
+    }
+    void unusableFilesAreMovedAside() {
+        QFETCH(QByteArray, content);
+        QFETCH(QString, reason);
+        if (content == "foreign" || content == "newer") {
+            QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "other");
+            db.setDatabaseName(dbPath());
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            if (content == "foreign") {
+                QVERIFY(q.exec("CREATE TABLE invoices(id INTEGER, total REAL)"));
+            } else {
+                QString error;
+                QVERIFY(StoreDatabase::createSchemaV1(db, &error));
+                QVERIFY(q.exec("UPDATE meta SET value='99' WHERE key='schema_version'"));
+            }
+            db.close();
+            db = QSqlDatabase();
+            QSqlDatabase::removeDatabase("other");
+        } else if (content == "corrupt") {
+            {
+                auto store = openStore();
+                EventBus bus;
+                store->attach(&bus);
+                for (int i = 0; i < 50; ++i)
+                    publishExchange(bus, QStringLiteral("req_c%1").arg(i), QString(500, u'x'));
+                store->flush();
+            }
+            QFile file(dbPath());
+            QVERIFY(file.open(QIODevice::ReadWrite));
+            file.seek(4096 + 100); // page 2 onwards: b-tree pages overwritten
+            file.write(QByteArray(8192, '\xA5'));
+            file.close();
+        } else {
+            QFile file(dbPath());
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(content);
+        }
+        const QByteArray original = [&] {
+            QFile f(dbPath());
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
+        QTest::ignoreMessage(QtWarningMsg,
+                             QRegularExpression("history file .* is unusable .*" +
+                                                QRegularExpression::escape(reason) +
+                                                ".* moved it to .*broken.* fresh history"));
+        auto store = openStore();
+        QVERIFY(store);
+        const QStringList aside = QDir(m_dir->path()).entryList({"history.sqlite3.broken-*"});
+        QVERIFY2(!aside.isEmpty(), qPrintable(QDir(m_dir->path()).entryList().join(',')));
+        QFile moved(m_dir->filePath(aside.first()));
+        QVERIFY(moved.open(QIODevice::ReadOnly));
+        QCOMPARE(moved.readAll(), original); // kept as it was, for the user to inspect
+        EventBus bus;
+        store->attach(&bus);
+        publishExchange(bus, "req_fresh", "works");
+        store->flush();
+        QVERIFY(store->query()->flow("req_fresh"));
+        QCOMPARE(integrity(dbPath()), QString("ok"));
+    }
+
+    void inMemoryStoreNeverTouchesDisk() {
+        FlowStoreOptions options;
+        options.inMemory = true;
+        options.path = dbPath(); // ignored
+        auto store = openStore(options);
+        QVERIFY(store);
+        QCOMPARE(store->path(), QString(":memory:"));
+        EventBus bus;
+        store->attach(&bus);
+        publishExchange(bus, "req_mem", "kept in memory");
+        store->flush();
+        QVERIFY(store->query()->flow("req_mem"));
+        FlowFilter q;
+        q.q = "memory";
+        QCOMPARE(store->query()->list(q).value("data").toArray().size(), 1);
+        QCOMPARE(QDir(m_dir->path()).entryList(QDir::Files).size(), 0);
+    }
+
+    void readsFromManyThreadsWhileWriting() {
+        auto store = openStore();
+        EventBus bus;
+        store->attach(&bus);
+        std::atomic<bool> stop{false};
+        std::atomic<int> reads{0};
+        QList<QThread *> threads;
+        for (int t = 0; t < 3; ++t) {
+            threads.append(QThread::create([&] {
+                while (!stop.load()) {
+                    const QJsonObject page = store->query()->list({});
+                    if (page.value("object").toString() == QLatin1String("list"))
+                        reads.fetch_add(1);
+                }
+            }));
+            threads.last()->start();
+        }
+        for (int i = 0; i < 200; ++i)
+            publishExchange(bus, QStringLiteral("req_t%1").arg(i), "threaded");
+        store->flush();
+        QTRY_VERIFY(reads.load() > 10);
+        stop = true;
+        for (QThread *t : threads) {
+            t->wait();
+            delete t;
+        }
+        FlowFilter all;
+        all.limit = 1000;
+        QCOMPARE(store->query()->list(all).value("data").toArray().size(), 200);
+    }
+
+    void killNineLosesAtMostTheLastBatch() {
+        QProcess child;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("LOOPSCOPE_RECORD_CHILD_DB", dbPath());
+        child.setProcessEnvironment(env);
+        child.start(QCoreApplication::applicationFilePath(), {});
+        QVERIFY(child.waitForStarted(20000));
+        int committed = 0;
+        QByteArray out;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                out += child.readAllStandardOutput();
+                const QList<QByteArray> lines = out.split('\n');
+                for (const QByteArray &line : lines)
+                    if (line.startsWith("committed "))
+                        committed = qMax(committed, line.mid(10).toInt());
+                return committed >= 300;
+            }(),
+            60000);
+        child.kill(); // SIGKILL, mid-write
+        QVERIFY(child.waitForFinished(20000));
+        QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+
+        QCOMPARE(integrity(dbPath()), QString("ok"));
+        const int stored = countRows(dbPath(), "flows");
+        QVERIFY2(stored >= committed, qPrintable(QString("%1 < %2").arg(stored).arg(committed)));
+        auto store = openStore();
+        QVERIFY(store);
+        QCOMPARE(QDir(m_dir->path()).entryList({"*.broken-*"}).size(), 0);
+        for (int i : {0, committed / 2, committed - 1}) {
+            const auto flow =
+                store->query()->flow(QStringLiteral("req_child%1").arg(i, 8, 10, QLatin1Char('0')));
+            QVERIFY(flow);
+            QCOMPARE(flow->value("state").toString(), QString("completed"));
+            QCOMPARE(flow->value("hops").toArray().size(), 4);
+        }
+        QCOMPARE(countRows(dbPath(), "flows_fts"), stored);
+    }
+};
+
+int main(int argc, char *argv[]) {
+    if (qEnvironmentVariableIsSet("LOOPSCOPE_RECORD_CHILD_DB"))
+        return runChild(argc, argv);
+    QCoreApplication app(argc, argv);
+    TstFlowStoreFile test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_flowstorefile.moc"
