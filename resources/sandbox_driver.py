@@ -9,10 +9,16 @@
 #
 # Frames in:  {"op":"config", "nproc":N, "stdout_cap":B, "stderr_cap":B, "traceback_cap":B}
 #             {"op":"run", "id":N, "code":"...", "partial_after_ms":N}
+#             {"op":"fs", "id":N, "action":"list"|"read"|"write"|"delete", "path":"/mnt/data/..."}
+#             followed by one raw frame: the bytes to write (empty for the other actions).
 # Frames out: {"op":"ready", "pid":N, "python":"3.11.2"}
 #             {"op":"result", "id":N, "stdout_truncated":bool, "stderr_truncated":bool,
-#              "error":null|{"name","value","traceback"}, "duration_ms":F}
-#             followed by two raw frames: the captured stdout and stderr bytes (UTF-8, capped).
+#              "error":null|{"name","value","traceback"}, "duration_ms":F,
+#              "images":[{"name","mime","bytes"}]}
+#             followed by two raw frames: the captured stdout and stderr bytes (UTF-8, capped),
+#             then one raw frame per image (PNG bytes, in the order the code produced them).
+#             {"op":"fs_result", "id":N, "ok":bool, "error":"...", "files":[{"path","bytes",
+#              "mtime_ms"}]} + one raw frame: the file's bytes for "read", else empty.
 #             {"op":"partial", "id":N, "stdout_truncated":bool, "stderr_truncated":bool} + the same
 #             two raw frames: output so far, sent once when partial_after_ms passes mid-run (just
 #             before the proxy's timeout), so a run that is killed still shows what it printed.
@@ -30,6 +36,7 @@ import select
 import sys
 import threading
 import time
+import types
 
 MAX_IN_FRAME = 64 * 1024 * 1024
 
@@ -45,14 +52,18 @@ def _read_exact(fd, n):
     return b"".join(chunks)
 
 
-def _read_frame(fd):
+def _read_raw_frame(fd):
     header = _read_exact(fd, 4)
     if header is None:
         return None
     size = int.from_bytes(header, "big")
     if size > MAX_IN_FRAME:
         raise RuntimeError("oversized request frame")
-    body = _read_exact(fd, size)
+    return _read_exact(fd, size)
+
+
+def _read_frame(fd):
+    body = _read_raw_frame(fd)
     if body is None:
         return None
     return json.loads(body.decode("utf-8"))
@@ -367,6 +378,8 @@ class Driver:
         self.live = _LiveOutput(self, int(config.get("live_interval_ms", 50)),
                                 int(config.get("live_chunk_bytes", 4096)),
                                 int(config.get("live_cap_bytes", 0)))
+        self.media = _Media(self, config)
+        self.files = _Files(config)
         self._wire_streams()
 
     def _wire_streams(self):
@@ -429,6 +442,7 @@ class Driver:
         self.cells += 1
         filename = "<cell %d>" % self.cells
         self.sources[filename] = code  # for tracebacks, also of functions defined here
+        self.media.before_run()
         error = None
         started = time.perf_counter()
         try:
@@ -442,6 +456,7 @@ class Driver:
                 error = self._error(exc, 1)
         duration = (time.perf_counter() - started) * 1000.0
         self.watchdog.disarm()
+        images = self.media.after_run()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -456,8 +471,10 @@ class Driver:
         # bigger than the cap plus the marker.
         self._write(_json({
             "op": "result", "id": run_id, "stdout_truncated": out_cut,
-            "stderr_truncated": err_cut, "error": error, "duration_ms": duration}),
-            stdout, stderr)
+            "stderr_truncated": err_cut, "error": error, "duration_ms": duration,
+            "images": [{"name": name, "mime": "image/png", "bytes": len(data)}
+                       for name, data in images]}),
+            stdout, stderr, *[data for _, data in images])
 
     def serve(self):
         self._write(_json({"op": "ready", "pid": os.getpid(),
@@ -469,6 +486,236 @@ class Driver:
             if message.get("op") == "run":
                 self.run(message.get("id", 0), str(message.get("code", "")),
                          int(message.get("partial_after_ms", 0)))
+            elif message.get("op") == "fs":
+                _serve_fs(self, message)
+
+
+# --- Images and files: what the code shows, and the container's files under /mnt/data -------
+
+MPL_BACKEND = "loopscope_mpl_backend"
+_spec_from_loader = None  # importlib.util.spec_from_loader, set by _Media
+
+
+class _Media:
+    """Collects the pictures one run produces, in order: matplotlib figures at plt.show() (through
+    a backend of our own, so show() captures instead of warning) and those still open at the end
+    of the run, and PIL images at Image.show(). Each becomes a PNG within the caps; the rest is
+    a note in the run's stdout."""
+
+    def __init__(self, driver, config):
+        self.driver = driver
+        self.max_bytes = int(config.get("image_max_bytes", 4 << 20))
+        self.max_count = int(config.get("image_max_count", 8))
+        self.counter = 0  # per sandbox, so image names stay unique across runs
+        self.images = []
+        self.dropped = []
+        os.environ["MPLBACKEND"] = "module://" + MPL_BACKEND
+        # Imported before the finder is installed: importing it from inside find_spec would
+        # ask the finder again (the interpreter starts with -S, so nothing has imported it yet).
+        global _spec_from_loader
+        from importlib.util import spec_from_loader as _spec_from_loader
+        sys.meta_path.insert(0, _MediaFinder(self))
+
+    def before_run(self):
+        self.images = []
+        self.dropped = []
+
+    def add_png(self, data):
+        self.counter += 1
+        name = "image-%d.png" % self.counter
+        if len(self.images) >= self.max_count:
+            self.dropped.append("[loopscope] %s not returned: a run returns at most %d images"
+                                % (name, self.max_count))
+        elif len(data) > self.max_bytes:
+            self.dropped.append("[loopscope] %s not returned: it has %d bytes; the limit is %d "
+                                "bytes per image" % (name, len(data), self.max_bytes))
+        else:
+            self.images.append((name, data))
+
+    def capture_figures(self):
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is None:
+            return
+        for number in list(pyplot.get_fignums()):
+            figure = pyplot.figure(number)
+            buffer = io.BytesIO()
+            try:
+                figure.savefig(buffer, format="png")
+            except Exception as exc:  # a broken figure must not fail the run
+                self.dropped.append("[loopscope] a figure could not be rendered: %s" % exc)
+            else:
+                self.add_png(buffer.getvalue())
+            pyplot.close(figure)
+
+    def capture_pil(self, image):
+        buffer = io.BytesIO()
+        try:
+            image.save(buffer, format="PNG")
+        except Exception as exc:
+            self.dropped.append("[loopscope] an image could not be converted to PNG: %s" % exc)
+            return
+        self.add_png(buffer.getvalue())
+
+    def after_run(self):
+        """Figures left open, then the notes; returns [(name, png bytes)]."""
+        try:
+            self.capture_figures()
+        except Exception as exc:
+            self.dropped.append("[loopscope] open figures could not be collected: %s" % exc)
+        if self.dropped:
+            self.driver.out.add_text("\n".join(self.dropped) + "\n")
+        images, self.images = self.images, []
+        return images
+
+
+class _MediaFinder:
+    """Import hook: provides the matplotlib backend module, and registers a PIL viewer when
+    PIL.ImageShow is first imported (so Image.show() in the very run that imports PIL counts)."""
+
+    def __init__(self, media):
+        self.media = media
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == MPL_BACKEND:
+            return _spec_from_loader(fullname, _MplBackendLoader(self.media))
+        if fullname != "PIL.ImageShow":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _PostImportLoader(spec.loader, self._register_pil_viewer)
+                return spec
+        return None
+
+    def _register_pil_viewer(self, image_show):
+        media = self.media
+
+        class LoopscopeViewer(image_show.Viewer):
+            def show(self, image, **options):
+                media.capture_pil(image)
+                return 1
+
+        image_show.register(LoopscopeViewer, order=-1)
+
+
+class _PostImportLoader:
+    def __init__(self, loader, hook):
+        self.loader = loader
+        self.hook = hook
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        self.hook(module)
+
+
+class _MplBackendLoader:
+    def __init__(self, media):
+        self.media = media
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        from matplotlib.backends import backend_agg
+        media = self.media
+        module.FigureCanvas = backend_agg.FigureCanvasAgg
+        module.FigureManager = backend_agg.FigureManager
+        module.backend_version = "loopscope"
+
+        def show(*args, **kwargs):
+            media.capture_figures()
+
+        module.show = show
+
+
+class _Files:
+    """The container's files: list / read / write / delete under the data dir, never outside."""
+
+    def __init__(self, config):
+        self.root = os.path.realpath(config.get("datadir") or "/mnt/data")
+        self.public = "/mnt/data"  # how paths look to the proxy and the code
+        self.max_bytes = int(config.get("file_max_bytes", 32 << 20))
+        self.max_entries = 1000
+
+    def _local(self, path):
+        path = str(path)
+        if not (path == self.public or path.startswith(self.public + "/")):
+            raise ValueError("path must be under %s" % self.public)
+        local = os.path.realpath(os.path.join(self.root, path[len(self.public) + 1:]))
+        if local != self.root and not local.startswith(self.root + os.sep):
+            raise ValueError("path leaves %s" % self.public)
+        return local
+
+    def list(self):
+        files = []
+        for folder, dirs, names in os.walk(self.root):
+            dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(folder, d)))
+            for name in sorted(names):
+                local = os.path.join(folder, name)
+                try:
+                    info = os.lstat(local)
+                except OSError:
+                    continue
+                if not os.path.isfile(local) or os.path.islink(local):
+                    continue
+                rel = os.path.relpath(local, self.root)
+                files.append({"path": self.public + "/" + rel, "bytes": info.st_size,
+                              "mtime_ms": int(info.st_mtime * 1000)})
+                if len(files) >= self.max_entries:
+                    return files
+        return files
+
+    def handle(self, message, payload):
+        action = message.get("action")
+        data = b""
+        if action == "list":
+            return {"files": self.list()}, data
+        local = self._local(message.get("path", ""))
+        if action == "read":
+            size = os.path.getsize(local)
+            if size > self.max_bytes:
+                raise ValueError("the file has %d bytes; the limit is %d" % (size, self.max_bytes))
+            with open(local, "rb") as f:
+                data = f.read(self.max_bytes + 1)
+            return {}, data
+        if action == "write":
+            os.makedirs(os.path.dirname(local), exist_ok=True)
+            try:
+                with open(local, "wb") as f:
+                    f.write(payload)
+            except BaseException:
+                # A full /mnt/data must not keep half a file.
+                try:
+                    os.remove(local)
+                except OSError:
+                    pass
+                raise
+            info = os.stat(local)
+            return {"files": [{"path": message.get("path"), "bytes": info.st_size,
+                               "mtime_ms": int(info.st_mtime * 1000)}]}, data
+        if action == "delete":
+            os.remove(local)
+            return {}, data
+        raise ValueError("unknown file action %r" % action)
+
+
+def _serve_fs(driver, message):
+    payload = _read_raw_frame(driver.proto_in)
+    reply = {"op": "fs_result", "id": message.get("id", 0), "ok": True}
+    data = b""
+    try:
+        extra, data = driver.files.handle(message, payload or b"")
+        reply.update(extra)
+    except BaseException as exc:  # reported to the proxy; the interpreter stays alive
+        reply = {"op": "fs_result", "id": message.get("id", 0), "ok": False,
+                 "error": "%s: %s" % (type(exc).__name__, exc)}
+        data = b""
+    driver._write(_json(reply), data)
 
 
 def _tasks_of_uid(uid):

@@ -19,7 +19,8 @@ namespace loopscope {
 //  CodeRunOutput    callId, stream ("stdout"|"stderr"), text: a chunk as the code printed it
 //                   (coalesced and bounded by the backend); the final CodeExecuted is unchanged
 //  CodeExecuted     callId, code, stdout, stderr, error {name,value,traceback}, output (string fed
-//                   back to the model), durationMs, containerId, sessionId, truncated, timedOut
+//                   back to the model), durationMs, containerId, sessionId, truncated, timedOut,
+//                   images [{name,mime,url (data: URL)}], files [container.file written by the run]
 //  Sandbox*         containerId (required), provider, sessionId, identity (masked), ephemeral,
 //                   createdMs, lastUsedMs, expiresAtMs, runs, error (SandboxDeleteFailed)
 //  OutputsInjected  items (array of code_interpreter_call items exactly as sent)

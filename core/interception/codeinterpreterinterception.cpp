@@ -4,10 +4,13 @@
 #include "interception/codeexecutiontool.h"
 #include "interception/interceptionkeys.h"
 #include "interception/providerresolver.h"
+#include "sandbox/sandboxfilecode.h"
 #include "sandbox/sandboxtoolregistry.h"
 
 #include <QJsonDocument>
 #include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QUrl>
 
 namespace loopscope {
 
@@ -389,6 +392,91 @@ QJsonObject CodeInterpreterInterception::codeInterpreterCallRecord(const QString
     };
 }
 
+void CodeInterpreterInterception::appendImageOutputs(QJsonObject &record,
+                                                     const QList<SandboxImage> &images) {
+    if (images.isEmpty())
+        return;
+    QJsonArray outputs = record.value(QStringLiteral("outputs")).toArray();
+    for (const SandboxImage &image : images) {
+        const QString url = QStringLiteral("data:%1;base64,").arg(image.mimeType) +
+                            QString::fromLatin1(image.data.toBase64());
+        outputs.append(QJsonObject{{kType, QStringLiteral("image")}, {QStringLiteral("url"), url}});
+    }
+    record.insert(QStringLiteral("outputs"), outputs);
+}
+
+QString CodeInterpreterInterception::mediaNotes(const ExecutionResult &result,
+                                                const QList<ContainerFile> &files) {
+    QString notes;
+    for (const SandboxImage &image : result.images)
+        notes += QStringLiteral("[image %1 (%2, %3 bytes) was produced and shown to the user]\n")
+                     .arg(image.name, image.mimeType)
+                     .arg(image.data.size());
+    for (const ContainerFile &file : files)
+        notes += QStringLiteral("[file %1 (%2 bytes) saved; link it as sandbox:%1]\n")
+                     .arg(file.path)
+                     .arg(file.bytes);
+    return notes;
+}
+
+QJsonObject CodeInterpreterInterception::annotateFileCitations(const QJsonObject &response,
+                                                               const QString &containerId,
+                                                               const ContainerFileStore &store) {
+    static const QRegularExpression link(QStringLiteral("sandbox:(/mnt/data/[^\\s)\\]\"'<>]+)"));
+    QJsonArray output = response.value(kOutput).toArray();
+    bool changed = false;
+    for (qsizetype i = 0; i < output.size(); ++i) {
+        QJsonObject item = output.at(i).toObject();
+        if (item.value(kType).toString() != QLatin1String("message"))
+            continue;
+        QJsonArray content = item.value(QStringLiteral("content")).toArray();
+        bool itemChanged = false;
+        for (qsizetype j = 0; j < content.size(); ++j) {
+            QJsonObject part = content.at(j).toObject();
+            if (part.value(kType).toString() != QLatin1String("output_text"))
+                continue;
+            const QString text = part.value(QStringLiteral("text")).toString();
+            QJsonArray annotations = part.value(QStringLiteral("annotations")).toArray();
+            const qsizetype before = annotations.size();
+            for (auto it = link.globalMatch(text); it.hasNext();) {
+                const QRegularExpressionMatch m = it.next();
+                QString raw = m.captured(1);
+                qsizetype end = m.capturedEnd(0);
+                // Sentence punctuation after a link is not part of the name.
+                while (!raw.isEmpty() && QStringLiteral(".,;:!?").contains(raw.back())) {
+                    raw.chop(1);
+                    --end;
+                }
+                const QString path = QUrl::fromPercentEncoding(raw.toUtf8());
+                const std::optional<ContainerFile> file = store.fileByPath(containerId, path);
+                if (!file)
+                    continue;
+                annotations.append(QJsonObject{{kType, QStringLiteral("container_file_citation")},
+                                               {QStringLiteral("container_id"), containerId},
+                                               {QStringLiteral("file_id"), file->id},
+                                               {QStringLiteral("filename"), file->fileName()},
+                                               {QStringLiteral("start_index"), m.capturedStart(0)},
+                                               {QStringLiteral("end_index"), end}});
+            }
+            if (annotations.size() == before)
+                continue;
+            part.insert(QStringLiteral("annotations"), annotations);
+            content.replace(j, part);
+            itemChanged = true;
+        }
+        if (!itemChanged)
+            continue;
+        item.insert(QStringLiteral("content"), content);
+        output.replace(i, item);
+        changed = true;
+    }
+    if (!changed)
+        return response;
+    QJsonObject out = response;
+    out.insert(kOutput, output);
+    return out;
+}
+
 QJsonArray CodeInterpreterInterception::normalizeMessages(const QJsonValue &messages) {
     if (messages.isString())
         return QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
@@ -466,7 +554,26 @@ SandboxFactory CodeInterpreterInterception::sandboxFactory() {
             return QtFuture::makeReadyFuture(Outcome<SandboxEntry>::failure(
                 QStringLiteral("Code execution is not supported for provider: ") +
                 params->provider));
-        return backend->create(*params).then(mapHandle(backend, params));
+        QFuture<Outcome<SandboxEntry>> created =
+            backend->create(*params).then(mapHandle(backend, params));
+        if (params->provider != QLatin1String("jupyter") &&
+            params->provider != QLatin1String("e2b"))
+            return created; // local sandboxes start in /mnt/data (bubblewrap)
+        // Remote kernels: create /mnt/data and make it the current directory before first use.
+        auto promise = startedPromise<Outcome<SandboxEntry>>();
+        created.then([promise, backend](const Outcome<SandboxEntry> &entry) {
+            if (!entry.ok() || !backend) {
+                finishPromise(promise, entry);
+                return;
+            }
+            backend
+                ->run(entry.value.handle, SandboxFileCode::setupCode(),
+                      entry.value.params.value_or(SandboxParams{}))
+                .then([promise, entry](const Outcome<ExecutionResult> &) {
+                    finishPromise(promise, entry); // a kernel without /mnt/data still runs code
+                });
+        });
+        return promise->future();
     };
 }
 
@@ -510,19 +617,47 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
         refused.toModel = refused.fedBack;
         return QtFuture::makeReadyFuture(Outcome<ToolCallRun>::success(refused));
     }
-    // Pure mapping of the run's result: no access to this object.
     const int maxChars = m_maxOutputChars;
-    return runCode(container, parsed.code, onOutput)
-        .then([maxChars](const Outcome<ExecutionResult> &ran) {
-            if (!ran.ok())
-                return Outcome<ToolCallRun>::failure(ran.error);
+    auto promise = startedPromise<Outcome<ToolCallRun>>();
+    const QFuture<Outcome<ToolCallRun>> result = promise->future();
+    const QPointer<ContainerFileStore> store = m_fileStore;
+    const QPointer<SandboxBackend> backend =
+        container.backend ? container.backend : m_injectedBackend;
+    whenFinished(
+        runCode(container, parsed.code, onOutput), this,
+        [this, promise, store, backend, container,
+         maxChars](const QFuture<Outcome<ExecutionResult>> &done) {
+            const Outcome<ExecutionResult> ran = resultOr(
+                done, Outcome<ExecutionResult>::failure(QStringLiteral("the run was cancelled")));
+            if (!ran.ok()) {
+                finishPromise(promise, Outcome<ToolCallRun>::failure(ran.error));
+                return;
+            }
             ToolCallRun run;
             run.executed = true;
             run.result = ran.value;
-            run.fedBack = toolOutputFor(ran.value);
-            run.toModel = capForModel(run.fedBack, maxChars);
-            return Outcome<ToolCallRun>::success(run);
+            if (!store || !backend) {
+                run.fedBack = toolOutputFor(ran.value) + mediaNotes(ran.value, {});
+                run.toModel = capForModel(run.fedBack, maxChars);
+                finishPromise(promise, Outcome<ToolCallRun>::success(run));
+                return;
+            }
+            // What the code wrote under /mnt/data becomes container files ("assistant").
+            whenFinished(
+                backend->listFiles(container.handle, container.params.value_or(SandboxParams{})),
+                this,
+                [promise, store, container, maxChars,
+                 run](const QFuture<Outcome<QList<SandboxFileInfo>>> &listed) mutable {
+                    const auto files =
+                        resultOr(listed, Outcome<QList<SandboxFileInfo>>::failure(QString()));
+                    if (files.ok() && store)
+                        run.files = store->sync(container.handle.id, files.value);
+                    run.fedBack = toolOutputFor(run.result) + mediaNotes(run.result, run.files);
+                    run.toModel = capForModel(run.fedBack, maxChars);
+                    finishPromise(promise, Outcome<ToolCallRun>::success(run));
+                });
         });
+    return result;
 }
 
 QFuture<void> CodeInterpreterInterception::deleteContainerForKey(const QString &key,
@@ -742,6 +877,7 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
             job->outputs.append(run.value.toModel); // the model's copy is capped
             // ...the client's code_interpreter_call logs carry the whole output.
             QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.fedBack);
+            appendImageOutputs(record, run.value.result.images);
             record.insert(kId, itemId); // the id announced by toolCallStarting
             job->records.append(record);
             emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, code, run.value);
@@ -832,8 +968,16 @@ QFuture<QJsonObject> CodeInterpreterInterception::postAgenticLoopResponseHook(
     if (!keys::isTruthy(metadata.value(QLatin1String("is_session_scoped"))))
         deletion = deleteContainerForKey(metadata.value(QLatin1String("sandbox_key")).toString(),
                                          SandboxRemovalReason::Completed);
-    const QJsonObject injected = injectCodeInterpreterCalls(
+    QJsonObject injected = injectCodeInterpreterCalls(
         response, metadata.value(QLatin1String("code_interpreter_calls")));
+    // Before the sandbox (and with it its files) may be deleted below.
+    const QJsonArray calls = metadata.value(QLatin1String("code_interpreter_calls")).toArray();
+    if (m_fileStore && !calls.isEmpty()) {
+        const QString containerId =
+            calls.last().toObject().value(QLatin1String("container_id")).toString();
+        if (!containerId.isEmpty())
+            injected = annotateFileCitations(injected, containerId, *m_fileStore);
+    }
     auto promise = startedPromise<QJsonObject>();
     const QFuture<QJsonObject> result = promise->future();
     whenFinished(deletion, this,

@@ -4,6 +4,7 @@
 #include "interception/agenticloopplan.h"
 #include "interception/coderungate.h"
 #include "interception/interceptionsettings.h"
+#include "sandbox/containerfilestore.h"
 #include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxregistry.h"
 
@@ -60,6 +61,7 @@ struct ToolCallRun {
     // the model's code when other code ran.
     QString decision;
     QString editedFrom;
+    QList<ContainerFile> files; // container files the run created or changed (/mnt/data)
 };
 
 // The code interpreter interception (LiteLLM's CodeInterpreterInterceptionLogger): hooks an
@@ -95,6 +97,10 @@ public:
     // Config hot reload: affects later requests only (live sandboxes keep their params).
     void setSettings(const InterceptionSettings &settings) { m_settings = settings; }
     SandboxRegistry *registry() const { return m_registry; }
+    // Where container files are tracked: after each run the sandbox's /mnt/data is listed and
+    // synced in (new files become "assistant" files), and final messages get citations.
+    void setFileStore(ContainerFileStore *store) { m_fileStore = store; }
+    ContainerFileStore *fileStore() const { return m_fileStore; }
 
     // --- pre-call deployment hook (§2.5) ---
     // Mutates `kwargs` in place. Returns true when the request was converted (LiteLLM returns
@@ -195,6 +201,15 @@ public:
     // {"id","type","status","code","container_id","outputs"} (outputs [] when `logs` is empty).
     static QJsonObject codeInterpreterCallRecord(const QString &code, const QJsonValue &containerId,
                                                  const QString &logs);
+    // Appends {"type":"image","url":"data:image/png;base64,…"} outputs, in order.
+    static void appendImageOutputs(QJsonObject &record, const QList<SandboxImage> &images);
+    // What the model is told beyond stdout: each picture shown (by name) and each file written.
+    static QString mediaNotes(const ExecutionResult &result, const QList<ContainerFile> &files);
+    // Adds OpenAI's container_file_citation annotations to the output_text parts of a
+    // Responses message that link `sandbox:/mnt/data/<name>` to a known file of `containerId`.
+    static QJsonObject annotateFileCitations(const QJsonObject &response,
+                                             const QString &containerId,
+                                             const ContainerFileStore &store);
     // string → [{"role":"user","content":s}]; list → copy; anything else → [].
     static QJsonArray normalizeMessages(const QJsonValue &messages);
 
@@ -231,6 +246,7 @@ private:
     const SandboxToolRegistry *m_tools = nullptr;
     BackendsByProvider m_backends;
     int m_maxOutputChars = kDefaultMaxOutputChars;
+    QPointer<ContainerFileStore> m_fileStore;
 };
 
 } // namespace loopscope

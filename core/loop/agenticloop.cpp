@@ -1,5 +1,7 @@
 #include "loop/agenticloop.h"
 
+#include "loop/containerfileimporter.h"
+
 #include "common/futurechain.h"
 #include "common/openaierror.h"
 #include "http/responsesink.h"
@@ -207,6 +209,20 @@ void AgenticLoop::start() {
                 data.insert(QStringLiteral("decision"), run.decision);
             if (!run.editedFrom.isEmpty())
                 data.insert(QStringLiteral("edited_from"), run.editedFrom);
+            // Pictures and files for the window and the flow record (control-api.md code_run).
+            QJsonArray images;
+            for (const SandboxImage &image : run.result.images)
+                images.append(QJsonObject{
+                    {QStringLiteral("name"), image.name},
+                    {QStringLiteral("mime"), image.mimeType},
+                    {QStringLiteral("url"),
+                     QString(QStringLiteral("data:") + image.mimeType + QStringLiteral(";base64,") +
+                             QString::fromLatin1(image.data.toBase64()))}});
+            data.insert(QStringLiteral("images"), images);
+            QJsonArray files;
+            for (const ContainerFile &file : run.files)
+                files.append(ContainerFileStore::toJson(file));
+            data.insert(QStringLiteral("files"), files);
             if (run.result.error) {
                 data.insert(
                     QStringLiteral("error"),
@@ -265,6 +281,65 @@ void AgenticLoop::start() {
             m_sink->writeChunk(QByteArrayLiteral(": paused\n\n"));
     });
 
+    const QStringList fileIds = autoContainerFileIds(m_request.body);
+    if (!fileIds.isEmpty()) {
+        importFilesThenIterate(request, fileIds);
+        return;
+    }
+    beginAndIterate(request);
+}
+
+QStringList AgenticLoop::autoContainerFileIds(const QJsonObject &body) {
+    QStringList ids;
+    for (const QJsonValue &tool : body.value(QStringLiteral("tools")).toArray()) {
+        const QJsonObject t = tool.toObject();
+        if (t.value(kType).toString() != keys::kNativeCodeInterpreterType)
+            continue;
+        const QJsonObject container = t.value(QStringLiteral("container")).toObject();
+        for (const QJsonValue &id : container.value(QStringLiteral("file_ids")).toArray())
+            if (id.isString() && !id.toString().isEmpty() && !ids.contains(id.toString()))
+                ids << id.toString();
+    }
+    return ids;
+}
+
+void AgenticLoop::importFilesThenIterate(const QJsonObject &request, const QStringList &fileIds) {
+    std::optional<QString> identity;
+    QString sessionId;
+    if (m_sessionScoped) {
+        identity = m_request.callerIdentity;
+        sessionId = CodeInterpreterInterception::sessionIdOf(request).value_or(QString());
+    }
+    // The same key the plan uses, so its first run finds this sandbox with the files in place.
+    whenFinished(
+        m_interception->getOrCreateContainer(m_sandboxKey, identity, sessionId), this,
+        [this, request, fileIds](const QFuture<Outcome<SandboxEntry>> &made) {
+            const Outcome<SandboxEntry> created = resultOr(
+                made, Outcome<SandboxEntry>::failure(QStringLiteral("creation was cancelled")));
+            if (!created.ok()) {
+                failWithMessage(502, QStringLiteral("Could not create a sandbox: ") + created.error,
+                                QStringLiteral("server_error"), QStringLiteral("sandbox_error"));
+                return;
+            }
+            auto *importer =
+                new ContainerFileImporter(m_upstream, m_interception->fileStore(), this);
+            whenFinished(
+                importer->import(m_request.route, created.value, fileIds), this,
+                [this, request, importer](const QFuture<Outcome<QList<ContainerFile>>> &imported) {
+                    importer->deleteLater();
+                    const auto copied = resultOr(imported, Outcome<QList<ContainerFile>>::failure(
+                                                               QStringLiteral("cancelled")));
+                    if (!copied.ok()) {
+                        failWithMessage(400, copied.error, QStringLiteral("invalid_request_error"),
+                                        QStringLiteral("file_not_copied"));
+                        return;
+                    }
+                    beginAndIterate(request);
+                });
+        });
+}
+
+void AgenticLoop::beginAndIterate(const QJsonObject &request) {
     if (m_stream && m_sink) {
         m_sink->beginSse();
         if (!isChat()) {

@@ -77,6 +77,10 @@ signals:
 private:
     void iterate(QJsonObject request, int depth);
     void sendUpstream(const QJsonObject &request, int depth, const QJsonObject &body);
+    void beginAndIterate(const QJsonObject &request);
+    // container.auto.file_ids: the sandbox is created now and the files copied in first.
+    void importFilesThenIterate(const QJsonObject &request, const QStringList &fileIds);
+    static QStringList autoContainerFileIds(const QJsonObject &body);
     void onUpstreamReply(QJsonObject request, int depth, const UpstreamReply &reply);
     void actOnResponse(const QJsonObject &request, int depth, const QJsonObject &response);
     QFuture<PauseDecision> awaitPause(const PauseContext &context);

@@ -2,8 +2,13 @@
 
 #include "common/futurechain.h"
 #include "http/responsesink.h"
+#include "loop/containerfileimporter.h"
+#include "proxy/multipartformdata.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QUrl>
 
 #include <algorithm>
 
@@ -20,6 +25,50 @@ void notFound(ResponseSink *sink, const QString &id) {
                     QStringLiteral("invalid_request_error"), QStringLiteral("not_found"));
 }
 
+void fileNotFound(ResponseSink *sink, const QString &id) {
+    sink->sendError(404, QStringLiteral("No container file found with id '%1'.").arg(id),
+                    QStringLiteral("invalid_request_error"), QStringLiteral("not_found"));
+}
+
+void badRequest(ResponseSink *sink, const QString &message, const QString &code = {}) {
+    sink->sendError(400, message, QStringLiteral("invalid_request_error"), code);
+}
+
+void methodNotAllowed(ResponseSink *sink) {
+    sink->sendError(405, QStringLiteral("Method not allowed."),
+                    QStringLiteral("invalid_request_error"), QStringLiteral("method_not_allowed"));
+}
+
+// A sandbox failure as the client sees it: a full /mnt/data is the client's 413, the rest 502.
+void sandboxFailure(ResponseSink *sink, const QString &error) {
+    if (error.contains(QStringLiteral("No space left")) ||
+        error.contains(QStringLiteral("File too large")))
+        sink->sendError(
+            413, QStringLiteral("The container's /mnt/data has no room for this file: ") + error,
+            QStringLiteral("invalid_request_error"), QStringLiteral("file_too_large"));
+    else
+        sink->sendError(502, QStringLiteral("The sandbox could not serve the file: ") + error,
+                        QStringLiteral("server_error"), QStringLiteral("sandbox_error"));
+}
+
+QJsonObject listObject(const QJsonArray &data) {
+    QJsonObject list{{QStringLiteral("object"), QStringLiteral("list")},
+                     {QStringLiteral("data"), data},
+                     {QStringLiteral("has_more"), false}};
+    list.insert(QStringLiteral("first_id"),
+                data.isEmpty() ? QJsonValue(QJsonValue::Null) : data.first()[QStringLiteral("id")]);
+    list.insert(QStringLiteral("last_id"),
+                data.isEmpty() ? QJsonValue(QJsonValue::Null) : data.last()[QStringLiteral("id")]);
+    return list;
+}
+
+QString randomHex() {
+    quint32 words[4];
+    QRandomGenerator::system()->fillRange(words);
+    return QString::fromLatin1(
+        QByteArray(reinterpret_cast<const char *>(words), sizeof(words)).toHex());
+}
+
 } // namespace
 
 ContainersApi::ContainersApi(SandboxRegistry *registry, QObject *parent)
@@ -31,10 +80,10 @@ bool ContainersApi::matches(const QString &path) {
     return p == QLatin1String("/containers") || p.startsWith(QLatin1String("/containers/"));
 }
 
-QJsonObject ContainersApi::containerObject(const SandboxEntry &entry) {
+QJsonObject ContainersApi::containerObject(const SandboxEntry &entry, const QString &name) {
     return {{QStringLiteral("id"), entry.handle.id},
             {QStringLiteral("object"), QStringLiteral("container")},
-            {QStringLiteral("name"), entry.sessionId},
+            {QStringLiteral("name"), name.isEmpty() ? entry.sessionId : name},
             {QStringLiteral("created_at"), entry.createdMs / 1000},
             {QStringLiteral("last_active_at"), entry.lastAccessedMs / 1000},
             {QStringLiteral("status"), QStringLiteral("running")},
@@ -51,19 +100,21 @@ void ContainersApi::handle(const HttpRequest &request, const QString &callerIden
         return;
     }
     const QString path = stripVersion(request.path);
-    const QString id = path.mid(QStringLiteral("/containers/").size());
+    const QString tail = path.mid(QStringLiteral("/containers/").size());
+    const QString id = tail.section(u'/', 0, 0);
+    const QString rest = tail.section(u'/', 1);
     // Only session sandboxes of this caller are its containers.
     auto owned = [&callerIdentity](const SandboxEntry &entry) {
         return entry.identity && *entry.identity == callerIdentity;
     };
 
     if (path == QLatin1String("/containers")) {
+        if (request.method == "POST") {
+            createContainer(request, callerIdentity, sink);
+            return;
+        }
         if (request.method != "GET") {
-            sink->sendError(405,
-                            QStringLiteral("Loopscope creates containers through sessions "
-                                           "(metadata.session_id); only GET is supported here."),
-                            QStringLiteral("invalid_request_error"),
-                            QStringLiteral("method_not_allowed"));
+            methodNotAllowed(sink);
             return;
         }
         QList<SandboxEntry> entries = m_registry->entries();
@@ -73,28 +124,29 @@ void ContainersApi::handle(const HttpRequest &request, const QString &callerIden
         });
         QJsonArray data;
         for (const SandboxEntry &entry : std::as_const(entries))
-            data.append(containerObject(entry));
-        QJsonObject list{{QStringLiteral("object"), QStringLiteral("list")},
-                         {QStringLiteral("data"), data},
-                         {QStringLiteral("has_more"), false}};
-        list.insert(QStringLiteral("first_id"), data.isEmpty()
-                                                    ? QJsonValue(QJsonValue::Null)
-                                                    : data.first()[QStringLiteral("id")]);
-        list.insert(QStringLiteral("last_id"), data.isEmpty() ? QJsonValue(QJsonValue::Null)
-                                                              : data.last()[QStringLiteral("id")]);
-        sink->sendJson(200, list);
+            data.append(containerObject(entry, m_names.value(entry.handle.id)));
+        sink->sendJson(200, listObject(data));
         return;
     }
 
     const auto entry = m_registry->entryByContainerId(id);
-    if (id.isEmpty() || id.contains(u'/') || !entry || !owned(*entry)) {
+    if (id.isEmpty() || !entry || !owned(*entry)) {
         notFound(sink, id);
         return;
     }
+    if (rest == QLatin1String("files") || rest.startsWith(QLatin1String("files/"))) {
+        handleFiles(request, *entry, rest.mid(QStringLiteral("files").size()), sink);
+        return;
+    }
+    if (!rest.isEmpty()) {
+        notFound(sink, id + u'/' + rest);
+        return;
+    }
     if (request.method == "GET") {
-        sink->sendJson(200, containerObject(*entry));
+        sink->sendJson(200, containerObject(*entry, m_names.value(id)));
     } else if (request.method == "DELETE") {
         QPointer<ResponseSink> guard(sink);
+        m_names.remove(id);
         whenFinished(m_registry->remove(entry->key, SandboxRemovalReason::Deleted), this,
                      [guard, id](const QFuture<void> &) {
                          if (guard)
@@ -104,10 +156,271 @@ void ContainersApi::handle(const HttpRequest &request, const QString &callerIden
                                                    {QStringLiteral("deleted"), true}});
                      });
     } else {
-        sink->sendError(405, QStringLiteral("Method not allowed."),
-                        QStringLiteral("invalid_request_error"),
-                        QStringLiteral("method_not_allowed"));
+        methodNotAllowed(sink);
     }
+}
+
+void ContainersApi::createContainer(const HttpRequest &request, const QString &callerIdentity,
+                                    ResponseSink *sink) {
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(request.body, &parseError);
+    if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
+        badRequest(sink,
+                   QStringLiteral("The body must be a JSON object: ") + parseError.errorString());
+        return;
+    }
+    const QJsonObject body = doc.object();
+    const QJsonValue name = body.value(QStringLiteral("name"));
+    if (!name.isString()) {
+        badRequest(sink, QStringLiteral("'name' is required and must be a string."),
+                   QStringLiteral("missing_required_parameter"));
+        return;
+    }
+    QStringList fileIds;
+    const QJsonValue ids = body.value(QStringLiteral("file_ids"));
+    if (!ids.isUndefined() && !ids.isNull()) {
+        if (!ids.isArray()) {
+            badRequest(sink, QStringLiteral("'file_ids' must be an array of strings."));
+            return;
+        }
+        for (const QJsonValue &v : ids.toArray()) {
+            if (!v.isString() || v.toString().isEmpty()) {
+                badRequest(sink, QStringLiteral("'file_ids' must be an array of strings."));
+                return;
+            }
+            fileIds << v.toString();
+        }
+    }
+    if (!m_creator) {
+        sink->sendError(503, QStringLiteral("Containers cannot be created here."),
+                        QStringLiteral("server_error"));
+        return;
+    }
+    std::optional<UpstreamRoute> route;
+    if (!fileIds.isEmpty()) {
+        route = m_filesRoute ? m_filesRoute(request) : std::nullopt;
+        if (!m_importer || !route) {
+            badRequest(sink, QStringLiteral("'file_ids' needs an upstream that serves OpenAI "
+                                            "Files; none is configured."));
+            return;
+        }
+    }
+    // expires_after: Loopscope keeps its own idle TTL (SandboxRegistry::kIdleTtlMs); accepted.
+    const QString sessionId = QStringLiteral("container-") + randomHex();
+    QPointer<ResponseSink> guard(sink);
+    const QString containerName = name.toString();
+    whenFinished(
+        m_creator(callerIdentity, sessionId), this,
+        [this, guard, containerName, fileIds, route](const QFuture<Outcome<SandboxEntry>> &made) {
+            const Outcome<SandboxEntry> created = resultOr(
+                made, Outcome<SandboxEntry>::failure(QStringLiteral("creation was cancelled")));
+            if (!guard)
+                return;
+            if (!created.ok()) {
+                guard->sendError(502,
+                                 QStringLiteral("Could not create a sandbox: ") + created.error,
+                                 QStringLiteral("server_error"), QStringLiteral("sandbox_error"));
+                return;
+            }
+            const SandboxEntry entry = created.value;
+            m_names.insert(entry.handle.id, containerName);
+            if (fileIds.isEmpty()) {
+                guard->sendJson(200, containerObject(entry, containerName));
+                return;
+            }
+            whenFinished(
+                m_importer->import(*route, entry, fileIds), this,
+                [guard, entry,
+                 containerName](const QFuture<Outcome<QList<ContainerFile>>> &imported) {
+                    const auto copied = resultOr(imported, Outcome<QList<ContainerFile>>::failure(
+                                                               QStringLiteral("cancelled")));
+                    if (!guard)
+                        return;
+                    if (!copied.ok()) {
+                        guard->sendError(400, copied.error, QStringLiteral("invalid_request_error"),
+                                         QStringLiteral("file_not_copied"));
+                        return;
+                    }
+                    guard->sendJson(200, containerObject(entry, containerName));
+                });
+        });
+}
+
+void ContainersApi::handleFiles(const HttpRequest &request, const SandboxEntry &entry,
+                                const QString &rest, ResponseSink *sink) {
+    const QString containerId = entry.handle.id;
+    if (!m_store || !entry.backend) {
+        sink->sendError(503, QStringLiteral("Container files are unavailable."),
+                        QStringLiteral("server_error"));
+        return;
+    }
+    if (rest.isEmpty() || rest == QLatin1String("/")) {
+        if (request.method == "POST") {
+            uploadFile(request, entry, sink);
+        } else if (request.method == "GET") {
+            QList<ContainerFile> files = m_store->files(containerId);
+            const bool ascending = request.query.contains("order=asc");
+            if (!ascending)
+                std::reverse(files.begin(), files.end()); // OpenAI's default: newest first
+            QJsonArray data;
+            for (const ContainerFile &f : std::as_const(files))
+                data.append(ContainerFileStore::toJson(f));
+            sink->sendJson(200, listObject(data));
+        } else {
+            methodNotAllowed(sink);
+        }
+        return;
+    }
+    const QString fileId = rest.mid(1).section(u'/', 0, 0);
+    const QString sub = rest.mid(1).section(u'/', 1);
+    const std::optional<ContainerFile> file = m_store->file(containerId, fileId);
+    if (!file || (!sub.isEmpty() && sub != QLatin1String("content"))) {
+        fileNotFound(sink, fileId);
+        return;
+    }
+    QPointer<ResponseSink> guard(sink);
+    const SandboxParams params = entry.params.value_or(SandboxParams{});
+    if (sub == QLatin1String("content")) {
+        if (request.method != "GET") {
+            methodNotAllowed(sink);
+            return;
+        }
+        whenFinished(entry.backend->readFile(entry.handle, file->path, params), this,
+                     [guard](const QFuture<Outcome<QByteArray>> &read) {
+                         const Outcome<QByteArray> bytes = resultOr(
+                             read, Outcome<QByteArray>::failure(QStringLiteral("cancelled")));
+                         if (!guard)
+                             return;
+                         if (!bytes.ok()) {
+                             sandboxFailure(guard, bytes.error);
+                             return;
+                         }
+                         guard->send(200,
+                                     {{QByteArrayLiteral("content-type"),
+                                       QByteArrayLiteral("application/octet-stream")}},
+                                     bytes.value);
+                     });
+        return;
+    }
+    if (request.method == "GET") {
+        sink->sendJson(200, ContainerFileStore::toJson(*file));
+    } else if (request.method == "DELETE") {
+        QPointer<ContainerFileStore> store = m_store;
+        whenFinished(entry.backend->deleteFile(entry.handle, file->path, params), this,
+                     [guard, store, containerId, fileId](const QFuture<Outcome<bool>> &) {
+                         // Gone from the sandbox or not, it is gone from the container.
+                         if (store)
+                             store->remove(containerId, fileId);
+                         if (guard)
+                             guard->sendJson(200, {{QStringLiteral("id"), fileId},
+                                                   {QStringLiteral("object"),
+                                                    QStringLiteral("container.file.deleted")},
+                                                   {QStringLiteral("deleted"), true}});
+                     });
+    } else {
+        methodNotAllowed(sink);
+    }
+}
+
+void ContainersApi::uploadFile(const HttpRequest &request, const SandboxEntry &entry,
+                               ResponseSink *sink) {
+    const QByteArray contentType = request.header("content-type");
+    if (contentType.trimmed().toLower().startsWith("application/json")) {
+        const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+        const QString fileId = body.value(QStringLiteral("file_id")).toString();
+        if (fileId.isEmpty()) {
+            badRequest(sink,
+                       QStringLiteral("Send a multipart/form-data body with a 'file' part, "
+                                      "or JSON with a 'file_id'."),
+                       QStringLiteral("missing_required_parameter"));
+            return;
+        }
+        const std::optional<UpstreamRoute> route =
+            m_filesRoute ? m_filesRoute(request) : std::nullopt;
+        if (!m_importer || !route) {
+            badRequest(sink, QStringLiteral("'file_id' needs an upstream that serves OpenAI "
+                                            "Files; none is configured."));
+            return;
+        }
+        QPointer<ResponseSink> guard(sink);
+        whenFinished(
+            m_importer->import(*route, entry, {fileId}), this,
+            [guard](const QFuture<Outcome<QList<ContainerFile>>> &imported) {
+                const auto copied = resultOr(
+                    imported, Outcome<QList<ContainerFile>>::failure(QStringLiteral("cancelled")));
+                if (!guard)
+                    return;
+                if (!copied.ok() || copied.value.isEmpty()) {
+                    guard->sendError(400, copied.error, QStringLiteral("invalid_request_error"),
+                                     QStringLiteral("file_not_copied"));
+                    return;
+                }
+                guard->sendJson(200, ContainerFileStore::toJson(copied.value.first()));
+            });
+        return;
+    }
+    const std::optional<QByteArray> boundary = MultipartFormData::boundaryOf(contentType);
+    if (!boundary) {
+        badRequest(sink,
+                   QStringLiteral("Expected Content-Type multipart/form-data with a boundary, "
+                                  "or application/json."),
+                   QStringLiteral("invalid_content_type"));
+        return;
+    }
+    QString error;
+    const auto parts = MultipartFormData::parse(request.body, *boundary, &error);
+    if (!parts) {
+        qWarning().noquote() << "loopscope: container file upload refused:" << error;
+        badRequest(sink, error, QStringLiteral("invalid_multipart"));
+        return;
+    }
+    const auto file = std::find_if(parts->cbegin(), parts->cend(), [](const MultipartPart &p) {
+        return p.name == QLatin1String("file") && p.isFile;
+    });
+    if (file == parts->cend()) {
+        badRequest(sink, QStringLiteral("The multipart body has no 'file' part with a filename."),
+                   QStringLiteral("missing_required_parameter"));
+        return;
+    }
+    if (file->data.size() > kMaxFileBytes) {
+        sink->sendError(413,
+                        QStringLiteral("The file has %1 bytes; the limit for a container file is "
+                                       "%2 bytes.")
+                            .arg(file->data.size())
+                            .arg(kMaxFileBytes),
+                        QStringLiteral("invalid_request_error"), QStringLiteral("file_too_large"));
+        return;
+    }
+    const QString name = ContainerFileImporter::safeFileName(
+        file->fileName, QStringLiteral("upload-") + randomHex().left(8));
+    writeUpload(entry, name, file->data, sink);
+}
+
+void ContainersApi::writeUpload(const SandboxEntry &entry, const QString &fileName,
+                                const QByteArray &data, ResponseSink *sink) {
+    QPointer<ResponseSink> guard(sink);
+    QPointer<ContainerFileStore> store = m_store;
+    const QString containerId = entry.handle.id;
+    whenFinished(
+        entry.backend->writeFile(entry.handle, sandboxDataDir() + u'/' + fileName, data,
+                                 entry.params.value_or(SandboxParams{})),
+        this, [guard, store, containerId](const QFuture<Outcome<SandboxFileInfo>> &written) {
+            const Outcome<SandboxFileInfo> info =
+                resultOr(written, Outcome<SandboxFileInfo>::failure(QStringLiteral("cancelled")));
+            if (!guard)
+                return;
+            if (!info.ok()) {
+                sandboxFailure(guard, info.error);
+                return;
+            }
+            if (!store) {
+                guard->sendError(503, QStringLiteral("Container files are unavailable."),
+                                 QStringLiteral("server_error"));
+                return;
+            }
+            guard->sendJson(200, ContainerFileStore::toJson(store->noteWritten(
+                                     containerId, info.value, QStringLiteral("user"))));
+        });
 }
 
 } // namespace loopscope

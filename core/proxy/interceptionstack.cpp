@@ -7,6 +7,7 @@
 #include "interception/interceptionsettings.h"
 #include "interception/yamldocument.h"
 #include "loop/agenticloopinterceptor.h"
+#include "loop/containerfileimporter.h"
 #include "loop/loopinspector.h"
 #include "loop/pausebroker.h"
 #include "proxy/containersapi.h"
@@ -106,7 +107,27 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
         new AgenticLoopInterceptor(m_interception, m_server->upstream(), m_events, this);
     m_interceptor->setPauseBroker(m_broker);
     m_server->addInterceptor(m_interceptor);
+    m_files = new ContainerFileStore(this);
+    m_interception->setFileStore(m_files);
+    // A deleted container's files go with it.
+    connect(m_registry, &SandboxRegistry::sandboxRemoved, m_files,
+            [this](const SandboxEntry &entry) { m_files->forget(entry.handle.id); });
+    m_importer = new ContainerFileImporter(m_server->upstream(), m_files, this);
     m_containers = new ContainersApi(m_registry, this);
+    m_containers->setFileStore(m_files);
+    m_containers->setContainerCreator(
+        [interception = QPointer<CodeInterpreterInterception>(m_interception)](
+            const QString &identity, const QString &sessionId) {
+            if (!interception)
+                return QtFuture::makeReadyFuture(
+                    Outcome<SandboxEntry>::failure(QStringLiteral("interception is gone")));
+            // The same key a request with metadata.session_id gets (preCallDeploymentHook).
+            const QString key = identity.isEmpty() ? sessionId : identity + u':' + sessionId;
+            return interception->getOrCreateContainer(key, identity, sessionId);
+        });
+    m_containers->setFileImporter(m_importer, [server = m_server](const HttpRequest &request) {
+        return server ? server->filesRoute(request) : std::nullopt;
+    });
     m_server->setContainersApi(m_containers);
     m_control = new ControlApi(m_events, this);
     m_control->setRegistry(m_registry);

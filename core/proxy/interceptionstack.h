@@ -13,6 +13,8 @@ namespace loopscope {
 
 class AgenticLoopInterceptor;
 class CodeInterpreterInterception;
+class ContainerFileImporter;
+class ContainerFileStore;
 class ContainersApi;
 class ControlApi;
 class EventBus;
@@ -44,6 +46,8 @@ public:
     // The control API (/loopscope/v1); its flow store is set by whoever owns the store.
     ControlApi *controlApi() const { return m_control; }
     CodeInterpreterInterception *interception() const { return m_interception; }
+    // Ids and sources of container files (/mnt/data); the window lists them from here.
+    ContainerFileStore *fileStore() const { return m_files; }
     LocalPythonBackend *localBackend() const { return m_local; }
     // Breakpoints of every intercepted loop (exists from construction; off by default).
     PauseBroker *pauseBroker() const { return m_broker; }
@@ -71,6 +75,8 @@ private:
     CodeInterpreterInterception *m_interception = nullptr;
     AgenticLoopInterceptor *m_interceptor = nullptr;
     ContainersApi *m_containers = nullptr;
+    ContainerFileStore *m_files = nullptr;
+    ContainerFileImporter *m_importer = nullptr;
     ControlApi *m_control = nullptr;
     LoopInspector *m_inspector = nullptr;
     PauseBroker *m_broker = nullptr;

@@ -208,6 +208,15 @@ UpstreamRoute ProxyServer::withClientAuth(UpstreamRoute route, const HttpRequest
     return route;
 }
 
+std::optional<UpstreamRoute> ProxyServer::filesRoute(const HttpRequest &request) const {
+    std::optional<UpstreamRoute> route = m_config.defaultRoute;
+    if (!route && !m_config.modelRoutes.isEmpty())
+        route = m_config.modelRoutes.first();
+    if (!route || route->isDemo())
+        return std::nullopt;
+    return withClientAuth(*route, request);
+}
+
 QString ProxyServer::beginFlow(const HttpRequest &request, ResponseSink *sink) {
     const QString requestId = newRequestId();
     sink->setRequestId(requestId);

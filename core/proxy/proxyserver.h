@@ -63,6 +63,9 @@ public:
     UpstreamClient *upstream() const { return m_upstream; }
     HttpServer *httpServer() const { return m_http; }
     const ProxyConfig &config() const { return m_config; }
+    // Where OpenAI Files (container file_ids) are fetched for this request: the default route,
+    // else the first configured model's, with the caller's credentials as for a model call.
+    std::optional<UpstreamRoute> filesRoute(const HttpRequest &request) const;
 
     // Graceful: stop accepting, finish in-flight responses, then emit stopped().
     void shutdown();

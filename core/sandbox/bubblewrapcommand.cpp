@@ -108,7 +108,7 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
          << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
     args << QStringLiteral("--size") << QString::number(options.workDirBytes)
          << QStringLiteral("--tmpfs") << sandboxWorkDir();
-    // bwrap's root is a writable, unbounded tmpfs: seal it so only /sandbox and /tmp take writes.
+    // bwrap's root is a writable, unbounded tmpfs: seal it so only /mnt/data and /tmp take writes.
     args << QStringLiteral("--remount-ro") << QStringLiteral("/");
     args << QStringLiteral("--chdir") << sandboxWorkDir();
     if (seccompFd >= 0)
@@ -116,7 +116,9 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
     if (infoFd >= 0)
         args << QStringLiteral("--info-fd") << QString::number(infoFd);
     args << QStringLiteral("--clearenv");
-    for (const QString &entry : sandboxEnvironment(sandboxWorkDir(), QStringLiteral("/tmp"))) {
+    // HOME in /tmp: dotfiles that tools write must not turn up as container files in /mnt/data.
+    for (const QString &entry :
+         sandboxEnvironment(QStringLiteral("/tmp"), QStringLiteral("/tmp"))) {
         const qsizetype eq = entry.indexOf(QLatin1Char('='));
         args << QStringLiteral("--setenv") << entry.left(eq) << entry.mid(eq + 1);
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "sandbox/localsandboxoptions.h"
+#include "sandbox/sandboxtypes.h"
 
 #include <QString>
 #include <QStringList>
@@ -20,8 +21,9 @@ struct LocalSandboxLaunch {
 // disabled, the bare interpreter command line). Pure functions, so the policy is testable as data.
 class BubblewrapCommand {
 public:
-    // The work dir inside the sandbox: a private tmpfs of LocalSandboxOptions::workDirBytes.
-    static QString sandboxWorkDir() { return QStringLiteral("/sandbox"); }
+    // The work dir inside the sandbox, OpenAI's /mnt/data: a private tmpfs of
+    // LocalSandboxOptions::workDirBytes and the code's current directory.
+    static QString sandboxWorkDir() { return sandboxDataDir(); }
 
     // Tag put on every sandbox command line ("loopscope-sandbox:<app pid>") so leftovers of
     // this process can be found in /proc (tests, diagnostics).

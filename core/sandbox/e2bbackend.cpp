@@ -1,5 +1,7 @@
 #include "sandbox/e2bbackend.h"
 
+#include "sandbox/sandboxfilecode.h"
+
 #include "sandbox/ndjsonlinereader.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
@@ -341,6 +343,10 @@ void E2bBackend::startExecute(std::shared_ptr<RunState> state) {
             if (state->liveOutput)
                 state->liveOutput->add(type, text.toString());
         } else if (type == QLatin1String("result")) {
+            // Figures come as a base64 "png" field of a result.
+            const QJsonValue png = message.value(QLatin1String("png"));
+            if (png.isString())
+                appendSandboxImage(result, QByteArray::fromBase64(png.toString().toLatin1()));
             if (m_options.includeResultsInStdout) {
                 const QString text = message.value(QLatin1String("text")).toString();
                 if (!text.isEmpty())
@@ -588,6 +594,27 @@ QFuture<SandboxSelfTest> E2bBackend::probe(const SandboxParams &params) {
         promise->finish();
     });
     return promise->future();
+}
+
+QFuture<Outcome<QList<SandboxFileInfo>>> E2bBackend::listFiles(const SandboxHandle &sandbox,
+                                                               const SandboxParams &params) {
+    return SandboxFileCode::list(this, sandbox, params);
+}
+
+QFuture<Outcome<QByteArray>> E2bBackend::readFile(const SandboxHandle &sandbox, const QString &path,
+                                                  const SandboxParams &params) {
+    return SandboxFileCode::read(this, sandbox, path, params);
+}
+
+QFuture<Outcome<SandboxFileInfo>> E2bBackend::writeFile(const SandboxHandle &sandbox,
+                                                        const QString &path, const QByteArray &data,
+                                                        const SandboxParams &params) {
+    return SandboxFileCode::write(this, sandbox, path, data, params);
+}
+
+QFuture<Outcome<bool>> E2bBackend::deleteFile(const SandboxHandle &sandbox, const QString &path,
+                                              const SandboxParams &params) {
+    return SandboxFileCode::remove(this, sandbox, path, params);
 }
 
 } // namespace loopscope

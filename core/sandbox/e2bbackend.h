@@ -68,6 +68,17 @@ public:
     QFuture<SandboxSelfTest> probe(const SandboxParams &params);
     SandboxSelfTest selfTest() const override;
 
+    // Container files through short Python snippets (SandboxFileCode).
+    QFuture<Outcome<QList<SandboxFileInfo>>> listFiles(const SandboxHandle &sandbox,
+                                                       const SandboxParams &params) override;
+    QFuture<Outcome<QByteArray>> readFile(const SandboxHandle &sandbox, const QString &path,
+                                          const SandboxParams &params) override;
+    QFuture<Outcome<SandboxFileInfo>> writeFile(const SandboxHandle &sandbox, const QString &path,
+                                                const QByteArray &data,
+                                                const SandboxParams &params) override;
+    QFuture<Outcome<bool>> deleteFile(const SandboxHandle &sandbox, const QString &path,
+                                      const SandboxParams &params) override;
+
     const Options &options() const { return m_options; }
     void setOptions(const Options &options) { m_options = options; }
     // Test seam: milliseconds since the epoch, used for lifetime renewal.

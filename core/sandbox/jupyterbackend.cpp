@@ -1,5 +1,7 @@
 #include "sandbox/jupyterbackend.h"
 
+#include "sandbox/sandboxfilecode.h"
+
 #include "sandbox/jupyterrest.h"
 
 #include <QJsonDocument>
@@ -261,6 +263,29 @@ bool JupyterBackend::dropConnection(const QString &kernelId) {
         return false;
     channel->dropConnection();
     return true;
+}
+
+QFuture<Outcome<QList<SandboxFileInfo>>> JupyterBackend::listFiles(const SandboxHandle &sandbox,
+                                                                   const SandboxParams &params) {
+    return SandboxFileCode::list(this, sandbox, params);
+}
+
+QFuture<Outcome<QByteArray>> JupyterBackend::readFile(const SandboxHandle &sandbox,
+                                                      const QString &path,
+                                                      const SandboxParams &params) {
+    return SandboxFileCode::read(this, sandbox, path, params);
+}
+
+QFuture<Outcome<SandboxFileInfo>> JupyterBackend::writeFile(const SandboxHandle &sandbox,
+                                                            const QString &path,
+                                                            const QByteArray &data,
+                                                            const SandboxParams &params) {
+    return SandboxFileCode::write(this, sandbox, path, data, params);
+}
+
+QFuture<Outcome<bool>> JupyterBackend::deleteFile(const SandboxHandle &sandbox, const QString &path,
+                                                  const SandboxParams &params) {
+    return SandboxFileCode::remove(this, sandbox, path, params);
 }
 
 } // namespace loopscope

@@ -51,6 +51,17 @@ public:
     QFuture<SandboxSelfTest> probe(const SandboxParams &params);
     SandboxSelfTest selfTest() const override;
 
+    // Container files through short Python snippets (SandboxFileCode).
+    QFuture<Outcome<QList<SandboxFileInfo>>> listFiles(const SandboxHandle &sandbox,
+                                                       const SandboxParams &params) override;
+    QFuture<Outcome<QByteArray>> readFile(const SandboxHandle &sandbox, const QString &path,
+                                          const SandboxParams &params) override;
+    QFuture<Outcome<SandboxFileInfo>> writeFile(const SandboxHandle &sandbox, const QString &path,
+                                                const QByteArray &data,
+                                                const SandboxParams &params) override;
+    QFuture<Outcome<bool>> deleteFile(const SandboxHandle &sandbox, const QString &path,
+                                      const SandboxParams &params) override;
+
     const Options &options() const { return m_options; }
 
     // Test seam: drop a kernel's WebSocket as a network failure would (false: none open).

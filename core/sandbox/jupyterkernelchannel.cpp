@@ -326,6 +326,11 @@ void JupyterKernelChannel::onMessage(const QString &text) {
         appendOutput(content.value(QLatin1String("name")).toString(),
                      content.value(QLatin1String("text")).toString());
     } else if (type == QLatin1String("execute_result") || type == QLatin1String("display_data")) {
+        // Figures (the inline matplotlib backend, IPython.display) arrive as base64 PNG.
+        const QJsonValue png =
+            content.value(QLatin1String("data")).toObject().value(QLatin1String("image/png"));
+        if (png.isString())
+            appendSandboxImage(job.result, QByteArray::fromBase64(png.toString().toLatin1()));
         if (m_options.includeResultsInStdout) {
             const QString plain = content.value(QLatin1String("data"))
                                       .toObject()

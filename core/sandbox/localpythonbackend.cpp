@@ -7,7 +7,9 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QLoggingCategory>
+#include <QProcess>
 #include <QPromise>
 #include <QRandomGenerator>
 #include <QTimer>
@@ -142,6 +144,9 @@ SandboxSelfTest LocalPythonBackend::selfTest() const {
             "WARNING: no seccomp filter for this CPU architecture: sandboxes run WITHOUT the "
             "syscall filter (kernel keyring, bpf, io_uring, AF_VSOCK and other socket families "
             "stay reachable); only x86-64 and aarch64 are filtered");
+    QStringList missingLibraries;
+    result.libraries = probeLibraries(m_options.pythonPath, &missingLibraries);
+    result.warnings << missingLibraries;
     if (::geteuid() == 0)
         result.warnings
             << QStringLiteral("running as root: sandboxes run as uid %1").arg(m_options.sandboxUid);
@@ -468,6 +473,137 @@ void LocalPythonBackend::shutdown() {
     // Every interpreter still around (pooled, or being deleted by remove()) goes now, while this
     // object is intact: their futures have continuations bound to it.
     qDeleteAll(findChildren<LocalSandboxProcess *>(Qt::FindDirectChildrenOnly));
+}
+
+template<typename T>
+QFuture<Outcome<T>>
+LocalPythonBackend::fileOp(const QString &sandboxId, const QJsonObject &request,
+                           const QByteArray &payload,
+                           std::function<Outcome<T>(const QJsonObject &, const QByteArray &)> map) {
+    if (m_shutdown)
+        return readyFailure<T>(QStringLiteral("the local sandbox backend shut down"));
+    Sandbox *sandbox = find(sandboxId);
+    if (!sandbox)
+        return readyFailure<T>(
+            QStringLiteral("no local sandbox with id %1 (deleted or never created)")
+                .arg(sandboxId));
+    if (!sandbox->process || !sandbox->process->isAlive()) {
+        LocalSandboxProcess *fresh = takeFromPool();
+        if (!fresh)
+            fresh = startProcess();
+        attach(*sandbox, fresh);
+    }
+    return sandbox->process->fileRequest(request, payload)
+        .then(this, [map](const Outcome<LocalSandboxProcess::FileReply> &reply) -> Outcome<T> {
+            if (!reply.ok())
+                return Outcome<T>::failure(reply.error);
+            return map(reply.value.header, reply.value.data);
+        });
+}
+
+namespace {
+
+SandboxFileInfo fileInfoFrom(const QJsonObject &file) {
+    return SandboxFileInfo{file.value(QStringLiteral("path")).toString(),
+                           file.value(QStringLiteral("bytes")).toInteger(),
+                           file.value(QStringLiteral("mtime_ms")).toInteger()};
+}
+
+QJsonObject fsRequest(const QString &action, const QString &path = {}) {
+    QJsonObject request{{QStringLiteral("action"), action}};
+    if (!path.isNull())
+        request.insert(QStringLiteral("path"), path);
+    return request;
+}
+
+} // namespace
+
+QFuture<Outcome<QList<SandboxFileInfo>>> LocalPythonBackend::listFiles(const SandboxHandle &handle,
+                                                                       const SandboxParams &) {
+    return fileOp<QList<SandboxFileInfo>>(
+        handle.id, fsRequest(QStringLiteral("list")), {},
+        [](const QJsonObject &header, const QByteArray &) {
+            QList<SandboxFileInfo> files;
+            for (const QJsonValue &file : header.value(QStringLiteral("files")).toArray())
+                files.append(fileInfoFrom(file.toObject()));
+            return Outcome<QList<SandboxFileInfo>>::success(files);
+        });
+}
+
+QFuture<Outcome<QByteArray>> LocalPythonBackend::readFile(const SandboxHandle &handle,
+                                                          const QString &path,
+                                                          const SandboxParams &) {
+    return fileOp<QByteArray>(handle.id, fsRequest(QStringLiteral("read"), path), {},
+                              [](const QJsonObject &, const QByteArray &data) {
+                                  return Outcome<QByteArray>::success(data);
+                              });
+}
+
+QFuture<Outcome<SandboxFileInfo>> LocalPythonBackend::writeFile(const SandboxHandle &handle,
+                                                                const QString &path,
+                                                                const QByteArray &data,
+                                                                const SandboxParams &) {
+    if (data.size() > m_options.fileTransferBytes)
+        return readyFailure<SandboxFileInfo>(
+            QStringLiteral("the file has %1 bytes; the limit is %2 bytes")
+                .arg(data.size())
+                .arg(m_options.fileTransferBytes));
+    return fileOp<SandboxFileInfo>(
+        handle.id, fsRequest(QStringLiteral("write"), path), data,
+        [](const QJsonObject &header, const QByteArray &) {
+            return Outcome<SandboxFileInfo>::success(
+                fileInfoFrom(header.value(QStringLiteral("files")).toArray().first().toObject()));
+        });
+}
+
+QFuture<Outcome<bool>> LocalPythonBackend::deleteFile(const SandboxHandle &handle,
+                                                      const QString &path, const SandboxParams &) {
+    return fileOp<bool>(
+        handle.id, fsRequest(QStringLiteral("delete"), path), {},
+        [](const QJsonObject &, const QByteArray &) { return Outcome<bool>::success(true); });
+}
+
+QStringList LocalPythonBackend::probeLibraries(const QString &pythonPath, QStringList *missing) {
+    // The sandbox sees the host's read-only /usr, so the host interpreter answers for it;
+    // find_spec and package metadata, not imports (pandas takes a second to import).
+    static const char kProbe[] =
+        "import importlib.util, importlib.metadata as m\n"
+        "for mod, dist in (('numpy','numpy'),('pandas','pandas'),('matplotlib','matplotlib'),"
+        "('PIL','Pillow')):\n"
+        "    if importlib.util.find_spec(mod) is None:\n"
+        "        print(mod, '-'); continue\n"
+        "    try: print(mod, m.version(dist))\n"
+        "    except Exception: print(mod, '?')\n";
+    static const QHash<QString, QString> packages{
+        {QStringLiteral("numpy"), QStringLiteral("python3-numpy")},
+        {QStringLiteral("pandas"), QStringLiteral("python3-pandas")},
+        {QStringLiteral("matplotlib"), QStringLiteral("python3-matplotlib")},
+        {QStringLiteral("PIL"), QStringLiteral("python3-pil")}};
+    QProcess probe;
+    probe.setProcessEnvironment(QProcessEnvironment());
+    probe.start(pythonPath,
+                {QStringLiteral("-I"), QStringLiteral("-c"), QString::fromLatin1(kProbe)});
+    QStringList present;
+    if (!probe.waitForFinished(15000)) {
+        probe.kill();
+        probe.waitForFinished(1000);
+        return present;
+    }
+    const QStringList lines =
+        QString::fromUtf8(probe.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
+    for (const QString &line : lines) {
+        const QString module = line.section(u' ', 0, 0);
+        const QString version = line.section(u' ', 1);
+        if (version == QLatin1String("-")) {
+            if (missing)
+                *missing << QStringLiteral("`import %1` fails in sandboxes: install the Debian "
+                                           "package %2 (apt-get install %2)")
+                                .arg(module, packages.value(module));
+        } else {
+            present << module + u' ' + version;
+        }
+    }
+    return present;
 }
 
 QStringList LocalPythonBackend::sandboxIds() const {

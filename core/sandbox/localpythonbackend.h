@@ -4,10 +4,12 @@
 #include "sandbox/sandboxbackend.h"
 
 #include <QHash>
+#include <QJsonObject>
 #include <QList>
 #include <QPointer>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -60,6 +62,22 @@ public:
     // Static checks plus, once, a real probe sandbox; cached after the first call.
     SandboxSelfTest selfTest() const override;
 
+    // Served by the sandbox's driver between runs (see LocalSandboxProcess::fileRequest). A
+    // sandbox without a live interpreter gets a fresh one, whose /mnt/data is empty.
+    QFuture<Outcome<QList<SandboxFileInfo>>> listFiles(const SandboxHandle &sandbox,
+                                                       const SandboxParams &params) override;
+    QFuture<Outcome<QByteArray>> readFile(const SandboxHandle &sandbox, const QString &path,
+                                          const SandboxParams &params) override;
+    QFuture<Outcome<SandboxFileInfo>> writeFile(const SandboxHandle &sandbox, const QString &path,
+                                                const QByteArray &data,
+                                                const SandboxParams &params) override;
+    QFuture<Outcome<bool>> deleteFile(const SandboxHandle &sandbox, const QString &path,
+                                      const SandboxParams &params) override;
+
+    // Which data-analysis libraries the sandbox's Python can import ("numpy 1.24.2"), and a
+    // warning naming the Debian package of each missing one.
+    static QStringList probeLibraries(const QString &pythonPath, QStringList *missing = nullptr);
+
     const LocalSandboxOptions &options() const { return m_options; }
     // False when the backend runs code without bubblewrap (allowUnisolated fallback).
     bool isIsolated() const { return m_isolated; }
@@ -100,6 +118,10 @@ private:
     void attach(Sandbox &sandbox, LocalSandboxProcess *process);
     void pump(const QString &sandboxId);
     Sandbox *find(const QString &sandboxId) const;
+    template<typename T>
+    QFuture<Outcome<T>>
+    fileOp(const QString &sandboxId, const QJsonObject &request, const QByteArray &payload,
+           std::function<Outcome<T>(const QJsonObject &, const QByteArray &)> map);
 
     LocalSandboxOptions m_options;
     bool m_available = false;

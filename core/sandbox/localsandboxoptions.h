@@ -36,6 +36,12 @@ struct LocalSandboxOptions {
     qint64 workDirBytes = 256 * kMiB;      // size of the /sandbox tmpfs
     qint64 tmpDirBytes = 64 * kMiB;        // size of the /tmp tmpfs
 
+    // Pictures a run returns (figures shown or left open, PIL show()); beyond: a note in stdout.
+    qint64 imageMaxBytes = 4 * kMiB;
+    int maxImagesPerRun = 8;
+    // Largest container file read from or written to /mnt/data in one piece.
+    qint64 fileTransferBytes = 32 * kMiB;
+
     // Install LocalSandboxSeccomp's filter (bubblewrap --seccomp) in isolated sandboxes.
     bool seccompFilter = true;
 

@@ -135,7 +135,9 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
     , m_isolated(isolated)
     // Output frames are raw bytes (cap + marker); the JSON header holds at most a capped
     // traceback and value. So this proxy never holds more than one such frame per sandbox.
-    , m_codec(qMax(options.stdoutCapBytes, options.stderrCapBytes) + kFrameOverheadBytes) {
+    , m_codec(qMax(qMax(options.stdoutCapBytes, options.stderrCapBytes),
+                   qMax(options.imageMaxBytes, options.fileTransferBytes)) +
+              kFrameOverheadBytes) {
     m_startTimer.setSingleShot(true);
     m_runTimer.setSingleShot(true);
     connect(&m_startTimer, &QTimer::timeout, this, [this] { killTree(KillReason::StartTimeout); });
@@ -326,6 +328,11 @@ void LocalSandboxProcess::start(int nice) {
         {QStringLiteral("stderr_cap"), m_options.stderrCapBytes},
         {QStringLiteral("traceback_cap"), 65536},
         {QStringLiteral("workdir"), launch.sandboxWorkDir},
+        // Where /mnt/data lives for the driver (the host work dir when unisolated).
+        {QStringLiteral("datadir"), launch.sandboxWorkDir},
+        {QStringLiteral("image_max_bytes"), m_options.imageMaxBytes},
+        {QStringLiteral("image_max_count"), m_options.maxImagesPerRun},
+        {QStringLiteral("file_max_bytes"), m_options.fileTransferBytes},
         // Without bwrap's user namespace the process count is per uid, machine-wide.
         {QStringLiteral("shared_uid"), !m_isolated},
         {QStringLiteral("site_packages"), driver.sitePackages},
@@ -515,11 +522,13 @@ void LocalSandboxProcess::onStderr() {
 void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
     if (m_pendingHeader) {
         m_pendingStreams << payload;
-        if (m_pendingStreams.size() < 2)
+        if (m_pendingStreams.size() < expectedRawFrames(*m_pendingHeader))
             return;
         const QJsonObject header = *std::exchange(m_pendingHeader, std::nullopt);
         const QString op = header.value(QStringLiteral("op")).toString();
-        if (op == QLatin1String("result")) {
+        if (op == QLatin1String("fs_result")) {
+            finishFileRequest(header, m_pendingStreams.value(0));
+        } else if (op == QLatin1String("result")) {
             finishRun(header);
         } else if (op == QLatin1String("output")) {
             deliverLiveOutput(header);
@@ -552,13 +561,54 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
     // A partial (or live output) may also arrive just after its run finished, e.g. after a
     // timeout; its output frames are then dropped.
     if ((op == QLatin1String("result") && currentRun) || op == QLatin1String("partial") ||
-        op == QLatin1String("output")) {
+        op == QLatin1String("output") || op == QLatin1String("fs_result")) {
         m_pendingHeader = frame;
         m_pendingStreams.clear();
         return;
     }
     qCWarning(lcLocalSandbox) << "unexpected sandbox frame" << op;
     killTree(KillReason::Protocol);
+}
+
+qsizetype LocalSandboxProcess::expectedRawFrames(const QJsonObject &header) {
+    const QString op = header.value(QStringLiteral("op")).toString();
+    if (op == QLatin1String("fs_result"))
+        return 1;
+    // A result: stdout, stderr, then one frame per image.
+    return 2 + header.value(QStringLiteral("images")).toArray().size();
+}
+
+QFuture<Outcome<LocalSandboxProcess::FileReply>>
+LocalSandboxProcess::fileRequest(const QJsonObject &request, const QByteArray &payload) {
+    if (!isAlive() || !m_process || m_killReason != KillReason::None)
+        return QtFuture::makeReadyFuture(
+            Outcome<FileReply>::failure(QStringLiteral("the sandbox interpreter is not running")));
+    auto promise = std::make_shared<QPromise<Outcome<FileReply>>>();
+    promise->start();
+    const qint64 id = ++m_fileRequestId;
+    m_fileRequests.append({id, promise});
+    QJsonObject frame = request;
+    frame.insert(QStringLiteral("op"), QStringLiteral("fs"));
+    frame.insert(QStringLiteral("id"), id);
+    m_process->write(LocalSandboxFrameCodec::encode(frame) +
+                     LocalSandboxFrameCodec::encodeRaw(payload));
+    return promise->future();
+}
+
+void LocalSandboxProcess::finishFileRequest(const QJsonObject &header, const QByteArray &data) {
+    const qint64 id = header.value(QStringLiteral("id")).toInteger();
+    if (m_fileRequests.isEmpty() || m_fileRequests.first().first != id) {
+        qCWarning(lcLocalSandbox) << "unexpected file reply" << id;
+        killTree(KillReason::Protocol);
+        return;
+    }
+    const auto promise = m_fileRequests.takeFirst().second;
+    if (header.value(QStringLiteral("ok")).toBool())
+        promise->addResult(Outcome<FileReply>::success(FileReply{header, data}));
+    else
+        promise->addResult(
+            Outcome<FileReply>::failure(header.value(QStringLiteral("error")).toString()));
+    promise->finish();
 }
 
 void LocalSandboxProcess::applyOutput(const QJsonObject &header, ExecutionResult &result) {
@@ -602,6 +652,13 @@ void LocalSandboxProcess::finishRun(const QJsonObject &header) {
                                       e.value(QStringLiteral("traceback")).toString()};
     }
     result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
+    const QJsonArray images = header.value(QStringLiteral("images")).toArray();
+    for (qsizetype i = 0; i < images.size() && i + 2 < m_pendingStreams.size(); ++i) {
+        const QJsonObject image = images.at(i).toObject();
+        result.images.append(SandboxImage{image.value(QStringLiteral("name")).toString(),
+                                          image.value(QStringLiteral("mime")).toString(),
+                                          m_pendingStreams.at(i + 2)});
+    }
     m_partial.reset();
     m_liveSink = {};
     m_state = State::Ready;
@@ -664,6 +721,11 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
     m_pendingHeader.reset();
     m_pendingStreams.clear();
+    for (const auto &[id, promise] : std::exchange(m_fileRequests, {})) {
+        promise->addResult(Outcome<FileReply>::failure(
+            QStringLiteral("the sandbox interpreter stopped: ") + reason));
+        promise->finish();
+    }
 
     if (previous == State::Starting || previous == State::NotStarted) {
         if (previous == State::NotStarted)

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 
 class QProcess;
 class QTemporaryDir;
@@ -74,6 +75,17 @@ public:
     QFuture<Outcome<ExecutionResult>> execute(const QString &code, int timeoutMs,
                                               const SandboxOutputSink &onOutput = {});
 
+    // A file operation on /mnt/data (the driver's "fs" op: list / read / write / delete). Frames
+    // are answered in order, so it may be sent while a run is in flight: the driver serves it
+    // after that run. Finishes with the driver's reply header and data (a read's bytes), or an
+    // error when the driver refuses or the interpreter goes away.
+    struct FileReply {
+        QJsonObject header;
+        QByteArray data;
+    };
+    QFuture<Outcome<FileReply>> fileRequest(const QJsonObject &request,
+                                            const QByteArray &payload = {});
+
     // Kills the whole tree; exited() follows once it is reaped. Idempotent.
     void kill();
 
@@ -89,6 +101,8 @@ private:
     void onFailedToStart();
     void handleFrame(const QByteArray &payload);
     void finishRun(const QJsonObject &header);
+    void finishFileRequest(const QJsonObject &header, const QByteArray &data);
+    static qsizetype expectedRawFrames(const QJsonObject &header);
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
     void deliverLiveOutput(const QJsonObject &header);
     void killTree(KillReason reason);
@@ -122,6 +136,9 @@ private:
     QList<QByteArray> m_pendingStreams;
     std::optional<ExecutionResult> m_partial; // output so far of a run about to time out
     qint64 m_runId = 0;
+    // File requests in flight, oldest first (the driver answers them in order).
+    QList<std::pair<qint64, std::shared_ptr<QPromise<Outcome<FileReply>>>>> m_fileRequests;
+    qint64 m_fileRequestId = 0;
     SandboxOutputSink m_liveSink;     // of the run in flight
     QStringDecoder m_liveDecoders[2]; // chunks may end inside a UTF-8 sequence
     int m_runTimeoutMs = 0;

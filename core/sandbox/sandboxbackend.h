@@ -19,6 +19,9 @@ struct SandboxSelfTest {
     // False when code runs without isolation (allowUnisolated): the window and the log must
     // flag it loudly, not just note it.
     bool isolated = true;
+    // Data-analysis libraries user code can import, "numpy 1.24.2"; missing ones are named in
+    // warnings with their Debian package.
+    QStringList libraries;
 };
 
 // Receives a run's output while the code runs: `stream` is "stdout" or "stderr", `text` a chunk
@@ -48,6 +51,19 @@ public:
                                           const SandboxParams &params) = 0;
 
     virtual SandboxSelfTest selfTest() const = 0;
+
+    // Files under /mnt/data (sandboxDataDir()), the container's files. `path` is absolute and
+    // must lie under /mnt/data. The defaults fail ("files are not supported"): the local, e2b
+    // and Jupyter backends override them.
+    virtual QFuture<Outcome<QList<SandboxFileInfo>>> listFiles(const SandboxHandle &sandbox,
+                                                               const SandboxParams &params);
+    virtual QFuture<Outcome<QByteArray>> readFile(const SandboxHandle &sandbox, const QString &path,
+                                                  const SandboxParams &params);
+    virtual QFuture<Outcome<SandboxFileInfo>> writeFile(const SandboxHandle &sandbox,
+                                                        const QString &path, const QByteArray &data,
+                                                        const SandboxParams &params);
+    virtual QFuture<Outcome<bool>> deleteFile(const SandboxHandle &sandbox, const QString &path,
+                                              const SandboxParams &params);
 };
 
 } // namespace loopscope

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QByteArray>
+#include <QList>
 #include <QMetaType>
 #include <QString>
 #include <QVariantMap>
@@ -39,6 +41,36 @@ struct ExecutionError {
 
 // One run of code in a sandbox. Infrastructure failures (crashed interpreter, unreachable
 // service) are reported by Outcome::error instead; this is what the code itself produced.
+// A picture the code showed or left open (a matplotlib figure, PIL's show(), a notebook's
+// display_data), in the order produced. Already within the per-image cap.
+struct SandboxImage {
+    QString name;     // e.g. "figure-1.png": how the model and the window refer to it
+    QString mimeType; // "image/png"
+    QByteArray data;
+
+    friend bool operator==(const SandboxImage &, const SandboxImage &) = default;
+};
+
+// One regular file under the sandbox's /mnt/data.
+struct SandboxFileInfo {
+    QString path; // absolute, as the code sees it: "/mnt/data/report.csv"
+    qint64 bytes = 0;
+    qint64 modifiedMs = 0; // modification time, ms since the epoch (0 when unknown)
+
+    friend bool operator==(const SandboxFileInfo &, const SandboxFileInfo &) = default;
+};
+
+// OpenAI's working directory for files, in every sandbox; also the code's current directory.
+inline QString sandboxDataDir() {
+    return QStringLiteral("/mnt/data");
+}
+
+// Per-run image caps (OpenAI-like defaults); images beyond them become a note in the logs.
+struct SandboxImageLimits {
+    static constexpr qint64 kMaxImageBytes = 4 * 1024 * 1024;
+    static constexpr int kMaxImagesPerRun = 8;
+};
+
 struct ExecutionResult {
     QString stdoutText;
     QString stderrText;
@@ -48,7 +80,29 @@ struct ExecutionResult {
     bool stdoutTruncated = false;
     bool stderrTruncated = false;
     bool timedOut = false;
+    QList<SandboxImage> images; // within SandboxImageLimits; the rest is noted in stdoutText
+    int imagesProduced = 0;     // including those left out for the caps
 };
+
+// Adds a PNG a remote backend reported (Jupyter display_data, e2b png results) within
+// SandboxImageLimits, or a note in the run's stdout saying why it was left out.
+inline void appendSandboxImage(ExecutionResult &result, const QByteArray &png) {
+    const QString name = QStringLiteral("image-%1.png").arg(++result.imagesProduced);
+    if (result.images.size() >= SandboxImageLimits::kMaxImagesPerRun) {
+        result.stdoutText += QStringLiteral("[loopscope] %1 not returned: a run returns at most %2 "
+                                            "images\n")
+                                 .arg(name)
+                                 .arg(SandboxImageLimits::kMaxImagesPerRun);
+    } else if (png.size() > SandboxImageLimits::kMaxImageBytes) {
+        result.stdoutText += QStringLiteral("[loopscope] %1 not returned: it has %2 bytes; the "
+                                            "limit is %3 bytes per image\n")
+                                 .arg(name)
+                                 .arg(png.size())
+                                 .arg(SandboxImageLimits::kMaxImageBytes);
+    } else {
+        result.images.append(SandboxImage{name, QStringLiteral("image/png"), png});
+    }
+}
 
 } // namespace loopscope
 

@@ -35,6 +35,7 @@ private slots:
     void createRunDeleteWireExactness();
     void parseRules_data();
     void parseRules();
+    void pngResultsBecomeImages();
     void linesAreParsedWhileTheStreamIsOpen();
     void liveOutputReachesTheSinkBeforeTheResult();
     void liveOutputIsCoalescedAndCapped();
@@ -238,6 +239,37 @@ void TestE2bBackend::parseRules() {
         QCOMPARE(ran.value.error->value, error[1]);
         QCOMPARE(ran.value.error->traceback, error[2]);
     }
+}
+
+void TestE2bBackend::pngResultsBecomeImages() {
+    // e2b sends a figure as a result with a base64 "png" (plus its text form).
+    const QByteArray png("\x89PNG\r\n\x1a\nfake-png-body", 21);
+    const QJsonObject figure{{QStringLiteral("type"), QStringLiteral("result")},
+                             {QStringLiteral("text"), QStringLiteral("<Figure size 640x480>")},
+                             {QStringLiteral("png"), QString::fromLatin1(png.toBase64())}};
+    const QJsonObject big{
+        {QStringLiteral("type"), QStringLiteral("result")},
+        {QStringLiteral("png"),
+         QString::fromLatin1(QByteArray(SandboxImageLimits::kMaxImageBytes + 1, 'x').toBase64())}};
+    QByteArray body;
+    for (const QJsonObject &line : {figure, big, figure})
+        body += QJsonDocument(line).toJson(QJsonDocument::Compact) + '\n';
+    m_standIn->setExecuteHandler(
+        [body](const E2bStandIn::Request &, const QString &, E2bStandIn::Sandbox &) {
+            E2bStandIn::ExecuteReply reply;
+            reply.body = body;
+            return reply;
+        });
+    E2bBackend backend(options());
+    const SandboxHandle handle = createOk(backend);
+    const auto ran = awaitFuture(backend.run(handle, QStringLiteral("plt.show()"), params()));
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QCOMPARE(ran.value.images.size(), 2);
+    QCOMPARE(ran.value.images.at(0).data, png);
+    QCOMPARE(ran.value.images.at(0).name, QStringLiteral("image-1.png"));
+    QCOMPARE(ran.value.images.at(1).name, QStringLiteral("image-3.png"));
+    QVERIFY2(ran.value.stdoutText.contains(QStringLiteral("image-2.png not returned")),
+             qPrintable(ran.value.stdoutText));
 }
 
 void TestE2bBackend::linesAreParsedWhileTheStreamIsOpen() {

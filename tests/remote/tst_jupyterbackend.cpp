@@ -21,6 +21,7 @@ private slots:
 
     void stateIsKeptAcrossRunsAndDeleteEndsTheKernel();
     void stdoutAndStderrAreSeparated();
+    void displayedPicturesBecomeImages();
     void liveOutputArrivesWhileTheCodeRuns();
     void exceptionFillsTheErrorFields();
     void resultsAppearInStdout_data();
@@ -119,6 +120,25 @@ void TestJupyterBackend::stdoutAndStderrAreSeparated() {
     QCOMPARE(ran.value.stdoutText, QStringLiteral("out 1\nout 2 😀\n"));
     QCOMPARE(ran.value.stderrText, QStringLiteral("err ü\n"));
     QVERIFY(!ran.value.error);
+}
+
+void TestJupyterBackend::displayedPicturesBecomeImages() {
+    JupyterBackend backend;
+    const SandboxHandle h = createKernel(backend);
+    const auto ran = run(backend, h,
+                         QStringLiteral("import io\nfrom PIL import Image as P\n"
+                                        "from IPython.display import Image, display\n"
+                                        "for w in (3, 5):\n    b = io.BytesIO()\n"
+                                        "    P.new('RGB', (w, 2)).save(b, 'PNG')\n"
+                                        "    display(Image(data=b.getvalue()))\nprint('shown')"));
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QVERIFY2(!ran.value.error,
+             qPrintable(ran.value.error ? ran.value.error->traceback : QString()));
+    QCOMPARE(ran.value.images.size(), 2);
+    QCOMPARE(ran.value.images.at(0).name, QStringLiteral("image-1.png"));
+    QCOMPARE(ran.value.images.at(1).mimeType, QStringLiteral("image/png"));
+    QVERIFY(ran.value.images.at(1).data.startsWith(QByteArray("\x89PNG", 4)));
+    QVERIFY(ran.value.stdoutText.contains(QStringLiteral("shown")));
 }
 
 void TestJupyterBackend::liveOutputArrivesWhileTheCodeRuns() {

@@ -57,7 +57,7 @@ void TestBubblewrapCommand::sizeCappedTmpfsWorkDir() {
     options.workDirBytes = 12345678;
     const QStringList args = BubblewrapCommand::bwrapArguments(options);
     const qsizetype tmpfs =
-        args.lastIndexOf(QStringLiteral("/sandbox"), args.indexOf(QStringLiteral("--chdir")));
+        args.lastIndexOf(QStringLiteral("/mnt/data"), args.indexOf(QStringLiteral("--chdir")));
     QVERIFY(tmpfs > 3);
     QCOMPARE(args.at(tmpfs - 1), QStringLiteral("--tmpfs"));
     QCOMPARE(args.at(tmpfs - 3), QStringLiteral("--size"));

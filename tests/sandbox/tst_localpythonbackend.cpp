@@ -192,7 +192,7 @@ void TestLocalPythonBackend::statePersistsAcrossRuns() {
                                     " os.getcwd())"));
     QVERIFY2(r.ok(), qPrintable(r.error));
     QVERIFY(!r.value.error);
-    QCOMPARE(r.value.stdoutText, QStringLiteral("42 True kept /sandbox\n"));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("42 True kept /mnt/data\n"));
     QCOMPARE(r.value.executionCount, 2);
     QVERIFY(r.value.durationMs > 0.0);
     QVERIFY(!r.value.timedOut);
@@ -648,7 +648,7 @@ void TestLocalPythonBackend::canaryEnvironmentVariableIsAbsent() {
 
 void TestLocalPythonBackend::scratchSpaceIsSizeCapped_data() {
     QTest::addColumn<QString>("path");
-    QTest::newRow("work dir") << QStringLiteral("/sandbox/big.bin");
+    QTest::newRow("work dir") << QStringLiteral("/mnt/data/big.bin");
     QTest::newRow("tmp") << QStringLiteral("/tmp/big.bin");
     QTest::newRow("shared memory") << QStringLiteral("/dev/shm/big.bin");
 }

@@ -1,3 +1,4 @@
+#include "models/requestrecord.h"
 #include "widgets/codeeditor.h"
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
@@ -8,17 +9,22 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QBuffer>
 #include <QClipboard>
+#include <QDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTreeView>
+#include <QTreeWidget>
 
 using namespace loopscope;
 using Language = ConnectSdkDialog::Language;
@@ -116,6 +122,62 @@ private slots:
         QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("timed out")));
         panel.clear();
         QCOMPARE(panel.codeView()->toPlainText(), QString());
+    }
+
+    void codePanelShowsImagesAndFiles() {
+        CodePanel panel;
+        QImage picture(64, 48, QImage::Format_RGB32);
+        picture.fill(Qt::red);
+        QByteArray png;
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        QVERIFY(picture.save(&buffer, "PNG"));
+        // As the window gets it: a CodeExecuted event folded into the request's record.
+        RequestRecord record = RequestRecord::fromStarted(InspectorEvent::make(
+            InspectorEvent::Kind::RequestStarted, QStringLiteral("req_1"), -1, {}));
+        QVERIFY(record.apply(InspectorEvent::make(
+            InspectorEvent::Kind::CodeExecuted, QStringLiteral("req_1"), 0,
+            {{QStringLiteral("code"), QStringLiteral("plt.show()")},
+             {QStringLiteral("images"),
+              QJsonArray{QJsonObject{
+                  {QStringLiteral("name"), QStringLiteral("image-1.png")},
+                  {QStringLiteral("mime"), QStringLiteral("image/png")},
+                  {QStringLiteral("url"), QString(QStringLiteral("data:image/png;base64,") +
+                                                  QString::fromLatin1(png.toBase64()))}}}},
+             {QStringLiteral("files"),
+              QJsonArray{QJsonObject{{QStringLiteral("id"), QStringLiteral("cfile_1")},
+                                     {QStringLiteral("object"), QStringLiteral("container.file")},
+                                     {QStringLiteral("path"), QStringLiteral("/mnt/data/plot.png")},
+                                     {QStringLiteral("bytes"), 2048},
+                                     {QStringLiteral("source"), QStringLiteral("assistant")}}}}})));
+        QCOMPARE(record.codeRuns.size(), 1);
+        const CodeRunRecord run = record.codeRuns.first();
+        QCOMPARE(run.images.size(), 1);
+        QCOMPARE(run.images.first().data, png);
+        panel.showRun(run);
+        QCOMPARE(panel.outputTabs()->currentWidget(), panel.imagesView());
+        QCOMPARE(panel.outputTabs()->tabText(3), QStringLiteral("Images (1)"));
+        QCOMPARE(panel.imagesView()->count(), 1);
+        QListWidgetItem *thumb = panel.imagesView()->item(0);
+        QCOMPARE(thumb->text(), QStringLiteral("image-1.png"));
+        QVERIFY(!thumb->icon().isNull());
+        QCOMPARE(thumb->icon().availableSizes().value(0, QSize()).width(), 160);
+        QCOMPARE(panel.filesView()->topLevelItemCount(), 1);
+        QCOMPARE(panel.filesView()->topLevelItem(0)->text(0), QStringLiteral("/mnt/data/plot.png"));
+        QCOMPARE(panel.filesView()->topLevelItem(0)->text(2), QStringLiteral("assistant"));
+        QCOMPARE(panel.outputTabs()->tabText(4), QStringLiteral("Files (1)"));
+
+        QDialog *enlarged = panel.openImage(0);
+        QVERIFY(enlarged);
+        const QLabel *full = enlarged->findChild<QLabel *>();
+        QCOMPARE(full->pixmap().size(), QSize(64, 48));
+        QTemporaryDir dir;
+        const QString saved = dir.filePath(QStringLiteral("out.png"));
+        QVERIFY(panel.saveImage(0, saved));
+        QCOMPARE(QImage(saved).size(), QSize(64, 48));
+        enlarged->close();
+        panel.clear();
+        QCOMPARE(panel.imagesView()->count(), 0);
     }
 
     void jsonViewCopiesDocumentAndSubtree() {

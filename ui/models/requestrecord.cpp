@@ -1,5 +1,7 @@
 #include "models/requestrecord.h"
 
+#include <QJsonArray>
+
 #include <algorithm>
 
 namespace loopscope {
@@ -97,6 +99,23 @@ bool RequestRecord::apply(const InspectorEvent &event) {
         run.truncated = d.value(QLatin1String("truncated")).toBool();
         run.timedOut = d.value(QLatin1String("timedOut")).toBool();
         run.executed = d.value(QLatin1String("executed")).toBool(true);
+        for (const QJsonValue &v : d.value(QLatin1String("images")).toArray()) {
+            const QJsonObject image = v.toObject();
+            const QString url = image.value(QLatin1String("url")).toString();
+            const qsizetype comma = url.indexOf(u',');
+            if (!url.startsWith(QLatin1String("data:")) || comma < 0)
+                continue;
+            run.images.append({image.value(QLatin1String("name")).toString(),
+                               image.value(QLatin1String("mime")).toString(),
+                               QByteArray::fromBase64(url.mid(comma + 1).toLatin1())});
+        }
+        for (const QJsonValue &v : d.value(QLatin1String("files")).toArray()) {
+            const QJsonObject file = v.toObject();
+            run.files.append({file.value(QLatin1String("id")).toString(),
+                              file.value(QLatin1String("path")).toString(),
+                              file.value(QLatin1String("bytes")).toInteger(),
+                              file.value(QLatin1String("source")).toString()});
+        }
         codeRuns.append(run);
         codeRunCount = std::max(codeRunCount, int(codeRuns.size()));
         if (sessionId.isEmpty())
@@ -171,6 +190,7 @@ void RequestRecord::dropPayloads() {
         shorten(run.stderrText);
         shorten(run.traceback);
         shorten(run.output);
+        run.images.clear(); // pictures are the bulkiest part of a run
     }
     payloadsDropped = true;
 }

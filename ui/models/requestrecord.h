@@ -2,6 +2,7 @@
 
 #include "inspect/inspectorevent.h"
 
+#include <QByteArray>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
@@ -33,6 +34,21 @@ struct UpstreamCallRecord {
 };
 
 // One sandbox execution, as reported by a CodeExecuted event.
+// A picture a run produced (CodeExecuted "images"), decoded from its data: URL.
+struct CodeRunImage {
+    QString name;
+    QString mimeType;
+    QByteArray data;
+};
+
+// A container file a run created or changed (CodeExecuted "files", OpenAI's container.file).
+struct CodeRunFile {
+    QString id;
+    QString path;
+    qint64 bytes = 0;
+    QString source;
+};
+
 struct CodeRunRecord {
     int iteration = -1;
     qint64 timestampMs = 0; // when the run finished
@@ -50,6 +66,8 @@ struct CodeRunRecord {
     bool truncated = false;
     bool timedOut = false;
     bool executed = true; // false when the call never ran (e.g. unparsable tool arguments)
+    QList<CodeRunImage> images;
+    QList<CodeRunFile> files;
 
     bool hasError() const { return !errorName.isEmpty() || !errorValue.isEmpty(); }
 };

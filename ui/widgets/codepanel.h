@@ -4,9 +4,12 @@
 
 #include <QWidget>
 
+class QDialog;
 class QLabel;
+class QListWidget;
 class QPlainTextEdit;
 class QTabWidget;
+class QTreeWidget;
 
 namespace loopscope {
 
@@ -14,7 +17,8 @@ class CodeEditor;
 class PythonHighlighter;
 
 // One code run: the Python source (highlighted, numbered), its stdout, stderr, error and
-// traceback, and the facts around it (duration, sandbox, truncation, timeout).
+// traceback, the pictures it produced (thumbnails; click to enlarge and save) and the container
+// files it wrote, and the facts around it (duration, sandbox, truncation, timeout).
 class CodePanel : public QWidget {
     Q_OBJECT
 public:
@@ -27,6 +31,13 @@ public:
     QLabel *summaryLabel() const { return m_summary; }
     PythonHighlighter *highlighter() const { return m_highlighter; }
     QTabWidget *outputTabs() const { return m_tabs; }
+    QListWidget *imagesView() const { return m_images; }
+    QTreeWidget *filesView() const { return m_files; }
+
+    // The enlarged picture `index` of the shown run, with a Save button; owned by this panel.
+    QDialog *openImage(int index);
+    // Writes picture `index` to `path`; false on failure.
+    bool saveImage(int index, const QString &path) const;
 
 public slots:
     void showRun(const loopscope::CodeRunRecord &run);
@@ -43,6 +54,9 @@ private:
     QPlainTextEdit *m_stdout;
     QPlainTextEdit *m_stderr;
     QPlainTextEdit *m_error;
+    QListWidget *m_images;
+    QTreeWidget *m_files;
+    QList<CodeRunImage> m_shownImages;
 };
 
 } // namespace loopscope

@@ -1,0 +1,393 @@
+// Issue 14: the Containers files API and the data-analysis loop inside one process: real
+// loopback HTTP in front, a scripted upstream behind (model answers and OpenAI Files), real
+// bubblewrap sandboxes in between.
+#include "inspect/eventbus.h"
+#include "interception/codeinterpreterinterception.h"
+#include "proxy/containersapi.h"
+#include "proxy/interceptionstack.h"
+#include "proxy/multipartformdata.h"
+#include "proxy/proxyconfig.h"
+#include "proxy/proxyserver.h"
+#include "proxy/rawhttpclient.h"
+#include "proxy/scriptedupstream.h"
+#include "sandbox/containerfilestore.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+#include <memory>
+
+using namespace loopscope;
+using loopscope::test::RawHttpClient;
+using loopscope::test::ScriptedUpstream;
+
+namespace {
+
+const QByteArray kKeyA = "Bearer sk-files-test-user-a-0001";
+const QByteArray kKeyB = "Bearer sk-files-test-user-b-0002";
+const QByteArray kPngMagic("\x89PNG\r\n\x1a\n", 8);
+
+QByteArray multipart(const QByteArray &boundary, const QByteArray &fileName,
+                     const QByteArray &data) {
+    return "--" + boundary +
+           "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nuser_data\r\n--" +
+           boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + fileName +
+           "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + data + "\r\n--" + boundary +
+           "--\r\n";
+}
+
+QJsonObject functionCall(const QString &code, const QString &callId) {
+    const QJsonObject args{{QStringLiteral("code"), code}};
+    return {{QStringLiteral("id"), QString(QStringLiteral("resp_") + callId)},
+            {QStringLiteral("object"), QStringLiteral("response")},
+            {QStringLiteral("status"), QStringLiteral("completed")},
+            {QStringLiteral("model"), QStringLiteral("scripted")},
+            {QStringLiteral("output"),
+             QJsonArray{QJsonObject{
+                 {QStringLiteral("type"), QStringLiteral("function_call")},
+                 {QStringLiteral("id"), QString(QStringLiteral("fc_") + callId)},
+                 {QStringLiteral("call_id"), callId},
+                 {QStringLiteral("name"), QStringLiteral("litellm_code_execution")},
+                 {QStringLiteral("arguments"),
+                  QString::fromUtf8(QJsonDocument(args).toJson(QJsonDocument::Compact))},
+                 {QStringLiteral("status"), QStringLiteral("completed")}}}}};
+}
+
+QJsonObject message(const QString &text) {
+    return {{QStringLiteral("id"), QStringLiteral("resp_final")},
+            {QStringLiteral("object"), QStringLiteral("response")},
+            {QStringLiteral("status"), QStringLiteral("completed")},
+            {QStringLiteral("model"), QStringLiteral("scripted")},
+            {QStringLiteral("output"),
+             QJsonArray{QJsonObject{
+                 {QStringLiteral("type"), QStringLiteral("message")},
+                 {QStringLiteral("id"), QStringLiteral("msg_final")},
+                 {QStringLiteral("role"), QStringLiteral("assistant")},
+                 {QStringLiteral("status"), QStringLiteral("completed")},
+                 {QStringLiteral("content"),
+                  QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("output_text")},
+                                         {QStringLiteral("text"), text},
+                                         {QStringLiteral("annotations"), QJsonArray()}}}}}}}};
+}
+
+} // namespace
+
+class TestContainersApi : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<ScriptedUpstream> upstream;
+    std::unique_ptr<EventBus> bus;
+    std::unique_ptr<ProxyServer> server;
+    std::unique_ptr<InterceptionStack> stack;
+
+    RawHttpClient::Response call(const QByteArray &method, const QByteArray &path,
+                                 const QByteArray &body = {}, const QByteArray &auth = kKeyA,
+                                 const QByteArray &contentType = "application/json") {
+        RawHttpClient client(server->port());
+        client.request(method, path, body,
+                       {{"authorization", auth}, {"content-type", contentType}});
+        if (!QTest::qWaitFor([&] { return client.hasCompleteResponse(); }, 60000))
+            return {};
+        return client.take();
+    }
+    RawHttpClient::Response callJson(const QByteArray &method, const QByteArray &path,
+                                     const QJsonObject &body, const QByteArray &auth = kKeyA) {
+        return call(method, path, QJsonDocument(body).toJson(QJsonDocument::Compact), auth);
+    }
+    QString createContainer(const QByteArray &auth = kKeyA) {
+        const auto created = callJson("POST", "/v1/containers",
+                                      {{QStringLiteral("name"), QStringLiteral("t")}}, auth);
+        return created.json().value(QStringLiteral("id")).toString();
+    }
+
+private slots:
+    void multipartIsParsed();
+    void malformedMultipartIsRefused_data();
+    void malformedMultipartIsRefused();
+    void citationsAnnotateKnownFiles();
+
+    void init();
+    void cleanup();
+    void uploadListReadDelete();
+    void otherIdentitiesGet404();
+    void badUploadsGetClearErrors();
+    void fileIdsAreCopiedFromTheUpstream();
+    void plotsBecomeImagesFilesAndCitations();
+};
+
+void TestContainersApi::multipartIsParsed() {
+    QString error;
+    const auto boundary = MultipartFormData::boundaryOf("multipart/form-data; boundary=\"a b\"");
+    QCOMPARE(boundary.value_or(""), QByteArray("a b"));
+    QVERIFY(!MultipartFormData::boundaryOf("application/json"));
+    QVERIFY(!MultipartFormData::boundaryOf("multipart/form-data"));
+    const QByteArray data("line1\r\n--not-the-boundary\r\n\x00\xff", 32);
+    const auto parts = MultipartFormData::parse(multipart("XyZ", "d.bin", data), "XyZ", &error);
+    QVERIFY2(parts, qPrintable(error));
+    QCOMPARE(parts->size(), 2);
+    QCOMPARE(parts->at(0).name, QStringLiteral("purpose"));
+    QVERIFY(!parts->at(0).isFile);
+    QCOMPARE(parts->at(0).data, QByteArray("user_data"));
+    QCOMPARE(parts->at(1).fileName, QStringLiteral("d.bin"));
+    QVERIFY(parts->at(1).isFile);
+    QCOMPARE(parts->at(1).data, data);
+}
+
+void TestContainersApi::malformedMultipartIsRefused_data() {
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("no boundary") << QByteArray("hello") << QStringLiteral("never occurs");
+    QTest::newRow("no closing boundary")
+        << QByteArray("--B\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\ndata")
+        << QStringLiteral("closing boundary");
+    QTest::newRow("no end of headers")
+        << QByteArray("--B\r\nContent-Disposition: form-data; name=\"file\"")
+        << QStringLiteral("end of headers");
+    QTest::newRow("no name") << QByteArray("--B\r\nContent-Type: text/plain\r\n\r\nx\r\n--B--")
+                             << QStringLiteral("no Content-Disposition name");
+    QTest::newRow("not form-data")
+        << QByteArray("--B\r\nContent-Disposition: attachment; name=\"f\"\r\n\r\nx\r\n--B--")
+        << QStringLiteral("not form-data");
+    QTest::newRow("bad boundary line") << QByteArray("--Bxx\r\n") << QStringLiteral("CRLF");
+}
+
+void TestContainersApi::malformedMultipartIsRefused() {
+    QFETCH(QByteArray, body);
+    QFETCH(QString, reason);
+    QString error;
+    QVERIFY(!MultipartFormData::parse(body, "B", &error));
+    QVERIFY2(error.startsWith(QStringLiteral("malformed multipart/form-data body")) &&
+                 error.contains(reason),
+             qPrintable(error));
+}
+
+void TestContainersApi::citationsAnnotateKnownFiles() {
+    ContainerFileStore store;
+    const ContainerFile plot =
+        store.noteWritten(QStringLiteral("cntr_x"), {QStringLiteral("/mnt/data/my plot.png"), 5, 1},
+                          QStringLiteral("assistant"));
+    const QString text =
+        QStringLiteral("See [chart](sandbox:/mnt/data/my%20plot.png). Also "
+                       "sandbox:/mnt/data/unknown.csv and sandbox:/mnt/data/my%20plot.png.");
+    const QJsonObject response = message(text);
+    const QJsonObject annotated = CodeInterpreterInterception::annotateFileCitations(
+        response, QStringLiteral("cntr_x"), store);
+    const QJsonArray annotations = annotated[QStringLiteral("output")][0][QStringLiteral("content")]
+                                            [0][QStringLiteral("annotations")]
+                                                .toArray();
+    QCOMPARE(annotations.size(), 2); // the unknown file is not cited
+    for (const QJsonValue &a : annotations) {
+        const QJsonObject o = a.toObject();
+        QCOMPARE(o.keys(), (QStringList{QStringLiteral("container_id"), QStringLiteral("end_index"),
+                                        QStringLiteral("file_id"), QStringLiteral("filename"),
+                                        QStringLiteral("start_index"), QStringLiteral("type")}));
+        QCOMPARE(o[QStringLiteral("type")].toString(), QStringLiteral("container_file_citation"));
+        QCOMPARE(o[QStringLiteral("file_id")].toString(), plot.id);
+        QCOMPARE(o[QStringLiteral("filename")].toString(), QStringLiteral("my plot.png"));
+        const int start = o[QStringLiteral("start_index")].toInt();
+        const int end = o[QStringLiteral("end_index")].toInt();
+        QCOMPARE(text.mid(start, end - start), QStringLiteral("sandbox:/mnt/data/my%20plot.png"));
+    }
+    // Another container's files are never cited.
+    QCOMPARE(CodeInterpreterInterception::annotateFileCitations(response, QStringLiteral("cntr_y"),
+                                                                store),
+             response);
+}
+
+void TestContainersApi::init() {
+    upstream = std::make_unique<ScriptedUpstream>();
+    QVERIFY(upstream->listen());
+    bus = std::make_unique<EventBus>();
+    ProxyConfig config;
+    config.port = 0;
+    config.maxBodyBytes = 40 * 1024 * 1024; // room for an upload above the 32 MiB file cap
+    QString error;
+    config.defaultRoute = ProxyConfig::routeForUpstream(upstream->baseUrl(), &error);
+    QVERIFY2(config.defaultRoute, qPrintable(error));
+    server = std::make_unique<ProxyServer>(config);
+    stack = std::make_unique<InterceptionStack>(server.get(), bus.get());
+    LocalSandboxOptions options;
+    options.poolSize = 1;
+    options.workDirBytes = 8 * LocalSandboxOptions::kMiB;
+    QVERIFY2(stack->init(options, &error), qPrintable(error));
+    QVERIFY(server->listen());
+}
+
+void TestContainersApi::cleanup() {
+    if (stack) {
+        auto done = stack->shutdown();
+        QVERIFY(QTest::qWaitFor([&] { return done.isFinished(); }, 20000));
+    }
+    stack.reset();
+    server.reset();
+    upstream.reset();
+    bus.reset();
+}
+
+void TestContainersApi::uploadListReadDelete() {
+    const QString id = createContainer();
+    QVERIFY(id.startsWith(QStringLiteral("cntr_")));
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    const QByteArray csv = "a,b\n1,2\n";
+    const auto uploaded = call("POST", base, multipart("BND", "data.csv", csv), kKeyA,
+                               "multipart/form-data; boundary=BND");
+    QCOMPARE(uploaded.status, 200);
+    const QJsonObject file = uploaded.json();
+    QCOMPARE(file[QStringLiteral("object")].toString(), QStringLiteral("container.file"));
+    QCOMPARE(file[QStringLiteral("path")].toString(), QStringLiteral("/mnt/data/data.csv"));
+    QCOMPARE(file[QStringLiteral("source")].toString(), QStringLiteral("user"));
+    QCOMPARE(file[QStringLiteral("bytes")].toInteger(), csv.size());
+    QCOMPARE(file[QStringLiteral("container_id")].toString(), id);
+    const QString fileId = file[QStringLiteral("id")].toString();
+    QVERIFY(fileId.startsWith(QStringLiteral("cfile_")));
+
+    const auto list = call("GET", base);
+    QCOMPARE(list.status, 200);
+    QCOMPARE(list.json()[QStringLiteral("data")].toArray().size(), 1);
+    QCOMPARE(list.json()[QStringLiteral("data")][0][QStringLiteral("id")].toString(), fileId);
+    QCOMPARE(call("GET", base + '/' + fileId.toUtf8()).json(), file);
+    const auto content = call("GET", base + '/' + fileId.toUtf8() + "/content");
+    QCOMPARE(content.status, 200);
+    QCOMPARE(content.body, csv);
+    const auto deleted = call("DELETE", base + '/' + fileId.toUtf8());
+    QCOMPARE(deleted.status, 200);
+    QCOMPARE(deleted.json()[QStringLiteral("deleted")].toBool(), true);
+    QCOMPARE(call("GET", base + '/' + fileId.toUtf8()).status, 404);
+    QCOMPARE(call("GET", base).json()[QStringLiteral("data")].toArray().size(), 0);
+}
+
+void TestContainersApi::otherIdentitiesGet404() {
+    const QString id = createContainer();
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    const auto uploaded =
+        call("POST", base, multipart("B", "x.txt", "x"), kKeyA, "multipart/form-data; boundary=B");
+    const QByteArray fileId = uploaded.json()[QStringLiteral("id")].toString().toUtf8();
+    QCOMPARE(call("GET", base, {}, kKeyB).status, 404);
+    QCOMPARE(call("GET", base + '/' + fileId, {}, kKeyB).status, 404);
+    QCOMPARE(call("GET", base + '/' + fileId + "/content", {}, kKeyB).status, 404);
+    QCOMPARE(call("DELETE", base + '/' + fileId, {}, kKeyB).status, 404);
+    QCOMPARE(
+        call("POST", base, multipart("B", "y.txt", "y"), kKeyB, "multipart/form-data; boundary=B")
+            .status,
+        404);
+    // Still there for its owner.
+    QCOMPARE(call("GET", base + '/' + fileId + "/content").body, QByteArray("x"));
+}
+
+void TestContainersApi::badUploadsGetClearErrors() {
+    const QString id = createContainer();
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    auto r = call("POST", base, "--B\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nx",
+                  kKeyA, "multipart/form-data; boundary=B");
+    QCOMPARE(r.status, 400);
+    QVERIFY2(r.json()[QStringLiteral("error")][QStringLiteral("message")].toString().contains(
+                 QStringLiteral("malformed multipart")),
+             r.body.constData());
+    r = call("POST", base, "x", kKeyA, "text/plain");
+    QCOMPARE(r.status, 400);
+    r = call("POST", base, multipart("B", "", "x").replace("; filename=\"\"", ""), kKeyA,
+             "multipart/form-data; boundary=B");
+    QCOMPARE(r.status, 400); // a 'file' field that is not a file
+    // Larger than the sandbox's 8 MiB /mnt/data: a clear 413, and the proxy keeps serving.
+    r = call("POST", base, multipart("B", "big.bin", QByteArray(9 * 1024 * 1024, 'x')), kKeyA,
+             "multipart/form-data; boundary=B");
+    QCOMPARE(r.status, 413);
+    QVERIFY2(r.json()[QStringLiteral("error")][QStringLiteral("message")].toString().contains(
+                 QStringLiteral("/mnt/data")),
+             r.body.constData());
+    // Above the per-file cap: refused before it reaches the sandbox.
+    r = call("POST", base,
+             multipart("B", "huge.bin", QByteArray(ContainersApi::kMaxFileBytes + 1, 'x')), kKeyA,
+             "multipart/form-data; boundary=B");
+    QCOMPARE(r.status, 413);
+    QVERIFY2(r.json()[QStringLiteral("error")][QStringLiteral("message")].toString().contains(
+                 QStringLiteral("the limit for a container file")),
+             r.body.left(300).constData());
+    QCOMPARE(callJson("POST", "/v1/containers", {}).status, 400); // name is required
+    QCOMPARE(call("GET", base).status, 200);
+}
+
+void TestContainersApi::fileIdsAreCopiedFromTheUpstream() {
+    upstream->setResponder([](const ScriptedUpstream::Request &request) {
+        if (request.target == "/v1/files/file-1")
+            return ScriptedUpstream::Response::json(
+                {{QStringLiteral("id"), QStringLiteral("file-1")},
+                 {QStringLiteral("filename"), QStringLiteral("../../etc/evil.csv")}});
+        if (request.target == "/v1/files/file-1/content") {
+            ScriptedUpstream::Response r;
+            r.contentType = "text/csv";
+            r.body = "x\n1\n";
+            return r;
+        }
+        return ScriptedUpstream::Response::json(404, R"({"error":{"message":"No such File"}})");
+    });
+    const auto created =
+        callJson("POST", "/v1/containers",
+                 {{QStringLiteral("name"), QStringLiteral("n")},
+                  {QStringLiteral("file_ids"), QJsonArray{QStringLiteral("file-1")}}});
+    QCOMPARE(created.status, 200);
+    const QString id = created.json()[QStringLiteral("id")].toString();
+    const auto list = call("GET", "/v1/containers/" + id.toUtf8() + "/files");
+    const QJsonArray data = list.json()[QStringLiteral("data")].toArray();
+    QCOMPARE(data.size(), 1);
+    // The upstream's file name is reduced to one safe path component.
+    QCOMPARE(data[0][QStringLiteral("path")].toString(), QStringLiteral("/mnt/data/evil.csv"));
+    QCOMPARE(data[0][QStringLiteral("source")].toString(), QStringLiteral("user"));
+    bool sawAuth = false;
+    for (const auto &r : upstream->requests())
+        sawAuth |= r.target == "/v1/files/file-1/content" && r.header("authorization") == kKeyA;
+    QVERIFY(sawAuth);
+    const auto missing =
+        callJson("POST", "/v1/containers",
+                 {{QStringLiteral("name"), QStringLiteral("n")},
+                  {QStringLiteral("file_ids"), QJsonArray{QStringLiteral("file-none")}}});
+    QCOMPARE(missing.status, 400);
+    QVERIFY(missing.body.contains("file-none"));
+}
+
+void TestContainersApi::plotsBecomeImagesFilesAndCitations() {
+    const QString id = createContainer();
+    upstream->enqueue(ScriptedUpstream::Response::json(
+        functionCall(QStringLiteral("import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\n"
+                                    "plt.savefig('plot.png')\nprint('saved')"),
+                     QStringLiteral("call_p"))));
+    upstream->enqueue(ScriptedUpstream::Response::json(
+        message(QStringLiteral("Chart: sandbox:/mnt/data/plot.png"))));
+    const QJsonObject request{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"), QStringLiteral("plot")},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                                {QStringLiteral("container"), id}}}}};
+    const auto reply = callJson("POST", "/v1/responses", request);
+    QCOMPARE(reply.status, 200);
+    const QJsonArray output = reply.json()[QStringLiteral("output")].toArray();
+    const QJsonArray outputs = output[0][QStringLiteral("outputs")].toArray();
+    QCOMPARE(outputs.size(), 2);
+    QCOMPARE(outputs[0][QStringLiteral("type")].toString(), QStringLiteral("logs"));
+    const QString logs = outputs[0][QStringLiteral("logs")].toString();
+    QVERIFY2(logs.startsWith(QStringLiteral("saved\n")) &&
+                 logs.contains(QStringLiteral("image-1.png")) &&
+                 logs.contains(QStringLiteral("/mnt/data/plot.png")),
+             qPrintable(logs));
+    QCOMPARE(outputs[1].toObject().keys(),
+             (QStringList{QStringLiteral("type"), QStringLiteral("url")}));
+    const QString url = outputs[1][QStringLiteral("url")].toString();
+    QVERIFY(url.startsWith(QStringLiteral("data:image/png;base64,")));
+    QVERIFY(QByteArray::fromBase64(url.section(u',', 1).toLatin1()).startsWith(kPngMagic));
+
+    const QJsonArray annotations =
+        output[1][QStringLiteral("content")][0][QStringLiteral("annotations")].toArray();
+    QCOMPARE(annotations.size(), 1);
+    const QString fileId = annotations[0][QStringLiteral("file_id")].toString();
+    const auto file = call("GET", "/v1/containers/" + id.toUtf8() + "/files/" + fileId.toUtf8());
+    QCOMPARE(file.json()[QStringLiteral("source")].toString(), QStringLiteral("assistant"));
+    const auto content =
+        call("GET", "/v1/containers/" + id.toUtf8() + "/files/" + fileId.toUtf8() + "/content");
+    QVERIFY(content.body.startsWith(kPngMagic));
+    QCOMPARE(content.body.size(), file.json()[QStringLiteral("bytes")].toInteger());
+}
+
+QTEST_GUILESS_MAIN(TestContainersApi)
+#include "tst_containersapi.moc"
