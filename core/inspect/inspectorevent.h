@@ -13,7 +13,7 @@ namespace loopscope {
 // Payload keys per kind (all optional unless noted; secrets are already masked by the publisher):
 //  RequestStarted   method, path, api ("responses"|"chat_completions"|"other"), model, stream,
 //                   intercepted (bool), identity (masked, last 4), sessionId, request (client JSON)
-//  UpstreamCall     request (JSON sent upstream), response (JSON received), status, latencyMs,
+//  UpstreamCall     request (JSON sent upstream), response (JSON received), status, latencyMs, url,
 //                   usage {input_tokens, output_tokens, total_tokens}, error
 //  CodeRunStarted   callId, code, containerId (published when the code starts running)
 //  CodeRunOutput    callId, stream ("stdout"|"stderr"), text: a chunk as the code printed it

@@ -267,9 +267,11 @@ void AgenticLoop::iterate(QJsonObject request, int depth) {
             cancelled.errorString = QStringLiteral("the upstream call was cancelled");
             const UpstreamReply reply = resultOr(finished, cancelled);
             if (m_events) {
-                QJsonObject data{{QStringLiteral("request"), body},
-                                 {QStringLiteral("status"), reply.status},
-                                 {QStringLiteral("latencyMs"), reply.latencyMs}};
+                QJsonObject data{
+                    {QStringLiteral("request"), body},
+                    {QStringLiteral("status"), reply.status},
+                    {QStringLiteral("latencyMs"), reply.latencyMs},
+                    {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}};
                 if (reply.isJson) {
                     data.insert(QStringLiteral("response"), reply.json);
                     data.insert(QStringLiteral("usage"), reply.json.value(QStringLiteral("usage")));

@@ -95,9 +95,20 @@ QJsonObject FlowQuery::list(const FlowFilter &filter) const {
         seen.insert(id);
     }
 
-    QString sql = QStringLiteral("SELECT summary, id FROM flows WHERE (started_at < ? OR "
-                                 "(started_at = ? AND seq < ?))");
-    QVariantList values{beforeAt, beforeAt, beforeSeq};
+    QString sql;
+    QVariantList values;
+    if (filter.q.isEmpty()) {
+        sql = QStringLiteral("SELECT summary, id FROM flows WHERE (started_at < ? OR "
+                             "(started_at = ? AND seq < ?))");
+        values = {beforeAt, beforeAt, beforeSeq};
+    } else {
+        // Search walks the full-text index newest-first (rowid = seq, the order flows were
+        // stored) and stops at the limit: a word found in every flow costs no more than a
+        // rare one. Paging goes by that same order.
+        sql = QStringLiteral("SELECT f.summary, f.id FROM flows_fts JOIN flows f ON f.seq = "
+                             "flows_fts.rowid WHERE flows_fts MATCH ? AND flows_fts.rowid < ?");
+        values = {ftsQuery(filter.q), beforeSeq};
+    }
     if (!filter.runId.isEmpty()) {
         sql += QStringLiteral(" AND run_id = ?");
         values << filter.runId;
@@ -106,11 +117,8 @@ QJsonObject FlowQuery::list(const FlowFilter &filter) const {
         sql += QStringLiteral(" AND state = ?");
         values << filter.state;
     }
-    if (!filter.q.isEmpty()) {
-        sql += QStringLiteral(" AND seq IN (SELECT rowid FROM flows_fts WHERE flows_fts MATCH ?)");
-        values << ftsQuery(filter.q);
-    }
-    sql += QStringLiteral(" ORDER BY started_at DESC, seq DESC LIMIT ?");
+    sql += filter.q.isEmpty() ? QStringLiteral(" ORDER BY started_at DESC, seq DESC LIMIT ?")
+                              : QStringLiteral(" ORDER BY flows_fts.rowid DESC LIMIT ?");
     values << limit + 1;
     QSqlQuery q(db);
     q.prepare(sql);
@@ -123,9 +131,10 @@ QJsonObject FlowQuery::list(const FlowFilter &filter) const {
             continue;
         rows.append(parseObject(q.value(0).toByteArray()));
     }
-    std::stable_sort(rows.begin(), rows.end(), [](const QJsonObject &a, const QJsonObject &b) {
-        return startedAt(a) > startedAt(b);
-    });
+    if (filter.q.isEmpty()) // search results keep the index's order (see above)
+        std::stable_sort(rows.begin(), rows.end(), [](const QJsonObject &a, const QJsonObject &b) {
+            return startedAt(a) > startedAt(b);
+        });
     const bool hasMore = rows.size() > limit;
     QJsonArray data;
     for (int i = 0; i < qMin(limit, int(rows.size())); ++i)

@@ -215,12 +215,14 @@ void FlowRecorder::record(const InspectorEvent &event) {
         const int iteration = qMax(0, event.iteration);
         const double latency = d.value(QStringLiteral("latencyMs")).toDouble();
         const QJsonObject usage = d.value(QStringLiteral("usage")).toObject();
-        flow->hops.push_back({{QStringLiteral("kind"), QStringLiteral("upstream_request")},
-                              {QStringLiteral("at"), event.timestampMs - qint64(latency)},
-                              {QStringLiteral("iteration"), iteration},
-                              {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
-                              {QStringLiteral("headers"), QJsonObject()},
-                              {QStringLiteral("body"), d.value(QStringLiteral("request"))}});
+        flow->hops.push_back(
+            {{QStringLiteral("kind"), QStringLiteral("upstream_request")},
+             {QStringLiteral("at"), event.timestampMs - qint64(latency)},
+             {QStringLiteral("iteration"), iteration},
+             {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
+             {QStringLiteral("headers"), QJsonObject()},
+             {QStringLiteral("body"),
+              SecretMasker::maskJson(d.value(QStringLiteral("request")).toObject())}});
         QJsonObject response{
             {QStringLiteral("kind"), QStringLiteral("upstream_response")},
             {QStringLiteral("at"), event.timestampMs},
@@ -568,11 +570,12 @@ void FlowRecorder::finishAll(const QString &reason) {
     {
         QMutexLocker lock(&m_mutex);
         for (auto it = m_running.begin(); it != m_running.end(); ++it) {
+            // An answer still in flight never reached the client whole.
+            if (!it->exchangeDone)
+                it->status = 499;
             it->exchangeDone = true;
             if (it->incompleteReason.isNull())
                 it->incompleteReason = reason;
-            if (it->status == 0 || it->status < 400)
-                it->status = it->status == 0 ? 499 : it->status;
             ids << it.key();
         }
     }

@@ -196,6 +196,56 @@ private slots:
         QSqlDatabase::removeDatabase("raw");
     }
 
+    void searchPagesThroughEveryMatch() {
+        auto store = openStore();
+        EventBus bus;
+        store->attach(&bus);
+        for (int i = 0; i < 7; ++i)
+            publishExchange(bus, QStringLiteral("req_p%1").arg(i),
+                            i == 3 ? QString("other words") : QString("common pelican"));
+        store->flush();
+        FlowFilter q;
+        q.q = "pelican";
+        q.limit = 4;
+        QStringList seen;
+        for (int page = 0; page < 5; ++page) {
+            const QJsonObject result = store->query()->list(q);
+            for (const QJsonValue &f : result.value("data").toArray())
+                seen << f.toObject().value("id").toString();
+            if (!result.value("has_more").toBool())
+                break;
+            q.before = seen.last();
+        }
+        seen.sort();
+        QCOMPARE(seen, (QStringList{"req_p0", "req_p1", "req_p2", "req_p4", "req_p5", "req_p6"}));
+    }
+
+    void flowsRunningAtShutdownAreKeptAsFailed() {
+        {
+            auto store = openStore();
+            EventBus bus;
+            store->attach(&bus);
+            InspectorEvent request =
+                InspectorEvent::make(Kind::ClientRequest, "req_inflight", -1,
+                                     {{"method", "POST"}, {"path", "/v1/responses"}});
+            request.raw = R"({"model":"m","stream":true})";
+            bus.publish(request);
+            bus.publish(Kind::ClientResponse, "req_inflight", -1,
+                        {{"status", 200},
+                         {"stream", true},
+                         {"headers", QJsonObject{{"content-type", "text/event-stream"}}}});
+            store->flush();
+            QCOMPARE(store->query()->flow("req_inflight")->value("state").toString(),
+                     QString("running"));
+        }
+        auto store = openStore();
+        const auto flow = store->query()->flow("req_inflight");
+        QVERIFY(flow);
+        QCOMPARE(flow->value("state").toString(), QString("failed"));
+        QCOMPARE(flow->value("status").toInt(), 499);
+        QCOMPARE(flow->value("incomplete_reason").toString(), QString("loopscope stopped"));
+    }
+
     void importedFlowsAreMarkedAndRunsSurviveRestart() {
         {
             auto store = openStore();

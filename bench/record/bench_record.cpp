@@ -1,0 +1,464 @@
+// bench_record: what recording every flow costs and how the store scales.
+//  1. Added pass-through latency, side by side in one run: the same proxy with no recording,
+//     recording to the in-memory store (--no-history) and recording to a SQLite file, each on
+//     its own thread with its own store (JSON full response and SSE time to first event,
+//     concurrency 1).
+//  2. 100,000 stored flows: list (limit 50) and q= search latency, start-up (open) time, and
+//     bytes per flow on disk.
+// Usage: bench_record [requests-per-phase (default 3000)] [stored flows (default 100000)]
+#include "inspect/eventbus.h"
+#include "proxy/proxyconfig.h"
+#include "proxy/proxyserver.h"
+#include "proxy/scriptedupstream.h"
+#include "record/flowstore.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTextStream>
+#include <QThread>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <vector>
+
+using namespace loopscope;
+using loopscope::test::ScriptedUpstream;
+
+namespace {
+
+// One keep-alive connection sending the same request over and over.
+class LoadConnection : public QObject {
+public:
+    LoadConnection(quint16 port, QByteArray request, bool streaming, std::vector<qint64> *samples,
+                   int *remaining, std::function<void()> onConnected, std::function<void()> onIdle)
+        : m_request(std::move(request))
+        , m_streaming(streaming)
+        , m_samples(samples)
+        , m_remaining(remaining)
+        , m_onIdle(std::move(onIdle)) {
+        m_socket.setSocketOption(QAbstractSocket::LowDelayOption, 1);
+        connect(&m_socket, &QTcpSocket::connected, this, std::move(onConnected));
+        connect(&m_socket, &QTcpSocket::readyRead, this, [this] { onData(); });
+        m_socket.connectToHost(QHostAddress::LocalHost, port);
+    }
+    // Called once every connection is up, so connection set-up is not measured.
+    void start() { next(); }
+
+private:
+    void next() {
+        if (*m_remaining <= 0) {
+            m_onIdle();
+            return;
+        }
+        --*m_remaining;
+        m_buffer.clear();
+        m_firstSeen = false;
+        m_clock.start();
+        m_socket.write(m_request);
+    }
+    void onData() {
+        m_buffer += m_socket.readAll();
+        const qsizetype headEnd = m_buffer.indexOf("\r\n\r\n");
+        if (headEnd < 0)
+            return;
+        if (m_streaming && !m_firstSeen && m_buffer.indexOf("data:", headEnd) > 0) {
+            m_firstSeen = true;
+            m_samples->push_back(m_clock.nsecsElapsed());
+        }
+        bool complete = false;
+        const qsizetype lengthAt = m_buffer.toLower().indexOf("content-length:");
+        if (lengthAt >= 0 && lengthAt < headEnd) {
+            const qsizetype lineEnd = m_buffer.indexOf("\r\n", lengthAt);
+            const qsizetype length =
+                m_buffer.mid(lengthAt + 15, lineEnd - lengthAt - 15).trimmed().toLongLong();
+            complete = m_buffer.size() >= headEnd + 4 + length;
+        } else {
+            complete = m_buffer.endsWith("0\r\n\r\n");
+        }
+        if (!complete)
+            return;
+        if (!m_streaming)
+            m_samples->push_back(m_clock.nsecsElapsed());
+        next();
+    }
+
+    QTcpSocket m_socket;
+    QByteArray m_request;
+    bool m_streaming;
+    std::vector<qint64> *m_samples;
+    int *m_remaining;
+    std::function<void()> m_onIdle;
+    QByteArray m_buffer;
+    QElapsedTimer m_clock;
+    bool m_firstSeen = false;
+};
+
+struct PhaseResult {
+    std::vector<qint64> samples; // ns
+    double seconds = 0;
+    double percentile(double p) const {
+        if (samples.empty())
+            return 0;
+        std::vector<qint64> sorted = samples;
+        std::sort(sorted.begin(), sorted.end());
+        const size_t index = std::min(sorted.size() - 1, size_t(p * double(sorted.size())));
+        return double(sorted[index]) / 1e6;
+    }
+    double rps() const { return seconds > 0 ? double(samples.size()) / seconds : 0; }
+};
+
+PhaseResult runPhase(quint16 port, const QByteArray &request, bool streaming, int concurrency,
+                     int requests) {
+    PhaseResult result;
+    result.samples.reserve(size_t(requests));
+    int remaining = requests;
+    int idle = 0;
+    int connected = 0;
+    QEventLoop loop;
+    std::vector<std::unique_ptr<LoadConnection>> connections;
+    for (int i = 0; i < concurrency; ++i)
+        connections.push_back(std::make_unique<LoadConnection>(
+            port, request, streaming, &result.samples, &remaining,
+            [&] {
+                if (++connected == concurrency)
+                    loop.quit();
+            },
+            [&] {
+                if (++idle == concurrency)
+                    loop.quit();
+            }));
+    loop.exec(); // all connected
+    QElapsedTimer wall;
+    wall.start();
+    for (auto &c : connections)
+        c->start();
+    loop.exec(); // all done
+    result.seconds = double(wall.nsecsElapsed()) / 1e9;
+    return result;
+}
+
+QByteArray httpRequest(quint16 port, const QByteArray &body) {
+    return "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
+           "\r\nAuthorization: Bearer sk-bench-0000\r\nContent-Type: application/json\r\n"
+           "Content-Length: " +
+           QByteArray::number(body.size()) + "\r\n\r\n" + body;
+}
+
+// One proxy (and its store) on its own thread, as in the app.
+struct ProxyUnderTest {
+    QString name;
+    QThread thread;
+    QObject anchor;
+    ProxyServer *proxy = nullptr;
+    std::unique_ptr<EventBus> bus;
+    std::unique_ptr<FlowStore> store;
+    quint16 port = 0;
+
+    ProxyUnderTest(const QString &label, quint16 upstreamPort, int storeMode, const QString &path)
+        : name(label) {
+        if (storeMode > 0) {
+            bus = std::make_unique<EventBus>();
+            FlowStoreOptions options;
+            options.inMemory = storeMode == 1;
+            options.path = path;
+            store = std::make_unique<FlowStore>(options);
+            if (!store->open())
+                qFatal("store");
+            store->attach(bus.get());
+        }
+        thread.start();
+        anchor.moveToThread(&thread);
+        QMetaObject::invokeMethod(
+            &anchor,
+            [&] {
+                ProxyConfig config;
+                config.port = 0;
+                config.defaultRoute = ProxyConfig::routeForUpstream(
+                    QStringLiteral("http://127.0.0.1:%1/v1").arg(upstreamPort), nullptr);
+                proxy = new ProxyServer(config);
+                proxy->setEventBus(bus.get());
+                proxy->listen();
+            },
+            Qt::BlockingQueuedConnection);
+        port = proxy->port();
+    }
+    ~ProxyUnderTest() {
+        QMetaObject::invokeMethod(
+            &anchor, [&] { delete proxy; }, Qt::BlockingQueuedConnection);
+        thread.quit();
+        thread.wait();
+    }
+};
+
+QJsonObject typicalFlow(int i, qint64 startedAt) {
+    const QString id = QStringLiteral("req_bench%1").arg(i, 10, 10, QLatin1Char('0'));
+    const QJsonObject request{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"),
+         QStringLiteral("Compute the mean of the numbers in the attached list, number %1, and "
+                        "explain the method briefly.")
+             .arg(i)},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")}}}}};
+    const QJsonObject response{
+        {QStringLiteral("id"), QStringLiteral("resp_%1").arg(i)},
+        {QStringLiteral("object"), QStringLiteral("response")},
+        {QStringLiteral("output"),
+         QJsonArray{QJsonObject{
+             {QStringLiteral("type"), QStringLiteral("message")},
+             {QStringLiteral("role"), QStringLiteral("assistant")},
+             {QStringLiteral("content"),
+              QJsonArray{QJsonObject{
+                  {QStringLiteral("type"), QStringLiteral("output_text")},
+                  {QStringLiteral("text"),
+                   QStringLiteral("The mean is %1. I summed the values and divided by their "
+                                  "count using Python.")
+                       .arg(i % 977)}}}}}}},
+        {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input_tokens"), 120},
+                                              {QStringLiteral("output_tokens"), 40},
+                                              {QStringLiteral("total_tokens"), 160}}}};
+    const QJsonObject headers{{QStringLiteral("authorization"), QStringLiteral("Bearer …abcd")},
+                              {QStringLiteral("content-type"), QStringLiteral("application/json")},
+                              {QStringLiteral("user-agent"), QStringLiteral("OpenAI/Python 1.99")}};
+    const QJsonArray hops{
+        QJsonObject{{QStringLiteral("kind"), QStringLiteral("client_request")},
+                    {QStringLiteral("at"), startedAt},
+                    {QStringLiteral("headers"), headers},
+                    {QStringLiteral("body"), request}},
+        QJsonObject{{QStringLiteral("kind"), QStringLiteral("upstream_request")},
+                    {QStringLiteral("at"), startedAt + 1},
+                    {QStringLiteral("iteration"), 0},
+                    {QStringLiteral("body"), request}},
+        QJsonObject{
+            {QStringLiteral("kind"), QStringLiteral("code_run")},
+            {QStringLiteral("at"), startedAt + 400},
+            {QStringLiteral("code"),
+             QStringLiteral("xs = list(range(%1))\nprint(sum(xs)/len(xs))").arg(i % 977 * 2 + 1)},
+            {QStringLiteral("stdout"), QStringLiteral("%1.0\n").arg(i % 977)},
+            {QStringLiteral("stderr"), QString()},
+            {QStringLiteral("output"), QStringLiteral("%1.0\n").arg(i % 977)}},
+        QJsonObject{{QStringLiteral("kind"), QStringLiteral("upstream_response")},
+                    {QStringLiteral("at"), startedAt + 900},
+                    {QStringLiteral("iteration"), 0},
+                    {QStringLiteral("status"), 200},
+                    {QStringLiteral("body"), response}},
+        QJsonObject{{QStringLiteral("kind"), QStringLiteral("client_response")},
+                    {QStringLiteral("at"), startedAt + 901},
+                    {QStringLiteral("status"), 200},
+                    {QStringLiteral("body"), response}}};
+    return {{QStringLiteral("id"), id},
+            {QStringLiteral("started_at"), startedAt},
+            {QStringLiteral("method"), QStringLiteral("POST")},
+            {QStringLiteral("path"), QStringLiteral("/v1/responses")},
+            {QStringLiteral("model"), QStringLiteral("gpt-5")},
+            {QStringLiteral("status"), 200},
+            {QStringLiteral("state"), QStringLiteral("completed")},
+            {QStringLiteral("intercepted"), true},
+            {QStringLiteral("iterations"), 1},
+            {QStringLiteral("code_runs"), 1},
+            {QStringLiteral("duration_ms"), 901.0},
+            {QStringLiteral("usage"), response.value(QStringLiteral("usage"))},
+            {QStringLiteral("run_id"), QStringLiteral("run_bench%1").arg(i / 4)},
+            {QStringLiteral("hops"), hops}};
+}
+
+template<typename Fn> double medianMs(int times, Fn fn) {
+    std::vector<qint64> samples;
+    for (int i = 0; i < times; ++i) {
+        QElapsedTimer clock;
+        clock.start();
+        fn();
+        samples.push_back(clock.nsecsElapsed());
+    }
+    std::sort(samples.begin(), samples.end());
+    return double(samples[samples.size() / 2]) / 1e6;
+}
+
+} // namespace
+
+int main(int argc, char *argv[]) {
+    QCoreApplication app(argc, argv);
+    const int requests = argc > 1 ? std::max(100, atoi(argv[1])) : 3000;
+    const int stored = argc > 2 ? std::max(1000, atoi(argv[2])) : 100000;
+    QTemporaryDir dir;
+    QTextStream out(stdout);
+
+    QThread upstreamThread;
+    upstreamThread.start();
+    ScriptedUpstream *upstream = nullptr;
+    QObject upstreamAnchor;
+    upstreamAnchor.moveToThread(&upstreamThread);
+    const QByteArray completion =
+        R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"The result is 391."},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}})";
+    QList<QByteArray> events;
+    for (const char *piece : {"The ", "result ", "is ", "391."})
+        events
+            << QByteArray(
+                   R"(data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":")") +
+                   piece + "\"}}]}\n\n";
+    events << "data: [DONE]\n\n";
+    QMetaObject::invokeMethod(
+        &upstreamAnchor,
+        [&] {
+            upstream = new ScriptedUpstream;
+            upstream->setRecordRequests(false);
+            upstream->listen();
+            upstream->setResponder([&](const ScriptedUpstream::Request &request) {
+                if (request.body.contains("\"stream\":true"))
+                    return ScriptedUpstream::Response::events(events);
+                return ScriptedUpstream::Response::json(200, completion);
+            });
+        },
+        Qt::BlockingQueuedConnection);
+    const quint16 upstreamPort = upstream->port();
+
+    std::vector<std::unique_ptr<ProxyUnderTest>> proxies;
+    proxies.push_back(std::make_unique<ProxyUnderTest>(QStringLiteral("no recording"), upstreamPort,
+                                                       0, QString()));
+    proxies.push_back(std::make_unique<ProxyUnderTest>(QStringLiteral("--no-history (memory)"),
+                                                       upstreamPort, 1, QString()));
+    const QString livePath = dir.filePath(QStringLiteral("live.sqlite3"));
+    proxies.push_back(std::make_unique<ProxyUnderTest>(QStringLiteral("history file (SQLite)"),
+                                                       upstreamPort, 2, livePath));
+
+    out << "bench_record: " << requests << " requests per phase, concurrency 1, "
+        << QThread::idealThreadCount() << " cores\n\n";
+    out << "| mode | proxy | p50 ms | p99 ms | added p50 vs no recording | added p99 | req/s |\n";
+    out << "|---|---|---|---|---|---|---|\n";
+    const QByteArray jsonBody =
+        R"({"model":"gpt-4o","messages":[{"role":"user","content":"what is 17*23?"}]})";
+    const QByteArray streamBody =
+        R"({"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"what is 17*23?"}]})";
+    for (bool streaming : {false, true}) {
+        const QByteArray body = streaming ? streamBody : jsonBody;
+        for (auto &p : proxies)
+            runPhase(p->port, httpRequest(p->port, body), streaming, 1, 300);
+        // Interleaved rounds so drift on a shared machine hits every mode alike.
+        std::vector<PhaseResult> results(proxies.size());
+        for (int round = 0; round < 3; ++round) {
+            for (size_t i = 0; i < proxies.size(); ++i) {
+                PhaseResult r = runPhase(proxies[i]->port, httpRequest(proxies[i]->port, body),
+                                         streaming, 1, requests / 3);
+                results[i].samples.insert(results[i].samples.end(), r.samples.begin(),
+                                          r.samples.end());
+                results[i].seconds += r.seconds;
+            }
+        }
+        for (size_t i = 0; i < proxies.size(); ++i) {
+            const PhaseResult &r = results[i];
+            out << "| " << (streaming ? "SSE, first event" : "JSON, full response") << " | "
+                << proxies[i]->name << " | " << QString::number(r.percentile(0.5), 'f', 3) << " | "
+                << QString::number(r.percentile(0.99), 'f', 3) << " | "
+                << QString::number(r.percentile(0.5) - results[0].percentile(0.5), 'f', 3) << " | "
+                << QString::number(r.percentile(0.99) - results[0].percentile(0.99), 'f', 3)
+                << " | " << QString::number(r.rps(), 'f', 0) << " |\n";
+        }
+        out.flush();
+    }
+    // Every flow reached the store (counted by paging through the list, as a client would).
+    const auto countFlows = [](FlowStore *store) {
+        store->flush();
+        FlowFilter all;
+        all.limit = 1000;
+        int n = 0;
+        for (;;) {
+            const QJsonObject page = store->query()->list(all);
+            const QJsonArray data = page.value(QStringLiteral("data")).toArray();
+            n += int(data.size());
+            if (!page.value(QStringLiteral("has_more")).toBool() || data.isEmpty())
+                return n;
+            all.before = data.last().toObject().value(QStringLiteral("id")).toString();
+        }
+    };
+    const int sent = 2 * (300 + 3 * (requests / 3));
+    int liveFlows = 0;
+    for (auto &p : proxies) {
+        if (!p->store)
+            continue;
+        QThread::msleep(500); // the last exchanges' events are still queued
+        liveFlows = countFlows(p->store.get());
+        out << "\n" << p->name << ": " << liveFlows << " flows stored of " << sent << " exchanges";
+    }
+    out << "\n";
+    proxies.clear(); // closes the stores (checkpoint)
+    const qint64 liveBytes = QFileInfo(livePath).size();
+    out << "history file after the latency phases: " << liveFlows << " flows stored, " << liveBytes
+        << " bytes, " << QString::number(double(liveBytes) / std::max(1, liveFlows), 'f', 0)
+        << " bytes per pass-through flow (Chat JSON/SSE, headers and bodies)\n\n";
+    out.flush();
+
+    // 2. A big history.
+    const QString bigPath = dir.filePath(QStringLiteral("big.sqlite3"));
+    {
+        FlowStoreOptions options;
+        options.path = bigPath;
+        options.maxBytes = 50LL * 1024 * 1024 * 1024;
+        options.maxDays = 3650;
+        FlowStore store(options);
+        store.open();
+        QElapsedTimer fill;
+        fill.start();
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        QList<QJsonObject> batch;
+        for (int i = 0; i < stored; ++i) {
+            batch.append(typicalFlow(i, now - qint64(stored - i) * 1000));
+            if (batch.size() == 2000) {
+                store.importFlows(batch);
+                batch.clear();
+            }
+        }
+        store.importFlows(batch);
+        out << "filled " << stored << " flows in "
+            << QString::number(fill.elapsed() / 1000.0, 'f', 1) << " s\n";
+    }
+    const qint64 bigBytes = QFileInfo(bigPath).size();
+    QElapsedTimer openClock;
+    openClock.start();
+    FlowStoreOptions options;
+    options.path = bigPath;
+    options.maxBytes = 50LL * 1024 * 1024 * 1024;
+    options.maxDays = 3650;
+    FlowStore store(options);
+    store.open();
+    const double openMs = double(openClock.nsecsElapsed()) / 1e6;
+    const double listMs = medianMs(50, [&] { store.query()->list({}); });
+    FlowFilter page2;
+    page2.before = QStringLiteral("req_bench%1").arg(stored / 2, 10, 10, QLatin1Char('0'));
+    const double pageMs = medianMs(50, [&] { store.query()->list(page2); });
+    FlowFilter rare;
+    rare.q = QStringLiteral("range(1953)"); // in the code of ~1/977 of the flows
+    const double rareMs = medianMs(20, [&] { store.query()->list(rare); });
+    FlowFilter common;
+    common.q = QStringLiteral("mean");
+    const double commonMs = medianMs(20, [&] { store.query()->list(common); });
+    const double flowMs = medianMs(50, [&] { store.query()->flow(page2.before); });
+    const double runsMs = medianMs(20, [&] { store.query()->runs(50); });
+    out << "| 100k history | value |\n|---|---|\n";
+    out << "| flows stored | " << stored << " |\n";
+    out << "| file size | " << QString::number(double(bigBytes) / 1048576.0, 'f', 1) << " MiB |\n";
+    out << "| bytes per typical intercepted flow (5 hops, code run) | "
+        << QString::number(double(bigBytes) / stored, 'f', 0) << " |\n";
+    out << "| open (start-up) | " << QString::number(openMs, 'f', 1) << " ms |\n";
+    out << "| GET /flows?limit=50, newest page, p50 | " << QString::number(listMs, 'f', 2)
+        << " ms |\n";
+    out << "| GET /flows?limit=50&before=<middle>, p50 | " << QString::number(pageMs, 'f', 2)
+        << " ms |\n";
+    out << "| q= rare term (~100 hits), p50 | " << QString::number(rareMs, 'f', 2) << " ms |\n";
+    out << "| q= term in every flow, p50 | " << QString::number(commonMs, 'f', 2) << " ms |\n";
+    out << "| GET /flows/{id}, p50 | " << QString::number(flowMs, 'f', 2) << " ms |\n";
+    out << "| GET /runs?limit=50, p50 | " << QString::number(runsMs, 'f', 2) << " ms |\n";
+
+    QMetaObject::invokeMethod(
+        &upstreamAnchor, [&] { delete upstream; }, Qt::BlockingQueuedConnection);
+    upstreamThread.quit();
+    upstreamThread.wait();
+    return 0;
+}
