@@ -99,6 +99,9 @@ ControlApi::ControlApi(EventBus *events, QObject *parent)
     , m_stream(new ControlEventStream(this)) {
     // Two readers at most: store reads are short, and the machine runs the proxy and sandboxes.
     m_pool.setMaxThreadCount(2);
+    // Threads stay: FlowQuery keeps one read connection per thread, so reusing them keeps reads
+    // from reopening SQLite.
+    m_pool.setExpiryTimeout(-1);
     m_pool.setObjectName(S("loopscope-control"));
     if (events)
         connect(events, &EventBus::eventPublished, m_stream, &ControlEventStream::publishEvent);

@@ -124,6 +124,13 @@ private slots:
             << QStringList{QStringLiteral("--bogus")} << QStringLiteral("bogus");
         QTest::newRow("stray argument")
             << QStringList{QStringLiteral("extra")} << QStringLiteral("extra");
+        QTest::newRow("allow-origin not an origin")
+            << QStringList{QStringLiteral("--allow-origin"),
+                           QStringLiteral("https://x.example/path")}
+            << QStringLiteral("--allow-origin");
+        QTest::newRow("empty control token")
+            << QStringList{QStringLiteral("--control-token"), QString()}
+            << QStringLiteral("--control-token");
         QTest::newRow("missing config file")
             << QStringList{QStringLiteral("--config"), QStringLiteral("/nonexistent/config.yaml")}
             << QStringLiteral("/nonexistent/config.yaml");
@@ -154,6 +161,19 @@ private slots:
         QCOMPARE(f.err.count('\n'), 1);
         QVERIFY2(f.err.contains("model_list[0].litellm_params.max_agentic_loops (line 5)"),
                  f.err.constData());
+    }
+
+    void allowOriginsConfigErrorNamesKey() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("general_settings:\n  allow_origins: [\"not an origin\"]\n");
+        file.close();
+        const Finished f =
+            runToEnd({QStringLiteral("--headless"), QStringLiteral("--config"), path});
+        QCOMPARE(f.exitCode, 2);
+        QVERIFY2(f.err.contains("general_settings.allow_origins (line 2)"), f.err.constData());
     }
 
     void listensLogsAndStopsCleanly_data() {
