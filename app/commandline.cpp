@@ -63,8 +63,12 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     const QCommandLineOption noHistory(QStringLiteral("no-history"),
                                        QStringLiteral("Keep the flow history in memory only "
                                                       "(nothing written to disk)."));
-    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, dataDir,
-                       noHistory, controlToken, allowOrigin});
+    const QCommandLineOption printMcpConfig(
+        QStringLiteral("print-mcp-config"),
+        QStringLiteral("Print the MCP server entry (URL /loopscope/mcp + Authorization header) "
+                       "to paste into a coding agent's MCP settings, and exit."));
+    parser.addOptions({printMcpConfig, headless, host, port, upstream, config, maxLoops,
+                       execTimeout, dataDir, noHistory, controlToken, allowOrigin});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -80,6 +84,7 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         return fail(QStringLiteral("unexpected argument '%1' (see --help)")
                         .arg(parser.positionalArguments().constFirst()));
     cli.headless = parser.isSet(headless);
+    cli.printMcpConfig = parser.isSet(printMcpConfig);
     ProxyConfig &c = cli.config;
     c.host = parser.value(host);
     bool ok = false;

@@ -10,9 +10,10 @@
 struct CommandLine {
     loopscope::ProxyConfig config;
     bool headless = false;
-    QString controlToken; // --control-token (wins over env and config; see ControlToken)
-    QString error;        // one line, when parsing failed
-    int exitCode = 0;     // 2 for usage and config errors
+    QString controlToken;        // --control-token (wins over env and config; see ControlToken)
+    bool printMcpConfig = false; // --print-mcp-config: print the MCP client snippet and exit
+    QString error;               // one line, when parsing failed
+    int exitCode = 0;            // 2 for usage and config errors
 
     static CommandLine parse(const QStringList &arguments);
 };

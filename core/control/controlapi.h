@@ -14,6 +14,7 @@ namespace loopscope {
 
 class ControlEventStream;
 class EventBus;
+class McpServer;
 class FlowStore;
 class ResponseSink;
 class SandboxRegistry;
@@ -46,7 +47,20 @@ public:
     // Keeps the client's credentials of a flow of this process, for replay (memory only).
     void rememberCredentials(const QString &flowId, const HttpRequest &request);
 
-    // "/loopscope/v1" and below.
+    // What a replay of a recorded flow came to: the new flow's id, or an error (HTTP status,
+    // message, code) the route and the MCP tool each report in their own shape.
+    struct ReplayResult {
+        int status = 200;
+        QString message;
+        QString code;
+        QString flowId;
+    };
+    ReplayResult replayRecorded(const QJsonObject &flow, const QJsonValue &editedBody);
+
+    FlowStore *flowStore() const;
+    SandboxRegistry *registry() const;
+
+    // "/loopscope/v1" and below, and the MCP endpoint "/loopscope/mcp".
     static bool matches(const QString &path);
     void handle(const HttpRequest &request, ResponseSink *sink);
 
@@ -73,6 +87,7 @@ private:
     QPointer<FlowStore> m_store;
     QPointer<SandboxRegistry> m_registry;
     ControlEventStream *m_stream;
+    McpServer *m_mcp;
     CredentialVault m_credentials;
     Replayer m_replayer;
     QString m_baseUrl;
