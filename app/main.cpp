@@ -77,8 +77,8 @@ int printMcpConfig(const CommandLine &cli) {
     const QJsonObject server{
         {QStringLiteral("type"), QStringLiteral("http")},
         {QStringLiteral("url"), url},
-        {QStringLiteral("headers"),
-         QJsonObject{{QStringLiteral("Authorization"), QString(QStringLiteral("Bearer ") + token)}}}};
+        {QStringLiteral("headers"), QJsonObject{{QStringLiteral("Authorization"),
+                                                 QString(QStringLiteral("Bearer ") + token)}}}};
     const QJsonObject snippet{
         {QStringLiteral("mcpServers"), QJsonObject{{QStringLiteral("loopscope"), server}}}};
     QTextStream(stdout) << QJsonDocument(snippet).toJson(QJsonDocument::Indented);

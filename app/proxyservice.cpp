@@ -5,6 +5,7 @@
 #include "proxy/proxyserver.h"
 #include "record/flowstore.h"
 #include "sandbox/localsandboxoptions.h"
+#include "telemetry/otlpexporter.h"
 
 using loopscope::ProxyServer;
 
@@ -58,6 +59,9 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
         store->attach(m_events);
         m_store = std::move(store);
     }
+    if (config.otlp.enabled() && !m_exporter)
+        m_exporter =
+            std::make_unique<loopscope::OtlpExporter>(config.otlp, m_store.get(), m_events);
     // A restart (Stop then Start in the window) gets a fresh anchor and a fresh stop state.
     delete m_anchor;
     m_stopping = false;

@@ -12,6 +12,7 @@ namespace loopscope {
 class EventBus;
 class FlowStore;
 class InterceptionStack;
+class OtlpExporter;
 class ProxyServer;
 class SandboxRegistry;
 } // namespace loopscope
@@ -57,6 +58,8 @@ private:
     loopscope::SandboxRegistry *m_registry = nullptr;
     loopscope::EventBus *m_events = nullptr;
     std::unique_ptr<loopscope::FlowStore> m_store;
+    // Trace export (--otlp-endpoint); declared after the store so it goes first.
+    std::unique_ptr<loopscope::OtlpExporter> m_exporter;
     QString m_sandboxBackend;
     QStringList m_sandboxProblems; // read and written on this object's thread only
     QStringList m_sandboxWarnings;
