@@ -7,6 +7,8 @@
 #include <QJsonDocument>
 #include <QUrl>
 
+#include <cmath>
+
 namespace loopscope {
 
 namespace {
@@ -15,8 +17,11 @@ QString S(const char *text) {
     return QString::fromLatin1(text);
 }
 
+// Epoch milliseconds are beyond a double's exact range once in nanoseconds: whole
+// milliseconds and the fraction are converted apart.
 qint64 nanos(double ms) {
-    return qint64(ms * 1e6);
+    const double whole = std::floor(ms);
+    return qint64(whole) * 1000000 + qint64(std::llround((ms - whole) * 1e6));
 }
 
 QString operationFor(const QString &api) {
@@ -159,7 +164,8 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
     root.name = model.isEmpty() ? operation : operation + u' ' + model;
     const double started = flow.value(S("started_at")).toDouble();
     root.startTimeUnixNano = nanos(started);
-    root.endTimeUnixNano = nanos(started + qMax(0.0, flow.value(S("duration_ms")).toDouble()));
+    root.endTimeUnixNano =
+        root.startTimeUnixNano + nanos(qMax(0.0, flow.value(S("duration_ms")).toDouble()));
     QList<OtlpAttribute> &ra = root.attributes;
     add(ra, "gen_ai.operation.name", operation);
     add(ra, "gen_ai.provider.name", S("openai"));
@@ -224,7 +230,7 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
                                      ? end - hop.value(S("latency_ms")).toDouble()
                                      : pendingRequest.value(S("at")).toDouble();
             span.startTimeUnixNano = nanos(start);
-            span.endTimeUnixNano = nanos(qMax(start, end));
+            span.endTimeUnixNano = span.startTimeUnixNano + nanos(qMax(0.0, end - start));
             QList<OtlpAttribute> &a = span.attributes;
             add(a, "gen_ai.operation.name", operation);
             add(a, "gen_ai.provider.name", S("openai"));
@@ -276,7 +282,8 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
             span.name = S("execute_tool code_interpreter");
             const double start = hop.value(S("at")).toDouble();
             span.startTimeUnixNano = nanos(start);
-            span.endTimeUnixNano = nanos(start + qMax(0.0, hop.value(S("duration_ms")).toDouble()));
+            span.endTimeUnixNano =
+                span.startTimeUnixNano + nanos(qMax(0.0, hop.value(S("duration_ms")).toDouble()));
             QList<OtlpAttribute> &a = span.attributes;
             add(a, "gen_ai.operation.name", S("execute_tool"));
             add(a, "gen_ai.tool.name", S("code_interpreter"));
