@@ -65,6 +65,8 @@ public:
     void handle(const HttpRequest &request, ResponseSink *sink);
 
     ControlEventStream *eventStream() const { return m_stream; }
+    // The MCP server behind /loopscope/mcp (its breakpoint hooks are set by whoever owns them).
+    McpServer *mcpServer() const { return m_mcp; }
     // Ends event streams (server shutdown) so connections can close.
     void shutdown();
 

@@ -402,6 +402,22 @@ QString McpServer::renderRun(const QJsonObject &r) {
     return line + S("\n    flows: ") + ids.join(S(", "));
 }
 
+QString McpServer::renderPause(const QJsonObject &p) {
+    QString line = S("%1  %2 in flow %3, iteration %4")
+                       .arg(p.value(S("id")).toString(), p.value(S("kind")).toString(),
+                            p.value(S("flow_id")).toString())
+                       .arg(p.value(S("iteration")).toInt());
+    if (!p.value(S("call_id")).toString().isEmpty())
+        line += S(", call_id %1").arg(p.value(S("call_id")).toString());
+    if (p.value(S("paused_at")).isDouble())
+        line += S(", paused since %1").arg(when(p.value(S("paused_at"))));
+    if (!p.value(S("code")).toString().isEmpty())
+        line += S("\n  code:\n") + indent(clip(p.value(S("code")).toString()));
+    else if (p.value(S("body")).isObject())
+        line += S("\n  body:\n") + indent(clip(compactJson(p.value(S("body"))), 800));
+    return line;
+}
+
 QString McpServer::renderFlow(const QJsonObject &flow) {
     QStringList lines;
     lines << S("Flow ") + renderFlowLine(flow);
@@ -679,8 +695,52 @@ void McpServer::callTool(const QString &name, const QJsonObject &args, const Rep
                      [answer, sandboxId](const QFuture<void> &) {
                          answer({S("Deleted sandbox %1.").arg(sandboxId)});
                      });
-    } else if (name == S("list_paused") || name == S("resolve_paused")) {
-        fail(kBreakpointsMissing);
+    } else if (name == S("list_paused")) {
+        if (!m_pauses.pending) {
+            fail(kBreakpointsMissing);
+            return;
+        }
+        const QJsonArray pauses = m_pauses.pending();
+        if (pauses.isEmpty()) {
+            answer({S("No loop is paused at a breakpoint.")});
+            return;
+        }
+        QStringList lines{S("Paused loops (%1, oldest first):").arg(pauses.size())};
+        for (const QJsonValue &p : pauses)
+            lines << S("- ") + renderPause(p.toObject());
+        lines << S("Resume one with resolve_paused {\"pause_id\": \"pause_…\", \"action\": "
+                   "\"continue\" | \"deny\" | \"abort\"}.");
+        answer({lines.join(u'\n')});
+    } else if (name == S("resolve_paused")) {
+        if (!m_pauses.resolve) {
+            fail(kBreakpointsMissing);
+            return;
+        }
+        const QString pauseId = args.value(S("pause_id")).toString().trimmed();
+        const QString action = args.value(S("action")).toString();
+        if (pauseId.isEmpty() ||
+            !QStringList{S("continue"), S("deny"), S("abort")}.contains(action)) {
+            fail(S("pause_id is required and action must be continue, deny or abort."));
+            return;
+        }
+        QJsonObject request{{S("action"), action}};
+        for (const char *key : {"code", "body", "message"})
+            if (args.contains(QLatin1String(key)))
+                request.insert(QLatin1String(key), args.value(QLatin1String(key)));
+        const auto [status, body] = m_pauses.resolve(pauseId, request);
+        if (status == 200) {
+            const QString decision = body.value(S("resolved_decision")).toString(action);
+            answer({S("Resolved %1 (%2) of flow %3.")
+                        .arg(pauseId, decision, body.value(S("flow_id")).toString())});
+        } else if (status == 404) {
+            fail(S("No pause with id %1. Use list_paused to see them.").arg(pauseId.left(100)));
+        } else if (status == 409) {
+            fail(S("Pause %1 was already resolved.").arg(pauseId.left(100)));
+        } else {
+            fail(S("Could not resolve %1: %2")
+                     .arg(pauseId.left(100),
+                          body.value(S("error")).toObject().value(S("message")).toString()));
+        }
     } else if (name == S("replay_flow")) {
         const QString flowId = args.value(S("flow_id")).toString().trimmed();
         const QJsonValue body = args.value(S("body"));

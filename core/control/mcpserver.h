@@ -5,6 +5,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QObject>
+#include <QPair>
 #include <QThreadPool>
 
 #include <functional>
@@ -29,6 +30,17 @@ public:
     explicit McpServer(ControlApi *api, QObject *parent = nullptr);
     ~McpServer() override;
 
+    // Breakpoints reach list_paused / resolve_paused through these, so this room does not depend
+    // on the pause broker: `pending` gives GET /loopscope/v1/paused's "data" array, `resolve`
+    // answers as POST /loopscope/v1/paused/{id} (HTTP status + body: the resolved pause, or an
+    // OpenAI-shaped error). Unset: both tools say breakpoints are not available.
+    struct PauseHooks {
+        std::function<QJsonArray()> pending;
+        std::function<QPair<int, QJsonObject>(const QString &id, const QJsonObject &request)>
+            resolve;
+    };
+    void setPauseHooks(PauseHooks hooks) { m_pauses = std::move(hooks); }
+
     static bool matches(const QString &path);
     void handle(const HttpRequest &request, ResponseSink *sink);
 
@@ -39,6 +51,7 @@ public:
     // One line per flow summary.
     static QString renderFlowLine(const QJsonObject &summary);
     static QString renderRun(const QJsonObject &run);
+    static QString renderPause(const QJsonObject &pause);
 
 private:
     using Reply = std::function<void(const QJsonObject &response)>;
@@ -48,6 +61,7 @@ private:
                   const QJsonValue &id);
 
     ControlApi *m_api;
+    PauseHooks m_pauses;
     QThreadPool m_pool;
 };
 
