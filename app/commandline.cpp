@@ -5,6 +5,7 @@
 #include <QCommandLineParser>
 #include <QHostAddress>
 #include <QProcessEnvironment>
+#include <QUrl>
 
 using loopscope::AccessPolicy;
 using loopscope::ProxyConfig;
@@ -69,12 +70,37 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     const QCommandLineOption noHistory(QStringLiteral("no-history"),
                                        QStringLiteral("Keep the flow history in memory only "
                                                       "(nothing written to disk)."));
+    const QCommandLineOption printMcpConfig(
+        QStringLiteral("print-mcp-config"),
+        QStringLiteral("Print the MCP server entry (URL /loopscope/mcp + Authorization header) "
+                       "to paste into a coding agent's MCP settings, and exit."));
+    const QCommandLineOption otlpEndpoint(
+        QStringLiteral("otlp-endpoint"),
+        QStringLiteral("Export each flow as OpenTelemetry spans (GenAI conventions) to this "
+                       "OTLP/HTTP collector; traces go to URL/v1/traces. Default: env "
+                       "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT, "
+                       "general_settings.otlp.endpoint."),
+        QStringLiteral("URL"));
+    const QCommandLineOption otlpHeader(
+        QStringLiteral("otlp-header"),
+        QStringLiteral("A header sent to the collector, e.g. Authorization=Basic ... "
+                       "Repeatable (also OTEL_EXPORTER_OTLP_HEADERS)."),
+        QStringLiteral("K=V"));
+    const QCommandLineOption otlpProtocol(
+        QStringLiteral("otlp-protocol"),
+        QStringLiteral("http/json (default) or http/protobuf (also OTEL_EXPORTER_OTLP_PROTOCOL)."),
+        QStringLiteral("PROTOCOL"));
+    const QCommandLineOption otlpCaptureContent(
+        QStringLiteral("otlp-capture-content"),
+        QStringLiteral("Also export message and code contents (off by default; secrets never)."));
+    parser.addOptions({otlpEndpoint, otlpHeader, otlpProtocol, otlpCaptureContent});
     const QCommandLineOption insecurePublic(
         QStringLiteral("insecure-public"),
         QStringLiteral("Allow a non-loopback --host without general_settings.master_key: anyone "
                        "who reaches the port can run code and spend the configured key."));
     parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, dataDir,
-                       noHistory, controlToken, allowOrigin, insecurePublic, checkConfig});
+                       noHistory, controlToken, allowOrigin, insecurePublic, checkConfig,
+                       printMcpConfig});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -91,6 +117,7 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
                         .arg(parser.positionalArguments().constFirst()));
     cli.headless = parser.isSet(headless);
     cli.insecurePublic = parser.isSet(insecurePublic);
+    cli.printMcpConfig = parser.isSet(printMcpConfig);
     ProxyConfig &c = cli.config;
     c.host = parser.value(host);
     bool ok = false;
@@ -114,6 +141,11 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
                             .arg(parser.value(execTimeout)));
         c.execTimeoutSeconds = qMax(1, int(s + 0.5));
     }
+    {
+        QString error;
+        if (!c.otlp.applyEnvironment(QProcessEnvironment::systemEnvironment(), &error))
+            return fail(error);
+    }
     if (parser.isSet(checkConfig)) {
         QString error;
         const QString path = parser.value(checkConfig);
@@ -128,6 +160,33 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         if (!c.loadFile(path, QProcessEnvironment::systemEnvironment(), &error))
             return fail(QStringLiteral("config error in %1: %2").arg(path, error));
     }
+    if (parser.isSet(otlpEndpoint)) {
+        const QUrl url(parser.value(otlpEndpoint), QUrl::StrictMode);
+        if (!url.isValid() ||
+            (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")) ||
+            url.host().isEmpty())
+            return fail(QStringLiteral("--otlp-endpoint: '%1' is not an http(s) URL")
+                            .arg(parser.value(otlpEndpoint)));
+        c.otlp.endpoint = parser.value(otlpEndpoint);
+        c.otlp.tracesUrl.clear();
+    }
+    for (const QString &header : parser.values(otlpHeader)) {
+        QPair<QByteArray, QByteArray> h;
+        if (!loopscope::OtlpSettings::parseHeader(header, &h))
+            return fail(QStringLiteral("--otlp-header: expected NAME=VALUE, got '%1'")
+                            .arg(header.left(40)));
+        c.otlp.headers.append(h);
+    }
+    if (parser.isSet(otlpProtocol)) {
+        const auto p = loopscope::OtlpSettings::parseProtocol(parser.value(otlpProtocol));
+        if (!p)
+            return fail(QStringLiteral("--otlp-protocol: '%1' is not supported (http/json or "
+                                       "http/protobuf)")
+                            .arg(parser.value(otlpProtocol)));
+        c.otlp.protocol = *p;
+    }
+    if (parser.isSet(otlpCaptureContent))
+        c.otlp.captureContent = true;
     c.dataDir = parser.value(dataDir);
     c.noHistory = parser.isSet(noHistory);
     cli.controlToken = parser.value(controlToken);

@@ -12,10 +12,11 @@ struct CommandLine {
     bool headless = false;
     // --insecure-public: a non-loopback bind without a master key, warned about on every start.
     bool insecurePublic = false;
-    bool checkConfig = false; // --check-config FILE: print how each model routes, then exit
-    QString controlToken; // --control-token (wins over env and config; see ControlToken)
-    QString error;        // one line, when parsing failed
-    int exitCode = 0;     // 2 for usage and config errors
+    bool checkConfig = false;    // --check-config FILE: print how each model routes, then exit
+    bool printMcpConfig = false; // --print-mcp-config: print the MCP client snippet and exit
+    QString controlToken;        // --control-token (wins over env and config; see ControlToken)
+    QString error;               // one line, when parsing failed
+    int exitCode = 0;            // 2 for usage and config errors
 
     static CommandLine parse(const QStringList &arguments);
     // True when `host` is not a loopback address (0.0.0.0, a LAN address, ...): anyone who can

@@ -16,6 +16,10 @@
 #endif
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcessEnvironment>
 #include <QTextStream>
 
@@ -31,7 +35,8 @@ namespace {
 bool wantsHeadless(int argc, char *argv[]) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--headless") == 0 || std::strcmp(argv[i], "--help") == 0 ||
-            std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "--check-config") == 0)
+            std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "--check-config") == 0 ||
+            std::strcmp(argv[i], "--print-mcp-config") == 0)
             return true;
     }
     return false;
@@ -39,6 +44,50 @@ bool wantsHeadless(int argc, char *argv[]) {
 
 } // namespace
 #endif
+
+namespace {
+
+// The snippet for a coding agent's MCP settings. The token is the one a start with the same
+// arguments would use; a generated one is read from the data dir (that of the running instance)
+// and changes at each start, hence the hint to pin one.
+int printMcpConfig(const CommandLine &cli) {
+    QTextStream err(stderr);
+    const QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    QString token = cli.controlToken;
+    if (token.isEmpty())
+        token = env.value(QStringLiteral("LOOPSCOPE_CONTROL_TOKEN"));
+    if (token.isEmpty())
+        token = cli.config.controlToken;
+    if (token.isEmpty()) {
+        const QString dir = cli.config.dataDir.isEmpty() ? loopscope::ControlToken::defaultDataDir()
+                                                         : cli.config.dataDir;
+        QFile file(QDir(dir).filePath(QStringLiteral("control-token")));
+        if (file.open(QIODevice::ReadOnly))
+            token = QString::fromUtf8(file.readAll().trimmed());
+        err << "loopscope: note: a generated control token changes at each start; pin one with "
+               "--control-token or LOOPSCOPE_CONTROL_TOKEN for a lasting MCP config"
+            << Qt::endl;
+    }
+    if (token.isEmpty())
+        token = QStringLiteral("<control token>");
+    QString host = cli.config.host;
+    if (host == QLatin1String("0.0.0.0") || host == QLatin1String("::") || host.isEmpty())
+        host = QStringLiteral("127.0.0.1");
+    else if (host.contains(u':'))
+        host = u'[' + host + u']';
+    const QString url = QStringLiteral("http://%1:%2/loopscope/mcp").arg(host).arg(cli.config.port);
+    const QJsonObject server{
+        {QStringLiteral("type"), QStringLiteral("http")},
+        {QStringLiteral("url"), url},
+        {QStringLiteral("headers"), QJsonObject{{QStringLiteral("Authorization"),
+                                                 QString(QStringLiteral("Bearer ") + token)}}}};
+    const QJsonObject snippet{
+        {QStringLiteral("mcpServers"), QJsonObject{{QStringLiteral("loopscope"), server}}}};
+    QTextStream(stdout) << QJsonDocument(snippet).toJson(QJsonDocument::Indented);
+    return 0;
+}
+
+} // namespace
 
 int main(int argc, char *argv[]) {
 #ifdef LOOPSCOPE_HAS_UI
@@ -59,6 +108,8 @@ int main(int argc, char *argv[]) {
         err << "loopscope: " << cli.error << Qt::endl;
         return cli.exitCode;
     }
+    if (cli.printMcpConfig)
+        return printMcpConfig(cli);
     if (cli.checkConfig) {
         QTextStream out(stdout);
         for (const QString &line : cli.config.describeRoutes())

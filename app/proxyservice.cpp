@@ -6,6 +6,7 @@
 #include "record/flowstore.h"
 #include "sandbox/localsandboxoptions.h"
 #include "sandbox/sandboxregistry.h"
+#include "telemetry/otlpexporter.h"
 
 #include <QDeadlineTimer>
 #include <QTextStream>
@@ -73,6 +74,9 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
         store->attach(m_events);
         m_store = std::move(store);
     }
+    if (config.otlp.enabled() && !m_exporter)
+        m_exporter =
+            std::make_unique<loopscope::OtlpExporter>(config.otlp, m_store.get(), m_events);
     // A restart (Stop then Start in the window) gets a fresh anchor and a fresh stop state.
     delete m_anchor;
     m_stopping = false;

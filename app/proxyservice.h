@@ -15,6 +15,7 @@ class EventBus;
 class FlowStore;
 class InterceptionStack;
 class PauseBroker;
+class OtlpExporter;
 class ProxyServer;
 class SandboxRegistry;
 } // namespace loopscope
@@ -73,6 +74,8 @@ private:
     QPointer<loopscope::SandboxRegistry> m_registryGuard;
     loopscope::EventBus *m_events = nullptr;
     std::unique_ptr<loopscope::FlowStore> m_store;
+    // Trace export (--otlp-endpoint); declared after the store so it goes first.
+    std::unique_ptr<loopscope::OtlpExporter> m_exporter;
     QString m_sandboxBackend;
     QStringList m_sandboxProblems; // read and written on this object's thread only
     QStringList m_sandboxWarnings;

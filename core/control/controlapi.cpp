@@ -4,9 +4,11 @@
 #include "control/breakpointsapi.h"
 #include "control/controleventstream.h"
 #include "control/harcodec.h"
+#include "control/mcpserver.h"
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
+#include "loop/pausebroker.h"
 #include "record/flowstore.h"
 #include "sandbox/sandboxregistry.h"
 
@@ -98,7 +100,8 @@ bool isHopByHop(const QByteArray &name) {
 ControlApi::ControlApi(EventBus *events, QObject *parent)
     : QObject(parent)
     , m_stream(new ControlEventStream(this))
-    , m_breakpoints(new BreakpointsApi(this)) {
+    , m_breakpoints(new BreakpointsApi(this))
+    , m_mcp(new McpServer(this, this)) {
     // Two readers at most: store reads are short, and the machine runs the proxy and sandboxes.
     m_pool.setMaxThreadCount(2);
     // Threads stay: FlowQuery keeps one read connection per thread, so reusing them keeps reads
@@ -129,6 +132,39 @@ void ControlApi::setFlowStore(FlowStore *store) {
 
 void ControlApi::setPauseBroker(PauseBroker *broker) {
     m_breakpoints->setBroker(broker);
+    // MCP's list_paused / resolve_paused are the same broker calls as GET /paused and
+    // POST /paused/{id}, with the route's status codes.
+    const QPointer<PauseBroker> pauses = broker;
+    McpServer::PauseHooks hooks;
+    hooks.pending = [pauses] { return pauses ? pauses->pending() : QJsonArray(); };
+    hooks.resolve = [pauses](const QString &id,
+                             const QJsonObject &request) -> QPair<int, QJsonObject> {
+        if (!pauses)
+            return {503, {}};
+        const PauseBroker::ResolveResult result = pauses->resolve(id, request);
+        switch (result.status) {
+        case PauseBroker::ResolveStatus::Resolved:
+            return {200, result.pause};
+        case PauseBroker::ResolveStatus::NotFound:
+            return {404, {}};
+        case PauseBroker::ResolveStatus::AlreadyResolved:
+            return {409, result.pause};
+        case PauseBroker::ResolveStatus::Invalid:
+            return {400,
+                    {{QStringLiteral("error"),
+                      QJsonObject{{QStringLiteral("message"), result.error}}}}};
+        }
+        return {500, {}};
+    };
+    m_mcp->setPauseHooks(std::move(hooks));
+}
+
+FlowStore *ControlApi::flowStore() const {
+    return m_store;
+}
+
+SandboxRegistry *ControlApi::registry() const {
+    return m_registry;
 }
 
 void ControlApi::setRegistry(SandboxRegistry *registry) {
@@ -140,7 +176,7 @@ void ControlApi::rememberCredentials(const QString &flowId, const HttpRequest &r
 }
 
 bool ControlApi::matches(const QString &path) {
-    return path == kPrefix || path.startsWith(kPrefix + u'/');
+    return path == kPrefix || path.startsWith(kPrefix + u'/') || McpServer::matches(path);
 }
 
 void ControlApi::shutdown() {
@@ -156,6 +192,10 @@ bool ControlApi::needStore(ResponseSink *sink) const {
 }
 
 void ControlApi::handle(const HttpRequest &request, ResponseSink *sink) {
+    if (McpServer::matches(request.path)) {
+        m_mcp->handle(request, sink);
+        return;
+    }
     const QString route = request.path.mid(kPrefix.size()); // "/flows", "/flows/req_1", ...
     const QStringList parts = route.split(u'/', Qt::SkipEmptyParts);
     const QByteArray &method = request.method;
@@ -298,11 +338,26 @@ void ControlApi::replayFlow(const QString &id, const HttpRequest &request, Respo
 
 void ControlApi::startReplay(const QJsonObject &flow, const QJsonValue &editedBody,
                              ResponseSink *sink) {
+    const ReplayResult result = replayRecorded(flow, editedBody);
+    if (result.status != 200) {
+        sink->sendError(result.status, result.message, invalidRequest(), result.code);
+        return;
+    }
+    sink->sendJson(200, {{S("object"), S("loopscope.replay")},
+                         {S("flow_id"), result.flowId},
+                         {S("replay_of"), flow.value(S("id")).toString()}});
+}
+
+ControlApi::ReplayResult ControlApi::replayRecorded(const QJsonObject &flow,
+                                                    const QJsonValue &editedBody) {
+    if (!m_replayer)
+        return {503, S("Replay is not available in this process."), S("server_error"), {}};
     const QString id = flow.value(S("id")).toString();
     if (flow.value(S("imported")).toBool()) {
-        sink->sendError(409, S("Flow %1 was imported; imported flows are read-only.").arg(id),
-                        invalidRequest(), S("flow_read_only"));
-        return;
+        return {409,
+                S("Flow %1 was imported; imported flows are read-only.").arg(id),
+                S("flow_read_only"),
+                {}};
     }
     QJsonObject clientRequest;
     for (const QJsonValue &hop : flow.value(S("hops")).toArray()) {
@@ -312,31 +367,32 @@ void ControlApi::startReplay(const QJsonObject &flow, const QJsonValue &editedBo
         }
     }
     if (clientRequest.isEmpty()) {
-        sink->sendError(409, S("Flow %1 has no recorded client request to replay.").arg(id),
-                        invalidRequest(), S("not_replayable"));
-        return;
+        return {409,
+                S("Flow %1 has no recorded client request to replay.").arg(id),
+                S("not_replayable"),
+                {}};
     }
     const QJsonObject recordedHeaders = clientRequest.value(S("headers")).toObject();
     bool hadCredentials = false;
     for (auto it = recordedHeaders.begin(); it != recordedHeaders.end(); ++it)
         hadCredentials |= CredentialVault::isCredentialHeader(it.key().toLower().toUtf8());
     if (hadCredentials && !m_credentials.knows(id)) {
-        sink->sendError(409,
-                        S("The client credentials of flow %1 are not known to this process (they "
-                          "are kept in memory only, for flows of this run of Loopscope).")
-                            .arg(id),
-                        invalidRequest(), S("credentials_unavailable"));
-        return;
+        return {409,
+                S("The client credentials of flow %1 are not known to this process (they "
+                  "are kept in memory only, for flows of this run of Loopscope).")
+                    .arg(id),
+                S("credentials_unavailable"),
+                {}};
     }
     const bool truncated = clientRequest.value(S("body_truncated")).toBool() ||
                            clientRequest.value(S("bodyTruncated")).toBool();
     if (truncated && !editedBody.isObject()) {
-        sink->sendError(409,
-                        S("The recorded body of flow %1 was truncated; replay it with an edited "
-                          "{\"body\":{...}}.")
-                            .arg(id),
-                        invalidRequest(), S("not_replayable"));
-        return;
+        return {409,
+                S("The recorded body of flow %1 was truncated; replay it with an edited "
+                  "{\"body\":{...}}.")
+                    .arg(id),
+                S("not_replayable"),
+                {}};
     }
 
     HttpRequest replay;
@@ -369,9 +425,7 @@ void ControlApi::startReplay(const QJsonObject &flow, const QJsonValue &editedBo
     if (!replay.body.isEmpty())
         replay.headers.append(
             qMakePair(QByteArray("content-length"), QByteArray::number(replay.body.size())));
-    const QString newId = m_replayer(replay, id);
-    sink->sendJson(
-        200, {{S("object"), S("loopscope.replay")}, {S("flow_id"), newId}, {S("replay_of"), id}});
+    return {200, {}, {}, m_replayer(replay, id)};
 }
 
 void ControlApi::listRuns(const HttpRequest &request, ResponseSink *sink) {

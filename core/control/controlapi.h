@@ -16,6 +16,7 @@ class BreakpointsApi;
 class ControlEventStream;
 class PauseBroker;
 class EventBus;
+class McpServer;
 class FlowStore;
 class ResponseSink;
 class SandboxRegistry;
@@ -50,11 +51,26 @@ public:
     // Keeps the client's credentials of a flow of this process, for replay (memory only).
     void rememberCredentials(const QString &flowId, const HttpRequest &request);
 
-    // "/loopscope/v1" and below.
+    // What a replay of a recorded flow came to: the new flow's id, or an error (HTTP status,
+    // message, code) the route and the MCP tool each report in their own shape.
+    struct ReplayResult {
+        int status = 200;
+        QString message;
+        QString code;
+        QString flowId;
+    };
+    ReplayResult replayRecorded(const QJsonObject &flow, const QJsonValue &editedBody);
+
+    FlowStore *flowStore() const;
+    SandboxRegistry *registry() const;
+
+    // "/loopscope/v1" and below, and the MCP endpoint "/loopscope/mcp".
     static bool matches(const QString &path);
     void handle(const HttpRequest &request, ResponseSink *sink);
 
     ControlEventStream *eventStream() const { return m_stream; }
+    // The MCP server behind /loopscope/mcp (its breakpoint hooks are set by whoever owns them).
+    McpServer *mcpServer() const { return m_mcp; }
     // Ends event streams (server shutdown) so connections can close.
     void shutdown();
 
@@ -78,6 +94,7 @@ private:
     QPointer<SandboxRegistry> m_registry;
     ControlEventStream *m_stream;
     BreakpointsApi *m_breakpoints;
+    McpServer *m_mcp;
     CredentialVault m_credentials;
     Replayer m_replayer;
     QString m_baseUrl;

@@ -386,6 +386,19 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                                      .arg(origin.left(100))),
                           v.error);
 
+    // general_settings.otlp (issue 15): over the OTEL_EXPORTER_OTLP_* environment
+    const QJsonValue otlpValue = general.toObject().value(QStringLiteral("otlp"));
+    if (otlpValue.isObject()) {
+        QString otlpError;
+        if (!otlp.applyConfig(otlpValue.toObject(), environment, &otlpError))
+            return finish(false, otlpError);
+    } else if (!otlpValue.isUndefined() && !otlpValue.isNull()) {
+        return finish(v.fail(QStringLiteral("general_settings.otlp"),
+                             QStringLiteral("must be a mapping (endpoint, headers, protocol, "
+                                            "capture_content)")),
+                      v.error);
+    }
+
     // history (issue 11)
     const QJsonValue history = root.value(QStringLiteral("history"));
     if (!history.isUndefined() && !history.isNull() && !history.isObject())

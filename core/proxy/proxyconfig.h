@@ -1,6 +1,7 @@
 #pragma once
 
 #include "interception/yamldocument.h"
+#include "telemetry/otlpsettings.h"
 #include "upstream/upstreamroute.h"
 
 #include <QHash>
@@ -36,6 +37,7 @@ public:
     // and the non-loopback browser origins allowed (--allow-origin,
     // general_settings.allow_origins).
     QString controlToken;
+    OtlpSettings otlp; // trace export (issue 15); off without an endpoint
     QStringList allowOrigins;
 
     // Resource limits (issue 18; docs/security.md). general_settings keys in brackets.
