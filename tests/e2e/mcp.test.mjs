@@ -152,10 +152,44 @@ test('replay_flow runs the recorded request again as a new flow', async () => {
   await waitFor(async () => /replay of/.test(text(await mcp.callTool({ name: 'list_flows', arguments: { limit: 3 } }))), 10000);
 });
 
-test('breakpoint tools say they are not in this build (pending h/breakpoints)', async () => {
-  const r = await mcp.callTool({ name: 'list_paused', arguments: {} });
-  assert.equal(r.isError, true);
-  assert.match(text(r), /breakpoints are not available/);
+test('list_paused and resolve_paused steer a loop paused before its code runs', async () => {
+  const control = (method, route, body) => fetch(`${app.baseURL}/loopscope/v1${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  // Earlier tests' loops (the replay included) have finished: two upstream calls each, so the
+  // scripted model answers this request with code first.
+  await waitFor(() => upstream.requests.length % 2 === 0, 10000);
+  assert.equal((await control('PUT', '/breakpoints', { code: true })).status, 200);
+  try {
+    const idle = await mcp.callTool({ name: 'list_paused', arguments: {} });
+    assert.ok(!idle.isError);
+    assert.doesNotMatch(text(idle), /pause_/);
+    const openai = new OpenAI({ baseURL: app.apiBase, apiKey: 'sk-e2e-mcp-user-0001', maxRetries: 0 });
+    const pending = openai.responses.create({ model: 'scripted', tools: CI_TOOL, input: 'Print it.' });
+    let listed = '';
+    await waitFor(async () => {
+      listed = text(await mcp.callTool({ name: 'list_paused', arguments: {} }));
+      return /pause_[0-9a-f]+/.test(listed);
+    }, 20000);
+    const pauseId = listed.match(/pause_[0-9a-f]+/)[0];
+    assert.match(listed, /req_[0-9a-f]+/, 'the paused flow is named');
+    assert.match(listed, /needle/, 'the code waiting to run is shown');
+    const resolved = await mcp.callTool({
+      name: 'resolve_paused',
+      arguments: { pause_id: pauseId, action: 'continue', code: "print('edited-' + str(6*7+1))" },
+    });
+    assert.ok(!resolved.isError, text(resolved));
+    const reply = await pending;
+    const call = reply.output.find((o) => o.type === 'code_interpreter_call');
+    assert.equal(call.code, "print('edited-' + str(6*7+1))", 'the item carries the code that ran');
+    assert.deepEqual(call.outputs[0], { type: 'logs', logs: 'edited-43\n' });
+    const again = await mcp.callTool({ name: 'resolve_paused', arguments: { pause_id: pauseId, action: 'continue' } });
+    assert.equal(again.isError, true, 'a resolved pause cannot be resolved twice');
+  } finally {
+    await control('PUT', '/breakpoints', {});
+  }
 });
 
 test('unknown tools are a JSON-RPC error', async () => {
