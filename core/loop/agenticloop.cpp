@@ -366,19 +366,9 @@ void AgenticLoop::iterate(QJsonObject request, int depth) {
         PauseContext context = pauseContext(PauseKind::UpstreamRequest);
         context.body = body;
         if (m_broker->wants(context)) {
-            whenFinished(awaitPause(context), this,
-                         [this, request, depth, body](const QFuture<PauseDecision> &decided) {
-                             const PauseDecision d = resultOr(decided, PauseDecision{});
-                             if (d.action == PauseDecision::Action::Abort || m_abortedByUser) {
-                                 failAborted();
-                                 return;
-                             }
-                             if (clientGone()) {
-                                 failClientGone();
-                                 return;
-                             }
-                             sendUpstream(request, depth, d.body.value_or(body));
-                         });
+            pauseThen(context, body, [this, request, depth](const QJsonObject &decidedBody) {
+                sendUpstream(request, depth, decidedBody);
+            });
             return;
         }
     }
@@ -464,20 +454,9 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
         if (!calls.isEmpty())
             context.callId = calls.first().toObject().value(QStringLiteral("call_id")).toString();
         if (m_broker->wants(context)) {
-            const QJsonObject original = reply.json;
-            whenFinished(awaitPause(context), this,
-                         [this, request, depth, original](const QFuture<PauseDecision> &decided) {
-                             const PauseDecision d = resultOr(decided, PauseDecision{});
-                             if (d.action == PauseDecision::Action::Abort || m_abortedByUser) {
-                                 failAborted();
-                                 return;
-                             }
-                             if (clientGone()) {
-                                 failClientGone();
-                                 return;
-                             }
-                             actOnResponse(request, depth, d.body.value_or(original));
-                         });
+            pauseThen(context, reply.json, [this, request, depth](const QJsonObject &decidedBody) {
+                actOnResponse(request, depth, decidedBody);
+            });
             return;
         }
     }
@@ -743,6 +722,25 @@ PauseContext AgenticLoop::pauseContext(PauseKind kind) const {
     context.model = m_request.body.value(QStringLiteral("model")).toString();
     context.sessionId = m_sessionId;
     return context;
+}
+
+void AgenticLoop::pauseThen(const PauseContext &context, const QJsonObject &body,
+                            std::function<void(const QJsonObject &)> proceed) {
+    // An upstream pause: abort ends the flow, a hang-up cleans up, anything else goes on with
+    // the edited body (or the original one).
+    whenFinished(awaitPause(context), this,
+                 [this, body, proceed = std::move(proceed)](const QFuture<PauseDecision> &decided) {
+                     const PauseDecision d = resultOr(decided, PauseDecision{});
+                     if (d.action == PauseDecision::Action::Abort || m_abortedByUser) {
+                         failAborted();
+                         return;
+                     }
+                     if (clientGone()) {
+                         failClientGone();
+                         return;
+                     }
+                     proceed(d.body.value_or(body));
+                 });
 }
 
 QFuture<PauseDecision> AgenticLoop::awaitPause(const PauseContext &context) {

@@ -12,6 +12,8 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <functional>
+
 namespace loopscope {
 
 class CodeInterpreterInterception;
@@ -84,6 +86,9 @@ private:
     void onUpstreamReply(QJsonObject request, int depth, const UpstreamReply &reply);
     void actOnResponse(const QJsonObject &request, int depth, const QJsonObject &response);
     QFuture<PauseDecision> awaitPause(const PauseContext &context);
+    // Awaits an upstream pause, then calls `proceed` with the body to use (edited or `body`).
+    void pauseThen(const PauseContext &context, const QJsonObject &body,
+                   std::function<void(const QJsonObject &)> proceed);
     PauseContext pauseContext(PauseKind kind) const;
     QFuture<CodeRunVerdict> gateCodeRun(const CodeRunRequest &ask);
     void failAborted();
