@@ -2,10 +2,10 @@
 // directly, at concurrency 1 and 64, non-streaming (full latency) and streaming (time to the
 // first SSE event). Upstream, proxy and load generator each run on their own thread in one
 // process. Usage: bench_proxy [requests-per-phase (default 4000)]
+#include "common/instantchatupstream.h"
 #include "common/passthroughload.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
-#include "proxy/scriptedupstream.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -21,41 +21,13 @@
 
 using namespace loopscope;
 using namespace loopscope::bench;
-using loopscope::test::ScriptedUpstream;
 
 int main(int argc, char *argv[]) {
     QCoreApplication app(argc, argv);
     const int requests = argc > 1 ? std::max(100, atoi(argv[1])) : 4000;
 
-    // Upstream on its own thread.
-    QThread upstreamThread;
-    upstreamThread.start();
-    ScriptedUpstream *upstream = nullptr;
-    QObject upstreamAnchor;
-    upstreamAnchor.moveToThread(&upstreamThread);
-    const QByteArray completion =
-        R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"The result is 391."},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}})";
-    QList<QByteArray> events;
-    for (const char *piece : {"The ", "result ", "is ", "391."})
-        events
-            << QByteArray(
-                   R"(data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":")") +
-                   piece + "\"}}]}\n\n";
-    events << "data: [DONE]\n\n";
-    QMetaObject::invokeMethod(
-        &upstreamAnchor,
-        [&] {
-            upstream = new ScriptedUpstream;
-            upstream->setRecordRequests(false);
-            upstream->listen();
-            upstream->setResponder([&](const ScriptedUpstream::Request &request) {
-                if (request.body.contains("\"stream\":true"))
-                    return ScriptedUpstream::Response::events(events);
-                return ScriptedUpstream::Response::json(200, completion);
-            });
-        },
-        Qt::BlockingQueuedConnection);
-    const quint16 upstreamPort = upstream->port();
+    const InstantChatUpstream upstream; // on its own thread
+    const quint16 upstreamPort = upstream.port();
 
     // Proxy on its own thread, as in the app.
     QThread proxyThread;
@@ -115,11 +87,7 @@ int main(int argc, char *argv[]) {
 
     QMetaObject::invokeMethod(
         &proxyAnchor, [&] { delete proxy; }, Qt::BlockingQueuedConnection);
-    QMetaObject::invokeMethod(
-        &upstreamAnchor, [&] { delete upstream; }, Qt::BlockingQueuedConnection);
     proxyThread.quit();
-    upstreamThread.quit();
     proxyThread.wait();
-    upstreamThread.wait();
     return 0;
 }

@@ -6,11 +6,11 @@
 //  2. 100,000 stored flows: list (limit 50) and q= search latency, start-up (open) time, and
 //     bytes per flow on disk.
 // Usage: bench_record [requests-per-phase (default 3000)] [stored flows (default 100000)]
+#include "common/instantchatupstream.h"
 #include "common/passthroughload.h"
 #include "inspect/eventbus.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
-#include "proxy/scriptedupstream.h"
 #include "record/flowstore.h"
 
 #include <QCoreApplication>
@@ -32,7 +32,6 @@
 
 using namespace loopscope;
 using namespace loopscope::bench;
-using loopscope::test::ScriptedUpstream;
 
 namespace {
 
@@ -175,34 +174,8 @@ int main(int argc, char *argv[]) {
     QTemporaryDir dir;
     QTextStream out(stdout);
 
-    QThread upstreamThread;
-    upstreamThread.start();
-    ScriptedUpstream *upstream = nullptr;
-    QObject upstreamAnchor;
-    upstreamAnchor.moveToThread(&upstreamThread);
-    const QByteArray completion =
-        R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"The result is 391."},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}})";
-    QList<QByteArray> events;
-    for (const char *piece : {"The ", "result ", "is ", "391."})
-        events
-            << QByteArray(
-                   R"(data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":")") +
-                   piece + "\"}}]}\n\n";
-    events << "data: [DONE]\n\n";
-    QMetaObject::invokeMethod(
-        &upstreamAnchor,
-        [&] {
-            upstream = new ScriptedUpstream;
-            upstream->setRecordRequests(false);
-            upstream->listen();
-            upstream->setResponder([&](const ScriptedUpstream::Request &request) {
-                if (request.body.contains("\"stream\":true"))
-                    return ScriptedUpstream::Response::events(events);
-                return ScriptedUpstream::Response::json(200, completion);
-            });
-        },
-        Qt::BlockingQueuedConnection);
-    const quint16 upstreamPort = upstream->port();
+    const InstantChatUpstream upstream; // on its own thread
+    const quint16 upstreamPort = upstream.port();
 
     std::vector<std::unique_ptr<ProxyUnderTest>> proxies;
     proxies.push_back(std::make_unique<ProxyUnderTest>(QStringLiteral("no recording"), upstreamPort,
@@ -340,9 +313,5 @@ int main(int argc, char *argv[]) {
     out << "| GET /flows/{id}, p50 | " << QString::number(flowMs, 'f', 2) << " ms |\n";
     out << "| GET /runs?limit=50, p50 | " << QString::number(runsMs, 'f', 2) << " ms |\n";
 
-    QMetaObject::invokeMethod(
-        &upstreamAnchor, [&] { delete upstream; }, Qt::BlockingQueuedConnection);
-    upstreamThread.quit();
-    upstreamThread.wait();
     return 0;
 }
