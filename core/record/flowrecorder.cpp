@@ -112,6 +112,31 @@ QJsonObject responsesFromEvents(const QJsonArray &events) {
     return {};
 }
 
+// The stored row of a finished (or imported) flow; run keys are the caller's.
+FlowRow rowOf(const RecordedFlow &flow, const QJsonObject &summary, const QJsonArray &hops) {
+    FlowRow row;
+    row.id = flow.id;
+    row.startedAt = flow.startedAt;
+    row.endedAt = flow.startedAt + qint64(flow.durationMs);
+    row.runId = flow.runId;
+    row.sessionId = flow.sessionId;
+    row.state = flow.state;
+    row.status = flow.status;
+    row.model = flow.model;
+    row.path = flow.path;
+    row.summary = QJsonDocument(summary).toJson(QJsonDocument::Compact);
+    row.hops = qCompress(QJsonDocument(hops).toJson(QJsonDocument::Compact));
+    row.searchText = flow.searchText();
+    row.inputTokens = flow.inputTokens;
+    row.outputTokens = flow.outputTokens;
+    row.totalTokens = flow.totalTokens;
+    row.costKnown = flow.costUsd.isDouble();
+    row.costUsd = flow.costUsd.toDouble();
+    row.codeRuns = flow.codeRuns;
+    row.toolCalls = flow.toolCalls;
+    return row;
+}
+
 } // namespace
 
 FlowRecorder::FlowRecorder(StoreWriter *writer, QHash<QString, ModelPrice> prices, QObject *parent)
@@ -483,33 +508,14 @@ void FlowRecorder::finalize(const QString &id) {
                        double(flow.outputTokens) * price->outputPerToken;
     flow.toolCalls = RunGrouper::toolCallCount(flow.api, flow.finalResponse);
 
-    FlowRow row;
+    const QJsonObject summary = flow.summary();
+    const QJsonArray hops = flow.hopsJson();
+    FlowRow row = rowOf(flow, summary, hops);
     if (!flow.runId.isEmpty()) {
         row.runKeys = RunGrouper::requestKeys(flow.requestBody) +
                       RunGrouper::responseKeys(flow.api, flow.requestBody, flow.finalResponse);
         m_runs.remember(row.runKeys, flow.runId);
     }
-    const QJsonObject summary = flow.summary();
-    const QJsonArray hops = flow.hopsJson();
-    row.id = flow.id;
-    row.startedAt = flow.startedAt;
-    row.endedAt = flow.startedAt + qint64(flow.durationMs);
-    row.runId = flow.runId;
-    row.sessionId = flow.sessionId;
-    row.state = flow.state;
-    row.status = flow.status;
-    row.model = flow.model;
-    row.path = flow.path;
-    row.summary = QJsonDocument(summary).toJson(QJsonDocument::Compact);
-    row.hops = qCompress(QJsonDocument(hops).toJson(QJsonDocument::Compact));
-    row.searchText = flow.searchText();
-    row.inputTokens = flow.inputTokens;
-    row.outputTokens = flow.outputTokens;
-    row.totalTokens = flow.totalTokens;
-    row.costKnown = flow.costUsd.isDouble();
-    row.costUsd = flow.costUsd.toDouble();
-    row.codeRuns = flow.codeRuns;
-    row.toolCalls = flow.toolCalls;
     QJsonObject full = summary;
     full.insert(QStringLiteral("hops"), hops);
     m_pending.insert(flow.id, full);
@@ -545,26 +551,7 @@ int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
         }
         if (flow.startedAt <= 0)
             flow.startedAt = QDateTime::currentMSecsSinceEpoch();
-        FlowRow row;
-        row.id = flow.id;
-        row.startedAt = flow.startedAt;
-        row.endedAt = flow.startedAt + qint64(flow.durationMs);
-        row.runId = flow.runId;
-        row.sessionId = flow.sessionId;
-        row.state = flow.state;
-        row.status = flow.status;
-        row.model = flow.model;
-        row.path = flow.path;
-        row.summary = QJsonDocument(flow.summary()).toJson(QJsonDocument::Compact);
-        row.hops = qCompress(QJsonDocument(flow.hopsJson()).toJson(QJsonDocument::Compact));
-        row.searchText = flow.searchText();
-        row.inputTokens = flow.inputTokens;
-        row.outputTokens = flow.outputTokens;
-        row.totalTokens = flow.totalTokens;
-        row.costKnown = flow.costUsd.isDouble();
-        row.costUsd = flow.costUsd.toDouble();
-        row.codeRuns = flow.codeRuns;
-        row.toolCalls = flow.toolCalls;
+        FlowRow row = rowOf(flow, flow.summary(), flow.hopsJson());
         ids.insert(flow.id);
         m_writer->enqueue(std::move(row));
         ++count;
