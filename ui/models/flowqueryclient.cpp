@@ -1,0 +1,63 @@
+#include "models/flowqueryclient.h"
+
+#include "record/flowstore.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace loopscope {
+
+FlowQueryClient::FlowQueryClient(QObject *parent)
+    : QObject(parent) {
+    // Two readers: a long search does not hold up the selected flow's detail.
+    m_pool.setMaxThreadCount(2);
+    m_pool.setObjectName(QStringLiteral("loopscope-window-reads"));
+}
+
+FlowQueryClient::~FlowQueryClient() {
+    m_pool.waitForDone();
+}
+
+void FlowQueryClient::setFlowStore(FlowStore *store) {
+    m_store = store;
+}
+
+void FlowQueryClient::waitForIdle() {
+    m_pool.waitForDone();
+}
+
+template<class T, class F> QFuture<T> FlowQueryClient::submit(F work) {
+    const FlowQuery *query = m_store ? m_store->query() : nullptr;
+    if (!query) {
+        QPromise<T> promise;
+        promise.start();
+        promise.addResult(T{});
+        promise.finish();
+        return promise.future();
+    }
+    return QtConcurrent::run(&m_pool, [query, work = std::move(work)] { return work(*query); });
+}
+
+QFuture<QJsonObject> FlowQueryClient::list(const FlowFilter &filter) {
+    return submit<QJsonObject>([filter](const FlowQuery &q) { return q.list(filter); });
+}
+
+QFuture<QJsonObject> FlowQueryClient::flow(const QString &id) {
+    return submit<QJsonObject>(
+        [id](const FlowQuery &q) { return q.flow(id).value_or(QJsonObject()); });
+}
+
+QFuture<QJsonArray> FlowQueryClient::runs(int limit) {
+    return submit<QJsonArray>([limit](const FlowQuery &q) { return q.runs(limit); });
+}
+
+QFuture<QJsonObject> FlowQueryClient::run(const QString &id) {
+    return submit<QJsonObject>(
+        [id](const FlowQuery &q) { return q.run(id).value_or(QJsonObject()); });
+}
+
+QFuture<QList<QJsonObject>> FlowQueryClient::flows(const QStringList &ids, const QString &runId) {
+    return submit<QList<QJsonObject>>(
+        [ids, runId](const FlowQuery &q) { return q.flows(ids, runId); });
+}
+
+} // namespace loopscope
