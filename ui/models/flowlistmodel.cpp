@@ -1,0 +1,424 @@
+#include "models/flowlistmodel.h"
+
+#include "common/futurechain.h"
+#include "models/flowqueryclient.h"
+#include "record/flowstore.h"
+
+#include <QDateTime>
+#include <QLocale>
+
+namespace loopscope {
+
+namespace {
+
+// TODO(lead): use textformat's formatDuration (helper "settings") once merged.
+QString durationText(double ms) {
+    if (ms < 1000)
+        return QString::number(qRound64(ms)) + QStringLiteral(" ms");
+    return QString::number(ms / 1000.0, 'f', 2) + QStringLiteral(" s");
+}
+
+QString apiLabel(const QString &api) {
+    if (api == QLatin1String("chat_completions"))
+        return QStringLiteral("chat");
+    return api;
+}
+
+QString str(const QJsonObject &o, const char *key) {
+    return o.value(QLatin1String(key)).toString();
+}
+
+int integer(const QJsonObject &o, const char *key) {
+    return o.value(QLatin1String(key)).toInt();
+}
+
+qint64 tokens(const QJsonObject &summary, const char *key) {
+    return qint64(
+        summary.value(QLatin1String("usage")).toObject().value(QLatin1String(key)).toDouble());
+}
+
+FlowListModel::StatusKind kindOf(const QJsonObject &s) {
+    const QString state = str(s, "state");
+    if (state == QLatin1String("running"))
+        return FlowListModel::StatusKind::Running;
+    if (state == QLatin1String("paused"))
+        return FlowListModel::StatusKind::Paused;
+    if (state == QLatin1String("failed"))
+        return FlowListModel::StatusKind::Failed;
+    if (integer(s, "code_errors") > 0)
+        return FlowListModel::StatusKind::CodeError;
+    if (s.value(QLatin1String("incomplete_reason")).isString())
+        return FlowListModel::StatusKind::Incomplete;
+    return FlowListModel::StatusKind::Ok;
+}
+
+// The status cell: honest about what happened, never elided into something else.
+QString statusText(const QJsonObject &s) {
+    const int status = integer(s, "status");
+    QStringList parts;
+    switch (kindOf(s)) {
+    case FlowListModel::StatusKind::Running:
+        parts << QStringLiteral("running…");
+        break;
+    case FlowListModel::StatusKind::Paused:
+        parts << QStringLiteral("paused");
+        break;
+    case FlowListModel::StatusKind::Failed:
+        parts << (status > 0 ? QStringLiteral("failed %1").arg(status) : QStringLiteral("failed"));
+        break;
+    default:
+        parts << QString::number(status);
+        break;
+    }
+    const int errors = integer(s, "code_errors");
+    if (errors > 0)
+        parts << (errors == 1 ? QStringLiteral("code error")
+                              : QStringLiteral("%1 code errors").arg(errors));
+    const QJsonValue reason = s.value(QLatin1String("incomplete_reason"));
+    if (reason.isString()) {
+        // A failed flow's reason is its failure message; a completed one was cut short.
+        if (kindOf(s) == FlowListModel::StatusKind::Failed)
+            parts.first() += QStringLiteral(": ") + reason.toString();
+        else
+            parts << QStringLiteral("incomplete: ") + reason.toString();
+    }
+    if (s.value(QLatin1String("imported")).toBool())
+        parts << QStringLiteral("imported");
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString statusToolTip(const QJsonObject &s) {
+    QStringList lines{statusText(s)};
+    lines << str(s, "method") + u' ' + str(s, "path");
+    lines << str(s, "id");
+    if (const QString run = str(s, "run_id"); !run.isEmpty())
+        lines << QStringLiteral("run ") + run;
+    if (const QString of = str(s, "replay_of"); !of.isEmpty())
+        lines << QStringLiteral("replay of ") + of;
+    return lines.join(u'\n');
+}
+
+} // namespace
+
+FlowListModel::FlowListModel(FlowQueryClient *client, QObject *parent)
+    : QAbstractTableModel(parent)
+    , m_client(client) {}
+
+FlowListModel::~FlowListModel() = default;
+
+void FlowListModel::setFlowStore(FlowStore *store) {
+    if (m_store)
+        disconnect(m_store, nullptr, this, nullptr);
+    m_store = store;
+    if (store) {
+        connect(store, &FlowStore::flowStarted, this,
+                [this](const QJsonObject &s) { onLive(s, true); });
+        connect(store, &FlowStore::flowUpdated, this,
+                [this](const QJsonObject &s) { onLive(s, false); });
+        connect(store, &FlowStore::flowFinished, this,
+                [this](const QJsonObject &s) { onLive(s, false); });
+    }
+    reload();
+}
+
+int FlowListModel::rowCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int FlowListModel::columnCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant FlowListModel::data(const QModelIndex &index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const QJsonObject &s = rowAt(index.row()).summary;
+    switch (role) {
+    case FlowIdRole:
+        return rowAt(index.row()).id;
+    case StateRole:
+        return str(s, "state");
+    case StatusKindRole:
+        return int(kindOf(s));
+    case RunIdRole:
+        return str(s, "run_id");
+    case ImportedRole:
+        return s.value(QLatin1String("imported")).toBool();
+    case ReplayOfRole:
+        return str(s, "replay_of");
+    case Qt::TextAlignmentRole:
+        if (index.column() >= IterationsColumn)
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case Qt::ToolTipRole:
+        switch (index.column()) {
+        case TokensColumn:
+            if (tokens(s, "total_tokens") <= 0)
+                return {};
+            return tr("input %1 · output %2 · total %3 (summed over every model call)")
+                .arg(tokens(s, "input_tokens"))
+                .arg(tokens(s, "output_tokens"))
+                .arg(tokens(s, "total_tokens"));
+        case CostColumn:
+            return s.value(QLatin1String("cost_usd")).isDouble()
+                       ? tr("USD, from the config's model_info prices")
+                       : tr("no price known for this model");
+        default:
+            return statusToolTip(s);
+        }
+    case Qt::DisplayRole:
+        break;
+    default:
+        return {};
+    }
+    switch (index.column()) {
+    case TimeColumn:
+        return QDateTime::fromMSecsSinceEpoch(
+                   qint64(s.value(QLatin1String("started_at")).toDouble()))
+            .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));
+    case ApiColumn:
+        return apiLabel(str(s, "api"));
+    case ModelColumn:
+        return str(s, "model");
+    case StatusColumn:
+        return statusText(s);
+    case IterationsColumn:
+        return integer(s, "iterations");
+    case CodeRunsColumn:
+        return integer(s, "code_runs");
+    case DurationColumn: {
+        const QString state = str(s, "state");
+        if (state == QLatin1String("running") || state == QLatin1String("paused"))
+            return QStringLiteral("…");
+        return durationText(s.value(QLatin1String("duration_ms")).toDouble());
+    }
+    case TokensColumn: {
+        const qint64 total = tokens(s, "total_tokens");
+        return total > 0 ? QLocale().toString(total) : QString();
+    }
+    case CostColumn: {
+        const QJsonValue cost = s.value(QLatin1String("cost_usd"));
+        return cost.isDouble() ? QStringLiteral("$") + QString::number(cost.toDouble(), 'f', 4)
+                               : QString();
+    }
+    default:
+        return {};
+    }
+}
+
+QVariant FlowListModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (section) {
+    case TimeColumn:
+        return tr("Time");
+    case ApiColumn:
+        return tr("API");
+    case ModelColumn:
+        return tr("Model");
+    case StatusColumn:
+        return tr("Status");
+    case IterationsColumn:
+        return tr("Iterations");
+    case CodeRunsColumn:
+        return tr("Code runs");
+    case DurationColumn:
+        return tr("Duration");
+    case TokensColumn:
+        return tr("Tokens");
+    case CostColumn:
+        return tr("Cost");
+    default:
+        return {};
+    }
+}
+
+bool FlowListModel::canFetchMore(const QModelIndex &parent) const {
+    return !parent.isValid() && m_hasMore && !m_loading;
+}
+
+void FlowListModel::fetchMore(const QModelIndex &parent) {
+    if (canFetchMore(parent))
+        requestPage();
+}
+
+void FlowListModel::setFilter(const Filter &filter) {
+    if (filter == m_filter)
+        return;
+    m_filter = filter;
+    reload();
+}
+
+int FlowListModel::rowOf(const QString &id) const {
+    const auto it = m_pos.constFind(id);
+    return it == m_pos.constEnd() ? -1 : int(it.value() - m_front);
+}
+
+QString FlowListModel::idAt(int row) const {
+    return row >= 0 && row < rowCount() ? rowAt(row).id : QString();
+}
+
+QJsonObject FlowListModel::summaryAt(int row) const {
+    return row >= 0 && row < rowCount() ? rowAt(row).summary : QJsonObject();
+}
+
+int FlowListModel::runningCount() const {
+    int n = 0;
+    for (const Row &r : m_rows) {
+        const QString state = str(r.summary, "state");
+        n += state == QLatin1String("running") || state == QLatin1String("paused");
+    }
+    return n;
+}
+
+void FlowListModel::reload() {
+    ++m_generation; // pages still on their way belong to the old list
+    beginResetModel();
+    m_rows.clear();
+    m_pos.clear();
+    m_front = 0;
+    const bool hadCost = m_costKnown > 0;
+    m_costKnown = 0;
+    m_hasMore = m_store != nullptr;
+    m_emptyPagesInARow = 0;
+    m_pageAnchor.clear();
+    setLoading(false);
+    endResetModel();
+    if (hadCost)
+        emit anyCostKnownChanged(false);
+    if (m_hasMore)
+        requestPage();
+}
+
+void FlowListModel::removeIds(const QStringList &ids) {
+    for (const QString &id : ids) {
+        const int row = rowOf(id);
+        if (row < 0)
+            continue;
+        beginRemoveRows({}, row, row);
+        countCost(m_rows[size_t(row)].summary, -1);
+        m_rows.erase(m_rows.begin() + row);
+        reindex();
+        endRemoveRows();
+    }
+}
+
+void FlowListModel::reindex() {
+    m_pos.clear();
+    m_front = 0;
+    for (size_t i = 0; i < m_rows.size(); ++i)
+        m_pos.insert(m_rows[i].id, qint64(i));
+}
+
+bool FlowListModel::accepts(const QJsonObject &summary) const {
+    if (!m_filter.text.trimmed().isEmpty())
+        return false; // only the store can tell; a reload shows new matches
+    if (!m_filter.state.isEmpty() && str(summary, "state") != m_filter.state)
+        return false;
+    if (m_filter.codeErrors && integer(summary, "code_errors") <= 0)
+        return false;
+    return true;
+}
+
+void FlowListModel::onLive(const QJsonObject &summary, bool isNew) {
+    const QString id = str(summary, "id");
+    if (id.isEmpty())
+        return;
+    const int row = rowOf(id);
+    if (row >= 0) {
+        Row &r = m_rows[size_t(row)];
+        countCost(r.summary, -1);
+        r.summary = summary;
+        countCost(summary, +1);
+        emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+        return;
+    }
+    // A flow not listed yet: new ones, and known ones that now pass the filter (e.g. a flow
+    // that just failed while "failed" is selected), go on top.
+    if (!accepts(summary))
+        return;
+    if (!isNew && m_filter.state.isEmpty() && !m_filter.codeErrors)
+        return; // an older flow we never listed (scrolled out of the loaded pages)
+    beginInsertRows({}, 0, 0);
+    --m_front;
+    m_rows.push_front({summary, id});
+    m_pos.insert(id, m_front);
+    countCost(summary, +1);
+    endInsertRows();
+}
+
+void FlowListModel::requestPage() {
+    if (!m_client || m_loading)
+        return;
+    FlowFilter f;
+    f.limit = kPageSize;
+    f.state = m_filter.state;
+    f.q = m_filter.text.trimmed();
+    // Page on after the last flow the store gave (live rows are all newer).
+    f.before = m_pageAnchor;
+    setLoading(true);
+    const quint64 generation = m_generation;
+    whenFinished(m_client->list(f), this, [this, generation](const QFuture<QJsonObject> &page) {
+        if (generation != m_generation)
+            return;
+        setLoading(false);
+        appendPage(resultOr(page, QJsonObject()), generation);
+    });
+}
+
+void FlowListModel::appendPage(const QJsonObject &page, quint64 generation) {
+    const QJsonArray data = page.value(QLatin1String("data")).toArray();
+    m_hasMore = page.value(QLatin1String("has_more")).toBool();
+    QList<Row> fresh;
+    QString lastId;
+    for (const QJsonValue &v : data) {
+        const QJsonObject s = v.toObject();
+        const QString id = str(s, "id");
+        lastId = id;
+        if (id.isEmpty() || m_pos.contains(id))
+            continue;
+        if (m_filter.codeErrors && integer(s, "code_errors") <= 0)
+            continue;
+        fresh.append({s, id});
+    }
+    const bool costBefore = anyCostKnown();
+    if (!fresh.isEmpty()) {
+        const int first = rowCount();
+        beginInsertRows({}, first, first + int(fresh.size()) - 1);
+        for (Row &r : fresh) {
+            m_pos.insert(r.id, m_front + qint64(m_rows.size()));
+            countCost(r.summary, +1);
+            m_rows.push_back(std::move(r));
+        }
+        endInsertRows();
+    }
+    if (!lastId.isEmpty())
+        m_pageAnchor = lastId; // the next page starts after it, shown or filtered out
+    if (anyCostKnown() != costBefore)
+        emit anyCostKnownChanged(anyCostKnown());
+    emit pageLoaded(int(fresh.size()), m_hasMore);
+    // The code-error filter is applied here: keep reading while pages bring too few rows for
+    // the view to ask again (bounded, so a history without errors is not read all at once).
+    if (m_hasMore && generation == m_generation && fresh.size() < kPageSize / 4 &&
+        m_filter.codeErrors) {
+        if (fresh.isEmpty() && ++m_emptyPagesInARow > 50)
+            return;
+        if (!fresh.isEmpty())
+            m_emptyPagesInARow = 0;
+        requestPage();
+    }
+}
+
+void FlowListModel::countCost(const QJsonObject &summary, int delta) {
+    if (summary.value(QLatin1String("cost_usd")).isDouble())
+        m_costKnown += delta;
+}
+
+void FlowListModel::setLoading(bool loading) {
+    if (m_loading == loading)
+        return;
+    m_loading = loading;
+    emit loadingChanged(loading);
+}
+
+} // namespace loopscope
