@@ -158,6 +158,21 @@ std::optional<QJsonObject> FlowQuery::flow(const QString &id) const {
     return flow;
 }
 
+int FlowQuery::count() const {
+    QSqlQuery q(m_db->reader());
+    int stored = 0;
+    if (q.exec(QStringLiteral("SELECT count(*) FROM flows")) && q.next())
+        stored = q.value(0).toInt();
+    int live = 0;
+    for (const QJsonObject &f : m_recorder->liveSummaries()) {
+        QSqlQuery known(m_db->reader());
+        known.prepare(QStringLiteral("SELECT 1 FROM flows WHERE id = ?"));
+        known.addBindValue(f.value(QStringLiteral("id")).toString());
+        live += !(known.exec() && known.next()); // pending flows may be committed already
+    }
+    return stored + live;
+}
+
 std::optional<QJsonObject> FlowQuery::run(const QString &id) const {
     const QJsonArray all = runs(1000);
     for (const QJsonValue &r : all)

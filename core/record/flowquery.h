@@ -35,6 +35,8 @@ public:
     QJsonObject list(const FlowFilter &filter) const;
     // The summary plus "hops" (spec shapes); nullopt for an unknown id.
     std::optional<QJsonObject> flow(const QString &id) const;
+    // Stored plus running flows (the window's "Clear N flows from history?").
+    int count() const;
     // Spec run objects, most recently active first.
     QJsonArray runs(int limit = 50) const;
     std::optional<QJsonObject> run(const QString &id) const;

@@ -117,6 +117,12 @@ int FlowStore::clear() {
     });
 }
 
+int FlowStore::remove(const QStringList &ids) {
+    if (!m_recorder)
+        return 0;
+    return onStoreThread(&m_thread, m_recorder, [this, &ids] { return m_writer->remove(ids); });
+}
+
 int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
     if (!m_recorder)
         return 0;

@@ -51,6 +51,7 @@ public:
 
     // Writes; any thread except the store thread (they run there and block until done).
     int clear();                                          // → number of flows removed
+    int remove(const QStringList &ids);                   // stored flows only; → removed
     int importFlows(const QList<QJsonObject> &fullFlows); // "imported":true, read-only
     // Waits until every event published before this call is folded in and every finished
     // flow is committed (tests, shutdown, benchmarks).

@@ -210,6 +210,23 @@ int StoreWriter::clear() {
     return removed;
 }
 
+int StoreWriter::remove(const QStringList &ids) {
+    if (ids.isEmpty())
+        return 0;
+    commit();
+    QStringList marks;
+    QVariantList values;
+    for (const QString &id : ids) {
+        marks << QStringLiteral("?");
+        values << id;
+    }
+    const int removed = deleteWhere(QStringLiteral("id IN (") + marks.join(u',') + u')', values);
+    QSqlQuery q(m_db->writer());
+    if (q.exec(QStringLiteral("SELECT coalesce(sum(bytes), 0) FROM flows")) && q.next())
+        m_storedBytes = q.value(0).toLongLong();
+    return removed;
+}
+
 QList<QPair<QString, QString>> StoreWriter::recentRunKeys(int limit) {
     QList<QPair<QString, QString>> keys;
     QSqlQuery q(m_db->writer());

@@ -50,6 +50,8 @@ public:
     int applyRetention();
     // Removes every stored flow, run and run key; returns the number of flows removed.
     int clear();
+    // Removes the stored flows with these ids (the window's Delete); returns how many.
+    int remove(const QStringList &ids);
     // Run keys of the most recent flows, to seed the RunGrouper at start.
     QList<QPair<QString, QString>> recentRunKeys(int limit);
     bool exists(const QString &id);

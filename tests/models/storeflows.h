@@ -56,6 +56,22 @@ inline void completedFlow(EventBus &bus, const QString &id,
                   exchangeFinished(id)});
 }
 
+// A finished loop in the agent run of `session` (metadata.session_id groups flows into runs).
+inline void sessionFlow(EventBus &bus, const QString &id, const QString &session,
+                        bool codeRaises = false) {
+    InspectorEvent start = s::started(id, 0);
+    QJsonObject request = start.data.value(QStringLiteral("request")).toObject();
+    request.insert(QStringLiteral("metadata"),
+                   QJsonObject{{QStringLiteral("session_id"), session}});
+    start.data.insert(QStringLiteral("request"), request);
+    publish(bus, {start, s::upstream(id, 0, 0, 100, 100, 20),
+                  codeRaises ? s::codeError(id, 0, 0, QStringLiteral("1/0"), QStringLiteral("sbx"))
+                             : s::code(id, 0, 0, QStringLiteral("print(2)"), QStringLiteral("2\n"),
+                                       QStringLiteral("sbx")),
+                  s::upstream(id, 1, 0, 100, 150, 30), s::finished(id, 0, 500, 2, 1),
+                  exchangeFinished(id, 200, 500)});
+}
+
 // A finished loop whose code raised: code_errors = 1.
 inline void codeErrorFlow(EventBus &bus, const QString &id) {
     publish(bus, {s::started(id, 0), s::upstream(id, 0, 0, 100),

@@ -37,7 +37,7 @@ qint64 tokens(const QJsonObject &summary, const char *key) {
         summary.value(QLatin1String("usage")).toObject().value(QLatin1String(key)).toDouble());
 }
 
-FlowListModel::StatusKind kindOf(const QJsonObject &s) {
+FlowListModel::StatusKind kindOfSummary(const QJsonObject &s) {
     const QString state = str(s, "state");
     if (state == QLatin1String("running"))
         return FlowListModel::StatusKind::Running;
@@ -53,10 +53,10 @@ FlowListModel::StatusKind kindOf(const QJsonObject &s) {
 }
 
 // The status cell: honest about what happened, never elided into something else.
-QString statusText(const QJsonObject &s) {
+QString statusLine(const QJsonObject &s) {
     const int status = integer(s, "status");
     QStringList parts;
-    switch (kindOf(s)) {
+    switch (kindOfSummary(s)) {
     case FlowListModel::StatusKind::Running:
         parts << QStringLiteral("running…");
         break;
@@ -77,7 +77,7 @@ QString statusText(const QJsonObject &s) {
     const QJsonValue reason = s.value(QLatin1String("incomplete_reason"));
     if (reason.isString()) {
         // A failed flow's reason is its failure message; a completed one was cut short.
-        if (kindOf(s) == FlowListModel::StatusKind::Failed)
+        if (kindOfSummary(s) == FlowListModel::StatusKind::Failed)
             parts.first() += QStringLiteral(": ") + reason.toString();
         else
             parts << QStringLiteral("incomplete: ") + reason.toString();
@@ -88,7 +88,7 @@ QString statusText(const QJsonObject &s) {
 }
 
 QString statusToolTip(const QJsonObject &s) {
-    QStringList lines{statusText(s)};
+    QStringList lines{statusLine(s)};
     lines << str(s, "method") + u' ' + str(s, "path");
     lines << str(s, "id");
     if (const QString run = str(s, "run_id"); !run.isEmpty())
@@ -99,6 +99,14 @@ QString statusToolTip(const QJsonObject &s) {
 }
 
 } // namespace
+
+QString FlowListModel::statusText(const QJsonObject &summary) {
+    return statusLine(summary);
+}
+
+FlowListModel::StatusKind FlowListModel::statusKind(const QJsonObject &summary) {
+    return kindOfSummary(summary);
+}
 
 FlowListModel::FlowListModel(FlowQueryClient *client, QObject *parent)
     : QAbstractTableModel(parent)
@@ -139,7 +147,7 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
     case StateRole:
         return str(s, "state");
     case StatusKindRole:
-        return int(kindOf(s));
+        return int(kindOfSummary(s));
     case RunIdRole:
         return str(s, "run_id");
     case ImportedRole:
@@ -181,7 +189,7 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
     case ModelColumn:
         return str(s, "model");
     case StatusColumn:
-        return statusText(s);
+        return statusLine(s);
     case IterationsColumn:
         return integer(s, "iterations");
     case CodeRunsColumn:

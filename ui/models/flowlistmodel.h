@@ -55,6 +55,11 @@ public:
     };
 
     explicit FlowListModel(FlowQueryClient *client, QObject *parent = nullptr);
+
+    // The status cell of a summary ("200 · code error", "failed 502: why", "paused", …) and
+    // the kind its icon shows; shared with the Runs view.
+    static QString statusText(const QJsonObject &summary);
+    static StatusKind statusKind(const QJsonObject &summary);
     ~FlowListModel() override;
 
     // Follows `store`'s live signals and loads its first page (the client must read the same

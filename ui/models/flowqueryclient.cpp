@@ -55,6 +55,29 @@ QFuture<QJsonObject> FlowQueryClient::run(const QString &id) {
         [id](const FlowQuery &q) { return q.run(id).value_or(QJsonObject()); });
 }
 
+QFuture<QJsonArray> FlowQueryClient::runsWithFlows(int limit) {
+    return submit<QJsonArray>([limit](const FlowQuery &q) {
+        QJsonArray out;
+        for (const QJsonValue &v : q.runs(limit)) {
+            QJsonObject run = v.toObject();
+            FlowFilter filter;
+            filter.runId = run.value(QStringLiteral("id")).toString();
+            filter.limit = 1000;
+            const QJsonArray newestFirst = q.list(filter).value(QStringLiteral("data")).toArray();
+            QJsonArray inOrder;
+            for (qsizetype i = newestFirst.size() - 1; i >= 0; --i)
+                inOrder.append(newestFirst.at(i));
+            run.insert(QStringLiteral("flow_summaries"), inOrder);
+            out.append(run);
+        }
+        return out;
+    });
+}
+
+QFuture<int> FlowQueryClient::count() {
+    return submit<int>([](const FlowQuery &q) { return q.count(); });
+}
+
 QFuture<QList<QJsonObject>> FlowQueryClient::flows(const QStringList &ids, const QString &runId) {
     return submit<QList<QJsonObject>>(
         [ids, runId](const FlowQuery &q) { return q.flows(ids, runId); });

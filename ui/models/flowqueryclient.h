@@ -34,6 +34,11 @@ public:
     QFuture<QJsonArray> runs(int limit = 50);
     // FlowQuery::run: the run object, or an empty object for an unknown id.
     QFuture<QJsonObject> run(const QString &id);
+    // Spec run objects (most recently active first), each with "flow_summaries": the summaries
+    // of its flows in the order they started (one read for the whole Runs view).
+    QFuture<QJsonArray> runsWithFlows(int limit = 50);
+    // FlowQuery::count: stored plus running flows.
+    QFuture<int> count();
     // FlowQuery::flows: full flows (HAR export), oldest first.
     QFuture<QList<QJsonObject>> flows(const QStringList &ids, const QString &runId);
 

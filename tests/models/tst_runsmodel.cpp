@@ -1,0 +1,72 @@
+// RunsModel over a REAL in-memory FlowStore: runs with their flows in order and totals.
+#include "storeflows.h"
+
+#include "models/flowlistmodel.h"
+#include "models/flowqueryclient.h"
+#include "models/runsmodel.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QtTest>
+
+using namespace loopscope;
+namespace sf = loopscope::storeflows;
+
+class TestRunsModel : public QObject {
+    Q_OBJECT
+
+private slots:
+    void runsListTheirFlowsInOrderWithTotals() {
+        EventBus bus;
+        auto store = sf::openInMemoryStore(&bus);
+        QVERIFY(store);
+        sf::sessionFlow(bus, QStringLiteral("req_1"), QStringLiteral("sess-a"));
+        sf::sessionFlow(bus, QStringLiteral("req_2"), QStringLiteral("sess-a"), true);
+        sf::sessionFlow(bus, QStringLiteral("req_3"), QStringLiteral("sess-a"));
+        sf::sessionFlow(bus, QStringLiteral("req_b"), QStringLiteral("sess-b"));
+        store->flush();
+
+        FlowQueryClient client;
+        client.setFlowStore(store.get());
+        RunsModel model(&client);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy loaded(&model, &RunsModel::loaded);
+        model.setFlowStore(store.get());
+        QVERIFY(loaded.wait(10'000));
+        QCOMPARE(model.rowCount(), 2);
+
+        const QModelIndex runA = model.indexOfFlow(QStringLiteral("req_1")).parent();
+        QVERIFY(runA.isValid());
+        QCOMPARE(model.rowCount(runA), 3);
+        QCOMPARE(model.index(0, 0, runA).data(RunsModel::FlowIdRole).toString(),
+                 QStringLiteral("req_1"));
+        QCOMPARE(model.index(1, 0, runA).data(RunsModel::FlowIdRole).toString(),
+                 QStringLiteral("req_2"));
+        QCOMPARE(model.index(2, 0, runA).data(RunsModel::FlowIdRole).toString(),
+                 QStringLiteral("req_3"));
+        const auto cell = [&](int column) {
+            return model.index(runA.row(), column).data().toString();
+        };
+        QCOMPARE(cell(RunsModel::CodeRunsColumn), QStringLiteral("3"));
+        QCOMPARE(cell(RunsModel::ErrorsColumn), QStringLiteral("1"));
+        QCOMPARE(cell(RunsModel::StatusColumn), QStringLiteral("1 code error(s)"));
+        QCOMPARE(cell(RunsModel::TokensColumn), QStringLiteral("900")); // 3 × (120 + 180)
+        QCOMPARE(cell(RunsModel::ToolCallsColumn), QStringLiteral("0"));
+        QVERIFY(cell(RunsModel::NameColumn).contains(QStringLiteral("3 flow(s)")));
+        QCOMPARE(model.index(1, RunsModel::StatusColumn, runA).data().toString(),
+                 QStringLiteral("200 · code error"));
+
+        // A new flow of the run shows up (reload throttled, on a worker).
+        const QString runId = runA.data(RunsModel::RunIdRole).toString();
+        sf::sessionFlow(bus, QStringLiteral("req_4"), QStringLiteral("sess-a"));
+        QTRY_VERIFY_WITH_TIMEOUT(model.indexOfFlow(QStringLiteral("req_4")).isValid(), 10'000);
+        const QModelIndex again = model.indexOfFlow(QStringLiteral("req_4"));
+        QCOMPARE(again.row(), 3);
+        QCOMPARE(again.parent().data(RunsModel::RunIdRole).toString(), runId);
+        QCOMPARE(model.indexOfRun(runId), again.parent());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunsModel)
+#include "tst_runsmodel.moc"

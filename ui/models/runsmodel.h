@@ -1,0 +1,82 @@
+#pragma once
+
+#include <QAbstractItemModel>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QPointer>
+
+class QTimer;
+
+namespace loopscope {
+
+class FlowQueryClient;
+class FlowStore;
+
+// Whole agent runs from the store (FlowQuery::runs): one top-level row per run, most recently
+// active first, with its totals (duration, tokens, cost, code runs, code errors, client-side
+// tool calls); its children are every flow of the run in the order they started. Reloaded on
+// a worker when the store reports a flow of any run (throttled to kReloadIntervalMs).
+class RunsModel : public QAbstractItemModel {
+    Q_OBJECT
+public:
+    enum Column {
+        NameColumn, // run id / flow start time and model
+        StatusColumn,
+        DurationColumn,
+        TokensColumn,
+        CostColumn,
+        CodeRunsColumn,
+        ErrorsColumn,
+        ToolCallsColumn,
+        ColumnCount
+    };
+    enum Role {
+        FlowIdRole = Qt::UserRole + 1, // empty on run rows
+        RunIdRole,
+        StatusKindRole, // flow rows: int(FlowListModel::StatusKind)
+    };
+    static constexpr int kReloadIntervalMs = 500;
+    static constexpr int kRunLimit = 200;
+
+    explicit RunsModel(FlowQueryClient *client, QObject *parent = nullptr);
+
+    void setFlowStore(FlowStore *store);
+
+    QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
+    QModelIndex parent(const QModelIndex &child) const override;
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+    QModelIndex indexOfRun(const QString &runId) const;
+    QModelIndex indexOfFlow(const QString &flowId) const;
+    // The run object (spec shape plus "flow_summaries") as last loaded.
+    QJsonObject runAt(int row) const;
+    bool isLoading() const { return m_loading; }
+
+public slots:
+    void reload();
+
+signals:
+    void loaded();
+
+private:
+    struct Run {
+        QJsonObject run;
+        QList<QJsonObject> flows; // in start order
+        int codeErrors = 0;
+    };
+    void apply(const QJsonArray &runs);
+    void scheduleReload();
+
+    FlowQueryClient *m_client;
+    QPointer<FlowStore> m_store;
+    QList<Run> m_runs;
+    QTimer *m_throttle;
+    bool m_loading = false;
+    bool m_again = false;
+};
+
+} // namespace loopscope
