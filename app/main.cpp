@@ -197,6 +197,7 @@ int main(int argc, char *argv[]) {
         loopscope::Theme::apply(*static_cast<QApplication *>(app.get()));
         ServiceProxyControl control(&service, config);
         loopscope::MainWindow window(&events, service.registry(), &control);
+        window.setFlowStore(service.flowStore()); // the Requests/Runs views open the history
         window.sandboxCommands()->setDispatcher(
             [&service](std::function<void(loopscope::SandboxRegistry *)> work) {
                 return service.withRegistry(std::move(work));

@@ -213,3 +213,7 @@ void ProxyService::logLine(const QString &line) {
 loopscope::PauseBroker *ProxyService::pauseBroker() const {
     return m_stack ? m_stack->pauseBroker() : nullptr;
 }
+
+loopscope::ControlApi *ProxyService::controlApi() const {
+    return m_stack ? m_stack->controlApi() : nullptr;
+}

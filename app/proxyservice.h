@@ -11,6 +11,7 @@
 #include <memory>
 
 namespace loopscope {
+class ControlApi;
 class EventBus;
 class FlowStore;
 class InterceptionStack;
@@ -37,6 +38,8 @@ public:
     loopscope::SandboxRegistry *registry() const { return m_registry; }
     // Breakpoints; lives in the proxy thread like the registry (null while stopped).
     loopscope::PauseBroker *pauseBroker() const;
+    // The control API (replay); lives in the proxy thread like the broker (null while stopped).
+    loopscope::ControlApi *controlApi() const;
     // The flow history (core/record), made at the first start() from the config (--data-dir,
     // --no-history, history:, model_info prices) and kept across restarts; null before.
     // Its query() is thread-safe.

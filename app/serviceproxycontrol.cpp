@@ -2,9 +2,13 @@
 
 #include "proxyservice.h"
 
+#include "common/futurechain.h"
+#include "control/controlapi.h"
 #include "loop/pausebroker.h"
+#include "record/flowstore.h"
 
 #include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
 
 ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
                                          QObject *parent)
@@ -135,4 +139,37 @@ void ServiceProxyControl::autoApprovePauses(const QString &sessionOrFlowId) {
                 broker->setAutoApprove(sessionOrFlowId, true);
         },
         Qt::QueuedConnection);
+}
+
+// The window's Replay: the flow is read on a worker, replayed by the control API on the proxy
+// thread (where it lives), and the answer comes back here as replayFinished.
+void ServiceProxyControl::replayFlow(const QString &flowId, const QJsonValue &editedBody) {
+    loopscope::FlowStore *store = m_service->flowStore();
+    if (!m_running || !store || !m_service->controlApi()) {
+        emit replayFinished(flowId, {}, QStringLiteral("the proxy is not running"));
+        return;
+    }
+    const loopscope::FlowQuery *query = store->query();
+    auto read = QtConcurrent::run([query, flowId] { return query->flow(flowId); });
+    loopscope::whenFinished(read, this, [this, flowId, editedBody](const auto &f) {
+        const std::optional<QJsonObject> flow =
+            loopscope::resultOr(f, std::optional<QJsonObject>());
+        QPointer<loopscope::ControlApi> api = m_service->controlApi();
+        if (!flow || !api) {
+            emit replayFinished(flowId, {},
+                                flow ? QStringLiteral("the proxy is not running")
+                                     : QStringLiteral("no flow %1 in the history").arg(flowId));
+            return;
+        }
+        QPointer<ServiceProxyControl> self = this;
+        QMetaObject::invokeMethod(api, [api, self, flowId, editedBody, flow = *flow] {
+            if (!api)
+                return;
+            const auto result = api->replayRecorded(flow, editedBody);
+            QMetaObject::invokeMethod(self.data(), [self, flowId, result] {
+                if (self)
+                    emit self->replayFinished(flowId, result.flowId, result.message);
+            });
+        });
+    });
 }

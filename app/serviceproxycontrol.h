@@ -36,6 +36,7 @@ public slots:
     void setPauseBeforeCode(bool on) override;
     void resolvePause(const QString &pauseId, const QJsonObject &decision) override;
     void autoApprovePauses(const QString &sessionOrFlowId) override;
+    void replayFlow(const QString &flowId, const QJsonValue &editedBody) override;
 
 private:
     ProxyService *m_service;

@@ -2,6 +2,7 @@
 // sandboxes, agentic loop) with the built-in demo model, requests over loopback, and every panel
 // checked for what a user would see. Deleting in the Sandboxes panel must really delete.
 #include "inspect/eventbus.h"
+#include "models/flowlistmodel.h"
 #include "models/looptimelinemodel.h"
 #include "models/requestsmodel.h"
 #include "models/sandboxesmodel.h"
@@ -9,6 +10,7 @@
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
+#include "record/flowstore.h"
 #include "sandbox/localpythonbackend.h"
 #include "sandbox/sandboxregistry.h"
 #include "widgets/codeeditor.h"
@@ -21,6 +23,7 @@
 #include "widgets/requestspanel.h"
 #include "widgets/sandboxespanel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -41,6 +44,7 @@ class TestLiveSession : public QObject {
     Q_OBJECT
 
     std::unique_ptr<EventBus> m_bus;
+    std::unique_ptr<FlowStore> m_store; // the window's history (in memory)
     std::unique_ptr<ProxyServer> m_server;
     std::unique_ptr<InterceptionStack> m_stack;
     std::unique_ptr<MainWindow> m_window;
@@ -79,6 +83,11 @@ private slots:
 
     void init() {
         m_bus = std::make_unique<EventBus>();
+        FlowStoreOptions history;
+        history.inMemory = true;
+        m_store = std::make_unique<FlowStore>(history);
+        QVERIFY(m_store->open());
+        m_store->attach(m_bus.get());
         ProxyConfig config;
         config.port = 0;
         config.defaultRoute = ProxyConfig::demoRoute();
@@ -99,6 +108,7 @@ private slots:
         if (!localSandboxUsable())
             QSKIP("local sandbox unavailable on this machine (see LocalPythonBackend::selfTest)");
         m_window = std::make_unique<MainWindow>(m_bus.get(), m_stack->registry(), nullptr);
+        m_window->setFlowStore(m_store.get());
         m_window->show();
     }
 
@@ -110,6 +120,7 @@ private slots:
         }
         m_stack.reset();
         m_server.reset();
+        m_store.reset();
         m_bus.reset();
     }
 
@@ -163,14 +174,16 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(m_stack->registry()->size(), 0, 20'000);
         QTRY_COMPARE_WITH_TIMEOUT(m_window->sandboxesModel()->rowCount(), 0, 20'000);
 
-        // Filters see it too.
+        // The Requests table (the store's flow) and its filters see it too.
         RequestsPanel *panel = m_window->requestsPanel();
-        panel->codeFilter()->setCurrentIndex(
-            panel->codeFilter()->findData(int(RequestFilter::Code::WithoutCode)));
+        QTRY_COMPARE_WITH_TIMEOUT(
+            panel->view()->model()->index(0, FlowListModel::StatusColumn).data().toString(),
+            QStringLiteral("200"), 20'000);
+        panel->codeErrorsCheck()->setChecked(true);
+        QTRY_VERIFY_WITH_TIMEOUT(!m_window->flowListModel()->isLoading(), 10'000);
         QCOMPARE(panel->view()->model()->rowCount(), 0);
-        panel->codeFilter()->setCurrentIndex(
-            panel->codeFilter()->findData(int(RequestFilter::Code::WithCode)));
-        QCOMPARE(panel->view()->model()->rowCount(), 1);
+        panel->codeErrorsCheck()->setChecked(false);
+        QTRY_COMPARE_WITH_TIMEOUT(panel->view()->model()->rowCount(), 1, 10'000);
     }
 
     void deletingASessionSandboxGivesTheSessionAFreshOne() {

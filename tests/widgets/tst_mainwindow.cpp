@@ -1,12 +1,13 @@
 #include "fakeproxycontrol.h"
 #include "models/sampleevents.h"
+#include "models/storeflows.h"
 
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
 #include "models/eventbatcher.h"
+#include "models/flowlistmodel.h"
 #include "models/jsontreemodel.h"
 #include "models/looptimelinemodel.h"
-#include "models/requestfilterproxymodel.h"
 #include "models/requestsmodel.h"
 #include "models/sandboxesmodel.h"
 #include "sandbox/sandboxregistry.h"
@@ -25,6 +26,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -38,6 +40,7 @@
 
 using namespace loopscope;
 namespace s = loopscope::sample;
+namespace sf = loopscope::storeflows;
 
 namespace {
 
@@ -88,8 +91,11 @@ private slots:
 
     void panelsFillFromBusEvents() {
         EventBus bus;
+        auto store = sf::openInMemoryStore(&bus);
+        QVERIFY(store);
         FakeProxyControl proxy;
         MainWindow window(&bus, nullptr, &proxy);
+        window.setFlowStore(store.get());
         window.show();
 
         const qint64 t0 = QDateTime::currentMSecsSinceEpoch();
@@ -99,13 +105,14 @@ private slots:
 
         RequestsPanel *requests = window.requestsPanel();
         QTRY_COMPARE_WITH_TIMEOUT(requests->view()->model()->rowCount(), 2, 10'000);
-        // Auto-follow selected the newest request. Clicking an older one stops following.
-        QCOMPARE(requests->currentRequestId(), QStringLiteral("req_b"));
+        // Auto-follow selected the newest request (on top). Clicking an older one stops
+        // following.
+        QTRY_COMPARE_WITH_TIMEOUT(requests->currentRequestId(), QStringLiteral("req_b"), 10'000);
         QVERIFY(requests->autoFollow());
-        const QRect newest = requests->view()->visualRect(requests->view()->model()->index(1, 0));
+        const QRect newest = requests->view()->visualRect(requests->view()->model()->index(0, 0));
         QTest::mouseClick(requests->view()->viewport(), Qt::LeftButton, {}, newest.center());
         QVERIFY(requests->autoFollow());
-        const QRect older = requests->view()->visualRect(requests->view()->model()->index(0, 0));
+        const QRect older = requests->view()->visualRect(requests->view()->model()->index(1, 0));
         QTest::mouseClick(requests->view()->viewport(), Qt::LeftButton, {}, older.center());
         QVERIFY(!requests->autoFollow());
         QCOMPARE(requests->currentRequestId(), QStringLiteral("req_a"));
@@ -114,12 +121,13 @@ private slots:
 
         // Loop: model call, code run, model call.
         LoopTimelineModel *loop = window.loopPanel()->timelineModel();
-        QCOMPARE(loop->rowCount(), 3);
+        QTRY_COMPARE_WITH_TIMEOUT(loop->rowCount(), 3, 10'000);
         QCOMPARE(loop->index(1, 0).data().toString(), QStringLiteral("Code run 1"));
 
         // Code & output shows the latest code run.
         CodePanel *code = window.codePanel();
-        QCOMPARE(code->codeView()->toPlainText(), QStringLiteral("print(6*7)"));
+        QTRY_COMPARE_WITH_TIMEOUT(code->codeView()->toPlainText(), QStringLiteral("print(6*7)"),
+                                  10'000);
         QCOMPARE(code->stdoutView()->toPlainText(), QStringLiteral("42\n"));
         QVERIFY(code->summaryLabel()->text().contains(QStringLiteral("sbx_1")));
 
@@ -173,73 +181,90 @@ private slots:
 
     void filtersNarrowTheTable() {
         EventBus bus;
+        auto store = sf::openInMemoryStore(&bus);
+        QVERIFY(store);
         MainWindow window(&bus, nullptr, nullptr);
-        const qint64 t = 1'000'000;
-        publishAll(bus, s::fullRequest(QStringLiteral("with_code"), t, QStringLiteral("sbx"),
-                                       QStringLiteral("sess-1")));
-        publishAll(bus, {s::started(QStringLiteral("chat"), t, QStringLiteral("chat_completions"),
-                                    QStringLiteral("llama3")),
-                         s::finished(QStringLiteral("chat"), t + 5, 5, 1, 0),
-                         s::started(QStringLiteral("broken"), t),
-                         s::failed(QStringLiteral("broken"), t + 9, 502,
-                                   QStringLiteral("upstream down"))});
+        window.setFlowStore(store.get());
+        sf::completedFlow(bus, QStringLiteral("with_code"));
+        sf::completedFlow(bus, QStringLiteral("chat"), QStringLiteral("llama3"),
+                          QStringLiteral("print('llama')"));
+        sf::failedFlow(bus, QStringLiteral("broken"), 502);
+        sf::codeErrorFlow(bus, QStringLiteral("raised"));
         RequestsPanel *panel = window.requestsPanel();
         QAbstractItemModel *shown = panel->view()->model();
-        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 3, 10'000);
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 4, 10'000);
+        const auto idAt = [shown](int row) {
+            return shown->index(row, 0).data(FlowListModel::FlowIdRole).toString();
+        };
 
-        panel->statusFilter()->setCurrentIndex(
-            panel->statusFilter()->findData(int(RequestFilter::Status::Failed)));
-        QCOMPARE(shown->rowCount(), 1);
-        QCOMPARE(shown->index(0, 0).data(RequestsModel::RequestIdRole).toString(),
-                 QStringLiteral("broken"));
-        panel->statusFilter()->setCurrentIndex(0);
+        panel->stateFilter()->setCurrentIndex(
+            panel->stateFilter()->findData(QStringLiteral("failed")));
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 1, 10'000);
+        QCOMPARE(idAt(0), QStringLiteral("broken"));
+        panel->stateFilter()->setCurrentIndex(0);
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 4, 10'000);
 
-        panel->apiFilter()->setCurrentIndex(
-            panel->apiFilter()->findData(QStringLiteral("chat_completions")));
-        QCOMPARE(shown->rowCount(), 1);
-        panel->apiFilter()->setCurrentIndex(0);
+        panel->codeErrorsCheck()->setChecked(true);
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 1, 10'000);
+        QCOMPARE(idAt(0), QStringLiteral("raised"));
+        panel->codeErrorsCheck()->setChecked(false);
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 4, 10'000);
 
-        panel->codeFilter()->setCurrentIndex(
-            panel->codeFilter()->findData(int(RequestFilter::Code::WithCode)));
-        QCOMPARE(shown->rowCount(), 1);
-        QCOMPARE(shown->index(0, 0).data(RequestsModel::RequestIdRole).toString(),
-                 QStringLiteral("with_code"));
-        panel->codeFilter()->setCurrentIndex(0);
-
-        // Sessions seen so far are offered as a filter.
-        const int session = panel->sessionFilter()->findData(QStringLiteral("sess-1"));
-        QVERIFY(session > 0);
-        panel->sessionFilter()->setCurrentIndex(session);
-        QCOMPARE(shown->rowCount(), 1);
-        panel->sessionFilter()->setCurrentIndex(0);
-        QCOMPARE(shown->rowCount(), 3);
-
-        // Typing in the search box filters after a short debounce.
+        // Typing in the search box searches every flow's bodies and code after a short
+        // debounce; the placeholder says what it covers.
+        QVERIFY(panel->searchField()->placeholderText().contains(QStringLiteral("code")));
         QTest::keyClicks(panel->searchField(), QStringLiteral("LLAMA"));
         QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 1, 10'000);
-        QCOMPARE(shown->index(0, 0).data(RequestsModel::RequestIdRole).toString(),
-                 QStringLiteral("chat"));
+        QCOMPARE(idAt(0), QStringLiteral("chat"));
+        panel->searchField()->setText(QStringLiteral("nothing-like-this"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            panel->messageLabel()->isVisibleTo(panel) &&
+                panel->messageLabel()->text().contains(QStringLiteral("No flows match")),
+            10'000);
+        QCOMPARE(shown->rowCount(), 0);
         panel->searchField()->clear();
-        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 3, 10'000);
+        QTRY_COMPARE_WITH_TIMEOUT(shown->rowCount(), 4, 10'000);
+        QVERIFY(!panel->messageLabel()->isVisibleTo(panel));
     }
 
     void keyboardShortcuts() {
         EventBus bus;
+        auto store = sf::openInMemoryStore(&bus);
+        QVERIFY(store);
         MainWindow window(&bus, nullptr, nullptr);
+        window.setFlowStore(store.get());
+        QStringList questions;
+        MainWindow::Prompts prompts;
+        prompts.confirm = [&questions](const QString &q) {
+            questions << q;
+            return true;
+        };
+        window.setPrompts(prompts);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         window.activateWindow();
         publishAll(bus, s::fullRequest(QStringLiteral("a"), 1000));
+        bus.publish(sf::exchangeFinished(QStringLiteral("a")));
         QTRY_COMPARE_WITH_TIMEOUT(window.requestsModel()->rowCount(), 1, 10'000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.flowListModel()->rowCount(), 1, 10'000);
+        QCOMPARE(window.searchAllAction()->shortcut(),
+                 QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
 
         QCOMPARE(window.findAction()->shortcut(), QKeySequence(QKeySequence::Find));
         window.requestsPanel()->view()->setFocus();
         window.findAction()->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(window.requestsPanel()->searchField()->hasFocus(), 5'000);
 
+        // Ctrl+L clears the history, after asking with the count.
         QCOMPARE(window.clearAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_L));
+        store->flush();
         QTest::keyClick(&window, Qt::Key_L, Qt::ControlModifier);
-        QCOMPARE(window.requestsModel()->rowCount(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(questions.size(), 1, 10'000);
+        QVERIFY2(questions.at(0).startsWith(QStringLiteral("Clear 1 flow from history?")),
+                 qPrintable(questions.at(0)));
+        QTRY_COMPARE_WITH_TIMEOUT(window.requestsModel()->rowCount(), 0, 10'000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.flowListModel()->rowCount(), 0, 10'000);
+        QVERIFY(store->query()->list({}).value(QStringLiteral("data")).toArray().isEmpty());
         QCOMPARE(window.codePanel()->codeView()->toPlainText(), QString());
         QCOMPARE(window.loopPanel()->timelineModel()->rowCount(), 0);
         QCOMPARE(window.rawPanel()->sectionList()->count(), 0);
@@ -408,12 +433,16 @@ private slots:
 
     void tenThousandRequestsStayResponsive() {
         EventBus bus;
+        auto store = sf::openInMemoryStore(&bus);
+        QVERIFY(store);
         MainWindow window(&bus, nullptr, nullptr);
+        window.setFlowStore(store.get());
         window.show();
         for (int i = 0; i < 10'000; ++i) {
             const QString id = QStringLiteral("r%1").arg(i);
             bus.publish(s::started(id, 1000 + i));
             bus.publish(s::finished(id, 1100 + i, 100, 1, 0, 50));
+            bus.publish(sf::exchangeFinished(id));
         }
         QTRY_COMPARE_WITH_TIMEOUT(window.eventBatcher()->pendingCount(), 0, 60'000);
         QTRY_COMPARE_WITH_TIMEOUT(window.requestsModel()->rowCount(),

@@ -1,11 +1,18 @@
 #include "widgets/mainwindow.h"
 
+#include "common/futurechain.h"
+#include "control/harcodec.h"
 #include "inspect/eventbus.h"
 #include "models/eventbatcher.h"
+#include "models/flowdetailloader.h"
+#include "models/flowlistmodel.h"
+#include "models/flowqueryclient.h"
 #include "models/looptimelinemodel.h"
 #include "models/requestsmodel.h"
+#include "models/runsmodel.h"
 #include "models/sandboxcommands.h"
 #include "models/sandboxesmodel.h"
+#include "record/flowstore.h"
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
 #include "widgets/injectedpanel.h"
@@ -14,6 +21,7 @@
 #include "widgets/proxycontrol.h"
 #include "widgets/rawpanel.h"
 #include "widgets/requestspanel.h"
+#include "widgets/runspanel.h"
 #include "widgets/sandboxespanel.h"
 #include "widgets/settingsdialog.h"
 #include "widgets/theme.h"
@@ -22,19 +30,31 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QLabel>
+#include <QLocale>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSaveFile>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTableView>
 #include <QTimer>
 #include <QToolBar>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace loopscope {
 
@@ -46,7 +66,11 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     , m_batcher(new EventBatcher(this))
     , m_requests(new RequestsModel(this))
     , m_sandboxes(new SandboxesModel(this))
-    , m_commands(new SandboxCommands(registry, this)) {
+    , m_commands(new SandboxCommands(registry, this))
+    , m_queryClient(new FlowQueryClient(this))
+    , m_flowList(new FlowListModel(m_queryClient, this))
+    , m_detailLoader(new FlowDetailLoader(m_queryClient, this))
+    , m_runs(new RunsModel(m_queryClient, this)) {
     setWindowTitle(QStringLiteral("Loopscope"));
     setObjectName(QStringLiteral("LoopscopeMainWindow"));
     setWindowIcon(Theme::appIcon());
@@ -55,10 +79,14 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
         m_batcher->attach(bus);
     connect(m_batcher, &EventBatcher::batchReady, this, &MainWindow::applyBatch);
 
+    setPrompts({});
     createPanels();
     createActions();
+    createHistoryActions();
     createStatusBar();
+    connect(m_detailLoader, &FlowDetailLoader::flowLoaded, this, &MainWindow::flowLoaded);
     if (m_proxy) {
+        connect(m_proxy, &ProxyControl::replayFinished, this, &MainWindow::onReplayFinished);
         connect(m_proxy, &ProxyControl::stateChanged, this, &MainWindow::refreshProxyState);
         connect(m_proxy, &ProxyControl::errorOccurred, this,
                 [this](const QString &message) { statusBar()->showMessage(message, 10000); });
@@ -73,7 +101,84 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     setUpScreenshotFromEnvironment();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // Queries still running read the store; they finish before the models go.
+    m_queryClient->waitForIdle();
+}
+
+void MainWindow::setFlowStore(FlowStore *store) {
+    m_queryClient->setFlowStore(store);
+    m_detailLoader->setFlowStore(store);
+    m_flowList->setFlowStore(store);
+    m_runs->setFlowStore(store);
+    const bool has = store != nullptr;
+    for (QAction *a : {m_exportSelection, m_exportRun, m_exportAll, m_import, m_replay,
+                       m_editResend, m_exportFlow, m_deleteFlow})
+        a->setEnabled(has);
+}
+
+FlowStore *MainWindow::flowStore() const {
+    return m_queryClient->flowStore();
+}
+
+void MainWindow::setPrompts(Prompts prompts) {
+    if (!prompts.saveFile)
+        prompts.saveFile = [this](const QString &title, const QString &suggested) {
+            return QFileDialog::getSaveFileName(this, title, suggested,
+                                                tr("HAR files (*.har);;All files (*)"));
+        };
+    if (!prompts.openFile)
+        prompts.openFile = [this](const QString &title) {
+            return QFileDialog::getOpenFileName(this, title, {},
+                                                tr("HAR files (*.har *.json);;All files (*)"));
+        };
+    if (!prompts.confirm)
+        prompts.confirm = [this](const QString &question) {
+            return QMessageBox::question(this, tr("Loopscope"), question,
+                                         QMessageBox::Yes | QMessageBox::Cancel,
+                                         QMessageBox::Cancel) == QMessageBox::Yes;
+        };
+    if (!prompts.error)
+        prompts.error = [this](const QString &message) {
+            QMessageBox::warning(this, tr("Loopscope"), message);
+        };
+    if (!prompts.editBody)
+        prompts.editBody = [this](const QJsonObject &body) -> std::optional<QJsonObject> {
+            QDialog dialog(this);
+            dialog.setWindowTitle(tr("Edit and resend"));
+            auto *edit = new QPlainTextEdit(&dialog);
+            edit->setPlainText(QString::fromUtf8(QJsonDocument(body).toJson()));
+            auto *note = new QLabel(&dialog);
+            auto *buttons =
+                new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+            buttons->button(QDialogButtonBox::Ok)->setText(tr("Resend"));
+            auto *layout = new QVBoxLayout(&dialog);
+            layout->addWidget(edit, 1);
+            layout->addWidget(note);
+            layout->addWidget(buttons);
+            dialog.resize(720, 560);
+            std::optional<QJsonObject> result;
+            connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+            connect(buttons, &QDialogButtonBox::accepted, &dialog, [&] {
+                QJsonParseError error;
+                const QJsonDocument doc =
+                    QJsonDocument::fromJson(edit->toPlainText().toUtf8(), &error);
+                if (error.error != QJsonParseError::NoError || !doc.isObject()) {
+                    note->setText(error.error != QJsonParseError::NoError
+                                      ? tr("Not JSON: %1 at offset %2")
+                                            .arg(error.errorString())
+                                            .arg(error.offset)
+                                      : tr("The body must be a JSON object."));
+                    return;
+                }
+                result = doc.object();
+                dialog.accept();
+            });
+            dialog.exec();
+            return result;
+        };
+    m_prompts = std::move(prompts);
+}
 
 QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, const QString &objectName) {
     auto *dock = new QDockWidget(title, this);
@@ -86,7 +191,8 @@ QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, const QS
 }
 
 void MainWindow::createPanels() {
-    m_requestsPanel = new RequestsPanel(m_requests, this);
+    m_requestsPanel = new RequestsPanel(m_flowList, this);
+    m_runsPanel = new RunsPanel(m_runs, this);
     m_loopPanel = new LoopPanel(m_requests, this);
     m_codePanel = new CodePanel(this);
     m_sandboxesPanel = new SandboxesPanel(m_sandboxes, m_commands, this);
@@ -104,7 +210,10 @@ void MainWindow::createPanels() {
     QDockWidget *injected =
         addPanel(m_injectedPanel, tr("Injected outputs"), QStringLiteral("injected"));
     QDockWidget *raw = addPanel(m_rawPanel, tr("Raw"), QStringLiteral("raw"));
+    QDockWidget *runs = addPanel(m_runsPanel, tr("Runs"), QStringLiteral("runs"));
     addDockWidget(Qt::LeftDockWidgetArea, requests);
+    tabifyDockWidget(requests, runs);
+    requests->raise();
     splitDockWidget(requests, code, Qt::Horizontal);
     splitDockWidget(requests, loop, Qt::Vertical);
     splitDockWidget(code, sandboxes, Qt::Vertical);
@@ -139,11 +248,21 @@ void MainWindow::createPanels() {
     });
 
     connect(m_requestsPanel, &RequestsPanel::currentRequestChanged, this, &MainWindow::showRequest);
-    connect(m_requestsPanel, &RequestsPanel::clearRequested, this, &MainWindow::clearRequests);
+    connect(m_requestsPanel, &RequestsPanel::clearRequested, this, &MainWindow::clearHistory);
+    connect(m_runsPanel, &RunsPanel::flowSelected, this, &MainWindow::selectFlow);
+    connect(m_flowList, &QAbstractItemModel::rowsInserted, this, [this] {
+        if (!m_selectWhenListed.isEmpty() && m_requestsPanel->selectRequest(m_selectWhenListed))
+            m_selectWhenListed.clear();
+    });
     connect(m_loopPanel, &LoopPanel::codeRunSelected, m_codePanel, &CodePanel::showRun);
     connect(m_requests, &RequestsModel::requestsUpdated, this, [this](const QStringList &ids) {
-        if (!m_currentRequest.isEmpty() && ids.contains(m_currentRequest))
-            refreshSelectedRequest();
+        if (m_currentRequest.isEmpty() || !ids.contains(m_currentRequest))
+            return;
+        // The store's row can be selected before the event batch reaches RequestsModel: the
+        // event-fed panels get the request once its record exists.
+        if (std::exchange(m_recordMissing, false))
+            m_loopPanel->setRequestId(m_currentRequest);
+        refreshSelectedRequest();
     });
     connect(m_requests, &RequestsModel::countsChanged, this, &MainWindow::updateCounts);
     connect(m_sandboxes, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateCounts);
@@ -164,9 +283,10 @@ void MainWindow::createActions() {
     connect(m_connect, &QAction::triggered, this, &MainWindow::showConnectDialog);
 
     m_clear =
-        new QAction(s->standardIcon(QStyle::SP_DialogResetButton), tr("Clear requests"), this);
+        new QAction(s->standardIcon(QStyle::SP_DialogResetButton), tr("Clear history…"), this);
     m_clear->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
-    connect(m_clear, &QAction::triggered, this, &MainWindow::clearRequests);
+    m_clear->setToolTip(tr("Remove every flow from the history (asks first)"));
+    connect(m_clear, &QAction::triggered, this, &MainWindow::clearHistory);
 
     m_find = new QAction(tr("Find…"), this);
     m_find->setShortcut(QKeySequence::Find);
@@ -206,6 +326,7 @@ void MainWindow::createActions() {
     connect(about, &QAction::triggered, this, &MainWindow::showAbout);
 
     QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->setObjectName(QStringLiteral("fileMenu"));
     file->addAction(m_settingsAction);
     file->addSeparator();
     file->addAction(quit);
@@ -216,6 +337,7 @@ void MainWindow::createActions() {
     proxy->addSeparator();
     proxy->addAction(m_pauseBeforeCode);
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    edit->setObjectName(QStringLiteral("editMenu"));
     edit->addAction(m_find);
     edit->addAction(m_clear);
     edit->addSeparator();
@@ -305,8 +427,13 @@ void MainWindow::applyBatch(const QList<InspectorEvent> &events) {
 
 void MainWindow::showRequest(const QString &requestId) {
     m_currentRequest = requestId;
+    if (m_detailLoader->currentId() != requestId || requestId.isEmpty())
+        m_detailLoader->load(requestId);
+    if (!requestId.isEmpty())
+        m_runsPanel->selectFlow(requestId);
     m_codePanel->clear();
     m_loopPanel->setRequestId(requestId);
+    m_recordMissing = !requestId.isEmpty() && !m_requests->recordById(requestId);
     if (requestId.isEmpty()) {
         m_injectedPanel->setItems({});
         m_rawPanel->clear();
@@ -472,6 +599,295 @@ void MainWindow::closeEvent(QCloseEvent *event) {
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
     QMainWindow::closeEvent(event);
+}
+
+void MainWindow::createHistoryActions() {
+    QStyle *s = style();
+    m_searchAll = new QAction(tr("Search all flows…"), this);
+    m_searchAll->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
+    m_searchAll->setToolTip(tr("Full-text search over every flow's bodies, code and output"));
+    connect(m_searchAll, &QAction::triggered, m_requestsPanel, &RequestsPanel::focusSearch);
+    addAction(m_searchAll); // works from a floating panel too
+
+    m_exportSelection = new QAction(tr("Export selected flow as HAR…"), this);
+    connect(m_exportSelection, &QAction::triggered, this, &MainWindow::exportSelection);
+    m_exportRun = new QAction(tr("Export current run as HAR…"), this);
+    connect(m_exportRun, &QAction::triggered, this, &MainWindow::exportCurrentRun);
+    m_exportAll = new QAction(tr("Export all flows as HAR…"), this);
+    connect(m_exportAll, &QAction::triggered, this, &MainWindow::exportAll);
+    m_import = new QAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("Import HAR…"), this);
+    connect(m_import, &QAction::triggered, this, &MainWindow::importHar);
+
+    m_replay = new QAction(s->standardIcon(QStyle::SP_BrowserReload), tr("Replay"), this);
+    m_replay->setToolTip(tr("Send the same client request again as a new flow"));
+    connect(m_replay, &QAction::triggered, this, &MainWindow::replayCurrent);
+    m_editResend = new QAction(tr("Edit and resend…"), this);
+    connect(m_editResend, &QAction::triggered, this, &MainWindow::editAndResendCurrent);
+    m_copyId = new QAction(tr("Copy id"), this);
+    connect(m_copyId, &QAction::triggered, this, &MainWindow::copyCurrentId);
+    m_exportFlow = new QAction(tr("Export HAR (this flow)…"), this);
+    connect(m_exportFlow, &QAction::triggered, this, &MainWindow::exportSelection);
+    m_deleteFlow = new QAction(s->standardIcon(QStyle::SP_TrashIcon), tr("Delete…"), this);
+    connect(m_deleteFlow, &QAction::triggered, this, &MainWindow::deleteCurrent);
+    m_rowMenu = new QMenu(this);
+    m_rowMenu->addAction(m_replay);
+    m_rowMenu->addAction(m_editResend);
+    m_rowMenu->addSeparator();
+    m_rowMenu->addAction(m_copyId);
+    m_rowMenu->addAction(m_exportFlow);
+    m_rowMenu->addSeparator();
+    m_rowMenu->addAction(m_deleteFlow);
+    connect(m_requestsPanel, &RequestsPanel::contextMenuRequested, this,
+            [this](const QString &, const QPoint &pos) { m_rowMenu->popup(pos); });
+
+    // File: export/import/clear next to Settings.
+    if (QMenu *file = menuBar()->findChild<QMenu *>(QStringLiteral("fileMenu"))) {
+        QAction *first = file->actions().value(0);
+        QMenu *exportMenu = new QMenu(tr("Export HAR"), file);
+        exportMenu->addAction(m_exportSelection);
+        exportMenu->addAction(m_exportRun);
+        exportMenu->addAction(m_exportAll);
+        file->insertMenu(first, exportMenu);
+        file->insertAction(first, m_import);
+        file->insertAction(first, m_clear);
+        file->insertSeparator(first);
+    }
+    if (QMenu *edit = menuBar()->findChild<QMenu *>(QStringLiteral("editMenu")))
+        edit->insertAction(edit->actions().value(1), m_searchAll);
+    for (QAction *a : {m_exportSelection, m_exportRun, m_exportAll, m_import, m_replay,
+                       m_editResend, m_exportFlow, m_deleteFlow})
+        a->setEnabled(false); // until setFlowStore
+}
+
+void MainWindow::reportError(const QString &message) {
+    statusBar()->showMessage(message, 10000);
+    m_prompts.error(message);
+}
+
+void MainWindow::selectFlow(const QString &flowId) {
+    if (flowId.isEmpty() || flowId == m_currentRequest)
+        return;
+    if (m_requestsPanel->selectRequest(flowId))
+        return; // the panel reports it (currentRequestChanged → showRequest)
+    m_requestsPanel->setAutoFollow(false);
+    showRequest(flowId);
+}
+
+void MainWindow::clearHistory() {
+    if (!flowStore()) {
+        clearRequests();
+        return;
+    }
+    whenFinished(m_queryClient->count(), this, [this](const QFuture<int> &f) {
+        const int n = resultOr(f, 0);
+        const QString question =
+            n == 1 ? tr("Clear 1 flow from history?")
+                   : tr("Clear %1 flows from history?").arg(QLocale().toString(n));
+        if (!m_prompts.confirm(question + u' ' + tr("This cannot be undone.")))
+            return;
+        QPointer<FlowStore> store = flowStore();
+        whenFinished(QtConcurrent::run([store] { return store ? store->clear() : 0; }), this,
+                     [this](const QFuture<int> &done) {
+                         const int removed = resultOr(done, 0);
+                         clearRequests();
+                         m_flowList->reload();
+                         m_runs->reload();
+                         statusBar()->showMessage(
+                             removed == 1 ? tr("Cleared 1 flow")
+                                          : tr("Cleared %1 flows").arg(QLocale().toString(removed)),
+                             5000);
+                         emit historyCleared(removed);
+                     });
+    });
+}
+
+void MainWindow::exportSelection() {
+    if (m_currentRequest.isEmpty()) {
+        statusBar()->showMessage(tr("Select a flow to export"), 5000);
+        return;
+    }
+    exportFlows({m_currentRequest}, {}, m_currentRequest + QStringLiteral(".har"));
+}
+
+void MainWindow::exportCurrentRun() {
+    const int row = m_flowList->rowOf(m_currentRequest);
+    QString runId =
+        row >= 0 ? m_flowList->summaryAt(row).value(QLatin1String("run_id")).toString() : QString();
+    if (runId.isEmpty())
+        runId = m_detailLoader->currentFlow().value(QLatin1String("run_id")).toString();
+    if (runId.isEmpty()) {
+        statusBar()->showMessage(tr("The selected flow belongs to no run"), 5000);
+        return;
+    }
+    exportFlows({}, runId, runId + QStringLiteral(".har"));
+}
+
+void MainWindow::exportAll() {
+    exportFlows({}, {}, QStringLiteral("loopscope-history.har"));
+}
+
+void MainWindow::exportFlows(const QStringList &ids, const QString &runId,
+                             const QString &suggested) {
+    const QString path = m_prompts.saveFile(tr("Export HAR"), suggested);
+    if (path.isEmpty() || !flowStore())
+        return;
+    const FlowQuery *query = flowStore()->query();
+    const QString base = m_proxy ? m_proxy->listenUrl().toString()
+                                 : QStringLiteral("http://127.0.0.1:%1").arg(m_settings.port);
+    const QString version = QCoreApplication::applicationVersion();
+    statusBar()->showMessage(tr("Exporting…"));
+    // Read, encode and write on a worker: "all" may be the whole history.
+    auto work = [query, ids, runId, path, base, version]() -> QPair<int, QString> {
+        const QList<QJsonObject> flows = query->flows(ids, runId);
+        if (flows.isEmpty())
+            return {0, QStringLiteral("No flows to export.")};
+        const QJsonObject har = HarCodec::exportHar(flows, base, version);
+        QSaveFile file(path);
+        if (!file.open(QIODevice::WriteOnly))
+            return {0, QStringLiteral("Cannot write %1: %2").arg(path, file.errorString())};
+        file.write(QJsonDocument(har).toJson(QJsonDocument::Indented));
+        if (!file.commit())
+            return {0, QStringLiteral("Cannot write %1: %2").arg(path, file.errorString())};
+        return {int(flows.size()), {}};
+    };
+    whenFinished(QtConcurrent::run(work), this,
+                 [this, path](const QFuture<QPair<int, QString>> &f) {
+                     const auto [count, error] =
+                         resultOr(f, QPair<int, QString>{0, QStringLiteral("export cancelled")});
+                     if (!error.isEmpty()) {
+                         reportError(tr("HAR export failed: %1").arg(error));
+                         emit exportFinished(false, error);
+                         return;
+                     }
+                     statusBar()->showMessage(
+                         tr("Exported %1 to %2")
+                             .arg(count == 1 ? tr("1 flow") : tr("%1 flows").arg(count), path),
+                         8000);
+                     emit exportFinished(true, path);
+                 });
+}
+
+void MainWindow::importHar() {
+    const QString path = m_prompts.openFile(tr("Import HAR"));
+    if (path.isEmpty() || !flowStore())
+        return;
+    QPointer<FlowStore> store = flowStore();
+    // Parse and store on a worker; a bad file changes nothing.
+    auto work = [store, path]() -> QPair<int, QString> {
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly))
+            return {0, QStringLiteral("Cannot read %1: %2").arg(path, file.errorString())};
+        const auto flows = HarCodec::importHar(file.readAll());
+        if (!flows.ok())
+            return {0, flows.error};
+        if (!store)
+            return {0, QStringLiteral("the history is closed")};
+        return {store->importFlows(flows.value), {}};
+    };
+    whenFinished(QtConcurrent::run(work), this,
+                 [this, path](const QFuture<QPair<int, QString>> &f) {
+                     const auto [count, error] =
+                         resultOr(f, QPair<int, QString>{0, QStringLiteral("import cancelled")});
+                     if (!error.isEmpty()) {
+                         reportError(tr("Could not import %1: %2\nNothing was changed.")
+                                         .arg(QFileInfo(path).fileName(), error));
+                         emit importFinished(0, error);
+                         return;
+                     }
+                     m_flowList->reload();
+                     m_runs->reload();
+                     statusBar()->showMessage(
+                         tr("Imported %1 from %2")
+                             .arg(count == 1 ? tr("1 flow") : tr("%1 flows").arg(count), path),
+                         8000);
+                     emit importFinished(count, {});
+                 });
+}
+
+void MainWindow::replayCurrent() {
+    if (m_currentRequest.isEmpty())
+        return;
+    if (!m_proxy) {
+        reportError(tr("Replay needs the proxy."));
+        return;
+    }
+    statusBar()->showMessage(tr("Replaying %1…").arg(m_currentRequest), 5000);
+    m_proxy->replayFlow(m_currentRequest, QJsonValue());
+}
+
+void MainWindow::editAndResendCurrent() {
+    const QString id = m_currentRequest;
+    if (id.isEmpty() || !m_proxy)
+        return;
+    whenFinished(m_queryClient->flow(id), this, [this, id](const QFuture<QJsonObject> &f) {
+        const QJsonObject flow = resultOr(f, QJsonObject());
+        QJsonObject body;
+        for (const QJsonValue &hop : flow.value(QLatin1String("hops")).toArray()) {
+            if (hop.toObject().value(QLatin1String("kind")).toString() ==
+                QLatin1String("client_request")) {
+                body = hop.toObject().value(QLatin1String("body")).toObject();
+                break;
+            }
+        }
+        if (body.isEmpty()) {
+            reportError(tr("Flow %1 has no JSON request body to edit.").arg(id));
+            return;
+        }
+        const std::optional<QJsonObject> edited = m_prompts.editBody(body);
+        if (!edited || !m_proxy)
+            return;
+        statusBar()->showMessage(tr("Resending %1 edited…").arg(id), 5000);
+        m_proxy->replayFlow(id, *edited);
+    });
+}
+
+void MainWindow::onReplayFinished(const QString &flowId, const QString &newFlowId,
+                                  const QString &error) {
+    if (newFlowId.isEmpty()) {
+        reportError(tr("Replay of %1 failed: %2").arg(flowId, error));
+        return;
+    }
+    statusBar()->showMessage(tr("Replayed %1 as %2").arg(flowId, newFlowId), 8000);
+    m_requestsPanel->setAutoFollow(false);
+    if (!m_requestsPanel->selectRequest(newFlowId))
+        m_selectWhenListed = newFlowId; // its row comes with the store's flowStarted
+}
+
+void MainWindow::copyCurrentId() {
+    if (m_currentRequest.isEmpty())
+        return;
+    QApplication::clipboard()->setText(m_currentRequest);
+    statusBar()->showMessage(tr("Copied %1").arg(m_currentRequest), 3000);
+}
+
+void MainWindow::deleteCurrent() {
+    const QString id = m_currentRequest;
+    if (id.isEmpty() || !flowStore())
+        return;
+    const int row = m_flowList->rowOf(id);
+    const QString state =
+        row >= 0 ? m_flowList->summaryAt(row).value(QLatin1String("state")).toString() : QString();
+    if (state == QLatin1String("running") || state == QLatin1String("paused")) {
+        reportError(tr("Flow %1 is still running; delete it once it has finished.").arg(id));
+        return;
+    }
+    if (!m_prompts.confirm(tr("Delete flow %1 from history?").arg(id)))
+        return;
+    QPointer<FlowStore> store = flowStore();
+    whenFinished(QtConcurrent::run([store, id] { return store ? store->remove({id}) : 0; }), this,
+                 [this, id](const QFuture<int> &f) {
+                     const bool removed = resultOr(f, 0) > 0;
+                     if (removed) {
+                         m_flowList->removeIds({id});
+                         m_runs->reload();
+                         if (m_currentRequest == id)
+                             showRequest({});
+                         statusBar()->showMessage(tr("Deleted %1").arg(id), 5000);
+                     } else {
+                         reportError(tr("Flow %1 is not in the stored history.").arg(id));
+                     }
+                     emit flowDeleted(id, removed);
+                 });
 }
 
 } // namespace loopscope

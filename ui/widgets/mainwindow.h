@@ -3,18 +3,28 @@
 #include "inspect/inspectorevent.h"
 #include "models/appsettings.h"
 
+#include <QJsonObject>
+#include <QJsonValue>
 #include <QMainWindow>
 #include <QPointer>
+
+#include <functional>
+#include <optional>
 
 class QAction;
 class QDockWidget;
 class QLabel;
+class QMenu;
 
 namespace loopscope {
 
 class CodePanel;
 class EventBatcher;
 class EventBus;
+class FlowDetailLoader;
+class FlowListModel;
+class FlowQueryClient;
+class FlowStore;
 class InjectedPanel;
 class LoopPanel;
 class PausedBanner;
@@ -22,6 +32,8 @@ class ProxyControl;
 class RawPanel;
 class RequestsModel;
 class RequestsPanel;
+class RunsModel;
+class RunsPanel;
 class SandboxCommands;
 class SandboxRegistry;
 class SandboxesModel;
@@ -30,12 +42,57 @@ class SandboxesPanel;
 // The inspector: dockable panels fed only by InspectorEvents from `bus` (queued, applied in
 // ~50 ms batches), sandbox deletion through `registry` (may be null: deleting is then off) and
 // proxy start/stop through `proxy` (may be null in tests). None of them is owned.
+// With a flow store (setFlowStore) the Requests and Runs views read the stored history, the
+// selected flow is loaded on a worker (flowLoaded), and File offers HAR export/import and
+// Clear history; rows have Replay, Edit and resend, Copy id, Export HAR and Delete.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
+    // What the window asks the user; replaceable so tests never open a modal dialog.
+    struct Prompts {
+        // A file to write (HAR export); empty = cancelled.
+        std::function<QString(const QString &title, const QString &suggestedName)> saveFile;
+        // A file to read (HAR import); empty = cancelled.
+        std::function<QString(const QString &title)> openFile;
+        // A yes/no question (Clear history, Delete).
+        std::function<bool(const QString &question)> confirm;
+        // A problem the user must read (a bad HAR file, a refused replay).
+        std::function<void(const QString &message)> error;
+        // Edit and resend: the client request body, edited; nullopt = cancelled.
+        std::function<std::optional<QJsonObject>(const QJsonObject &body)> editBody;
+    };
+
     MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *proxy,
                QWidget *parent = nullptr);
     ~MainWindow() override;
+
+    // The history the Requests/Runs views and the detail loader read (not owned; must outlive
+    // the window). Null: those views stay empty.
+    void setFlowStore(loopscope::FlowStore *store);
+    FlowStore *flowStore() const;
+    void setPrompts(Prompts prompts);
+    const Prompts &prompts() const { return m_prompts; }
+
+    FlowQueryClient *flowQueryClient() const { return m_queryClient; }
+    FlowListModel *flowListModel() const { return m_flowList; }
+    FlowDetailLoader *flowDetailLoader() const { return m_detailLoader; }
+    RunsModel *runsModel() const { return m_runs; }
+    RunsPanel *runsPanel() const { return m_runsPanel; }
+    // The flow shown (selected in Requests or Runs); empty when none.
+    QString currentFlowId() const { return m_currentRequest; }
+
+    QAction *exportSelectionAction() const { return m_exportSelection; }
+    QAction *exportRunAction() const { return m_exportRun; }
+    QAction *exportAllAction() const { return m_exportAll; }
+    QAction *importAction() const { return m_import; }
+    QAction *searchAllAction() const { return m_searchAll; }
+    QAction *replayAction() const { return m_replay; }
+    QAction *editResendAction() const { return m_editResend; }
+    QAction *copyIdAction() const { return m_copyId; }
+    QAction *exportFlowAction() const { return m_exportFlow; }
+    QAction *deleteFlowAction() const { return m_deleteFlow; }
+    // The right-click menu of a request row (its actions act on the current flow).
+    QMenu *requestContextMenu() const { return m_rowMenu; }
 
     RequestsModel *requestsModel() const { return m_requests; }
     SandboxesModel *sandboxesModel() const { return m_sandboxes; }
@@ -67,7 +124,22 @@ public:
     const AppSettings &settings() const { return m_settings; }
 
 public slots:
+    // Forgets this session's live request records (the Loop/Code/Raw panels' source).
     void clearRequests();
+    // Asks ("Clear 1,234 flows from history?"), then empties the store and every view.
+    void clearHistory();
+    // Selects and shows a flow (Requests row when loaded, else loaded directly).
+    void selectFlow(const QString &flowId);
+    // HAR export of the selected flow, the selected flow's run, or every flow; to a file
+    // from Prompts::saveFile. Written on a worker; the status bar says how it went.
+    void exportSelection();
+    void exportCurrentRun();
+    void exportAll();
+    void importHar();
+    void replayCurrent();
+    void editAndResendCurrent();
+    void copyCurrentId();
+    void deleteCurrent();
     void copyBaseUrl();
     void showConnectDialog();
     void showSettings();
@@ -83,6 +155,15 @@ public slots:
 
 signals:
     void settingsChanged(const loopscope::AppSettings &settings);
+    // The selected flow in full (FlowQuery::flow JSON: summary + hops), loaded on a worker and
+    // re-sent when the store reports it changed; {} when nothing is selected. Detail panels'
+    // setFlow() connect here.
+    void flowLoaded(const QJsonObject &flow);
+    // A HAR export/import finished (tests, scripts): ok, and the file or the error.
+    void exportFinished(bool ok, const QString &pathOrError);
+    void importFinished(int imported, const QString &error);
+    void historyCleared(int removed);
+    void flowDeleted(const QString &flowId, bool removed);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -97,6 +178,10 @@ private:
     void refreshSelectedRequest();
     void updateCounts();
     void setUpScreenshotFromEnvironment();
+    void createHistoryActions();
+    void exportFlows(const QStringList &ids, const QString &runId, const QString &suggested);
+    void onReplayFinished(const QString &flowId, const QString &newFlowId, const QString &error);
+    void reportError(const QString &message);
 
     QPointer<ProxyControl> m_proxy;
     AppSettings m_settings;
@@ -104,6 +189,13 @@ private:
     RequestsModel *m_requests;
     SandboxesModel *m_sandboxes;
     SandboxCommands *m_commands;
+    FlowQueryClient *m_queryClient;
+    FlowListModel *m_flowList;
+    FlowDetailLoader *m_detailLoader;
+    RunsModel *m_runs;
+    Prompts m_prompts;
+    QString m_selectWhenListed; // a replay's new flow, selected once it shows up
+    bool m_recordMissing = false; // the selected flow has no RequestsModel record yet
 
     RequestsPanel *m_requestsPanel = nullptr;
     LoopPanel *m_loopPanel = nullptr;
@@ -111,6 +203,7 @@ private:
     SandboxesPanel *m_sandboxesPanel = nullptr;
     InjectedPanel *m_injectedPanel = nullptr;
     RawPanel *m_rawPanel = nullptr;
+    RunsPanel *m_runsPanel = nullptr;
     QList<QDockWidget *> m_docks;
 
     QAction *m_startStop = nullptr;
@@ -121,6 +214,17 @@ private:
     QAction *m_deleteSandbox = nullptr;
     QAction *m_settingsAction = nullptr;
     QAction *m_pauseBeforeCode = nullptr;
+    QAction *m_exportSelection = nullptr;
+    QAction *m_exportRun = nullptr;
+    QAction *m_exportAll = nullptr;
+    QAction *m_import = nullptr;
+    QAction *m_searchAll = nullptr;
+    QAction *m_replay = nullptr;
+    QAction *m_editResend = nullptr;
+    QAction *m_copyId = nullptr;
+    QAction *m_exportFlow = nullptr;
+    QAction *m_deleteFlow = nullptr;
+    QMenu *m_rowMenu = nullptr;
     PausedBanner *m_pausedBanner = nullptr;
     QDockWidget *m_pausedDock = nullptr;
 

@@ -21,4 +21,8 @@ void ProxyControl::resolvePause(const QString &, const QJsonObject &) {}
 
 void ProxyControl::autoApprovePauses(const QString &) {}
 
+void ProxyControl::replayFlow(const QString &flowId, const QJsonValue &) {
+    emit replayFinished(flowId, {}, tr("Replay needs the proxy running in this process."));
+}
+
 } // namespace loopscope

@@ -3,6 +3,7 @@
 #include "models/appsettings.h"
 
 #include <QJsonObject>
+#include <QJsonValue>
 #include <QObject>
 #include <QStringList>
 #include <QUrl>
@@ -47,10 +48,16 @@ public slots:
     virtual void resolvePause(const QString &pauseId, const QJsonObject &decision);
     // "Auto-approve this session": later code pauses of it are skipped.
     virtual void autoApprovePauses(const QString &sessionOrFlowId);
+    // Replays a recorded flow through the proxy as a new flow linked to it (replay_of), with
+    // `editedBody` as the client request body when it is an object. The answer comes as
+    // replayFinished. Without a proxy: replayFinished with an error.
+    virtual void replayFlow(const QString &flowId, const QJsonValue &editedBody);
 
 signals:
     void stateChanged();
     void errorOccurred(const QString &message);
+    // `newFlowId` is empty when the replay could not start; `error` says why.
+    void replayFinished(const QString &flowId, const QString &newFlowId, const QString &error);
 };
 
 } // namespace loopscope

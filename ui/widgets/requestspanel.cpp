@@ -1,7 +1,6 @@
 #include "widgets/requestspanel.h"
 
-#include "models/requestfilterproxymodel.h"
-#include "models/requestsmodel.h"
+#include "models/flowlistmodel.h"
 #include "widgets/statusdelegate.h"
 
 #include <QCheckBox>
@@ -9,6 +8,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTableView>
@@ -17,110 +17,123 @@
 
 namespace loopscope {
 
-RequestsPanel::RequestsPanel(RequestsModel *model, QWidget *parent)
+RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
     : QWidget(parent)
     , m_model(model)
-    , m_proxy(new RequestFilterProxyModel(this))
     , m_view(new QTableView(this))
     , m_search(new QLineEdit(this))
-    , m_api(new QComboBox(this))
-    , m_status(new QComboBox(this))
-    , m_code(new QComboBox(this))
-    , m_session(new QComboBox(this))
+    , m_state(new QComboBox(this))
+    , m_codeErrors(new QCheckBox(tr("Code errors"), this))
     , m_follow(new QCheckBox(tr("Follow"), this))
+    , m_message(new QLabel(this))
     , m_searchDebounce(new QTimer(this)) {
-    m_proxy->setRequestsModel(model);
-
-    m_search->setPlaceholderText(tr("Search id, model, code, output… (Ctrl+F)"));
+    m_search->setPlaceholderText(
+        tr("Search all flows: ids, model, request and response bodies, code, output "
+           "(Ctrl+Shift+F)"));
+    m_search->setToolTip(m_search->placeholderText());
     m_search->setClearButtonEnabled(true);
-    m_api->addItem(tr("All APIs"), QString());
-    m_api->addItem(tr("Responses"), QStringLiteral("responses"));
-    m_api->addItem(tr("Chat"), QStringLiteral("chat_completions"));
-    m_api->addItem(tr("Other"), QStringLiteral("other"));
-    m_status->addItem(tr("Any status"), int(RequestFilter::Status::Any));
-    m_status->addItem(tr("Running"), int(RequestFilter::Status::Running));
-    m_status->addItem(tr("Completed"), int(RequestFilter::Status::Completed));
-    m_status->addItem(tr("Failed"), int(RequestFilter::Status::Failed));
-    m_code->addItem(tr("Any code"), int(RequestFilter::Code::Any));
-    m_code->addItem(tr("Ran code"), int(RequestFilter::Code::WithCode));
-    m_code->addItem(tr("No code"), int(RequestFilter::Code::WithoutCode));
-    m_session->addItem(tr("All sessions"), QString());
-    m_session->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_session->setMinimumContentsLength(10);
     m_search->setMinimumWidth(160);
+    m_state->addItem(tr("Any state"), QString());
+    m_state->addItem(tr("Running"), QStringLiteral("running"));
+    m_state->addItem(tr("Paused"), QStringLiteral("paused"));
+    m_state->addItem(tr("Completed"), QStringLiteral("completed"));
+    m_state->addItem(tr("Failed"), QStringLiteral("failed"));
+    m_codeErrors->setToolTip(tr("Only flows whose code raised an error"));
     m_follow->setChecked(true);
-    m_follow->setToolTip(tr("Select each new request as it arrives"));
-    auto *clear = new QPushButton(tr("Clear"), this);
-    clear->setToolTip(tr("Forget every request listed (Ctrl+L)"));
+    m_follow->setToolTip(tr("Select each new flow as it arrives"));
+    auto *clear = new QPushButton(tr("Clear…"), this);
+    clear->setToolTip(tr("Clear the flow history (asks first)"));
+    m_message->setVisible(false);
+    m_message->setWordWrap(true);
 
-    m_view->setModel(m_proxy);
+    m_view->setModel(m_model);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_view->setSortingEnabled(true);
-    m_view->sortByColumn(-1, Qt::AscendingOrder); // arrival order until the user sorts
     m_view->verticalHeader()->hide();
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
-    m_view->setItemDelegateForColumn(RequestsModel::StatusColumn, new StatusDelegate(m_view));
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    // Fixed widths (not ResizeToContents, which would measure thousands of rows).
+    m_view->setTextElideMode(Qt::ElideNone); // the status says all of it (tooltip too)
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_view->setItemDelegateForColumn(FlowListModel::StatusColumn, new StatusDelegate(m_view));
+    m_view->horizontalHeader()->setStretchLastSection(false);
+    // Fixed widths (not ResizeToContents, which would measure every loaded row).
     const int digit = m_view->fontMetrics().horizontalAdvance(u'0');
-    m_view->setColumnWidth(RequestsModel::TimeColumn, digit * 13);
-    m_view->setColumnWidth(RequestsModel::ApiColumn, digit * 10);
-    m_view->setColumnWidth(RequestsModel::ModelColumn, digit * 15);
-    m_view->setColumnWidth(RequestsModel::StatusColumn, digit * 10);
-    m_view->setColumnWidth(RequestsModel::IterationsColumn, digit * 9);
-    m_view->setColumnWidth(RequestsModel::CodeRunsColumn, digit * 10);
-    m_view->setColumnWidth(RequestsModel::DurationColumn, digit * 9);
+    m_view->setColumnWidth(FlowListModel::TimeColumn, digit * 24);
+    m_view->setColumnWidth(FlowListModel::ApiColumn, digit * 10);
+    m_view->setColumnWidth(FlowListModel::ModelColumn, digit * 15);
+    m_view->setColumnWidth(FlowListModel::StatusColumn, digit * 34);
+    m_view->setColumnWidth(FlowListModel::IterationsColumn, digit * 9);
+    m_view->setColumnWidth(FlowListModel::CodeRunsColumn, digit * 10);
+    m_view->setColumnWidth(FlowListModel::DurationColumn, digit * 9);
+    m_view->setColumnWidth(FlowListModel::TokensColumn, digit * 9);
+    m_view->setColumnWidth(FlowListModel::CostColumn, digit * 9);
+    m_view->setColumnHidden(FlowListModel::CostColumn, !m_model->anyCostKnown());
+    connect(m_model, &FlowListModel::anyCostKnownChanged, this,
+            [this](bool known) { m_view->setColumnHidden(FlowListModel::CostColumn, !known); });
 
     m_searchDebounce->setSingleShot(true);
-    m_searchDebounce->setInterval(150);
+    m_searchDebounce->setInterval(250);
     connect(m_search, &QLineEdit::textChanged, m_searchDebounce, qOverload<>(&QTimer::start));
+    connect(m_search, &QLineEdit::returnPressed, this, &RequestsPanel::applyFilter);
     connect(m_searchDebounce, &QTimer::timeout, this, &RequestsPanel::applyFilter);
-    for (QComboBox *box : {m_api, m_status, m_code, m_session})
-        connect(box, &QComboBox::currentIndexChanged, this, &RequestsPanel::applyFilter);
+    connect(m_state, &QComboBox::currentIndexChanged, this, &RequestsPanel::applyFilter);
+    connect(m_codeErrors, &QCheckBox::toggled, this, &RequestsPanel::applyFilter);
     connect(clear, &QPushButton::clicked, this, &RequestsPanel::clearRequested);
     connect(m_follow, &QCheckBox::toggled, this, [this](bool on) {
-        if (on)
-            onRowsInserted();
+        if (on && m_model->rowCount() > 0)
+            onRowsInserted(0);
     });
 
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
-                const QString id = current.data(RequestsModel::RequestIdRole).toString();
+                const QString id = current.data(FlowListModel::FlowIdRole).toString();
                 if (id == m_current)
                     return;
                 m_current = id;
                 emit currentRequestChanged(id);
             });
-    // A click on an older request means the user wants to look at it: stop following.
+    // A click on an older flow means the user wants to look at it: stop following.
     connect(m_view, &QTableView::pressed, this, [this](const QModelIndex &index) {
-        if (m_proxy->mapToSource(index).row() != m_model->rowCount() - 1)
+        if (index.row() != 0)
             m_follow->setChecked(false);
     });
-    connect(m_proxy, &QAbstractItemModel::rowsInserted, this, &RequestsPanel::onRowsInserted);
-    connect(m_model, &RequestsModel::countsChanged, this, &RequestsPanel::refreshSessions);
-    connect(m_proxy, &QAbstractItemModel::modelReset, this, [this] {
-        if (!m_current.isEmpty() && m_model->rowOf(m_current) < 0) {
+    connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        const QModelIndex index = m_view->indexAt(pos);
+        if (!index.isValid())
+            return;
+        m_follow->setChecked(false);
+        m_view->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                             QItemSelectionModel::Rows);
+        emit contextMenuRequested(index.data(FlowListModel::FlowIdRole).toString(),
+                                  m_view->viewport()->mapToGlobal(pos));
+    });
+    connect(m_model, &QAbstractItemModel::rowsInserted, this,
+            [this](const QModelIndex &, int first, int) { onRowsInserted(first); });
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        if (!m_current.isEmpty()) {
             m_current.clear();
             emit currentRequestChanged({});
         }
+        updateMessage();
     });
+    connect(m_model, &FlowListModel::loadingChanged, this, &RequestsPanel::updateMessage);
+    connect(m_model, &FlowListModel::pageLoaded, this, &RequestsPanel::updateMessage);
+    connect(m_model, &QAbstractItemModel::rowsRemoved, this, &RequestsPanel::updateMessage);
 
     auto *filters = new QHBoxLayout;
     filters->setContentsMargins(0, 0, 0, 0);
     filters->addWidget(m_search, 1);
-    filters->addWidget(m_api);
-    filters->addWidget(m_status);
-    filters->addWidget(m_code);
-    filters->addWidget(m_session);
+    filters->addWidget(m_state);
+    filters->addWidget(m_codeErrors);
     filters->addWidget(m_follow);
     filters->addWidget(clear);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(filters);
+    layout->addWidget(m_message);
     layout->addWidget(m_view, 1);
+    updateMessage();
 }
 
 QString RequestsPanel::currentRequestId() const {
@@ -135,19 +148,14 @@ void RequestsPanel::setAutoFollow(bool follow) {
     m_follow->setChecked(follow);
 }
 
-RequestFilter RequestsPanel::filterFromControls() const {
-    RequestFilter f;
-    f.text = m_search->text();
-    f.api = m_api->currentData().toString();
-    f.status = RequestFilter::Status(m_status->currentData().toInt());
-    f.code = RequestFilter::Code(m_code->currentData().toInt());
-    f.sessionId = m_session->currentData().toString();
-    return f;
-}
-
 void RequestsPanel::applyFilter() {
     m_searchDebounce->stop();
-    m_proxy->setFilter(filterFromControls());
+    FlowListModel::Filter f;
+    f.text = m_search->text().trimmed();
+    f.state = m_state->currentData().toString();
+    f.codeErrors = m_codeErrors->isChecked();
+    m_model->setFilter(f);
+    updateMessage();
 }
 
 void RequestsPanel::focusSearch() {
@@ -155,47 +163,42 @@ void RequestsPanel::focusSearch() {
     m_search->selectAll();
 }
 
-void RequestsPanel::selectRequest(const QString &requestId) {
-    const int sourceRow = m_model->rowOf(requestId);
-    if (sourceRow < 0)
-        return;
-    const QModelIndex index = m_proxy->mapFromSource(m_model->index(sourceRow, 0));
-    if (!index.isValid())
-        return;
+bool RequestsPanel::selectRequest(const QString &requestId) {
+    const int row = m_model->rowOf(requestId);
+    if (row < 0)
+        return false;
+    const QModelIndex index = m_model->index(row, 0);
     m_view->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
                                                          QItemSelectionModel::Rows);
     m_view->scrollTo(index);
+    return true;
 }
 
-void RequestsPanel::onRowsInserted() {
-    if (!m_follow->isChecked() || m_proxy->rowCount() == 0)
+void RequestsPanel::onRowsInserted(int first) {
+    // Only a new flow on top is "new"; pages appended below are older history.
+    if (!m_follow->isChecked() || first != 0 || m_model->rowCount() == 0)
         return;
-    // Newest arrival: the highest source row among the visible ones (sorting may reorder).
-    const QModelIndex newest = m_proxy->mapFromSource(m_model->index(m_model->rowCount() - 1, 0));
-    const QModelIndex target =
-        newest.isValid() ? newest : m_proxy->index(m_proxy->rowCount() - 1, 0);
-    m_view->selectionModel()->setCurrentIndex(target, QItemSelectionModel::ClearAndSelect |
-                                                          QItemSelectionModel::Rows);
-    m_view->scrollTo(target);
+    const QModelIndex top = m_model->index(0, 0);
+    m_view->selectionModel()->setCurrentIndex(top, QItemSelectionModel::ClearAndSelect |
+                                                       QItemSelectionModel::Rows);
+    m_view->scrollTo(top);
 }
 
-void RequestsPanel::refreshSessions() {
-    const QStringList sessions = m_model->sessionIds();
-    QStringList shown;
-    for (int i = 1; i < m_session->count(); ++i)
-        shown.append(m_session->itemData(i).toString());
-    if (shown == sessions)
-        return;
-    const QString selected = m_session->currentData().toString();
-    const QSignalBlocker block(m_session);
-    while (m_session->count() > 1)
-        m_session->removeItem(1);
-    for (const QString &s : sessions)
-        m_session->addItem(s, s);
-    const int index = m_session->findData(selected);
-    m_session->setCurrentIndex(index < 0 ? 0 : index);
-    if (index < 0 && !selected.isEmpty())
-        applyFilter();
+void RequestsPanel::updateMessage() {
+    const FlowListModel::Filter &f = m_model->filter();
+    QString text;
+    if (m_model->rowCount() == 0) {
+        if (m_model->isLoading())
+            text = f.text.isEmpty() ? tr("Loading history…") : tr("Searching all flows…");
+        else if (!f.text.isEmpty())
+            text = tr("No flows match “%1”.").arg(f.text);
+        else if (!f.state.isEmpty() || f.codeErrors)
+            text = tr("No flows match these filters.");
+        else
+            text = tr("No flows recorded yet: point an OpenAI SDK at the proxy's base URL.");
+    }
+    m_message->setText(text);
+    m_message->setVisible(!text.isEmpty());
 }
 
 } // namespace loopscope

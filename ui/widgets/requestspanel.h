@@ -1,63 +1,62 @@
 #pragma once
 
-#include "models/requestfilter.h"
-
 #include <QWidget>
 
 class QCheckBox;
 class QComboBox;
+class QLabel;
 class QLineEdit;
 class QTableView;
 class QTimer;
 
 namespace loopscope {
 
-class RequestFilterProxyModel;
-class RequestsModel;
+class FlowListModel;
 
-// The live request table with search, filters (API, status, has code, session) and auto-follow.
+// The Requests table over the flow store (FlowListModel): newest first, scrolling lazily
+// through the whole history; search over every flow's bodies, code and output (the store's
+// full-text search), state and code-error filters, auto-follow of new flows and a right-click
+// menu (built by the window: contextMenuRequested).
 class RequestsPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit RequestsPanel(RequestsModel *model, QWidget *parent = nullptr);
+    explicit RequestsPanel(FlowListModel *model, QWidget *parent = nullptr);
 
-    RequestFilterProxyModel *proxyModel() const { return m_proxy; }
+    FlowListModel *model() const { return m_model; }
     QTableView *view() const { return m_view; }
     QLineEdit *searchField() const { return m_search; }
-    QComboBox *apiFilter() const { return m_api; }
-    QComboBox *statusFilter() const { return m_status; }
-    QComboBox *codeFilter() const { return m_code; }
-    QComboBox *sessionFilter() const { return m_session; }
+    QComboBox *stateFilter() const { return m_state; }
+    QCheckBox *codeErrorsCheck() const { return m_codeErrors; }
     QCheckBox *followCheck() const { return m_follow; }
+    // "No flows match …" / "No flows recorded yet" / "Searching…" under the filters.
+    QLabel *messageLabel() const { return m_message; }
 
     QString currentRequestId() const;
     bool autoFollow() const;
-    // The filter as set in the controls (the search text applies after a short debounce).
-    RequestFilter filterFromControls() const;
 
 public slots:
     void focusSearch();
-    void selectRequest(const QString &requestId);
+    // Selects the flow when it is loaded in the table (returns whether it was).
+    bool selectRequest(const QString &requestId);
     void setAutoFollow(bool follow);
     void applyFilter();
 
 signals:
     void currentRequestChanged(const QString &requestId);
     void clearRequested();
+    void contextMenuRequested(const QString &requestId, const QPoint &globalPos);
 
 private:
-    void onRowsInserted();
-    void refreshSessions();
+    void onRowsInserted(int first);
+    void updateMessage();
 
-    RequestsModel *m_model;
-    RequestFilterProxyModel *m_proxy;
+    FlowListModel *m_model;
     QTableView *m_view;
     QLineEdit *m_search;
-    QComboBox *m_api;
-    QComboBox *m_status;
-    QComboBox *m_code;
-    QComboBox *m_session;
+    QComboBox *m_state;
+    QCheckBox *m_codeErrors;
     QCheckBox *m_follow;
+    QLabel *m_message;
     QTimer *m_searchDebounce;
     QString m_current;
 };

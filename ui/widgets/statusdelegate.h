@@ -4,8 +4,9 @@
 
 namespace loopscope {
 
-// Colours the Requests table's status cell from the row's RequestState: failed in red, running
-// in the palette's placeholder colour and italic. Presentation only: the model stays GUI-free.
+// Status cells of the Requests and Runs views: an icon and colour from the row's
+// FlowListModel::StatusKind (failed red, code error and incomplete with a warning icon,
+// running italic, paused with a pause icon). Presentation only: the models stay GUI-free.
 class StatusDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
