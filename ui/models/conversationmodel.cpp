@@ -90,7 +90,7 @@ QVariant ConversationModel::data(const QModelIndex &index, int role) const {
         case Qt::ToolTipRole:
             if (isFinal)
                 return tr("What the client received (HTTP %1)").arg(m_conversation.finalStatus());
-            return tr("%n new item(s) sent", nullptr, iterations.at(index.row()).newCount());
+            return tr("new items sent: %1").arg(iterations.at(index.row()).newCount());
         case IterationRole:
             return isFinal ? -1 : iterations.at(index.row()).index;
         case SectionRole:
