@@ -11,6 +11,27 @@
 using namespace loopscope;
 using Op = TextDiff::Op;
 
+namespace {
+// Each side's lines appear in order, all of them, with their line numbers: what lets the view
+// align the two panes.
+void checkSides(const QList<TextDiff::Line> &rows, const QString &left, const QString &right) {
+    QStringList l, r;
+    int nextLeft = 0, nextRight = 0;
+    for (const TextDiff::Line &row : rows) {
+        if (row.op != Op::Added) {
+            QCOMPARE(row.leftLine, nextLeft++);
+            l << row.text;
+        }
+        if (row.op != Op::Removed) {
+            QCOMPARE(row.rightLine, nextRight++);
+            r << row.text;
+        }
+    }
+    QCOMPARE(l, TextDiff::splitLines(left));
+    QCOMPARE(r, TextDiff::splitLines(right));
+}
+} // namespace
+
 class TstTextDiff : public QObject {
     Q_OBJECT
 private slots:
@@ -71,21 +92,7 @@ private slots:
         QCOMPARE(TextDiff::unified(rows), expected);
         QCOMPARE(TextDiff::count(rows, Op::Added), added);
         QCOMPARE(TextDiff::count(rows, Op::Removed), removed);
-        // Line numbers let the view align sides: each side's lines appear in order, all of them.
-        QStringList l, r;
-        int nextLeft = 0, nextRight = 0;
-        for (const TextDiff::Line &row : rows) {
-            if (row.op != Op::Added) {
-                QCOMPARE(row.leftLine, nextLeft++);
-                l << row.text;
-            }
-            if (row.op != Op::Removed) {
-                QCOMPARE(row.rightLine, nextRight++);
-                r << row.text;
-            }
-        }
-        QCOMPARE(l, TextDiff::splitLines(left));
-        QCOMPARE(r, TextDiff::splitLines(right));
+        checkSides(rows, left, right);
     }
 
     void twoIterationsOfOneLoop() {
@@ -94,13 +101,18 @@ private slots:
         const FlowDiff::Sides sides = FlowDiff::iterations(flow, 0, 1);
         QCOMPARE(sides.leftTitle, QString("req_loop · iteration 1"));
         QCOMPARE(sides.rightTitle, QString("req_loop · iteration 2"));
-        const QString unified = TextDiff::unified(FlowDiff::rows(sides));
+        const QList<TextDiff::Line> rows = FlowDiff::rows(sides);
+        checkSides(rows, sides.left, sides.right);
+        const QString unified = TextDiff::unified(rows);
         // What iteration 2 sent in addition: the call and its output; the reply changed.
         QVERIFY2(unified.contains("+ [tool output (call_1)]\n"), qPrintable(unified));
         QVERIFY(!unified.contains("Iteration")); // the titles say which is which
         QVERIFY(unified.contains("  [instructions]\n  Use python.\n"));
         QVERIFY(unified.contains("+ 6*7 = 42"));
-        QVERIFY(unified.contains("- == Fed back"));
+        // Part by part: the reply's code is not matched against the code sent back later.
+        QVERIFY(unified.contains("  == Model reply\n- [code (call_1)]\n"));
+        QVERIFY(unified.contains("  == Fed back\n- [output fed back (call_1)]\n- 42\n"));
+        QVERIFY(unified.contains("+ [tool output (call_1)]\n+ 42\n"));
     }
 
     void twoFlows() {
@@ -110,6 +122,8 @@ private slots:
         const FlowDiff::Sides sides = FlowDiff::flows(a, b);
         QCOMPARE(sides.leftTitle, QString("req_a · gpt-test"));
         const QList<TextDiff::Line> rows = FlowDiff::rows(sides);
+        checkSides(rows, sides.left, sides.right);
+        QVERIFY(sides.left.contains("== Iteration 2 · Model reply\n[assistant]\n6*7 = 42"));
         // Same loop, streamed or not: the conversations are identical.
         QCOMPARE(TextDiff::count(rows, Op::Added), 0);
         QCOMPARE(TextDiff::count(rows, Op::Removed), 0);

@@ -485,6 +485,13 @@ QString Conversation::entryText(const Entry &e) {
     return head + u'\n' + e.text;
 }
 
+QString Conversation::entriesText(const QList<Entry> &entries) {
+    QString out;
+    for (const Entry &e : entries)
+        out += entryText(e) + u'\n';
+    return out;
+}
+
 QString Conversation::iterationText(int index, bool allSent) const {
     if (index < 0 || index >= m_iterations.size())
         return {};

@@ -73,6 +73,7 @@ public:
 
     static QString sectionName(Section section);
     static QString entryText(const Entry &entry); // "[title]\nbody" as the renderings show it
+    static QString entriesText(const QList<Entry> &entries);
 
     // Helpers shared with InjectedPanel and tests: a Responses/Chat body from SSE events.
     static QJsonObject responsesFromEvents(const QJsonArray &events);

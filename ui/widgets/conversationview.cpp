@@ -70,6 +70,21 @@ QString speakerLabel(const Entry &e) {
     }
 }
 
+// The grey text after the speaker: what the speaker label does not already say.
+QString detail(const Entry &e) {
+    if (e.title == e.role)
+        return {};
+    const bool plainCallTitle =
+        e.kind == Kind::CodeRun ||
+        (e.kind == Kind::ToolOutput && e.title.startsWith(QLatin1String("tool output"))) ||
+        (e.kind == Kind::CodeCall && e.title.startsWith(QLatin1String("code ")));
+    if (plainCallTitle)
+        return e.callId;
+    if (e.kind == Kind::ToolCall && e.title.startsWith(QLatin1String("function call ")))
+        return e.title.mid(int(qstrlen("function call ")));
+    return e.title;
+}
+
 } // namespace
 
 ConversationView::ConversationView(QWidget *parent)
@@ -206,8 +221,8 @@ void ConversationView::renderEntry(QTextCursor &cursor, const Entry &e) {
     cursor.insertText(speakerLabel(e), speaker);
     QTextCharFormat meta;
     meta.setForeground(p.color(QPalette::PlaceholderText));
-    if (e.title != e.role)
-        cursor.insertText(QStringLiteral("  ") + e.title, meta);
+    if (const QString more = detail(e); !more.isEmpty())
+        cursor.insertText(QStringLiteral("  ") + more, meta);
     if (!e.note.isEmpty()) {
         QTextCharFormat note = meta;
         note.setFontItalic(true);

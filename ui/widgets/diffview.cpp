@@ -116,7 +116,12 @@ DiffView::DiffView(QWidget *parent)
 
 void DiffView::setTexts(const QString &left, const QString &right, const QString &leftTitle,
                         const QString &rightTitle) {
-    m_rows = TextDiff::diff(left, right);
+    setRows(TextDiff::diff(left, right), leftTitle, rightTitle);
+}
+
+void DiffView::setRows(const QList<TextDiff::Line> &rows, const QString &leftTitle,
+                       const QString &rightTitle) {
+    m_rows = rows;
     m_added = TextDiff::count(m_rows, TextDiff::Op::Added);
     m_removed = TextDiff::count(m_rows, TextDiff::Op::Removed);
     m_leftTitle->setText(leftTitle);
@@ -128,7 +133,7 @@ void DiffView::setTexts(const QString &left, const QString &right, const QString
 }
 
 void DiffView::setSides(const FlowDiff::Sides &sides) {
-    setTexts(sides.left, sides.right, sides.leftTitle, sides.rightTitle);
+    setRows(FlowDiff::rows(sides), sides.leftTitle, sides.rightTitle);
 }
 
 void DiffView::compareIterations(const QJsonObject &flow, int left, int right) {

@@ -51,6 +51,8 @@ protected:
     void changeEvent(QEvent *event) override; // re-tints on a palette (theme) change
 
 private:
+    void setRows(const QList<TextDiff::Line> &rows, const QString &leftTitle,
+                 const QString &rightTitle);
     void render();
 
     QLabel *m_summary;
