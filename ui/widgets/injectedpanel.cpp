@@ -1,5 +1,6 @@
 #include "widgets/injectedpanel.h"
 
+#include "models/conversation.h"
 #include "widgets/jsonview.h"
 
 #include <QLabel>
@@ -18,8 +19,33 @@ InjectedPanel::InjectedPanel(QWidget *parent)
     setItems({});
 }
 
+QJsonArray InjectedPanel::injectedItems(const QJsonObject &flow) {
+    QJsonObject body;
+    for (const QJsonValue &h : flow.value(QStringLiteral("hops")).toArray()) {
+        const QJsonObject hop = h.toObject();
+        if (hop.value(QStringLiteral("kind")).toString() != QLatin1String("client_response"))
+            continue;
+        body = hop.value(QStringLiteral("body")).toObject();
+        const QJsonArray events = hop.value(QStringLiteral("events")).toArray();
+        if (body.isEmpty() && !events.isEmpty())
+            body = Conversation::responsesFromEvents(events);
+    }
+    // Only the Responses API carries code_interpreter_call items (Chat gets plain messages).
+    QJsonArray items;
+    for (const QJsonValue &item : body.value(QStringLiteral("output")).toArray())
+        if (item.toObject().value(QStringLiteral("type")).toString() ==
+            QLatin1String("code_interpreter_call"))
+            items.append(item);
+    return items;
+}
+
+void InjectedPanel::setFlow(const QJsonObject &flow) {
+    setItems(injectedItems(flow));
+}
+
 void InjectedPanel::setItems(const QJsonArray &items) {
-    if (items == m_items && !m_json->json().isUndefined())
+    // The first call (constructor) must still write the summary: an empty label is no answer.
+    if (items == m_items && !m_summary->text().isEmpty())
         return;
     m_items = items;
     m_summary->setText(items.isEmpty()
