@@ -352,11 +352,12 @@ void HttpInspector::showHop(int row) {
     const QJsonArray events = ExchangeModel::events(hop);
     m_events->setEvents(events, hop.value(u"at"_s).toDouble());
     m_tabs->setTabText(EventsTab, tr("Events (%1)").arg(events.size()));
+    // Leave the Events tab before disabling it (QTabWidget would jump to the next tab).
+    if (events.isEmpty() && m_tabs->currentIndex() == EventsTab)
+        m_tabs->setCurrentIndex(BodyTab);
     m_tabs->setTabEnabled(EventsTab, !events.isEmpty());
     if (events.isEmpty()) {
         m_eventData->setPlainText(QString());
-        if (m_tabs->currentIndex() == EventsTab)
-            m_tabs->setCurrentIndex(BodyTab);
     } else {
         m_eventsTable->setCurrentIndex(m_events->index(0, 0));
         // A streamed side has no body of its own: its events are what there is to read.
