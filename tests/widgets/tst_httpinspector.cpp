@@ -154,6 +154,8 @@ private slots:
         QCOMPARE(inspector.tabs()->currentIndex(), int(HttpInspector::EventsTab));
         QCOMPARE(inspector.tabs()->tabText(HttpInspector::EventsTab), QStringLiteral("Events (4)"));
         QCOMPARE(inspector.eventsTable()->model()->rowCount(), 4);
+        // Recorded events carry no time here: no empty Time column.
+        QVERIFY(inspector.eventsTable()->isColumnHidden(SseEventsModel::TimeColumn));
         const QAbstractItemModel *events = inspector.eventsTable()->model();
         QCOMPARE(events->index(0, SseEventsModel::EventColumn).data().toString(),
                  QStringLiteral("response.created"));
@@ -229,7 +231,10 @@ private slots:
         // A row's full title is its tooltip (rows may elide in a narrow list).
         const QModelIndex first = inspector.hopList()->model()->index(0, 0);
         QCOMPARE(first.data(Qt::ToolTipRole).toString(),
-                 QStringLiteral("POST /v1/responses HTTP/1.1"));
+                 QStringLiteral("Client request \u00b7 POST /v1/responses\n"
+                                "POST /v1/responses HTTP/1.1"));
+        // The list gets room for its titles (the panel is wide enough here).
+        QTRY_VERIFY(inspector.hopList()->width() >= inspector.hopList()->sizeHintForColumn(0));
     }
 
     void rejectedFlowIsShown() {

@@ -83,8 +83,8 @@ QVariant ExchangeModel::data(const QModelIndex &index, int role) const {
     switch (role) {
     case Qt::DisplayRole:
         return title(h);
-    case Qt::ToolTipRole:
-        return statusLine(h, m_flow);
+    case Qt::ToolTipRole: // the full row, however narrow the list
+        return QString(title(h) % u'\n' % statusLine(h, m_flow));
     case HopRole:
         return h;
     case KindRole:

@@ -17,11 +17,14 @@
 #include <QListView>
 #include <QMenu>
 #include <QSplitter>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace loopscope {
 
@@ -190,12 +193,12 @@ HttpInspector::HttpInspector(QWidget *parent)
     rightLayout->addWidget(m_statusLine);
     rightLayout->addWidget(m_tabs, 1);
 
-    auto *splitter = new QSplitter(Qt::Horizontal, this);
-    splitter->addWidget(m_hops);
-    splitter->addWidget(right);
-    splitter->setStretchFactor(0, 1);
-    splitter->setStretchFactor(1, 3);
-    splitter->setChildrenCollapsible(false);
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    m_splitter->addWidget(m_hops);
+    m_splitter->addWidget(right);
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 3);
+    m_splitter->setChildrenCollapsible(false);
 
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_copyBody);
@@ -208,7 +211,7 @@ HttpInspector::HttpInspector(QWidget *parent)
     layout->addWidget(m_summary);
     layout->addWidget(m_timing);
     layout->addLayout(buttons);
-    layout->addWidget(splitter, 1);
+    layout->addWidget(m_splitter, 1);
 
     setFlow({});
 }
@@ -253,6 +256,8 @@ void HttpInspector::setFlow(const QJsonObject &flow) {
     updateSummary();
     m_copyBody->setEnabled(!flow.isEmpty());
     m_copyAs->setEnabled(m_exchange->rowOf(u"client_request"_s) >= 0);
+    if (!sameFlow)
+        fitHopList();
     if (m_exchange->rowCount() == 0) {
         showHop(-1);
         return;
@@ -292,6 +297,24 @@ bool HttpInspector::selectHopOfKind(const QString &kind, int nth) {
         }
     }
     return false;
+}
+
+void HttpInspector::showEvent(QShowEvent *event) {
+    QWidget::showEvent(event);
+    fitHopList(); // a flow set while hidden had no width to fit to
+}
+
+void HttpInspector::fitHopList() {
+    // Room for the hop titles when the panel has it (at most half); narrower rows elide and
+    // show their full text as a tooltip.
+    const int total = m_splitter->width();
+    const int need = m_hops->sizeHintForColumn(0) + 2 * m_hops->frameWidth() +
+                     m_hops->style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 8;
+    const QList<int> sizes = m_splitter->sizes();
+    if (total <= 0 || sizes.size() != 2 || sizes.first() >= need)
+        return;
+    const int left = qMin(need, total / 2);
+    m_splitter->setSizes({left, total - left});
 }
 
 void HttpInspector::updateSummary() {
@@ -351,6 +374,11 @@ void HttpInspector::showHop(int row) {
 
     const QJsonArray events = ExchangeModel::events(hop);
     m_events->setEvents(events, hop.value(u"at"_s).toDouble());
+    // The store keeps event times only when the recorder has them: no empty Time column.
+    const bool timed = std::any_of(events.begin(), events.end(), [](const QJsonValue &e) {
+        return e.toObject().contains(u"at"_s);
+    });
+    m_eventsTable->setColumnHidden(SseEventsModel::TimeColumn, !timed);
     m_tabs->setTabText(EventsTab, tr("Events (%1)").arg(events.size()));
     // Leave the Events tab before disabling it (QTabWidget would jump to the next tab).
     if (events.isEmpty() && m_tabs->currentIndex() == EventsTab)

@@ -9,6 +9,7 @@ class QLabel;
 class QListView;
 class QMenu;
 class QPlainTextEdit;
+class QSplitter;
 class QTabWidget;
 class QTableView;
 class QTableWidget;
@@ -77,11 +78,15 @@ signals:
     // One line for the status bar ("Copied the body (1.2 KB)").
     void statusMessage(const QString &text);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     void showHop(int row);
     void showSseEvent(int row);
     void updateSummary();
     void copyText(const QString &text, const QString &what);
+    void fitHopList();
 
     QJsonObject m_flow;
     QString m_baseUrl;
@@ -93,6 +98,7 @@ private:
     QToolButton *m_copyAs;
     QToolButton *m_wrap;
     QListView *m_hops;
+    QSplitter *m_splitter = nullptr;
     QLabel *m_statusLine;
     QTabWidget *m_tabs;
     QTableWidget *m_headers;
