@@ -2,14 +2,18 @@
 // the line-wrap toggle, recounting when the pane's text changes, and Ctrl+F reaching the
 // focused pane inside a floating dock (a WindowShortcut on the main window would not).
 #undef QT_NO_CAST_FROM_ASCII // expectations as plain literals
+#include "widgets/codeeditor.h"
 #include "widgets/findbar.h"
+#include "widgets/jsonview.h"
 
 #include <QApplication>
 #include <QDockWidget>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QPlainTextEdit>
+#include <QTabWidget>
 #include <QTextEdit>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -164,6 +168,24 @@ private slots:
         QCOMPARE(edit.textCursor().selectedText(), QStringLiteral("division"));
         bar->setWrapEnabled(false);
         QCOMPARE(edit.lineWrapMode(), QTextEdit::NoWrap);
+    }
+
+    void codeAndJsonPanesComeWithABar() {
+        CodeEditor code;
+        QVERIFY(FindBar::of(&code));
+        QCOMPARE(FindBar::attach(&code), FindBar::of(&code));
+        JsonView json;
+        json.setJson(QJsonObject{{"traceback", "ZeroDivisionError"}, {"error", "Zero"}});
+        FindBar *bar = FindBar::of(json.textView());
+        QVERIFY(bar);
+        activate(&json);
+        json.findChild<QTabWidget *>()->setCurrentWidget(json.textView());
+        json.textView()->setFocus();
+        QTRY_VERIFY(json.textView()->hasFocus());
+        QTest::keyClick(json.textView(), Qt::Key_F, Qt::ControlModifier);
+        QVERIFY(bar->isVisible());
+        QTest::keyClicks(bar->field(), "zero");
+        QCOMPARE(bar->matchCount(), 2);
     }
 
     void ctrlFOpensTheFocusedPaneInAFloatingDock() {
