@@ -1,5 +1,7 @@
 #include "widgets/codeeditor.h"
 
+#include "widgets/findbar.h"
+
 #include <QFontDatabase>
 #include <QPainter>
 #include <QTextBlock>
@@ -35,6 +37,9 @@ CodeEditor::CodeEditor(QWidget *parent)
     connect(this, &QPlainTextEdit::blockCountChanged, this, &CodeEditor::updateLineNumberAreaWidth);
     connect(this, &QPlainTextEdit::updateRequest, this, &CodeEditor::updateLineNumberArea);
     updateLineNumberAreaWidth();
+    // Every code/output pane gets Ctrl+F and a wrap toggle (long tracebacks, truncation
+    // markers); FindBar::attach on it later returns this same bar.
+    FindBar::attach(this);
 }
 
 int CodeEditor::lineNumberAreaWidth() const {

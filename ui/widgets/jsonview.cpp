@@ -1,5 +1,7 @@
 #include "widgets/jsonview.h"
 
+#include "widgets/findbar.h"
+
 #include "models/jsontreemodel.h"
 
 #include <QAction>
@@ -40,6 +42,7 @@ JsonView::JsonView(QWidget *parent)
     m_text->setReadOnly(true);
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    FindBar::attach(m_text); // Ctrl+F and the wrap toggle in the pretty text
     m_tabs->addTab(m_tree, tr("Tree"));
     m_tabs->addTab(m_text, tr("Text"));
     m_tabs->setDocumentMode(true);
