@@ -131,6 +131,7 @@ void LoopTimelineModel::setSteps(std::vector<Step> steps) {
     }
     const size_t old = m_steps.size();
     std::copy(steps.cbegin(), steps.cbegin() + qsizetype(old), m_steps.begin());
+    renumber();
     if (old > 0)
         emit dataChanged(index(0, 0), index(int(old) - 1, ColumnCount - 1));
     if (steps.size() > old) {
