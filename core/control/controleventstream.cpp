@@ -74,6 +74,10 @@ ControlEventStream::map(const InspectorEvent &event) {
     case Kind::Log:
         name = "log";
         break;
+    case Kind::UpstreamCallStarted: // which call is out; its body is in the flow (GET /flows/{id})
+        name = "upstream_call.started";
+        data.remove(QStringLiteral("request"));
+        break;
     // The flow's own life is told by flow.* summaries from the store; hop events and response
     // chunks are the recorder's raw material, too fine-grained (and large) for subscribers.
     case Kind::RequestStarted:

@@ -60,6 +60,8 @@ QString InspectorEvent::kindName(Kind kind) {
         return QStringLiteral("paused");
     case Kind::Resumed:
         return QStringLiteral("resumed");
+    case Kind::UpstreamCallStarted:
+        return QStringLiteral("upstream_call.started");
     }
     return QStringLiteral("unknown");
 }

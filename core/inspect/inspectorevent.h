@@ -15,6 +15,9 @@ namespace loopscope {
 //                   intercepted (bool), identity (masked, last 4), sessionId, request (client JSON)
 //  UpstreamCall     request (JSON sent upstream), response (JSON received), status, latencyMs, url,
 //                   usage {input_tokens, output_tokens, total_tokens}, error
+//  UpstreamCallStarted  request (JSON sent upstream, masked), url: published when a loop's model
+//                   call is sent, so a running flow shows it while the model thinks; the
+//                   iteration's UpstreamCall follows with the answer
 //  CodeRunStarted   callId, code, containerId (published when the code starts running)
 //  CodeRunOutput    callId, stream ("stdout"|"stderr"), text: a chunk as the code printed it
 //                   (coalesced and bounded by the backend); the final CodeExecuted is unchanged
@@ -81,6 +84,7 @@ struct InspectorEvent {
         ExchangeFinished,
         Paused,
         Resumed,
+        UpstreamCallStarted,
     };
 
     quint64 sequence = 0;   // monotonic, assigned by the EventBus

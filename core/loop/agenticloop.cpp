@@ -376,6 +376,12 @@ void AgenticLoop::iterate(QJsonObject request, int depth) {
 }
 
 void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJsonObject &body) {
+    // Announced before the answer so a running flow shows the call while the model thinks.
+    if (m_events)
+        m_events->publish(
+            Kind::UpstreamCallStarted, m_request.requestId, m_iterations - 1,
+            {{QStringLiteral("request"), SecretMasker::maskJson(body)},
+             {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}});
     whenFinished(
         m_upstream->postJson(m_request.route, upstreamPath(), body), this,
         [this, request, depth, body](const QFuture<UpstreamReply> &finished) {

@@ -236,18 +236,35 @@ void FlowRecorder::record(const InspectorEvent &event) {
             flow->sessionId = s;
         updated = true;
         break;
-    case Kind::UpstreamCall: {
+    case Kind::UpstreamCallStarted: {
         const int iteration = qMax(0, event.iteration);
-        const double latency = d.value(QStringLiteral("latencyMs")).toDouble();
-        const QJsonObject usage = d.value(QStringLiteral("usage")).toObject();
+        flow->upstreamRequestHops.insert(iteration, int(flow->hops.size()));
         flow->hops.push_back(
             {{QStringLiteral("kind"), QStringLiteral("upstream_request")},
-             {QStringLiteral("at"), event.timestampMs - qint64(latency)},
+             {QStringLiteral("at"), event.timestampMs},
              {QStringLiteral("iteration"), iteration},
              {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
              {QStringLiteral("headers"), QJsonObject()},
              {QStringLiteral("body"),
               SecretMasker::maskJson(d.value(QStringLiteral("request")).toObject())}});
+        updated = true;
+        break;
+    }
+    case Kind::UpstreamCall: {
+        const int iteration = qMax(0, event.iteration);
+        const double latency = d.value(QStringLiteral("latencyMs")).toDouble();
+        const QJsonObject usage = d.value(QStringLiteral("usage")).toObject();
+        // A call announced by UpstreamCallStarted already has its request hop; a publisher that
+        // only reports the answer gets one made here.
+        if (!flow->upstreamRequestHops.remove(iteration))
+            flow->hops.push_back(
+                {{QStringLiteral("kind"), QStringLiteral("upstream_request")},
+                 {QStringLiteral("at"), event.timestampMs - qint64(latency)},
+                 {QStringLiteral("iteration"), iteration},
+                 {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
+                 {QStringLiteral("headers"), QJsonObject()},
+                 {QStringLiteral("body"),
+                  SecretMasker::maskJson(d.value(QStringLiteral("request")).toObject())}});
         QJsonObject response{
             {QStringLiteral("kind"), QStringLiteral("upstream_response")},
             {QStringLiteral("at"), event.timestampMs},

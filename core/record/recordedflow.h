@@ -48,6 +48,7 @@ struct RecordedFlow {
     int clientResponseHop = -1;
     int upstreamResponseHop = -1;    // the pass-through upstream_response (mirrors the client's)
     QHash<QString, int> codeRunHops; // call id → hop index
+    QHash<int, int> upstreamRequestHops; // iteration → its upstream_request hop (sent, unanswered)
     QJsonArray clientEvents;
     SseDecoder clientSse;
     bool clientSseStream = false;

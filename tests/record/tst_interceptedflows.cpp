@@ -197,6 +197,82 @@ private slots:
         q.q = QStringLiteral("boom_marker");
         QCOMPARE(store->query()->list(q).value(QStringLiteral("data")).toArray().size(), 1);
     }
+
+    // A model call is a hop from the moment it is sent: the running flow's snapshot holds the
+    // upstream_request while the model thinks, and the answer completes that iteration without
+    // a second request hop. A publisher that reports only the answer still gets both hops.
+    void aModelCallIsAHopWhileTheModelThinks_data() {
+        QTest::addColumn<bool>("announced");
+        QTest::newRow("started then answered") << true;
+        QTest::newRow("answer only") << false;
+    }
+    void aModelCallIsAHopWhileTheModelThinks() {
+        QFETCH(bool, announced);
+        using Kind = InspectorEvent::Kind;
+        const QString id = QStringLiteral("req_thinking_1");
+        const QJsonObject sent{{QStringLiteral("model"), QStringLiteral("gpt-5")},
+                               {QStringLiteral("input"), QStringLiteral("think")},
+                               {QStringLiteral("api_key"), QStringLiteral("sk-secret-body-9999")}};
+        const QString url = QStringLiteral("http://127.0.0.1:1/v1/responses");
+        const auto snapshot = [&] {
+            store->flush();
+            return store->query()->flow(id).value_or(QJsonObject());
+        };
+        bus->publish(Kind::RequestStarted, id, -1,
+                     {{QStringLiteral("path"), QStringLiteral("/v1/responses")},
+                      {QStringLiteral("model"), QStringLiteral("gpt-5")},
+                      {QStringLiteral("request"), sent}});
+        QVERIFY(QTest::qWaitFor([&] { return !snapshot().isEmpty(); }, 20000));
+        if (announced) {
+            bus->publish(Kind::UpstreamCallStarted, id, 0,
+                         {{QStringLiteral("request"), sent}, {QStringLiteral("url"), url}});
+            QVERIFY(QTest::qWaitFor(
+                [&] { return kinds(snapshot()).contains(QStringLiteral("upstream_request")); },
+                20000));
+            const QJsonObject waiting = snapshot();
+            QCOMPARE(waiting.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+            QCOMPARE(kinds(waiting), QStringList({QStringLiteral("client_request"),
+                                                  QStringLiteral("upstream_request")}));
+            const QJsonObject request = hopsOf(waiting, QStringLiteral("upstream_request")).first();
+            QCOMPARE(request.value(QStringLiteral("iteration")).toInt(), 0);
+            QCOMPARE(request.value(QStringLiteral("url")).toString(), url);
+            const QByteArray body = QJsonDocument(request.value(QStringLiteral("body")).toObject())
+                                        .toJson(QJsonDocument::Compact);
+            QVERIFY(body.contains("think"));
+            QVERIFY(!body.contains("sk-secret-body-9999")); // masked like every other hop
+        }
+        bus->publish(Kind::UpstreamCall, id, 0,
+                     {{QStringLiteral("request"), sent},
+                      {QStringLiteral("url"), url},
+                      {QStringLiteral("status"), 200},
+                      {QStringLiteral("latencyMs"), 5.0},
+                      {QStringLiteral("response"), responsesMessage(QStringLiteral("Done."))},
+                      {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input_tokens"), 3},
+                                                            {QStringLiteral("output_tokens"), 2},
+                                                            {QStringLiteral("total_tokens"), 5}}}});
+        QVERIFY(QTest::qWaitFor(
+            [&] { return kinds(snapshot()).contains(QStringLiteral("upstream_response")); },
+            20000));
+        const QJsonObject answered = snapshot();
+        QCOMPARE(kinds(answered),
+                 QStringList({QStringLiteral("client_request"), QStringLiteral("upstream_request"),
+                              QStringLiteral("upstream_response")}));
+        QCOMPARE(answered.value(QStringLiteral("iterations")).toInt(), 1);
+        const QJsonObject request = hopsOf(answered, QStringLiteral("upstream_request")).first();
+        QVERIFY(QJsonDocument(request.value(QStringLiteral("body")).toObject())
+                    .toJson()
+                    .contains("think"));
+        bus->publish(Kind::RequestFinished, id, -1, {{QStringLiteral("iterations"), 1}});
+        bus->publish(Kind::ExchangeFinished, id, -1,
+                     {{QStringLiteral("status"), 200}, {QStringLiteral("durationMs"), 6.0}});
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return snapshot().value(QStringLiteral("state")).toString() ==
+                       QLatin1String("completed");
+            },
+            20000));
+        QCOMPARE(hopsOf(snapshot(), QStringLiteral("upstream_request")).size(), 1);
+    }
 };
 
 QTEST_GUILESS_MAIN(TstInterceptedFlows)

@@ -103,7 +103,7 @@ private slots:
         QCOMPARE(panel.stdoutView()->toPlainText(), run.stdoutText);
         QCOMPARE(panel.errorView()->toPlainText(), QString());
         QCOMPARE(panel.summaryLabel()->text(),
-                 QStringLiteral("8.3 ms · sandbox sbx_42 · session sess-9"));
+                 QStringLiteral("8 ms · sandbox sbx_42 · session sess-9"));
         QCOMPARE(panel.outputTabs()->currentWidget(), panel.stdoutView());
 
         run.errorName = QStringLiteral("NameError");

@@ -27,6 +27,10 @@ public:
     using Dispatcher = std::function<bool(std::function<void(SandboxRegistry *)> work)>;
     void setDispatcher(Dispatcher dispatcher) { m_dispatch = std::move(dispatcher); }
 
+    // Runs `work` with the registry on its thread (through the dispatcher when set); false when
+    // there is no registry to ask. For other window commands on the proxy's objects.
+    bool post(std::function<void(SandboxRegistry *)> work) { return dispatch(std::move(work)); }
+
 public slots:
     // Returns false when there is no registry to ask (the request is dropped).
     bool deleteSandbox(const QString &containerId);

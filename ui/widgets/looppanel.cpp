@@ -2,28 +2,69 @@
 
 #include "models/looptimelinemodel.h"
 #include "models/rawsections.h"
+#include "models/recordbridge.h"
 #include "models/requestsmodel.h"
 #include "widgets/timelinebardelegate.h"
 
+#include <QCheckBox>
+#include <QDateTime>
 #include <QFontDatabase>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace loopscope {
 
-LoopPanel::LoopPanel(RequestsModel *requests, QWidget *parent)
+namespace {
+
+// Often enough for a tenth-of-a-second display to look alive, rarely enough to cost nothing.
+constexpr int kTickMs = 200;
+
+QString pretty(const QJsonValue &value) {
+    if (value.isObject())
+        return QString::fromUtf8(QJsonDocument(RawSections::mask(value.toObject()).toObject())
+                                     .toJson(QJsonDocument::Indented));
+    if (value.isArray())
+        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Indented));
+    return value.toVariant().toString();
+}
+
+} // namespace
+
+LoopPanel::LoopPanel(QWidget *parent)
     : QWidget(parent)
     , m_model(new LoopTimelineModel(this))
     , m_view(new QTableView(this))
     , m_summary(new QLabel(this))
-    , m_details(new QPlainTextEdit(this)) {
-    m_model->setRequestsModel(requests);
+    , m_follow(new QCheckBox(tr("Follow"), this))
+    , m_details(new QPlainTextEdit(this))
+    , m_ticker(new QTimer(this)) {
+    build();
+}
+
+LoopPanel::LoopPanel(RequestsModel *requests, QWidget *parent)
+    : LoopPanel(parent) {
+    m_requests = requests;
+    if (requests) {
+        connect(requests, &RequestsModel::requestsUpdated, this, [this](const QStringList &ids) {
+            if (!m_requestId.isEmpty() && ids.contains(m_requestId))
+                refreshFromRequests();
+        });
+        // Trimming or clearing can take the shown request away.
+        connect(requests, &QAbstractItemModel::rowsRemoved, this, &LoopPanel::refreshFromRequests);
+        connect(requests, &QAbstractItemModel::modelReset, this, &LoopPanel::refreshFromRequests);
+    }
+}
+
+void LoopPanel::build() {
     m_view->setModel(m_model);
     m_view->setItemDelegateForColumn(LoopTimelineModel::TimelineColumn,
                                      new TimelineBarDelegate(m_view));
@@ -31,26 +72,46 @@ LoopPanel::LoopPanel(RequestsModel *requests, QWidget *parent)
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setColumnWidth(LoopTimelineModel::StepColumn, 110);
+    m_view->setColumnWidth(LoopTimelineModel::StepColumn, 120);
     m_view->setColumnWidth(LoopTimelineModel::StartColumn, 80);
-    m_view->setColumnWidth(LoopTimelineModel::DurationColumn, 80);
+    m_view->setColumnWidth(LoopTimelineModel::DurationColumn, 110);
     m_details->setReadOnly(true);
     m_details->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_details->setPlaceholderText(tr("Select a step to see its details."));
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_follow->setChecked(true);
+    m_follow->setToolTip(tr("Keep the newest running step selected and in view"));
+    m_ticker->setInterval(kTickMs);
 
+    connect(m_ticker, &QTimer::timeout, this,
+            [this] { m_model->tick(QDateTime::currentMSecsSinceEpoch()); });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex &current) { showDetails(current.row()); });
-    // While the request runs, new steps arrive: keep the newest code run in the Code panel
-    // unless the user picked a step.
-    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
-        if (!m_view->selectionModel()->hasSelection()) {
-            if (const CodeRunRecord *run = m_model->codeRunAt(m_model->lastCodeRunRow()))
-                emit codeRunSelected(*run);
-        }
-        m_summary->setText(tr("%n step(s)", nullptr, m_model->rowCount()));
+            [this](const QModelIndex &current) {
+                // A step the user picks stops following; Follow's own picks do not.
+                if (!m_programmatic && current.isValid() &&
+                    current.row() != m_model->newestRunningRow())
+                    m_follow->setChecked(false);
+                showDetails(current.row());
+            });
+    connect(m_follow, &QCheckBox::toggled, this, [this](bool on) {
+        if (on)
+            followNewest();
     });
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, &LoopPanel::afterChange);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &LoopPanel::afterChange);
+    connect(m_model, &QAbstractItemModel::dataChanged, this,
+            [this](const QModelIndex &from, const QModelIndex &to) {
+                // A finished step's details show its answer; the tick alone changes nothing.
+                if (m_detailsRow >= from.row() && m_detailsRow <= to.row() && from.column() == 0)
+                    showDetails(m_detailsRow);
+                if (from.column() == 0)
+                    afterChange();
+            });
 
+    auto *top = new QHBoxLayout;
+    top->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(m_summary, 1);
+    top->addWidget(m_follow);
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->addWidget(m_view);
     splitter->addWidget(m_details);
@@ -58,57 +119,170 @@ LoopPanel::LoopPanel(RequestsModel *requests, QWidget *parent)
     splitter->setStretchFactor(1, 1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(m_summary);
+    layout->addLayout(top);
     layout->addWidget(splitter, 1);
+    updateSummary();
 }
 
-void LoopPanel::setRequestId(const QString &requestId) {
-    m_model->setRequestId(requestId);
-    m_details->clear();
-    m_summary->setText(requestId.isEmpty() ? tr("No request selected")
-                                           : tr("%n step(s)", nullptr, m_model->rowCount()));
-    if (const CodeRunRecord *run = m_model->codeRunAt(m_model->lastCodeRunRow()))
-        emit codeRunSelected(*run);
+bool LoopPanel::follows() const {
+    return m_follow->isChecked();
+}
+
+void LoopPanel::setFollow(bool on) {
+    m_follow->setChecked(on);
+}
+
+void LoopPanel::setFlow(const QJsonObject &flow) {
+    const bool other = flow.value(QStringLiteral("id")).toString() != m_model->flowId();
+    if (other) {
+        m_details->clear();
+        m_detailsRow = -1;
+    }
+    m_model->setFlow(flow);
+    afterChange();
+}
+
+void LoopPanel::applyLiveEvents(const QList<InspectorEvent> &events) {
+    m_model->applyLiveEvents(events);
+    afterChange();
+}
+
+void LoopPanel::afterChange() {
+    // One timer for the panel, and only while something runs.
+    if (m_model->hasRunningSteps()) {
+        if (!m_ticker->isActive()) {
+            m_model->tick(QDateTime::currentMSecsSinceEpoch());
+            m_ticker->start();
+        }
+    } else if (m_ticker->isActive()) {
+        m_ticker->stop();
+        m_model->tick(QDateTime::currentMSecsSinceEpoch());
+    }
+    if (m_follow->isChecked())
+        followNewest();
+    updateSummary();
+}
+
+void LoopPanel::followNewest() {
+    int row = m_model->newestRunningRow();
+    if (row < 0)
+        row = m_model->rowCount() - 1;
+    if (row < 0 || m_view->currentIndex().row() == row)
+        return;
+    m_programmatic = true;
+    selectStep(row);
+    m_programmatic = false;
+    m_view->scrollTo(m_model->index(row, 0));
+}
+
+void LoopPanel::updateSummary() {
+    if (m_model->flowId().isEmpty()) {
+        m_summary->setText(tr("No request selected"));
+        return;
+    }
+    // TODO(lead): textformat's plural() once helper "settings" has merged.
+    const int n = m_model->rowCount();
+    QString text = n == 1 ? tr("1 step") : tr("%1 steps").arg(n);
+    if (m_model->hasRunningSteps())
+        text += tr(" · running");
+    m_summary->setText(text);
 }
 
 void LoopPanel::selectStep(int row) {
     const QModelIndex index = m_model->index(row, 0);
-    if (index.isValid())
-        m_view->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
-                                                             QItemSelectionModel::Rows);
+    if (!index.isValid())
+        return;
+    const bool was = m_programmatic;
+    m_programmatic = true;
+    m_view->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                         QItemSelectionModel::Rows);
+    m_programmatic = was;
 }
 
 void LoopPanel::showDetails(int row) {
-    if (const UpstreamCallRecord *call = m_model->upstreamCallAt(row)) {
-        QString text = tr("Model call (iteration %1): HTTP %2 in %3 ms\n")
-                           .arg(call->iteration + 1)
-                           .arg(call->status)
-                           .arg(call->latencyMs);
-        text += tr("Tokens: %1 in, %2 out, %3 total\n")
-                    .arg(call->usage.input)
-                    .arg(call->usage.output)
-                    .arg(call->usage.total);
-        if (!call->error.isEmpty())
-            text += tr("Error: %1\n").arg(call->error);
-        text +=
-            u'\n' + QString::fromUtf8(QJsonDocument(RawSections::mask(call->response).toObject())
-                                          .toJson(QJsonDocument::Indented));
-        m_details->setPlainText(text);
+    m_detailsRow = row;
+    const QModelIndex index = m_model->index(row, 0);
+    if (!index.isValid()) {
+        m_details->clear();
         return;
     }
-    if (const CodeRunRecord *run = m_model->codeRunAt(row)) {
-        QString text = tr("Code run (iteration %1) in %2 on %3: %4 ms\n")
-                           .arg(run->iteration + 1)
-                           .arg(run->callId, run->containerId)
-                           .arg(run->durationMs, 0, 'f', 1);
-        if (run->hasError())
-            text += tr("Error: %1: %2\n").arg(run->errorName, run->errorValue);
-        text += tr("Fed back to the model:\n") + run->output;
+    const bool running = index.data(LoopTimelineModel::RunningRole).toBool();
+    const int iteration = index.data(LoopTimelineModel::IterationRole).toInt();
+    const QString label = index.data().toString();
+    if (index.data(LoopTimelineModel::KindRole).toInt() ==
+        int(LoopTimelineModel::StepKind::UpstreamCall)) {
+        const QJsonObject response = m_model->responseHopAt(row);
+        QString text;
+        if (running || response.isEmpty()) {
+            text = tr("%1 (iteration %2): waiting for the model\n\nSent:\n")
+                       .arg(label)
+                       .arg(iteration + 1);
+            text += pretty(m_model->requestHopAt(row).value(QStringLiteral("body")));
+        } else {
+            const QJsonObject usage = response.value(QStringLiteral("usage")).toObject();
+            text = tr("%1 (iteration %2): HTTP %3 in %4\n")
+                       .arg(label)
+                       .arg(iteration + 1)
+                       .arg(response.value(QStringLiteral("status")).toInt())
+                       .arg(LoopTimelineModel::formatDuration(
+                           response.value(QStringLiteral("latency_ms")).toDouble()));
+            text += tr("Tokens: %1 in, %2 out, %3 total\n")
+                        .arg(usage.value(QStringLiteral("input_tokens")).toInteger())
+                        .arg(usage.value(QStringLiteral("output_tokens")).toInteger())
+                        .arg(usage.value(QStringLiteral("total_tokens")).toInteger());
+            if (const QString error = response.value(QStringLiteral("error")).toString();
+                !error.isEmpty())
+                text += tr("Error: %1\n").arg(error);
+            text += u'\n' + pretty(response.value(QStringLiteral("body")));
+        }
         m_details->setPlainText(text);
-        emit codeRunSelected(*run);
+        emit stepSelected(QStringLiteral("model_call"), iteration, {});
         return;
     }
-    m_details->clear();
+    const QJsonObject hop = m_model->codeRunHopAt(row);
+    const QString callId = index.data(LoopTimelineModel::CallIdRole).toString();
+    QString text =
+        tr("%1 (iteration %2) %3 on %4: %5\n")
+            .arg(label)
+            .arg(iteration + 1)
+            .arg(callId, hop.value(QStringLiteral("container_id")).toString(),
+                 running
+                     ? tr("running")
+                     : m_model->index(row, LoopTimelineModel::DurationColumn).data().toString());
+    const QJsonObject error = hop.value(QStringLiteral("error")).toObject();
+    if (!error.isEmpty())
+        text += tr("Error: %1: %2\n")
+                    .arg(error.value(QStringLiteral("name")).toString(),
+                         error.value(QStringLiteral("value")).toString());
+    if (!running)
+        text += tr("Fed back to the model:\n") + hop.value(QStringLiteral("output")).toString();
+    m_details->setPlainText(text);
+    emit stepSelected(QStringLiteral("code_run"), iteration, callId);
+    emit codeStepSelected(callId);
+    if (m_requests && !m_requestId.isEmpty()) {
+        if (const RequestRecord *record = m_requests->recordById(m_requestId)) {
+            for (const CodeRunRecord &run : record->codeRuns)
+                if (run.callId == callId) {
+                    emit codeRunSelected(run);
+                    break;
+                }
+        }
+    }
+}
+
+void LoopPanel::setRequestId(const QString &requestId) {
+    m_requestId = requestId;
+    refreshFromRequests();
+}
+
+void LoopPanel::refreshFromRequests() {
+    const RequestRecord *record =
+        m_requests && !m_requestId.isEmpty() ? m_requests->recordById(m_requestId) : nullptr;
+    setFlow(record ? RecordBridge::flowOf(*record) : QJsonObject());
+    // The Code panel shows the newest code run unless a step was picked.
+    if (record && !record->codeRuns.isEmpty() &&
+        (m_follow->isChecked() || m_view->currentIndex().row() < 0))
+        emit codeRunSelected(record->codeRuns.last());
 }
 
 } // namespace loopscope

@@ -5,7 +5,7 @@
 namespace loopscope {
 
 // Paints a LoopTimelineModel row's bar (BarStartRole..BarEndRole of the cell width): model calls
-// in the highlight colour, code runs in green, failures in red.
+// in blue, code runs in green, failures in red, running steps translucent; outlined when selected.
 class TimelineBarDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
