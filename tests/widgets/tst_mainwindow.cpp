@@ -167,7 +167,7 @@ private slots:
                          QStringLiteral("model 'titan' (model_list[2], line 11) skipped: y")};
         emit proxy.stateChanged();
         QTRY_COMPARE(window.upstreamLabel()->text(),
-                     QStringLiteral("upstream: demo · 2 model(s) skipped"));
+                     QStringLiteral("upstream: demo · 2 models skipped"));
         QVERIFY(window.upstreamLabel()->toolTip().contains(QStringLiteral("'titan'")));
     }
 
@@ -238,6 +238,17 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(window.requestsPanel()->searchField()->hasFocus(), 5'000);
 
         QCOMPARE(window.clearAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_L));
+        // Ctrl+L asks first, saying how many; declined, nothing is cleared.
+        QStringList clearQuestions;
+        bool clearAnswer = false;
+        window.setConfirm([&](const QString &, const QString &question) {
+            clearQuestions << question;
+            return clearAnswer;
+        });
+        QTest::keyClick(&window, Qt::Key_L, Qt::ControlModifier);
+        QCOMPARE(clearQuestions, QStringList{QStringLiteral("Clear 1 request from the window?")});
+        QCOMPARE(window.requestsModel()->rowCount(), 1);
+        clearAnswer = true;
         QTest::keyClick(&window, Qt::Key_L, Qt::ControlModifier);
         QCOMPARE(window.requestsModel()->rowCount(), 0);
         QCOMPARE(window.codePanel()->codeView()->toPlainText(), QString());

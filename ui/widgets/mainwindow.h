@@ -2,9 +2,12 @@
 
 #include "inspect/inspectorevent.h"
 #include "models/appsettings.h"
+#include "models/settingssources.h"
 
 #include <QMainWindow>
 #include <QPointer>
+
+#include <functional>
 
 class QAction;
 class QDockWidget;
@@ -65,9 +68,17 @@ public:
     QLabel *countsLabel() const { return m_countsLabel; }
 
     const AppSettings &settings() const { return m_settings; }
+    // The settings in effect (the proxy's, with the window's own retention and theme).
+    SettingsSources settingsInEffect() const;
+    // Asked before destructive actions (Clear requests); true goes ahead. Tests replace it.
+    void setConfirm(std::function<bool(const QString &, const QString &)> confirm) {
+        m_confirm = std::move(confirm);
+    }
 
 public slots:
     void clearRequests();
+    // Ctrl+L: asks (saying how many), then clearRequests().
+    void confirmClearRequests();
     void copyBaseUrl();
     void showConnectDialog();
     void showSettings();
@@ -100,6 +111,7 @@ private:
 
     QPointer<ProxyControl> m_proxy;
     AppSettings m_settings;
+    std::function<bool(const QString &, const QString &)> m_confirm;
     EventBatcher *m_batcher;
     RequestsModel *m_requests;
     SandboxesModel *m_sandboxes;

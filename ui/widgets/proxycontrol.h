@@ -1,6 +1,7 @@
 #pragma once
 
 #include "models/appsettings.h"
+#include "models/settingssources.h"
 
 #include <QJsonObject>
 #include <QObject>
@@ -32,13 +33,18 @@ public:
     // Config models Loopscope cannot reach, one "model 'x' (…, line N) skipped: why" line each.
     virtual QStringList skippedModels() const { return {}; }
 
+    // The settings in effect and where each came from (the Settings dialog shows them).
+    // Default: the saved settings, for a proxy that knows no command line.
+    virtual SettingsSources settingsInEffect() const;
+
     // The base URL SDKs use: listenUrl() + "/v1".
     QUrl baseUrl() const;
 
 public slots:
     virtual void start() = 0;
     virtual void stop() = 0;
-    // Settings saved in the dialog; the proxy applies what it can (restart on port change).
+    // Settings accepted in the dialog: values locked by the command line or config file are
+    // ignored; a change of a proxy setting restarts the proxy, nothing else does.
     virtual void applySettings(const loopscope::AppSettings &settings);
     // Breakpoints (issue 12), forwarded to the proxy's PauseBroker; no-ops without a proxy.
     // The toolbar's "Pause before code runs" (the `code` breakpoint, other settings kept).
@@ -51,6 +57,8 @@ public slots:
 signals:
     void stateChanged();
     void errorOccurred(const QString &message);
+    // The proxy listens again after a restart the settings asked for (the new address).
+    void restarted(const QUrl &listenUrl);
 };
 
 } // namespace loopscope
