@@ -5,7 +5,9 @@
 #include "widgets/jsonview.h"
 
 #include "models/jsontreemodel.h"
+#include "widgets/mainwindow.h"
 #include "widgets/settingsdialog.h"
+#include "widgets/theme.h"
 
 #include <QAction>
 #include <QApplication>
@@ -20,6 +22,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -35,7 +38,51 @@ Q_DECLARE_METATYPE(ConnectSdkDialog::Language)
 class TestDialogs : public QObject {
     Q_OBJECT
 
+    QTemporaryDir m_settingsDir;
+
 private slots:
+    void initTestCase() {
+        // QSettings() writes into a temporary directory, never the user's.
+        QVERIFY(m_settingsDir.isValid());
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
+        QCoreApplication::setOrganizationName(QStringLiteral("LoopscopeDialogsTest"));
+    }
+
+    // Light / dark / system: the palette follows the choice, at once and back again.
+    void themeChoiceChangesPalette() {
+        auto *app = qobject_cast<QApplication *>(QCoreApplication::instance());
+        QVERIFY(app);
+        const bool systemDark = Theme::isDark(QStringLiteral("system"));
+        Theme::apply(*app, QStringLiteral("dark"));
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 128);
+        QVERIFY(QApplication::palette().color(QPalette::Text).lightness() > 128);
+        Theme::apply(*app, QStringLiteral("light"));
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 128);
+        QVERIFY(QApplication::palette().color(QPalette::Text).lightness() < 128);
+        // "system" is judged by the desktop's palette, not by the one set a moment ago.
+        Theme::apply(*app, QStringLiteral("dark"));
+        Theme::apply(*app, QStringLiteral("system"));
+        QCOMPARE(QApplication::palette().color(QPalette::Window).lightness() < 128, systemDark);
+        QCOMPARE(Theme::isDark(QStringLiteral("system")), systemDark);
+
+        // Chosen in Settings: applied live by the window and saved.
+        QSettings().clear();
+        const QString other = systemDark ? QStringLiteral("light") : QStringLiteral("dark");
+        {
+            MainWindow window(nullptr, nullptr, nullptr);
+            AppSettings s = window.settings();
+            s.theme = other;
+            window.applySettings(s);
+            QCOMPARE(QApplication::palette().color(QPalette::Window).lightness() < 128,
+                     !systemDark);
+        }
+        QCOMPARE(QSettings().value(AppSettings::storageKey(AppSettings::Field::Theme)).toString(),
+                 other);
+        QCOMPARE(QSettings().allKeys(),
+                 QStringList{AppSettings::storageKey(AppSettings::Field::Theme)});
+        Theme::apply(*app, QStringLiteral("system"));
+    }
+
     void sdkSnippets_data() {
         QTest::addColumn<Language>("language");
         QTest::addColumn<QStringList>("mustContain");
