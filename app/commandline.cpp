@@ -3,8 +3,10 @@
 #include "http/accesspolicy.h"
 
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QHostAddress>
 #include <QProcessEnvironment>
+#include <QSettings>
 #include <QUrl>
 
 using loopscope::AccessPolicy;
@@ -126,12 +128,15 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         return fail(
             QStringLiteral("--port: '%1' is not a port number (0-65535)").arg(parser.value(port)));
     c.port = quint16(portValue);
+    if (parser.isSet(port))
+        cli.portOption = QStringLiteral("--port ") + parser.value(port);
     if (parser.isSet(maxLoops)) {
         const int n = parser.value(maxLoops).toInt(&ok);
         if (!ok || n < 1)
             return fail(QStringLiteral("--max-loops: must be an integer of at least 1, got '%1'")
                             .arg(parser.value(maxLoops)));
         c.maxLoopsOverride = n;
+        cli.maxLoopsOption = QStringLiteral("--max-loops ") + parser.value(maxLoops);
     }
     if (parser.isSet(execTimeout)) {
         const double s = parser.value(execTimeout).toDouble(&ok);
@@ -140,6 +145,7 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
                                        "got '%1'")
                             .arg(parser.value(execTimeout)));
         c.execTimeoutSeconds = qMax(1, int(s + 0.5));
+        cli.execTimeoutOption = QStringLiteral("--exec-timeout ") + parser.value(execTimeout);
     }
     {
         QString error;
@@ -205,6 +211,7 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         if (!c.defaultRoute)
             return fail(error);
         c.defaultRoute->timeoutMs = c.requestTimeoutMs;
+        cli.upstreamOption = QStringLiteral("--upstream ") + parser.value(upstream);
     } else if (!parser.isSet(config)) {
         c.defaultRoute = ProxyConfig::demoRoute(); // a newcomer with no key sees it work
     }
@@ -232,4 +239,75 @@ QString CommandLine::publicBindWarning() const {
                           "anyone who can reach this port can run code in a sandbox and spend "
                           "the configured upstream key")
         .arg(config.host);
+}
+
+loopscope::SettingsSources CommandLine::settingsInEffect(const QSettings &saved) const {
+    using loopscope::SettingsSources;
+    using Field = loopscope::AppSettings::Field;
+    using Source = SettingsSources::Source;
+    SettingsSources sources = SettingsSources::fromSaved(saved);
+    const ProxyConfig &c = config;
+    const QString file = QFileInfo(c.configPath).fileName();
+    // The config file first, so that an option given on the command line wins over it.
+    if (!c.configPath.isEmpty()) {
+        if (upstreamOption.isEmpty())
+            sources.set(Field::Upstream, c.configPath, Source::ConfigFile,
+                        QStringLiteral("model_list in %1").arg(file));
+        if (c.litellmSettings.contains(QStringLiteral("request_timeout")))
+            sources.set(Field::UpstreamTimeout, qMax(1, c.requestTimeoutMs / 1000),
+                        Source::ConfigFile,
+                        QStringLiteral("litellm_settings.request_timeout in %1").arg(file));
+        for (const loopscope::UpstreamRoute &route : c.modelRoutes) {
+            if (route.maxAgenticLoops > 0) { // per model: a global override would hide it
+                sources.set(Field::MaxLoops, route.maxAgenticLoops, Source::ConfigFile,
+                            QStringLiteral("max_agentic_loops of model_list in %1").arg(file));
+                break;
+            }
+        }
+    }
+    if (!portOption.isEmpty())
+        sources.set(Field::Port, int(c.port), Source::CommandLine, portOption);
+    if (!upstreamOption.isEmpty() && c.defaultRoute)
+        sources.set(Field::Upstream,
+                    c.defaultRoute->isDemo() ? QStringLiteral("demo")
+                                             : c.defaultRoute->baseUrl.toString(),
+                    Source::CommandLine, upstreamOption);
+    if (!maxLoopsOption.isEmpty())
+        sources.set(Field::MaxLoops, c.maxLoopsOverride, Source::CommandLine, maxLoopsOption);
+    if (!execTimeoutOption.isEmpty())
+        sources.set(Field::ExecutionTimeout, c.execTimeoutSeconds, Source::CommandLine,
+                    execTimeoutOption);
+    return sources;
+}
+
+bool CommandLine::applyToConfig(const loopscope::SettingsSources &sources, ProxyConfig *config,
+                                QString *error) {
+    using Field = loopscope::AppSettings::Field;
+    const loopscope::AppSettings &v = sources.values();
+    ProxyConfig &c = *config;
+    if (!sources.isLocked(Field::Port))
+        c.port = quint16(v.port);
+    if (!sources.isLocked(Field::UpstreamTimeout)) {
+        const int oldMs = c.requestTimeoutMs;
+        c.requestTimeoutMs = v.upstreamTimeoutSeconds * 1000;
+        for (loopscope::UpstreamRoute &route : c.modelRoutes)
+            if (route.timeoutMs == oldMs) // not a per-model timeout
+                route.timeoutMs = c.requestTimeoutMs;
+        if (c.defaultRoute)
+            c.defaultRoute->timeoutMs = c.requestTimeoutMs;
+    }
+    if (!sources.isLocked(Field::ExecutionTimeout))
+        c.execTimeoutSeconds = v.executionTimeoutSeconds;
+    if (!sources.isLocked(Field::MaxLoops))
+        c.maxLoopsOverride = v.maxLoops;
+    if (!sources.isLocked(Field::SandboxPool))
+        c.sandboxPoolSize = v.sandboxPoolSize;
+    if (!sources.isLocked(Field::Upstream)) {
+        const auto route = ProxyConfig::routeForUpstream(v.upstream, error);
+        if (!route)
+            return false;
+        c.defaultRoute = route;
+        c.defaultRoute->timeoutMs = c.requestTimeoutMs;
+    }
+    return true;
 }

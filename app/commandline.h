@@ -1,5 +1,6 @@
 #pragma once
 
+#include "models/settingssources.h"
 #include "proxy/proxyconfig.h"
 
 #include <QString>
@@ -15,8 +16,11 @@ struct CommandLine {
     bool checkConfig = false;    // --check-config FILE: print how each model routes, then exit
     bool printMcpConfig = false; // --print-mcp-config: print the MCP client snippet and exit
     QString controlToken;        // --control-token (wins over env and config; see ControlToken)
-    QString error;               // one line, when parsing failed
-    int exitCode = 0;            // 2 for usage and config errors
+    // The options among the window's settings that were given explicitly, as typed
+    // ("--port 0"); empty when not given. They lock the Settings dialog's fields.
+    QString portOption, upstreamOption, maxLoopsOption, execTimeoutOption;
+    QString error;    // one line, when parsing failed
+    int exitCode = 0; // 2 for usage and config errors
 
     static CommandLine parse(const QStringList &arguments);
     // True when `host` is not a loopback address (0.0.0.0, a LAN address, ...): anyone who can
@@ -24,4 +28,14 @@ struct CommandLine {
     static bool isPublicHost(const QString &host);
     // The start-up warning for --insecure-public (empty when it does not apply).
     QString publicBindWarning() const;
+
+    // The window's settings in effect: defaults, then `saved`, then the config file, then the
+    // command line, each value with where it came from (issue 13, "Settings that never
+    // surprise").
+    loopscope::SettingsSources settingsInEffect(const QSettings &saved) const;
+    // Writes the proxy settings of `sources` that neither the command line nor the config file
+    // set into `config` (a saved port, upstream, timeouts, loops, pool). False with `error`
+    // when a saved upstream is unusable (the config keeps its route then).
+    static bool applyToConfig(const loopscope::SettingsSources &sources,
+                              loopscope::ProxyConfig *config, QString *error);
 };

@@ -21,6 +21,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcessEnvironment>
+#include <QSettings>
 #include <QTextStream>
 
 #include <cstdio>
@@ -130,6 +131,15 @@ int main(int argc, char *argv[]) {
 
     // The control token: given, or minted now and written to <data dir>/control-token.
     loopscope::ProxyConfig config = cli.config;
+    // The window's saved settings apply where neither the command line nor the config file set
+    // a value (the Settings dialog shows which is which); headless runs what it was given.
+    loopscope::SettingsSources sources;
+    if (gui) {
+        sources = cli.settingsInEffect(QSettings());
+        QString settingsError;
+        if (!CommandLine::applyToConfig(sources, &config, &settingsError))
+            err << "loopscope: WARNING: saved upstream ignored: " << settingsError << Qt::endl;
+    }
     const loopscope::ControlToken token =
         loopscope::ControlToken::resolve(cli.controlToken, config.controlToken,
                                          QProcessEnvironment::systemEnvironment(), config.dataDir);
@@ -192,10 +202,15 @@ int main(int argc, char *argv[]) {
         err << "loopscope control token: " << token.token << Qt::endl;
     QTextStream(stdout) << "loopscope listening on " << service.listenUrl() << Qt::endl;
     std::fflush(stdout);
+    // A restart (Settings, Stop/Start) prints the new address the same way.
+    QObject::connect(&service, &ProxyService::listening, app.get(), [](const QString &url) {
+        QTextStream(stdout) << "loopscope listening on " << url << Qt::endl;
+        std::fflush(stdout);
+    });
 #ifdef LOOPSCOPE_HAS_UI
     if (gui) {
-        loopscope::Theme::apply(*static_cast<QApplication *>(app.get()));
-        ServiceProxyControl control(&service, config);
+        loopscope::Theme::apply(*static_cast<QApplication *>(app.get()), sources.values().theme);
+        ServiceProxyControl control(&service, config, sources);
         loopscope::MainWindow window(&events, service.registry(), &control);
         window.setFlowStore(service.flowStore()); // the Requests/Runs views open the history
         window.sandboxCommands()->setDispatcher(

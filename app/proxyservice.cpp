@@ -1,6 +1,7 @@
 #include "proxyservice.h"
 
 #include "common/futurechain.h"
+#include "models/textformat.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
 #include "record/flowstore.h"
@@ -14,6 +15,8 @@
 
 #include <memory>
 #include <utility>
+
+namespace textformat = loopscope::textformat;
 
 using loopscope::ProxyServer;
 
@@ -151,6 +154,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             emit sandboxHealthChanged();
         });
     });
+    emit listening(m_url);
     return true;
 }
 
@@ -176,10 +180,11 @@ void ProxyService::stop() {
         }
         const int live = m_registry ? m_registry->liveCount() : 0;
         if (live > 0)
-            logLine(QStringLiteral("stopping: deleting %1 sandbox(es), waiting up to %2 s "
+            logLine(QStringLiteral("stopping: deleting %1, waiting up to %2 "
                                    "(general_settings.shutdown_timeout)")
-                        .arg(live)
-                        .arg(timeoutMs / 1000.0));
+                        .arg(textformat::plural(live, QStringLiteral("sandbox"),
+                                                QStringLiteral("sandboxes")),
+                             textformat::formatDuration(timeoutMs)));
         // Sandboxes go first (no process or remote kernel outlives the app), then in-flight
         // responses finish. Bounded: a remote backend that does not answer cannot hold quit.
         auto proceeded = std::make_shared<bool>(false);
@@ -190,10 +195,11 @@ void ProxyService::stop() {
                 QStringList ids;
                 for (const loopscope::SandboxEntry &entry : m_registry->entries())
                     ids << entry.handle.id;
-                logLine(QStringLiteral("stopping: gave up after %1 s with %2 sandbox delete(s) "
-                                       "unanswered; they may outlive Loopscope: %3")
-                            .arg(timeoutMs / 1000.0)
-                            .arg(m_registry->liveCount())
+                logLine(QStringLiteral("stopping: gave up after %1 with %2 unanswered; they "
+                                       "may outlive Loopscope: %3")
+                            .arg(textformat::formatDuration(timeoutMs),
+                                 textformat::plural(m_registry->liveCount(),
+                                                    QStringLiteral("sandbox delete")))
                             .arg(ids.isEmpty() ? QStringLiteral("(ids not known yet)")
                                                : ids.join(QStringLiteral(", "))));
             }

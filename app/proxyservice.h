@@ -60,6 +60,8 @@ public:
 signals:
     void requestLogged(const loopscope::RequestLogEntry &entry);
     void stopped();
+    // Every successful start(), the first and each restart: where clients connect now.
+    void listening(const QString &url);
     // sandboxProblems()/sandboxWarnings() changed (a remote backend's probe answered).
     void sandboxHealthChanged();
 

@@ -1,5 +1,6 @@
 #include "serviceproxycontrol.h"
 
+#include "commandline.h"
 #include "proxyservice.h"
 
 #include "common/futurechain.h"
@@ -11,10 +12,11 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
-                                         QObject *parent)
+                                         loopscope::SettingsSources sources, QObject *parent)
     : ProxyControl(parent)
     , m_service(service)
     , m_config(std::move(config))
+    , m_sources(std::move(sources))
     , m_running(!service->listenUrl().isEmpty()) {
     connect(service, &ProxyService::sandboxHealthChanged, this, &ProxyControl::stateChanged);
     connect(service, &ProxyService::stopped, this, [this] {
@@ -63,6 +65,8 @@ void ServiceProxyControl::start() {
     if (m_running && m_pauseBeforeCode) // a restarted proxy has a new broker
         setPauseBeforeCode(true);
     emit stateChanged();
+    if (m_running && std::exchange(m_restarting, false))
+        emit restarted(listenUrl());
 }
 
 void ServiceProxyControl::stop() {
@@ -71,27 +75,26 @@ void ServiceProxyControl::stop() {
 }
 
 void ServiceProxyControl::applySettings(const loopscope::AppSettings &settings) {
-    // Timeouts apply from the next start; port and upstream changes restart the proxy now.
-    m_config.execTimeoutSeconds = settings.executionTimeoutSeconds;
-    m_config.requestTimeoutMs = settings.upstreamTimeoutSeconds * 1000;
-    m_config.maxLoopsOverride = settings.maxLoops;
-    m_config.sandboxPoolSize = settings.sandboxPoolSize;
-    bool restart = false;
-    if (settings.port != m_config.port) {
-        m_config.port = quint16(settings.port);
-        restart = true;
+    // Only what the user changed counts: values locked by the command line or the config file
+    // stay, window-only settings never touch the proxy, and a proxy setting restarts it (the
+    // dialog said so and asked first). Saving them is the window's business.
+    const bool restart = m_sources.needsRestart(settings);
+    loopscope::SettingsSources next = m_sources;
+    next.adopt(settings);
+    if (!restart) {
+        m_sources = next;
+        return;
     }
-    if (settings.upstream != upstream()) {
-        QString error;
-        if (const auto route =
-                loopscope::ProxyConfig::routeForUpstream(settings.upstream, &error)) {
-            m_config.defaultRoute = route;
-            restart = true;
-        } else {
-            emit errorOccurred(error);
-        }
+    loopscope::ProxyConfig config = m_config;
+    QString error;
+    if (!CommandLine::applyToConfig(next, &config, &error)) {
+        emit errorOccurred(error); // nothing restarts for an unusable upstream
+        return;
     }
-    if (restart && m_running) {
+    m_sources = next;
+    m_config = config;
+    if (m_running) {
+        m_restarting = true;
         m_restartWhenStopped = true;
         stop();
     }

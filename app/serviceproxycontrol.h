@@ -17,8 +17,10 @@ class ProxyService;
 class ServiceProxyControl : public loopscope::ProxyControl {
     Q_OBJECT
 public:
+    // `sources`: the settings in effect at start (CommandLine::settingsInEffect), already
+    // written into `config`.
     ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
-                        QObject *parent = nullptr);
+                        loopscope::SettingsSources sources = {}, QObject *parent = nullptr);
 
     std::function<void(loopscope::SandboxRegistry *)> onRegistryChanged;
 
@@ -28,6 +30,7 @@ public:
     QString sandboxBackend() const override;
     QString sandboxSelfTest() const override;
     QStringList skippedModels() const override { return m_config.warnings; }
+    loopscope::SettingsSources settingsInEffect() const override { return m_sources; }
 
 public slots:
     void start() override;
@@ -41,6 +44,8 @@ public slots:
 private:
     ProxyService *m_service;
     loopscope::ProxyConfig m_config;
+    loopscope::SettingsSources m_sources;
+    bool m_restarting = false; // a settings restart: restarted() follows the next start
     bool m_running = false;
     bool m_restartWhenStopped = false;
     bool m_pauseBeforeCode = false; // re-applied when a restart brings a new broker

@@ -5,12 +5,15 @@
 #include "widgets/jsonview.h"
 
 #include "models/jsontreemodel.h"
+#include "widgets/mainwindow.h"
 #include "widgets/settingsdialog.h"
+#include "widgets/theme.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QBuffer>
 #include <QClipboard>
+#include <QComboBox>
 #include <QDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -19,6 +22,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -34,7 +38,51 @@ Q_DECLARE_METATYPE(ConnectSdkDialog::Language)
 class TestDialogs : public QObject {
     Q_OBJECT
 
+    QTemporaryDir m_settingsDir;
+
 private slots:
+    void initTestCase() {
+        // QSettings() writes into a temporary directory, never the user's.
+        QVERIFY(m_settingsDir.isValid());
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
+        QCoreApplication::setOrganizationName(QStringLiteral("LoopscopeDialogsTest"));
+    }
+
+    // Light / dark / system: the palette follows the choice, at once and back again.
+    void themeChoiceChangesPalette() {
+        auto *app = qobject_cast<QApplication *>(QCoreApplication::instance());
+        QVERIFY(app);
+        const bool systemDark = Theme::isDark(QStringLiteral("system"));
+        Theme::apply(*app, QStringLiteral("dark"));
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 128);
+        QVERIFY(QApplication::palette().color(QPalette::Text).lightness() > 128);
+        Theme::apply(*app, QStringLiteral("light"));
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 128);
+        QVERIFY(QApplication::palette().color(QPalette::Text).lightness() < 128);
+        // "system" is judged by the desktop's palette, not by the one set a moment ago.
+        Theme::apply(*app, QStringLiteral("dark"));
+        Theme::apply(*app, QStringLiteral("system"));
+        QCOMPARE(QApplication::palette().color(QPalette::Window).lightness() < 128, systemDark);
+        QCOMPARE(Theme::isDark(QStringLiteral("system")), systemDark);
+
+        // Chosen in Settings: applied live by the window and saved.
+        QSettings().clear();
+        const QString other = systemDark ? QStringLiteral("light") : QStringLiteral("dark");
+        {
+            MainWindow window(nullptr, nullptr, nullptr);
+            AppSettings s = window.settings();
+            s.theme = other;
+            window.applySettings(s);
+            QCOMPARE(QApplication::palette().color(QPalette::Window).lightness() < 128,
+                     !systemDark);
+        }
+        QCOMPARE(QSettings().value(AppSettings::storageKey(AppSettings::Field::Theme)).toString(),
+                 other);
+        QCOMPARE(QSettings().allKeys(),
+                 QStringList{AppSettings::storageKey(AppSettings::Field::Theme)});
+        Theme::apply(*app, QStringLiteral("system"));
+    }
+
     void sdkSnippets_data() {
         QTest::addColumn<Language>("language");
         QTest::addColumn<QStringList>("mustContain");
@@ -73,13 +121,18 @@ private slots:
     }
 
     void settingsDialogRoundTrip() {
+        SettingsSources sources;
         AppSettings s;
         s.port = 4321;
         s.upstream = QStringLiteral("https://api.openai.com/v1");
         s.retention = 7000;
         s.executionTimeoutSeconds = 12;
-        SettingsDialog dialog(s);
+        for (int i = 0; i < AppSettings::kFieldCount; ++i)
+            sources.set(AppSettings::Field(i), s.value(AppSettings::Field(i)),
+                        SettingsSources::Source::Saved);
+        SettingsDialog dialog(sources, 0);
         QCOMPARE(dialog.settings(), s);
+        QVERIFY(!dialog.restartPending());
         dialog.portBox()->setValue(0);
         dialog.upstreamEdit()->setText(QStringLiteral("  "));
         dialog.retentionBox()->setValue(100);
@@ -88,6 +141,86 @@ private slots:
         QCOMPARE(edited.upstream, QStringLiteral("demo"));
         QCOMPARE(edited.retention, 100);
         QCOMPARE(edited.executionTimeoutSeconds, 12);
+    }
+
+    // Values from the command line and the config file are shown read-only with the reason;
+    // the others say where they come from.
+    void settingsDialogShowsSourcesReadOnly() {
+        SettingsSources sources;
+        sources.set(AppSettings::Field::Port, 0, SettingsSources::Source::CommandLine,
+                    QStringLiteral("--port 0"));
+        sources.set(AppSettings::Field::Upstream, QStringLiteral("http://127.0.0.1:9/v1"),
+                    SettingsSources::Source::CommandLine,
+                    QStringLiteral("--upstream http://127.0.0.1:9/v1"));
+        sources.set(AppSettings::Field::UpstreamTimeout, 90, SettingsSources::Source::ConfigFile,
+                    QStringLiteral("litellm_settings.request_timeout in c.yaml"));
+        SettingsDialog dialog(sources, 2);
+        QVERIFY(dialog.portBox()->isReadOnly());
+        QVERIFY(dialog.upstreamEdit()->isReadOnly());
+        QVERIFY(qobject_cast<QSpinBox *>(dialog.editor(AppSettings::Field::UpstreamTimeout))
+                    ->isReadOnly());
+        QVERIFY(!dialog.retentionBox()->isReadOnly());
+        QVERIFY(dialog.sourceLabel(AppSettings::Field::Port)
+                    ->text()
+                    .contains(QStringLiteral("command line (--port 0)")));
+        QVERIFY(dialog.portBox()->toolTip().contains(QStringLiteral("Set on the command line")));
+        QVERIFY(dialog.sourceLabel(AppSettings::Field::UpstreamTimeout)
+                    ->text()
+                    .contains(QStringLiteral("config file")));
+        QCOMPARE(dialog.sourceLabel(AppSettings::Field::Retention)->text(),
+                 QStringLiteral("default"));
+        // Even a programmatic edit of a locked value does not reach the result.
+        dialog.portBox()->setValue(4000);
+        QCOMPARE(dialog.settings().port, 0);
+        QVERIFY(!dialog.restartPending());
+        QVERIFY(!dialog.findChildren<QLabel *>().isEmpty());
+        for (const QLabel *label : dialog.findChildren<QLabel *>())
+            QVERIFY2(!label->text().contains(QStringLiteral("override")),
+                     qPrintable(label->text()));
+    }
+
+    // Changing a proxy setting says what a restart does before it happens, and OK asks.
+    void settingsDialogWarnsAndConfirmsRestart() {
+        SettingsSources sources;
+        SettingsDialog dialog(sources, 3);
+        QStringList asked;
+        bool answer = false;
+        dialog.setConfirm([&](const QString &warning) {
+            asked << warning;
+            return answer;
+        });
+        QVERIFY(dialog.restartLabel()->isHidden());
+        dialog.retentionBox()->setValue(9000); // window-only: no restart
+        QVERIFY(dialog.restartLabel()->isHidden());
+        dialog.maxLoopsBox()->setValue(5);
+        QVERIFY(!dialog.restartLabel()->isHidden());
+        QCOMPARE(dialog.restartLabel()->text(),
+                 QStringLiteral("Restarts the proxy: 3 session sandboxes will be deleted (their "
+                                "Python state is lost)."));
+        dialog.accept(); // declined: stays open
+        QCOMPARE(asked.size(), 1);
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));
+        answer = true;
+        dialog.accept();
+        QCOMPARE(asked.size(), 2);
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        // A bad upstream is refused before anything is asked.
+        SettingsDialog bad(sources, 0);
+        bad.setConfirm([&](const QString &) { return true; });
+        bad.upstreamEdit()->setText(QStringLiteral("ftp://nope"));
+        bad.accept();
+        QCOMPARE(bad.result(), int(QDialog::Rejected));
+        QVERIFY(!bad.errorLabel()->isHidden());
+    }
+
+    void settingsDialogThemeChoice() {
+        SettingsSources sources;
+        SettingsDialog dialog(sources, 0);
+        QCOMPARE(dialog.themeBox()->count(), 3);
+        QCOMPARE(dialog.settings().theme, QStringLiteral("system"));
+        dialog.themeBox()->setCurrentIndex(dialog.themeBox()->findData(QStringLiteral("dark")));
+        QCOMPARE(dialog.settings().theme, QStringLiteral("dark"));
+        QVERIFY(!dialog.restartPending());
     }
 
     void codePanelShowsARun() {

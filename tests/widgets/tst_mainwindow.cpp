@@ -175,7 +175,7 @@ private slots:
                          QStringLiteral("model 'titan' (model_list[2], line 11) skipped: y")};
         emit proxy.stateChanged();
         QTRY_COMPARE(window.upstreamLabel()->text(),
-                     QStringLiteral("upstream: demo · 2 model(s) skipped"));
+                     QStringLiteral("upstream: demo · 2 models skipped"));
         QVERIFY(window.upstreamLabel()->toolTip().contains(QStringLiteral("'titan'")));
     }
 

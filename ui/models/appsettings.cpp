@@ -6,42 +6,94 @@
 
 namespace loopscope {
 
-namespace {
+QString AppSettings::storageKey(Field field) {
+    switch (field) {
+    case Field::Port:
+        return QStringLiteral("proxy/port");
+    case Field::Upstream:
+        return QStringLiteral("proxy/upstream");
+    case Field::UpstreamTimeout:
+        return QStringLiteral("timeouts/upstreamSeconds");
+    case Field::ExecutionTimeout:
+        return QStringLiteral("timeouts/executionSeconds");
+    case Field::MaxLoops:
+        return QStringLiteral("loop/maxLoops");
+    case Field::SandboxPool:
+        return QStringLiteral("sandbox/poolSize");
+    case Field::Retention:
+        return QStringLiteral("inspector/retention");
+    case Field::Theme:
+        return QStringLiteral("window/theme");
+    }
+    return {};
+}
 
-const QString kPort = QStringLiteral("proxy/port");
-const QString kUpstream = QStringLiteral("proxy/upstream");
-const QString kUpstreamTimeout = QStringLiteral("timeouts/upstreamSeconds");
-const QString kExecutionTimeout = QStringLiteral("timeouts/executionSeconds");
-const QString kMaxLoops = QStringLiteral("loop/maxLoops");
-const QString kPoolSize = QStringLiteral("sandbox/poolSize");
-const QString kRetention = QStringLiteral("inspector/retention");
+QVariant AppSettings::value(Field field) const {
+    switch (field) {
+    case Field::Port:
+        return port;
+    case Field::Upstream:
+        return upstream;
+    case Field::UpstreamTimeout:
+        return upstreamTimeoutSeconds;
+    case Field::ExecutionTimeout:
+        return executionTimeoutSeconds;
+    case Field::MaxLoops:
+        return maxLoops;
+    case Field::SandboxPool:
+        return sandboxPoolSize;
+    case Field::Retention:
+        return retention;
+    case Field::Theme:
+        return theme;
+    }
+    return {};
+}
 
-} // namespace
+void AppSettings::setValue(Field field, const QVariant &v) {
+    switch (field) {
+    case Field::Port:
+        port = v.toInt();
+        break;
+    case Field::Upstream:
+        upstream = v.toString();
+        break;
+    case Field::UpstreamTimeout:
+        upstreamTimeoutSeconds = v.toInt();
+        break;
+    case Field::ExecutionTimeout:
+        executionTimeoutSeconds = v.toInt();
+        break;
+    case Field::MaxLoops:
+        maxLoops = v.toInt();
+        break;
+    case Field::SandboxPool:
+        sandboxPoolSize = v.toInt();
+        break;
+    case Field::Retention:
+        retention = v.toInt();
+        break;
+    case Field::Theme:
+        theme = v.toString();
+        break;
+    }
+}
 
 AppSettings AppSettings::load(const QSettings &settings) {
-    const AppSettings defaults;
     AppSettings s;
-    s.port = settings.value(kPort, defaults.port).toInt();
-    s.upstream = settings.value(kUpstream, defaults.upstream).toString();
-    s.upstreamTimeoutSeconds =
-        settings.value(kUpstreamTimeout, defaults.upstreamTimeoutSeconds).toInt();
-    s.executionTimeoutSeconds =
-        settings.value(kExecutionTimeout, defaults.executionTimeoutSeconds).toInt();
-    s.maxLoops = settings.value(kMaxLoops, defaults.maxLoops).toInt();
-    s.sandboxPoolSize = settings.value(kPoolSize, defaults.sandboxPoolSize).toInt();
-    s.retention = settings.value(kRetention, defaults.retention).toInt();
+    for (int i = 0; i < kFieldCount; ++i) {
+        const auto field = Field(i);
+        const QString key = storageKey(field);
+        if (settings.contains(key))
+            s.setValue(field, settings.value(key));
+    }
     return s.normalized();
 }
 
 void AppSettings::save(QSettings &settings) const {
     const AppSettings s = normalized();
-    settings.setValue(kPort, s.port);
-    settings.setValue(kUpstream, s.upstream);
-    settings.setValue(kUpstreamTimeout, s.upstreamTimeoutSeconds);
-    settings.setValue(kExecutionTimeout, s.executionTimeoutSeconds);
-    settings.setValue(kMaxLoops, s.maxLoops);
-    settings.setValue(kPoolSize, s.sandboxPoolSize);
-    settings.setValue(kRetention, s.retention);
+    for (int i = 0; i < kFieldCount; ++i)
+        settings.setValue(storageKey(Field(i)), s.value(Field(i)));
 }
 
 AppSettings AppSettings::normalized() const {
@@ -55,6 +107,8 @@ AppSettings AppSettings::normalized() const {
     s.maxLoops = std::clamp(s.maxLoops, 1, 100);
     s.sandboxPoolSize = std::clamp(s.sandboxPoolSize, 0, 32);
     s.retention = std::clamp(s.retention, 100, 100000);
+    if (s.theme != QLatin1String("light") && s.theme != QLatin1String("dark"))
+        s.theme = QStringLiteral("system");
     return s;
 }
 

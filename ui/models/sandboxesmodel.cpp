@@ -1,7 +1,9 @@
 #include "models/sandboxesmodel.h"
 
 #include "inspect/secretmasker.h"
+
 #include "sandbox/sandboxregistry.h"
+#include <algorithm>
 
 #include <QDateTime>
 
@@ -155,6 +157,11 @@ QStringList SandboxesModel::containerIds() const {
     for (const Sandbox &s : m_rows)
         ids.append(s.containerId);
     return ids;
+}
+
+int SandboxesModel::sessionCount() const {
+    return int(
+        std::count_if(m_rows.begin(), m_rows.end(), [](const Sandbox &s) { return !s.ephemeral; }));
 }
 
 void SandboxesModel::applyEvents(const QList<InspectorEvent> &events) {

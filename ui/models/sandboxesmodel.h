@@ -63,6 +63,8 @@ public:
     int rowOf(const QString &containerId) const;
     const Sandbox *sandbox(int row) const;
     QStringList containerIds() const;
+    // Live session-scoped sandboxes (what a proxy restart would delete, Python state lost).
+    int sessionCount() const;
 
 public slots:
     void applyEvents(const QList<loopscope::InspectorEvent> &events);

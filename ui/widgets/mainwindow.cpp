@@ -13,6 +13,7 @@
 #include "models/sandboxcommands.h"
 #include "models/sandboxesmodel.h"
 #include "record/flowstore.h"
+#include "models/textformat.h"
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
 #include "widgets/injectedpanel.h"
@@ -90,6 +91,11 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
         connect(m_proxy, &ProxyControl::stateChanged, this, &MainWindow::refreshProxyState);
         connect(m_proxy, &ProxyControl::errorOccurred, this,
                 [this](const QString &message) { statusBar()->showMessage(message, 10000); });
+        // settings hunk: a restart's new listening line, as the headless log prints it.
+        connect(m_proxy, &ProxyControl::restarted, this, [this](const QUrl &url) {
+            statusBar()->showMessage(
+                tr("Proxy restarted: loopscope listening on %1").arg(url.toString()));
+        });
     }
     refreshProxyState();
     updateCounts();
@@ -471,8 +477,21 @@ void MainWindow::showConnectDialog() {
     dialog->open();
 }
 
+// settings hunk: the dialog shows the values in effect (ProxyControl::settingsInEffect) and
+// what a restart would delete; applySettings saves only what changed and restarts only for a
+// proxy setting.
+SettingsSources MainWindow::settingsInEffect() const {
+    SettingsSources sources =
+        m_proxy ? m_proxy->settingsInEffect() : SettingsSources::fromSaved(QSettings());
+    sources.set(AppSettings::Field::Retention, m_settings.retention,
+                sources.source(AppSettings::Field::Retention));
+    sources.set(AppSettings::Field::Theme, m_settings.theme,
+                sources.source(AppSettings::Field::Theme));
+    return sources;
+}
+
 void MainWindow::showSettings() {
-    auto *dialog = new SettingsDialog(m_settings, this);
+    auto *dialog = new SettingsDialog(settingsInEffect(), m_sandboxes->sessionCount(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this,
             [this, dialog] { applySettings(dialog->settings()); });
@@ -480,12 +499,19 @@ void MainWindow::showSettings() {
 }
 
 void MainWindow::applySettings(const AppSettings &settings) {
-    const AppSettings s = settings.normalized();
-    QSettings store;
-    s.save(store);
-    const bool changed = !(s == m_settings);
+    SettingsSources sources = settingsInEffect();
+    const AppSettings s = sources.accepted(settings);
+    const bool changed = !sources.changes(s).isEmpty();
+    {
+        QSettings store;
+        sources.commit(s, store);
+    }
+    const bool themeChanged = s.theme != m_settings.theme;
     m_settings = s;
     m_requests->setRetentionLimit(s.retention);
+    if (themeChanged)
+        if (auto *app = qobject_cast<QApplication *>(QCoreApplication::instance()))
+            Theme::apply(*app, s.theme);
     if (changed) {
         if (m_proxy)
             m_proxy->applySettings(s);
@@ -536,9 +562,10 @@ void MainWindow::refreshProxyState() {
                                : tr("stopped"));
     const QStringList skipped = m_proxy->skippedModels();
     m_upstreamLabel->setText(
-        skipped.isEmpty() ? tr("upstream: %1").arg(m_proxy->upstream())
-                          : tr("upstream: %1 · %n model(s) skipped", nullptr, int(skipped.size()))
-                                .arg(m_proxy->upstream()));
+        skipped.isEmpty()
+            ? tr("upstream: %1").arg(m_proxy->upstream())
+            : tr("upstream: %1 · %2 skipped")
+                  .arg(m_proxy->upstream(), textformat::plural(skipped.size(), tr("model"))));
     m_upstreamLabel->setToolTip(skipped.join(u'\n'));
     const QString problems = m_proxy->sandboxSelfTest();
     const QString backend = m_proxy->sandboxBackend();
@@ -548,11 +575,12 @@ void MainWindow::refreshProxyState() {
 }
 
 void MainWindow::updateCounts() {
-    m_countsLabel->setText(tr("%1 requests · %2 running · %3 failed · %4 sandboxes")
-                               .arg(m_requests->rowCount())
-                               .arg(m_requests->runningCount())
-                               .arg(m_requests->failedCount())
-                               .arg(m_sandboxes->rowCount()));
+    m_countsLabel->setText(
+        tr("%1 · %2 running · %3 failed · %4")
+            .arg(textformat::plural(m_requests->rowCount(), tr("request")))
+            .arg(m_requests->runningCount())
+            .arg(m_requests->failedCount())
+            .arg(textformat::plural(m_sandboxes->rowCount(), tr("sandbox"), tr("sandboxes"))));
 }
 
 bool MainWindow::saveScreenshot(const QString &path) {

@@ -2,6 +2,7 @@
 
 #include "inspect/inspectorevent.h"
 #include "models/appsettings.h"
+#include "models/settingssources.h"
 
 #include <QJsonObject>
 #include <QJsonValue>
@@ -122,6 +123,8 @@ public:
     QLabel *countsLabel() const { return m_countsLabel; }
 
     const AppSettings &settings() const { return m_settings; }
+    // The settings in effect (the proxy's, with the window's own retention and theme).
+    SettingsSources settingsInEffect() const;
 
 public slots:
     // Forgets this session's live request records (the Loop/Code/Raw panels' source).

@@ -1,5 +1,7 @@
 #include "widgets/proxycontrol.h"
 
+#include <QSettings>
+
 namespace loopscope {
 
 ProxyControl::~ProxyControl() = default;
@@ -11,6 +13,10 @@ QUrl ProxyControl::baseUrl() const {
         path.chop(1);
     url.setPath(path + QStringLiteral("/v1"));
     return url;
+}
+
+SettingsSources ProxyControl::settingsInEffect() const {
+    return SettingsSources::fromSaved(QSettings());
 }
 
 void ProxyControl::applySettings(const AppSettings &) {}

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "models/appsettings.h"
+#include "models/settingssources.h"
 
 #include <QJsonObject>
 #include <QJsonValue>
@@ -33,13 +34,18 @@ public:
     // Config models Loopscope cannot reach, one "model 'x' (…, line N) skipped: why" line each.
     virtual QStringList skippedModels() const { return {}; }
 
+    // The settings in effect and where each came from (the Settings dialog shows them).
+    // Default: the saved settings, for a proxy that knows no command line.
+    virtual SettingsSources settingsInEffect() const;
+
     // The base URL SDKs use: listenUrl() + "/v1".
     QUrl baseUrl() const;
 
 public slots:
     virtual void start() = 0;
     virtual void stop() = 0;
-    // Settings saved in the dialog; the proxy applies what it can (restart on port change).
+    // Settings accepted in the dialog: values locked by the command line or config file are
+    // ignored; a change of a proxy setting restarts the proxy, nothing else does.
     virtual void applySettings(const loopscope::AppSettings &settings);
     // Breakpoints (issue 12), forwarded to the proxy's PauseBroker; no-ops without a proxy.
     // The toolbar's "Pause before code runs" (the `code` breakpoint, other settings kept).
@@ -58,6 +64,8 @@ signals:
     void errorOccurred(const QString &message);
     // `newFlowId` is empty when the replay could not start; `error` says why.
     void replayFinished(const QString &flowId, const QString &newFlowId, const QString &error);
+    // The proxy listens again after a restart the settings asked for (the new address).
+    void restarted(const QUrl &listenUrl);
 };
 
 } // namespace loopscope

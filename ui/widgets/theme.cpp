@@ -81,10 +81,30 @@ QIcon Theme::appIcon() {
     return icon;
 }
 
-void Theme::apply(QApplication &app) {
-    const QPalette system = QApplication::palette();
-    app.setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-    app.setPalette(systemPrefersDark(system) ? darkPalette() : app.style()->standardPalette());
+namespace {
+
+// The desktop's palette as it was before Loopscope set its own: "system" is judged by it,
+// also after the user switched to light or dark and back.
+const QPalette &systemPalette() {
+    static const QPalette palette = QApplication::palette();
+    return palette;
+}
+
+} // namespace
+
+bool Theme::isDark(const QString &choice) {
+    if (choice == QLatin1String("dark"))
+        return true;
+    if (choice == QLatin1String("light"))
+        return false;
+    return systemPrefersDark(systemPalette());
+}
+
+void Theme::apply(QApplication &app, const QString &choice) {
+    systemPalette(); // captured before the first setPalette
+    if (!app.style() || app.style()->name().compare(QLatin1String("fusion"), Qt::CaseInsensitive))
+        app.setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    app.setPalette(isDark(choice) ? darkPalette() : app.style()->standardPalette());
     app.setWindowIcon(appIcon());
 }
 
