@@ -418,8 +418,9 @@ QJsonObject ControlApi::sandboxObject(const SandboxEntry &entry) {
         {S("ephemeral"), !session},
         {S("created_at"), entry.createdMs},
         {S("last_used_at"), entry.lastAccessedMs},
-        {S("expires_at"),
-         session ? QJsonValue(entry.lastAccessedMs + SandboxRegistry::kIdleTtlMs) : QJsonValue()},
+        {S("expires_at"), session
+                              ? QJsonValue(entry.lastAccessedMs + SandboxRegistry::idleTtlOf(entry))
+                              : QJsonValue()},
         {S("runs"), entry.runs}};
 }
 
