@@ -1,7 +1,8 @@
 #pragma once
 
 // Pass-through load for the benchmark harnesses: keep-alive connections that send one request
-// over and over, and a phase runner that reports latency percentiles (bench_proxy, bench_record).
+// over and over, a phase runner that reports latency percentiles (bench_proxy, bench_record),
+// and a paced runner that holds a request rate for a while (bench_record --sustained).
 
 #include <QByteArray>
 #include <QCoreApplication>
@@ -9,6 +10,7 @@
 #include <QEventLoop>
 #include <QObject>
 #include <QTcpSocket>
+#include <QTimer>
 
 #include <algorithm>
 #include <functional>
@@ -125,6 +127,78 @@ inline PhaseResult runPhase(quint16 port, const QByteArray &request, bool stream
         c->start();
     loop.exec(); // all done
     result.seconds = double(wall.nsecsElapsed()) / 1e9;
+    return result;
+}
+
+// Holds `rate` requests/s for `seconds` (open loop: a request is due at its time whether or not
+// the proxy kept up; due requests wait for a free connection, counted as backlog). `requests`
+// alternate over the connections (e.g. JSON and SSE). `onSecond(second, completed, backlog)` is
+// called once a second while the load runs. Returns when every due request has completed.
+struct PacedRequest {
+    QByteArray bytes;
+    bool streaming = false;
+};
+struct PacedResult {
+    PhaseResult phase;     // latency samples of every request and the wall time
+    qint64 issued = 0;     // requests sent
+    qint64 maxBacklog = 0; // the most requests ever due and waiting for a connection
+};
+
+inline PacedResult runPacedPhase(quint16 port, const QList<PacedRequest> &requests, int concurrency,
+                                 int rate, int seconds,
+                                 const std::function<void(int, qint64, qint64)> &onSecond) {
+    PacedResult result;
+    // Sized and touched up front, so the latency buffer does not show up as RSS growth.
+    result.phase.samples.resize(size_t(rate) * size_t(seconds) + 16);
+    result.phase.samples.clear();
+    int due = 0; // granted, not yet taken by a connection
+    qint64 granted = 0;
+    int connected = 0;
+    std::vector<LoadConnection *> idle;
+    QEventLoop loop;
+    std::vector<std::unique_ptr<LoadConnection>> connections;
+    for (int i = 0; i < concurrency; ++i) {
+        const PacedRequest &r = requests.at(i % requests.size());
+        connections.push_back(std::make_unique<LoadConnection>(
+            port, r.bytes, r.streaming, &result.phase.samples, &due,
+            [&] {
+                if (++connected == concurrency)
+                    loop.quit();
+            },
+            [&, i] { idle.push_back(connections[size_t(i)].get()); }));
+    }
+    loop.exec(); // all connected
+    QElapsedTimer wall;
+    wall.start();
+    const qint64 total = qint64(rate) * seconds;
+    QTimer pace;
+    pace.setTimerType(Qt::PreciseTimer);
+    QObject::connect(&pace, &QTimer::timeout, &loop, [&] {
+        const qint64 target = std::min(total, qint64(double(wall.nsecsElapsed()) / 1e9 * rate));
+        due += int(target - granted);
+        granted = target;
+        result.maxBacklog = std::max<qint64>(result.maxBacklog, due);
+        while (due > 0 && !idle.empty()) {
+            LoadConnection *c = idle.back();
+            idle.pop_back();
+            c->start();
+        }
+        if (granted == total && due == 0 && int(idle.size()) == concurrency) {
+            pace.stop();
+            loop.quit();
+        }
+    });
+    QTimer tick;
+    int second = 0;
+    QObject::connect(&tick, &QTimer::timeout, &loop,
+                     [&] { onSecond(++second, qint64(result.phase.samples.size()), due); });
+    for (auto &c : connections)
+        idle.push_back(c.get());
+    pace.start(2);
+    tick.start(1000);
+    loop.exec();
+    result.phase.seconds = double(wall.nsecsElapsed()) / 1e9;
+    result.issued = granted;
     return result;
 }
 

@@ -5,7 +5,12 @@
 //     concurrency 1).
 //  2. 100,000 stored flows: list (limit 50) and q= search latency, start-up (open) time, and
 //     bytes per flow on disk.
+//  3. --sustained: one proxy recording to a SQLite file held at a request rate (default 2,000/s,
+//     JSON and SSE pass-through alternating) for a while (default 60 s): every flow in the
+//     store, no event lost (published vs received by the recorder, unmatched, failed writes),
+//     RSS sampled every second and its growth after warm-up (default 10 s).
 // Usage: bench_record [requests-per-phase (default 3000)] [stored flows (default 100000)]
+//        bench_record --sustained [rate (2000)] [seconds (60)] [warm-up seconds (10)]
 #include "common/instantchatupstream.h"
 #include "common/passthroughload.h"
 #include "inspect/eventbus.h"
@@ -17,6 +22,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -24,8 +30,10 @@
 #include <QTemporaryDir>
 #include <QTextStream>
 #include <QThread>
+#include <QTimer>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -153,6 +161,122 @@ QJsonObject typicalFlow(int i, qint64 startedAt) {
             {QStringLiteral("hops"), hops}};
 }
 
+// Every flow that reached the store, counted by paging through the list as a client would.
+int countFlows(FlowStore *store) {
+    store->flush();
+    FlowFilter all;
+    all.limit = 1000;
+    int n = 0;
+    for (;;) {
+        const QJsonObject page = store->query()->list(all);
+        const QJsonArray data = page.value(QStringLiteral("data")).toArray();
+        n += int(data.size());
+        if (!page.value(QStringLiteral("has_more")).toBool() || data.isEmpty())
+            return n;
+        all.before = data.last().toObject().value(QStringLiteral("id")).toString();
+    }
+}
+
+// Resident set size of this process (proxy, store, upstream and load generator), in KiB.
+qint64 rssKiB() {
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : status.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
+    return -1;
+}
+
+double loadAverage() {
+    QFile file(QStringLiteral("/proc/loadavg"));
+    return file.open(QIODevice::ReadOnly) ? file.readAll().split(' ').value(0).toDouble() : -1;
+}
+
+int sustained(int rate, int seconds, int warmup) {
+    QTemporaryDir dir;
+    QTextStream out(stdout);
+    const InstantChatUpstream upstream; // on its own thread
+    const QString path = dir.filePath(QStringLiteral("sustained.sqlite3"));
+    ProxyUnderTest proxy(QStringLiteral("history file (SQLite)"), upstream.port(), 2, path);
+    std::atomic<quint64> published{0};
+    QObject::connect(
+        proxy.bus.get(), &EventBus::eventPublished, proxy.bus.get(),
+        [&published] { published.fetch_add(1, std::memory_order_relaxed); }, Qt::DirectConnection);
+    const QByteArray jsonBody =
+        R"({"model":"gpt-4o","messages":[{"role":"user","content":"what is 17*23?"}]})";
+    const QByteArray streamBody =
+        R"({"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"what is 17*23?"}]})";
+    const QList<PacedRequest> requests{{httpRequest(proxy.port, jsonBody), false},
+                                       {httpRequest(proxy.port, streamBody), true}};
+    out << "bench_record --sustained: " << rate << " requests/s for " << seconds
+        << " s (JSON and SSE pass-through alternating, 16 keep-alive connections), history "
+           "file, "
+        << QThread::idealThreadCount() << " cores, load average " << loadAverage()
+        << " at start\n\n";
+    out << "| second | requests done | req/s this second | backlog | events published | "
+           "events received | RSS MiB | load 1 min |\n|---|---|---|---|---|---|---|---|\n";
+    out.flush();
+    std::vector<qint64> rss; // KiB, one per second
+    qint64 lastDone = 0;
+    const PacedResult result = runPacedPhase(
+        proxy.port, requests, 16, rate, seconds, [&](int second, qint64 done, qint64 backlog) {
+            rss.push_back(rssKiB());
+            const FlowStoreCounters c = proxy.store->counters();
+            out << "| " << second << " | " << done << " | " << (done - lastDone) << " | " << backlog
+                << " | " << published.load() << " | " << c.eventsReceived << " | "
+                << QString::number(double(rss.back()) / 1024.0, 'f', 1) << " | " << loadAverage()
+                << " |\n";
+            out.flush();
+            lastDone = done;
+        });
+    const int stored = countFlows(proxy.store.get()); // flushes first
+    const FlowStoreCounters c = proxy.store->counters();
+    const qint64 rssEnd = rssKiB();
+    out << "\nrequests sent " << result.issued << ", answered " << result.phase.samples.size()
+        << " in " << QString::number(result.phase.seconds, 'f', 1) << " s ("
+        << QString::number(result.phase.rps(), 'f', 0) << " req/s), latency p50 "
+        << QString::number(result.phase.percentile(0.5), 'f', 3) << " ms, p99 "
+        << QString::number(result.phase.percentile(0.99), 'f', 3) << " ms, p99.9 "
+        << QString::number(result.phase.percentile(0.999), 'f', 3) << " ms, max backlog "
+        << result.maxBacklog << "\n";
+    out << "flows in the store: " << stored << " of " << result.issued
+        << (stored == result.issued ? " (every flow)" : " (MISSING FLOWS)") << "\n";
+    out << "events published " << published.load() << ", received by the recorder "
+        << c.eventsReceived << ", unmatched " << c.eventsUnmatched << ", rows written "
+        << c.flowsWritten << ", rows failed " << c.flowsFailed
+        << ((published.load() == c.eventsReceived && c.eventsUnmatched == 0 && c.flowsFailed == 0)
+                ? " (no event lost)"
+                : " (EVENTS LOST)")
+        << "\n";
+    if (int(rss.size()) > warmup) {
+        const qint64 atWarm = rss[size_t(warmup - 1)];
+        const qint64 peak = *std::max_element(rss.begin() + warmup, rss.end());
+        // Least-squares slope over the samples after warm-up, MiB per minute.
+        const size_t n = rss.size() - size_t(warmup);
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (size_t i = 0; i < n; ++i) {
+            const double x = double(i), y = double(rss[size_t(warmup) + i]) / 1024.0;
+            sx += x, sy += y, sxx += x * x, sxy += x * y;
+        }
+        const double slope = (double(n) * sxy - sx * sy) / (double(n) * sxx - sx * sx) * 60.0;
+        out << "RSS: " << QString::number(double(rss.front()) / 1024.0, 'f', 1)
+            << " MiB after 1 s, " << QString::number(double(atWarm) / 1024.0, 'f', 1)
+            << " MiB after warm-up (" << warmup << " s), peak after warm-up "
+            << QString::number(double(peak) / 1024.0, 'f', 1) << " MiB (+"
+            << QString::number(100.0 * double(peak - atWarm) / double(atWarm), 'f', 1)
+            << " %), last " << QString::number(double(rss.back()) / 1024.0, 'f', 1)
+            << " MiB, after the store flushed " << QString::number(double(rssEnd) / 1024.0, 'f', 1)
+            << " MiB; slope after warm-up " << QString::number(slope, 'f', 2) << " MiB/min\n";
+    }
+    out << "load average at the end " << loadAverage() << "\n";
+    out.flush();
+    return stored == result.issued && published.load() == c.eventsReceived &&
+                   c.eventsUnmatched == 0 && c.flowsFailed == 0
+               ? 0
+               : 1;
+}
+
 template<typename Fn> double medianMs(int times, Fn fn) {
     std::vector<qint64> samples;
     for (int i = 0; i < times; ++i) {
@@ -169,6 +293,10 @@ template<typename Fn> double medianMs(int times, Fn fn) {
 
 int main(int argc, char *argv[]) {
     QCoreApplication app(argc, argv);
+    if (argc > 1 && QByteArray(argv[1]) == "--sustained")
+        return sustained(argc > 2 ? std::max(1, atoi(argv[2])) : 2000,
+                         argc > 3 ? std::max(2, atoi(argv[3])) : 60,
+                         argc > 4 ? std::max(1, atoi(argv[4])) : 10);
     const int requests = argc > 1 ? std::max(100, atoi(argv[1])) : 3000;
     const int stored = argc > 2 ? std::max(1000, atoi(argv[2])) : 100000;
     QTemporaryDir dir;
@@ -220,21 +348,6 @@ int main(int argc, char *argv[]) {
         }
         out.flush();
     }
-    // Every flow reached the store (counted by paging through the list, as a client would).
-    const auto countFlows = [](FlowStore *store) {
-        store->flush();
-        FlowFilter all;
-        all.limit = 1000;
-        int n = 0;
-        for (;;) {
-            const QJsonObject page = store->query()->list(all);
-            const QJsonArray data = page.value(QStringLiteral("data")).toArray();
-            n += int(data.size());
-            if (!page.value(QStringLiteral("has_more")).toBool() || data.isEmpty())
-                return n;
-            all.before = data.last().toObject().value(QStringLiteral("id")).toString();
-        }
-    };
     const int sent = 2 * (300 + 3 * (requests / 3));
     int liveFlows = 0;
     for (auto &p : proxies) {

@@ -42,16 +42,6 @@ PauseBroker *BreakpointsApi::broker() const {
     return m_broker;
 }
 
-bool BreakpointsApi::claims(const QStringList &parts) {
-    if (parts.isEmpty())
-        return false;
-    if (parts.first() == QLatin1String("breakpoints"))
-        return parts.size() == 1;
-    if (parts.first() == QLatin1String("paused"))
-        return parts.size() <= 2;
-    return false;
-}
-
 void BreakpointsApi::handle(const HttpRequest &request, const QStringList &parts,
                             ResponseSink *sink) {
     if (!m_broker) {

@@ -25,8 +25,7 @@ public:
     void setBroker(PauseBroker *broker);
     PauseBroker *broker() const;
 
-    // `parts`: the path below /loopscope/v1, split at '/'. True for the routes above.
-    static bool claims(const QStringList &parts);
+    // `parts`: the path below /loopscope/v1, split at '/' (ControlRoute decides which are ours).
     void handle(const HttpRequest &request, const QStringList &parts, ResponseSink *sink);
 
 private:

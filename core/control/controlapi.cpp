@@ -3,6 +3,7 @@
 #include "common/futurechain.h"
 #include "control/breakpointsapi.h"
 #include "control/controleventstream.h"
+#include "control/controlroute.h"
 #include "control/harcodec.h"
 #include "control/mcpserver.h"
 #include "http/responsesink.h"
@@ -15,7 +16,7 @@
 #include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QUrlQuery>
+#include <QUrl>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
@@ -44,11 +45,6 @@ void notFound(ResponseSink *sink, const QString &what, const QString &id) {
                     S("not_found"));
 }
 
-void methodNotAllowed(ResponseSink *sink) {
-    sink->sendError(405, S("Method not allowed on this control route."), invalidRequest(),
-                    S("method_not_allowed"));
-}
-
 // Runs `work` on `pool` and hands its result to `done` on `owner`'s thread, if the client is
 // still there. The proxy thread never waits for the store.
 template<class Work, class Done>
@@ -66,27 +62,6 @@ void onWorker(QThreadPool *pool, QObject *owner, ResponseSink *sink, Work work, 
                      }
                      done(guard.data(), future.result());
                  });
-}
-
-// limit=N within 1..max (default when absent); nullopt after answering 400.
-std::optional<int> limitParam(const QUrlQuery &query, int fallback, ResponseSink *sink) {
-    if (!query.hasQueryItem(S("limit")))
-        return fallback;
-    bool ok = false;
-    const int limit = query.queryItemValue(S("limit")).toInt(&ok);
-    if (!ok || limit < 1 || limit > 1000) {
-        badRequest(sink, S("limit must be an integer from 1 to 1000"), S("limit"));
-        return std::nullopt;
-    }
-    return limit;
-}
-
-QUrlQuery queryOf(const HttpRequest &request) {
-    return QUrlQuery(QString::fromUtf8(request.query));
-}
-
-QString param(const QUrlQuery &query, const QString &name) {
-    return query.queryItemValue(name, QUrl::FullyDecoded);
 }
 
 bool isHopByHop(const QByteArray &name) {
@@ -196,78 +171,52 @@ void ControlApi::handle(const HttpRequest &request, ResponseSink *sink) {
         m_mcp->handle(request, sink);
         return;
     }
-    const QString route = request.path.mid(kPrefix.size()); // "/flows", "/flows/req_1", ...
-    const QStringList parts = route.split(u'/', Qt::SkipEmptyParts);
-    const QByteArray &method = request.method;
-    const int n = int(parts.size());
-    const QString head = n > 0 ? parts.first() : QString();
-
-    if (BreakpointsApi::claims(parts)) {
-        m_breakpoints->handle(request, parts, sink);
-    } else if (head == S("flows")) {
-        if (n == 1 && method == "GET")
-            listFlows(request, sink);
-        else if (n == 1 && method == "DELETE")
-            clearFlows(sink);
-        else if (n == 2 && method == "GET")
-            getFlow(parts.at(1), sink);
-        else if (n == 3 && parts.at(2) == S("replay") && method == "POST")
-            replayFlow(parts.at(1), request, sink);
-        else if (n <= 3)
-            methodNotAllowed(sink);
-        else
-            notFound(sink, S("control route"), request.path);
-    } else if (head == S("events") && n == 1) {
-        if (method == "GET")
-            m_stream->subscribe(sink);
-        else
-            methodNotAllowed(sink);
-    } else if (head == S("runs") && n <= 2) {
-        if (method != "GET")
-            methodNotAllowed(sink);
-        else if (n == 1)
-            listRuns(request, sink);
-        else
-            getRun(parts.at(1), sink);
-    } else if (head == S("sandboxes") && n <= 2) {
-        if (n == 1 && method == "GET")
-            listSandboxes(sink);
-        else if (n == 2 && method == "DELETE")
-            deleteSandbox(parts.at(1), sink);
-        else
-            methodNotAllowed(sink);
-    } else if (head == S("export.har") && n == 1) {
-        if (method == "GET")
-            exportHar(request, sink);
-        else
-            methodNotAllowed(sink);
-    } else if (head == S("import") && n == 1) {
-        if (method == "POST")
-            importHar(request, sink);
-        else
-            methodNotAllowed(sink);
-    } else {
-        sink->sendError(404, S("Unknown control route %1").arg(request.path.left(100)),
-                        invalidRequest(), S("unknown_url"));
+    const ControlRoute route = ControlRoute::parse(request.method, request.path, request.query);
+    using Kind = ControlRoute::Kind;
+    switch (route.kind) {
+    case Kind::Error:
+        sink->sendError(route.status, route.message, invalidRequest(), route.code, route.param);
+        return;
+    case Kind::Breakpoints:
+        m_breakpoints->handle(request, route.parts, sink);
+        return;
+    case Kind::ListFlows:
+        listFlows(route.filter, sink);
+        return;
+    case Kind::ClearFlows:
+        clearFlows(sink);
+        return;
+    case Kind::GetFlow:
+        getFlow(route.id, sink);
+        return;
+    case Kind::ReplayFlow:
+        replayFlow(route.id, request, sink);
+        return;
+    case Kind::Events:
+        m_stream->subscribe(sink);
+        return;
+    case Kind::ListRuns:
+        listRuns(route.filter.limit, sink);
+        return;
+    case Kind::GetRun:
+        getRun(route.id, sink);
+        return;
+    case Kind::ListSandboxes:
+        listSandboxes(sink);
+        return;
+    case Kind::DeleteSandbox:
+        deleteSandbox(route.id, sink);
+        return;
+    case Kind::ExportHar:
+        exportHar(route.ids, route.run, sink);
+        return;
+    case Kind::ImportHar:
+        importHar(request, sink);
+        return;
     }
 }
 
-void ControlApi::listFlows(const HttpRequest &request, ResponseSink *sink) {
-    const QUrlQuery query = queryOf(request);
-    const auto limit = limitParam(query, 50, sink);
-    if (!limit)
-        return;
-    FlowFilter filter;
-    filter.limit = *limit;
-    filter.before = param(query, S("before"));
-    filter.q = param(query, S("q"));
-    filter.runId = param(query, S("run"));
-    filter.state = param(query, S("state"));
-    static const QStringList states{S("running"), S("paused"), S("completed"), S("failed")};
-    if (!filter.state.isEmpty() && !states.contains(filter.state)) {
-        badRequest(sink, S("state must be one of running, paused, completed, failed"), S("state"));
-        return;
-    }
+void ControlApi::listFlows(const FlowFilter &filter, ResponseSink *sink) {
     if (!needStore(sink))
         return;
     const FlowQuery *flows = m_store->query();
@@ -428,12 +377,11 @@ ControlApi::ReplayResult ControlApi::replayRecorded(const QJsonObject &flow,
     return {200, {}, {}, m_replayer(replay, id)};
 }
 
-void ControlApi::listRuns(const HttpRequest &request, ResponseSink *sink) {
-    const auto limit = limitParam(queryOf(request), 50, sink);
-    if (!limit || !needStore(sink))
+void ControlApi::listRuns(int limit, ResponseSink *sink) {
+    if (!needStore(sink))
         return;
     const FlowQuery *flows = m_store->query();
-    const int n = *limit;
+    const int n = limit;
     onWorker(
         &m_pool, this, sink, [flows, n] { return flows->runs(n); },
         [](ResponseSink *s, const QJsonArray &runs) {
@@ -470,8 +418,9 @@ QJsonObject ControlApi::sandboxObject(const SandboxEntry &entry) {
         {S("ephemeral"), !session},
         {S("created_at"), entry.createdMs},
         {S("last_used_at"), entry.lastAccessedMs},
-        {S("expires_at"),
-         session ? QJsonValue(entry.lastAccessedMs + SandboxRegistry::kIdleTtlMs) : QJsonValue()},
+        {S("expires_at"), session
+                              ? QJsonValue(entry.lastAccessedMs + SandboxRegistry::idleTtlOf(entry))
+                              : QJsonValue()},
         {S("runs"), entry.runs}};
 }
 
@@ -511,14 +460,9 @@ void ControlApi::deleteSandbox(const QString &id, ResponseSink *sink) {
                  });
 }
 
-void ControlApi::exportHar(const HttpRequest &request, ResponseSink *sink) {
+void ControlApi::exportHar(const QStringList &ids, const QString &run, ResponseSink *sink) {
     if (!needStore(sink))
         return;
-    const QUrlQuery query = queryOf(request);
-    QStringList ids = param(query, S("ids")).split(u',', Qt::SkipEmptyParts);
-    for (QString &id : ids)
-        id = id.trimmed();
-    const QString run = param(query, S("run"));
     const FlowQuery *flows = m_store->query();
     const QString base = m_baseUrl;
     QString version = QCoreApplication::applicationVersion();

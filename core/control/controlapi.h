@@ -2,6 +2,7 @@
 
 #include "control/credentialvault.h"
 #include "http/httprequest.h"
+#include "record/flowquery.h"
 
 #include <QJsonObject>
 #include <QObject>
@@ -77,15 +78,15 @@ public:
     static QJsonObject sandboxObject(const SandboxEntry &entry);
 
 private:
-    void listFlows(const HttpRequest &request, ResponseSink *sink);
+    void listFlows(const FlowFilter &filter, ResponseSink *sink);
     void getFlow(const QString &id, ResponseSink *sink);
     void clearFlows(ResponseSink *sink);
     void replayFlow(const QString &id, const HttpRequest &request, ResponseSink *sink);
-    void listRuns(const HttpRequest &request, ResponseSink *sink);
+    void listRuns(int limit, ResponseSink *sink);
     void getRun(const QString &id, ResponseSink *sink);
     void listSandboxes(ResponseSink *sink);
     void deleteSandbox(const QString &id, ResponseSink *sink);
-    void exportHar(const HttpRequest &request, ResponseSink *sink);
+    void exportHar(const QStringList &ids, const QString &run, ResponseSink *sink);
     void importHar(const HttpRequest &request, ResponseSink *sink);
     void startReplay(const QJsonObject &flow, const QJsonValue &editedBody, ResponseSink *sink);
     bool needStore(ResponseSink *sink) const;

@@ -13,7 +13,7 @@ QJsonObject LoopInspector::sandboxPayload(const SandboxEntry &entry) {
         {QStringLiteral("ephemeral"), !entry.isSessionScoped()},
         {QStringLiteral("createdMs"), entry.createdMs},
         {QStringLiteral("lastUsedMs"), entry.lastAccessedMs},
-        {QStringLiteral("expiresAtMs"), entry.lastAccessedMs + SandboxRegistry::kIdleTtlMs},
+        {QStringLiteral("expiresAtMs"), entry.lastAccessedMs + SandboxRegistry::idleTtlOf(entry)},
         {QStringLiteral("runs"), entry.runs}};
     if (entry.identity)
         data.insert(QStringLiteral("identity"), SecretMasker::mask(*entry.identity));

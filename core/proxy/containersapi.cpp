@@ -11,6 +11,7 @@
 #include <QUrl>
 
 #include <algorithm>
+#include <cmath>
 
 namespace loopscope {
 
@@ -81,15 +82,16 @@ bool ContainersApi::matches(const QString &path) {
 }
 
 QJsonObject ContainersApi::containerObject(const SandboxEntry &entry, const QString &name) {
-    return {{QStringLiteral("id"), entry.handle.id},
-            {QStringLiteral("object"), QStringLiteral("container")},
-            {QStringLiteral("name"), name.isEmpty() ? entry.sessionId : name},
-            {QStringLiteral("created_at"), entry.createdMs / 1000},
-            {QStringLiteral("last_active_at"), entry.lastAccessedMs / 1000},
-            {QStringLiteral("status"), QStringLiteral("running")},
-            {QStringLiteral("expires_after"),
-             QJsonObject{{QStringLiteral("anchor"), QStringLiteral("last_active_at")},
-                         {QStringLiteral("minutes"), int(SandboxRegistry::kIdleTtlMs / 60000)}}}};
+    return {
+        {QStringLiteral("id"), entry.handle.id},
+        {QStringLiteral("object"), QStringLiteral("container")},
+        {QStringLiteral("name"), name.isEmpty() ? entry.sessionId : name},
+        {QStringLiteral("created_at"), entry.createdMs / 1000},
+        {QStringLiteral("last_active_at"), entry.lastAccessedMs / 1000},
+        {QStringLiteral("status"), QStringLiteral("running")},
+        {QStringLiteral("expires_after"),
+         QJsonObject{{QStringLiteral("anchor"), QStringLiteral("last_active_at")},
+                     {QStringLiteral("minutes"), int(SandboxRegistry::idleTtlOf(entry) / 60000)}}}};
 }
 
 void ContainersApi::handle(const HttpRequest &request, const QString &callerIdentity,
@@ -205,13 +207,33 @@ void ContainersApi::createContainer(const HttpRequest &request, const QString &c
             return;
         }
     }
-    // expires_after: Loopscope keeps its own idle TTL (SandboxRegistry::kIdleTtlMs); accepted.
+    // expires_after (OpenAI: {"anchor":"last_active_at","minutes":N}): the sandbox's own idle
+    // TTL in the registry, which refreshes it on every use as OpenAI's anchor does.
+    qint64 idleTtlMs = 0;
+    const QJsonValue expires = body.value(QStringLiteral("expires_after"));
+    if (!expires.isUndefined() && !expires.isNull()) {
+        const QJsonObject e = expires.toObject();
+        const QJsonValue minutes = e.value(QStringLiteral("minutes"));
+        const double m = minutes.toDouble(-1);
+        if (!expires.isObject() ||
+            e.value(QStringLiteral("anchor")).toString() != QLatin1String("last_active_at") ||
+            !minutes.isDouble() || m != std::floor(m) || m < 1 || m > kMaxExpiryMinutes) {
+            badRequest(sink,
+                       QStringLiteral("'expires_after' must be {\"anchor\": \"last_active_at\", "
+                                      "\"minutes\": N} with N a whole number from 1 to %1.")
+                           .arg(kMaxExpiryMinutes),
+                       QStringLiteral("invalid_value"));
+            return;
+        }
+        idleTtlMs = qint64(m) * 60 * 1000;
+    }
     const QString sessionId = QStringLiteral("container-") + randomHex();
     QPointer<ResponseSink> guard(sink);
     const QString containerName = name.toString();
     whenFinished(
         m_creator(callerIdentity, sessionId), this,
-        [this, guard, containerName, fileIds, route](const QFuture<Outcome<SandboxEntry>> &made) {
+        [this, guard, containerName, fileIds, route,
+         idleTtlMs](const QFuture<Outcome<SandboxEntry>> &made) {
             const Outcome<SandboxEntry> created = resultOr(
                 made, Outcome<SandboxEntry>::failure(QStringLiteral("creation was cancelled")));
             if (!guard)
@@ -222,7 +244,11 @@ void ContainersApi::createContainer(const HttpRequest &request, const QString &c
                                  QStringLiteral("server_error"), QStringLiteral("sandbox_error"));
                 return;
             }
-            const SandboxEntry entry = created.value;
+            SandboxEntry entry = created.value;
+            if (idleTtlMs > 0) {
+                m_registry->setIdleTtl(entry.key, idleTtlMs);
+                entry.idleTtlMs = idleTtlMs;
+            }
             m_names.insert(entry.handle.id, containerName);
             if (fileIds.isEmpty()) {
                 guard->sendJson(200, containerObject(entry, containerName));

@@ -23,7 +23,8 @@ class ResponseSink;
 // OpenAI's Containers API over the SandboxRegistry, scoped to the caller: the session
 // sandboxes a bearer token created are its containers, and nobody else's are visible (404).
 //   POST   /v1/containers        {name, file_ids?, expires_after?} → container (a new session
-//                                 sandbox of the caller; file_ids copied into /mnt/data)
+//                                 sandbox of the caller; file_ids copied into /mnt/data;
+//                                 expires_after.minutes its own idle TTL in the registry)
 //   GET    /v1/containers        → {"object":"list","data":[container…],"has_more":false,…}
 //   GET    /v1/containers/{id}   → container, or 404 when absent or someone else's
 //   DELETE /v1/containers/{id}   → {"id","object":"container.deleted","deleted":true}, or 404
@@ -39,6 +40,8 @@ class ContainersApi : public QObject {
     Q_OBJECT
 public:
     static constexpr qint64 kMaxFileBytes = 32 * 1024 * 1024;
+    // expires_after.minutes: 1 minute to a day (the idle time after the last use).
+    static constexpr int kMaxExpiryMinutes = 24 * 60;
 
     // Creates a session sandbox for (identity, session id).
     using ContainerCreator = std::function<QFuture<Outcome<SandboxEntry>>(

@@ -170,6 +170,7 @@ RecordedFlow *FlowRecorder::flowFor(const InspectorEvent &event) {
 }
 
 void FlowRecorder::record(const InspectorEvent &event) {
+    m_eventsReceived.fetch_add(1, std::memory_order_relaxed);
     if (event.requestId.isEmpty())
         return;
     QMutexLocker lock(&m_mutex);
@@ -223,8 +224,10 @@ void FlowRecorder::record(const InspectorEvent &event) {
         flow = &f;
         started = true;
     }
-    if (!flow)
+    if (!flow) {
+        m_eventsUnmatched.fetch_add(1, std::memory_order_relaxed);
         return; // a finished flow's late event, or not a flow's
+    }
 
     switch (event.kind) {
     case Kind::RequestStarted:

@@ -10,6 +10,7 @@
 #include <QMutex>
 #include <QObject>
 
+#include <atomic>
 #include <optional>
 
 namespace loopscope {
@@ -43,6 +44,10 @@ public:
     QList<QJsonObject> liveSummaries() const;
     QList<QJsonObject> liveFlows() const; // summary + hops
     std::optional<QJsonObject> liveFlow(const QString &id) const;
+    // Any thread: events received, and those with a request id that matched no flow (a late
+    // event of a finished flow). Counted so a benchmark can prove no event was lost on the way.
+    quint64 eventsReceived() const { return m_eventsReceived.load(std::memory_order_relaxed); }
+    quint64 eventsUnmatched() const { return m_eventsUnmatched.load(std::memory_order_relaxed); }
 
 signals:
     void flowStarted(const QJsonObject &summary);
@@ -63,6 +68,8 @@ private:
     mutable QMutex m_mutex; // guards m_running and m_pending
     QHash<QString, RecordedFlow> m_running;
     QHash<QString, QJsonObject> m_pending;
+    std::atomic<quint64> m_eventsReceived{0};
+    std::atomic<quint64> m_eventsUnmatched{0};
 };
 
 } // namespace loopscope

@@ -142,4 +142,15 @@ void FlowStore::applyRetention() {
     onStoreThread(&m_thread, m_recorder, [this] { return m_writer->applyRetention(); });
 }
 
+FlowStoreCounters FlowStore::counters() const {
+    FlowStoreCounters c;
+    if (!m_recorder || !m_writer)
+        return c;
+    c.eventsReceived = m_recorder->eventsReceived();
+    c.eventsUnmatched = m_recorder->eventsUnmatched();
+    c.flowsWritten = m_writer->rowsWritten();
+    c.flowsFailed = m_writer->rowsFailed();
+    return c;
+}
+
 } // namespace loopscope

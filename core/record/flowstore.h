@@ -28,6 +28,14 @@ struct FlowStoreOptions {
     QStringList secrets; // configured secrets masked in recorded headers (master key, api keys)
 };
 
+// What reached the store (for benchmarks and diagnostics; any thread).
+struct FlowStoreCounters {
+    quint64 eventsReceived = 0;  // events the recorder took off its queue
+    quint64 eventsUnmatched = 0; // with a request id but no running flow (dropped)
+    quint64 flowsWritten = 0;    // rows committed (an import of a stored flow counts too)
+    quint64 flowsFailed = 0;     // rows that could not be written (logged, not retried)
+};
+
 // The flow store: one FlowRecorder (folds InspectorEvents into flows) and one StoreWriter (the
 // only write connection; batched transactions, retention) on their own "loopscope-store"
 // thread, plus FlowQuery for readers. Owned by the app (ProxyService), so history survives a
@@ -58,6 +66,7 @@ public:
     void flush();
     // Applies retention now (normally hourly and at open).
     void applyRetention();
+    FlowStoreCounters counters() const;
 
 signals:
     // A flow changed (on the store thread, queued to receivers): summary as the spec.

@@ -119,16 +119,21 @@ bool StoreWriter::commit() {
         return false;
     }
     QStringList ids;
+    quint64 failed = 0;
     for (const FlowRow &row : batch) {
-        insert(row);
+        if (!insert(row))
+            ++failed;
         ids << row.id;
     }
     if (!db.commit()) {
         qWarning().noquote() << "loopscope: history: commit failed:" << db.lastError().text();
         db.rollback();
+        m_rowsFailed.fetch_add(quint64(batch.size()), std::memory_order_relaxed);
         emit committed(ids); // dropped, not retried: never let the queue grow without end
         return false;
     }
+    m_rowsFailed.fetch_add(failed, std::memory_order_relaxed);
+    m_rowsWritten.fetch_add(quint64(batch.size()) - failed, std::memory_order_relaxed);
     emit committed(ids);
     if (m_storedBytes < 0 || m_storedBytes > m_maxBytes)
         applyRetention();

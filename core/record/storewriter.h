@@ -7,6 +7,8 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <atomic>
+
 namespace loopscope {
 
 class StoreDatabase;
@@ -56,6 +58,9 @@ public:
     QList<QPair<QString, QString>> recentRunKeys(int limit);
     bool exists(const QString &id);
     qint64 storedBytes() const { return m_storedBytes; }
+    // Any thread: flows written, and flows that could not be (only logged otherwise).
+    quint64 rowsWritten() const { return m_rowsWritten.load(std::memory_order_relaxed); }
+    quint64 rowsFailed() const { return m_rowsFailed.load(std::memory_order_relaxed); }
 
 signals:
     // Rows just committed (the recorder drops them from its pending snapshot).
@@ -72,6 +77,8 @@ private:
     int m_maxDays;
     qint64 m_maxBytes;
     qint64 m_storedBytes = -1;
+    std::atomic<quint64> m_rowsWritten{0};
+    std::atomic<quint64> m_rowsFailed{0};
 };
 
 } // namespace loopscope

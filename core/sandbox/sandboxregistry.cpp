@@ -298,7 +298,7 @@ QFuture<void> SandboxRegistry::pruneExpired() {
     const qint64 current = now();
     QStringList expired;
     for (auto it = d->entries.cbegin(); it != d->entries.cend(); ++it) {
-        if (current - it->lastAccessedMs > kIdleTtlMs && !d->pins.contains(it.key()))
+        if (current - it->lastAccessedMs > idleTtlOf(*it) && !d->pins.contains(it.key()))
             expired.append(it.key());
     }
     QList<QFuture<void>> deletions;
@@ -375,6 +375,12 @@ void SandboxRegistry::unpin(const QString &key) {
 
 bool SandboxRegistry::isPinned(const QString &key) const {
     return d->pins.contains(key);
+}
+
+void SandboxRegistry::setIdleTtl(const QString &key, qint64 ms) {
+    auto it = d->entries.find(key);
+    if (it != d->entries.end())
+        it->idleTtlMs = qMax<qint64>(0, ms);
 }
 
 void SandboxRegistry::setLastAccessed(const QString &key, qint64 ms) {

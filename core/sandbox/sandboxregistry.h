@@ -24,6 +24,7 @@ struct SandboxEntry {
     qint64 createdMs = 0;
     qint64 lastAccessedMs = 0;
     int runs = 0;
+    qint64 idleTtlMs = 0; // 0: SandboxRegistry::kIdleTtlMs; a container's expires_after sets it
 
     bool isSessionScoped() const { return identity.has_value(); }
 };
@@ -51,6 +52,10 @@ public:
     static constexpr QLatin1String kCapReachedPrefix{"too many live sandboxes"};
     static constexpr int kCapRetryAfterSeconds = 5;
     static bool isCapReached(const QString &error) { return error.startsWith(kCapReachedPrefix); }
+    // How long `entry` may stay idle before pruneExpired() deletes it.
+    static qint64 idleTtlOf(const SandboxEntry &entry) {
+        return entry.idleTtlMs > 0 ? entry.idleTtlMs : kIdleTtlMs;
+    }
 
     explicit SandboxRegistry(QObject *parent = nullptr);
     // Safe with work pending: waiters of unfinished creations get an error, sandboxes that
@@ -83,7 +88,9 @@ public:
     QFuture<void> remove(const QString &key, SandboxRemovalReason reason);
     // Deletes a sandbox that is not (or no longer) cached; errors are reported, never raised.
     QFuture<void> deleteSandbox(const SandboxEntry &entry, SandboxRemovalReason reason);
-    // Pops and deletes every entry idle for longer than the TTL.
+    // Gives the cached sandbox for `key` its own idle TTL (a container's expires_after).
+    void setIdleTtl(const QString &key, qint64 ms);
+    // Pops and deletes every entry idle for longer than its TTL.
     QFuture<void> pruneExpired();
     // Deletes everything (app shutdown); creations in flight are deleted when they arrive.
     QFuture<void> removeAll(SandboxRemovalReason reason = SandboxRemovalReason::Shutdown);

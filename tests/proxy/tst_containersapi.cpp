@@ -14,6 +14,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSignalSpy>
 #include <QTest>
 
 #include <memory>
@@ -114,6 +115,9 @@ private slots:
     void badUploadsGetClearErrors();
     void fileIdsAreCopiedFromTheUpstream();
     void plotsBecomeImagesFilesAndCitations();
+    void expiresAfterIsTheContainersIdleTime();
+    void badExpiresAfterIsRefused_data();
+    void badExpiresAfterIsRefused();
 };
 
 void TestContainersApi::multipartIsParsed() {
@@ -390,4 +394,76 @@ void TestContainersApi::plotsBecomeImagesFilesAndCitations() {
 }
 
 QTEST_GUILESS_MAIN(TestContainersApi)
+void TestContainersApi::expiresAfterIsTheContainersIdleTime() {
+    const auto shortLived =
+        callJson("POST", "/v1/containers",
+                 {{QStringLiteral("name"), QStringLiteral("short")},
+                  {QStringLiteral("expires_after"),
+                   QJsonObject{{QStringLiteral("anchor"), QStringLiteral("last_active_at")},
+                               {QStringLiteral("minutes"), 1}}}});
+    QCOMPARE(shortLived.status, 200);
+    const QString shortId = shortLived.json()[QStringLiteral("id")].toString();
+    QCOMPARE(shortLived.json()[QStringLiteral("expires_after")][QStringLiteral("minutes")].toInt(),
+             1);
+    const QString defaultId = createContainer();
+    QVERIFY(!shortId.isEmpty() && !defaultId.isEmpty());
+    const auto shown = call("GET", "/v1/containers/" + shortId.toUtf8());
+    QCOMPARE(shown.json()[QStringLiteral("expires_after")][QStringLiteral("minutes")].toInt(), 1);
+    QCOMPARE(shown.json()[QStringLiteral("expires_after")][QStringLiteral("anchor")].toString(),
+             QStringLiteral("last_active_at"));
+    QCOMPARE(call("GET", "/v1/containers/" + defaultId.toUtf8())
+                 .json()[QStringLiteral("expires_after")][QStringLiteral("minutes")]
+                 .toInt(),
+             int(SandboxRegistry::kIdleTtlMs / 60000));
+
+    // Both real sandboxes are 61 s idle: past the short container's minute, well inside the
+    // default 15. A sweep deletes the one and keeps the other.
+    SandboxRegistry *registry = stack->registry();
+    const qint64 later = registry->now() + 61 * 1000;
+    registry->setClock([later] { return later; });
+    QSignalSpy removed(registry, &SandboxRegistry::sandboxRemoved);
+    registry->pruneExpired();
+    QVERIFY(QTest::qWaitFor([&] { return removed.count() >= 1; }, 30000));
+    registry->setClock({});
+    QCOMPARE(removed.count(), 1);
+    QCOMPARE(removed.at(0).at(0).value<SandboxEntry>().handle.id, shortId);
+    QCOMPARE(removed.at(0).at(1).value<SandboxRemovalReason>(), SandboxRemovalReason::Expired);
+    QCOMPARE(call("GET", "/v1/containers/" + shortId.toUtf8()).status, 404);
+    QCOMPARE(call("GET", "/v1/containers/" + defaultId.toUtf8()).status, 200);
+}
+
+void TestContainersApi::badExpiresAfterIsRefused_data() {
+    QTest::addColumn<QJsonValue>("expiresAfter");
+    const auto e = [](const QJsonValue &anchor, const QJsonValue &minutes) {
+        QJsonObject o;
+        if (!anchor.isUndefined())
+            o.insert(QStringLiteral("anchor"), anchor);
+        if (!minutes.isUndefined())
+            o.insert(QStringLiteral("minutes"), minutes);
+        return QJsonValue(o);
+    };
+    const QString last = QStringLiteral("last_active_at");
+    QTest::newRow("not an object") << QJsonValue(5);
+    QTest::newRow("other anchor") << e(QStringLiteral("created_at"), 5);
+    QTest::newRow("no anchor") << e(QJsonValue::Undefined, 5);
+    QTest::newRow("no minutes") << e(last, QJsonValue::Undefined);
+    QTest::newRow("minutes as text") << e(last, QStringLiteral("5"));
+    QTest::newRow("zero minutes") << e(last, 0);
+    QTest::newRow("fractional minutes") << e(last, 1.5);
+    QTest::newRow("more than a day") << e(last, 24 * 60 + 1);
+}
+
+void TestContainersApi::badExpiresAfterIsRefused() {
+    QFETCH(QJsonValue, expiresAfter);
+    const int before = stack->registry()->size();
+    const auto refused = callJson("POST", "/v1/containers",
+                                  {{QStringLiteral("name"), QStringLiteral("x")},
+                                   {QStringLiteral("expires_after"), expiresAfter}});
+    QCOMPARE(refused.status, 400);
+    QVERIFY2(refused.json()[QStringLiteral("error")][QStringLiteral("message")].toString().contains(
+                 QStringLiteral("expires_after")),
+             refused.body.constData());
+    QCOMPARE(stack->registry()->size(), before); // no sandbox was made for it
+}
+
 #include "tst_containersapi.moc"

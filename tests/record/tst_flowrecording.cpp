@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <atomic>
 #include <memory>
 
 using namespace loopscope;
@@ -423,6 +424,28 @@ private slots:
         QCOMPARE(hop(flow, "upstream_response").value("status").toInt(), 0);
         QVERIFY(!hop(flow, "upstream_response").value("error").toString().isEmpty());
         QCOMPARE(hop(flow, "client_response").value("status").toInt(), 502);
+    }
+
+    // The counters a benchmark uses to prove no event was lost: every published event is
+    // received, a stray one (no such flow) is counted as unmatched, every flow is written.
+    void countersAccountForEveryEvent() {
+        start(config());
+        std::atomic<quint64> published{0};
+        connect(
+            m_bus.get(), &EventBus::eventPublished, this, [&published] { ++published; },
+            Qt::DirectConnection);
+        m_upstream->enqueue(ScriptedUpstream::Response::json(
+            responseObject(QStringLiteral("resp_c"), QJsonArray(), 1, 1)));
+        QCOMPARE(roundTrip("POST", "/v1/responses", R"({"model":"x","input":"y"})").status, 200);
+        QCOMPARE(roundTrip("POST", "/v1/responses", "{").status, 400);
+        QVERIFY(!flowOf(1).isEmpty());
+        m_bus->publish(InspectorEvent::Kind::UpstreamCall, QStringLiteral("req_nobody"), 0);
+        m_store->flush();
+        const FlowStoreCounters c = m_store->counters();
+        QCOMPARE(c.eventsReceived, published.load());
+        QCOMPARE(c.eventsUnmatched, quint64(1));
+        QCOMPARE(c.flowsWritten, quint64(2));
+        QCOMPARE(c.flowsFailed, quint64(0));
     }
 
     void clientHangUpMidStream() {
