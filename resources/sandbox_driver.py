@@ -28,17 +28,58 @@
 #             live_cap_bytes bound them (live_cap_bytes 0: none).
 
 import _json as _cjson
+import _thread
 import builtins
 import io
 import os
 import resource
 import select
 import sys
-import threading
 import time
 import types
 
 MAX_IN_FRAME = 64 * 1024 * 1024
+
+
+# Threads and locks through _thread: `import threading` pulls in functools and collections, ~3 ms
+# of CPU on every sandbox start. The driver's threads are daemons in all but name (nothing waits
+# for them at exit); user code importing threading gets the real module as usual.
+def _start_thread(target):
+    _thread.start_new_thread(target, ())
+
+
+class _Condition:
+    """threading.Condition's wait/notify on one lock, for the driver's two waiting threads."""
+
+    def __init__(self):
+        self._lock = _thread.allocate_lock()
+        self._waiters = []
+
+    def __enter__(self):
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+    def wait(self, timeout=None):
+        waiter = _thread.allocate_lock()
+        waiter.acquire()
+        self._waiters.append(waiter)
+        self._lock.release()
+        try:
+            if timeout is None:
+                waiter.acquire()
+            else:
+                waiter.acquire(True, max(timeout, 0))
+        finally:
+            self._lock.acquire()
+            if waiter in self._waiters:  # timed out: nobody notified this one
+                self._waiters.remove(waiter)
+
+    def notify(self):
+        if self._waiters:
+            self._waiters.pop(0).release()
 
 
 def _read_exact(fd, n):
@@ -120,7 +161,7 @@ class Capture:
 
     def __init__(self, cap):
         self.cap = cap
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.buf = bytearray()
         self.dropped = 0
         self.listener = None  # called after bytes were kept (live output)
@@ -241,8 +282,8 @@ class _FdDrain:
         self.capture = capture
         self.read_fd, self.write_fd = os.pipe()
         os.set_blocking(self.read_fd, False)
-        self.lock = threading.Lock()
-        threading.Thread(target=self._loop, daemon=True, name="loopscope-drain").start()
+        self.lock = _thread.allocate_lock()
+        _start_thread(self._loop)
 
     def _loop(self):
         while True:
@@ -270,11 +311,11 @@ class _Watchdog:
 
     def __init__(self, driver):
         self.driver = driver
-        self.cond = threading.Condition()
+        self.cond = _Condition()
         self.deadline = None
         self.run_id = None
         self.idle = False
-        threading.Thread(target=self._loop, daemon=True, name="loopscope-watchdog").start()
+        _start_thread(self._loop)
 
     def arm(self, run_id, seconds):
         with self.cond:
@@ -318,7 +359,7 @@ class _LiveOutput:
         self.interval = interval_ms / 1000.0
         self.chunk = chunk
         self.cap = cap
-        self.cond = threading.Condition()
+        self.cond = _Condition()
         self.run_id = None
         self.sent = {}
         self.total = 0
@@ -327,7 +368,7 @@ class _LiveOutput:
         if cap > 0:
             for capture in (driver.out, driver.err):
                 capture.listener = self.notify
-            threading.Thread(target=self._loop, daemon=True, name="loopscope-live").start()
+            _start_thread(self._loop)
 
     def begin(self, run_id):
         with self.cond:
@@ -407,7 +448,7 @@ class Driver:
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.cells = 0
         self.sources = {}
-        self.write_lock = threading.Lock()  # the watchdog writes frames too
+        self.write_lock = _thread.allocate_lock()  # the watchdog writes frames too
         self.watchdog = _Watchdog(self)
         self.live = _LiveOutput(self, int(config.get("live_interval_ms", 50)),
                                 int(config.get("live_chunk_bytes", 4096)),
@@ -544,10 +585,12 @@ class _Media:
         self.images = []
         self.dropped = []
         os.environ["MPLBACKEND"] = "module://" + MPL_BACKEND
-        # Imported before the finder is installed: importing it from inside find_spec would
-        # ask the finder again (the interpreter starts with -S, so nothing has imported it yet).
+        # Taken before the finder is installed: importing it from inside find_spec would ask
+        # the finder again. The frozen bootstrap's own function, which importlib.util re-exports:
+        # importing importlib.util pulls in contextlib, functools and collections (~2 ms/start).
         global _spec_from_loader
-        from importlib.util import spec_from_loader as _spec_from_loader
+        import _frozen_importlib
+        _spec_from_loader = _frozen_importlib.spec_from_loader
         sys.meta_path.insert(0, _MediaFinder(self))
 
     def before_run(self):
