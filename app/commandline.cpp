@@ -48,6 +48,11 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     const QCommandLineOption execTimeout(QStringLiteral("exec-timeout"),
                                          QStringLiteral("Time limit for one sandboxed code run."),
                                          QStringLiteral("SECONDS"));
+    const QCommandLineOption sandboxPool(
+        QStringLiteral("sandbox-pool"),
+        QStringLiteral("Warm local sandbox interpreters kept ready (default 2, 0 = none; "
+                       "overrides sandbox.pool_size)."),
+        QStringLiteral("N"));
     const QCommandLineOption checkConfig(
         QStringLiteral("check-config"),
         QStringLiteral("Load a LiteLLM-style config.yaml, print per model where Loopscope "
@@ -100,6 +105,7 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         QStringLiteral("insecure-public"),
         QStringLiteral("Allow a non-loopback --host without general_settings.master_key: anyone "
                        "who reaches the port can run code and spend the configured key."));
+    parser.addOption(sandboxPool);
     parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, dataDir,
                        noHistory, controlToken, allowOrigin, insecurePublic, checkConfig,
                        printMcpConfig});
@@ -165,6 +171,15 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         const QString path = parser.value(config);
         if (!c.loadFile(path, QProcessEnvironment::systemEnvironment(), &error))
             return fail(QStringLiteral("config error in %1: %2").arg(path, error));
+    }
+    if (parser.isSet(sandboxPool)) {
+        // After the config file: the command line wins.
+        const int n = parser.value(sandboxPool).toInt(&ok);
+        if (!ok || n < 0 || n > 32)
+            return fail(QStringLiteral("--sandbox-pool: must be an integer from 0 to 32, got '%1'")
+                            .arg(parser.value(sandboxPool)));
+        c.sandboxPoolSize = n;
+        c.sandboxPoolMax = qMax(c.sandboxPoolMax, n);
     }
     if (parser.isSet(otlpEndpoint)) {
         const QUrl url(parser.value(otlpEndpoint), QUrl::StrictMode);

@@ -101,6 +101,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             if (config.execTimeoutSeconds > 0)
                 sandbox.timeoutMs = config.execTimeoutSeconds * 1000;
             sandbox.poolSize = qMax(0, config.sandboxPoolSize);
+            sandbox.poolMaxSize = qMax(sandbox.poolSize, config.sandboxPoolMax);
             sandbox.allowUnisolated = config.allowUnisolated;
             if (!m_stack->init(sandbox, error)) {
                 delete m_server;

@@ -27,18 +27,59 @@
 #             before the run's result frame. The config's live_interval_ms, live_chunk_bytes and
 #             live_cap_bytes bound them (live_cap_bytes 0: none).
 
+import _json as _cjson
+import _thread
 import builtins
 import io
-import json
 import os
 import resource
 import select
 import sys
-import threading
 import time
 import types
 
 MAX_IN_FRAME = 64 * 1024 * 1024
+
+
+# Threads and locks through _thread: `import threading` pulls in functools and collections, ~3 ms
+# of CPU on every sandbox start. The driver's threads are daemons in all but name (nothing waits
+# for them at exit); user code importing threading gets the real module as usual.
+def _start_thread(target):
+    _thread.start_new_thread(target, ())
+
+
+class _Condition:
+    """threading.Condition's wait/notify on one lock, for the driver's two waiting threads."""
+
+    def __init__(self):
+        self._lock = _thread.allocate_lock()
+        self._waiters = []
+
+    def __enter__(self):
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+    def wait(self, timeout=None):
+        waiter = _thread.allocate_lock()
+        waiter.acquire()
+        self._waiters.append(waiter)
+        self._lock.release()
+        try:
+            if timeout is None:
+                waiter.acquire()
+            else:
+                waiter.acquire(True, max(timeout, 0))
+        finally:
+            self._lock.acquire()
+            if waiter in self._waiters:  # timed out: nobody notified this one
+                self._waiters.remove(waiter)
+
+    def notify(self):
+        if self._waiters:
+            self._waiters.pop(0).release()
 
 
 def _read_exact(fd, n):
@@ -62,11 +103,46 @@ def _read_raw_frame(fd):
     return _read_exact(fd, size)
 
 
+# JSON through the C half of the json module: `import json` pulls in re, enum, functools and
+# collections, ~4 ms of CPU on every sandbox start (a third of the interpreter's own start-up).
+# Same output as json.dumps(ensure_ascii=False, separators=(",", ":")) and json.loads for the
+# compact JSON the proxy sends. User code importing json gets the real module as usual.
+class _JsonOptions:
+    # The attributes _json.make_scanner reads from a json.JSONDecoder.
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity, -Infinity
+
+
+_scan_json = _cjson.make_scanner(_JsonOptions())
+
+
+def _not_serializable(obj):
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+_encode_json = _cjson.make_encoder(None, _not_serializable, _cjson.encode_basestring, None, ":",
+                                   ",", False, False, True)
+
+
+def _loads(text):
+    try:
+        value, end = _scan_json(text, 0)
+    except StopIteration:
+        raise ValueError("a frame is not JSON") from None
+    if end != len(text):
+        raise ValueError("a frame has data after its JSON")
+    return value
+
+
 def _read_frame(fd):
     body = _read_raw_frame(fd)
     if body is None:
         return None
-    return json.loads(body.decode("utf-8"))
+    return _loads(body.decode("utf-8"))
 
 
 def _write_frames(fd, *payloads):
@@ -77,8 +153,7 @@ def _write_frames(fd, *payloads):
 
 
 def _json(obj):
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "backslashreplace")
+    return "".join(_encode_json(obj, 0)).encode("utf-8", "backslashreplace")
 
 
 class Capture:
@@ -86,7 +161,7 @@ class Capture:
 
     def __init__(self, cap):
         self.cap = cap
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.buf = bytearray()
         self.dropped = 0
         self.listener = None  # called after bytes were kept (live output)
@@ -207,8 +282,8 @@ class _FdDrain:
         self.capture = capture
         self.read_fd, self.write_fd = os.pipe()
         os.set_blocking(self.read_fd, False)
-        self.lock = threading.Lock()
-        threading.Thread(target=self._loop, daemon=True, name="loopscope-drain").start()
+        self.lock = _thread.allocate_lock()
+        _start_thread(self._loop)
 
     def _loop(self):
         while True:
@@ -236,11 +311,11 @@ class _Watchdog:
 
     def __init__(self, driver):
         self.driver = driver
-        self.cond = threading.Condition()
+        self.cond = _Condition()
         self.deadline = None
         self.run_id = None
         self.idle = False
-        threading.Thread(target=self._loop, daemon=True, name="loopscope-watchdog").start()
+        _start_thread(self._loop)
 
     def arm(self, run_id, seconds):
         with self.cond:
@@ -284,7 +359,7 @@ class _LiveOutput:
         self.interval = interval_ms / 1000.0
         self.chunk = chunk
         self.cap = cap
-        self.cond = threading.Condition()
+        self.cond = _Condition()
         self.run_id = None
         self.sent = {}
         self.total = 0
@@ -293,7 +368,7 @@ class _LiveOutput:
         if cap > 0:
             for capture in (driver.out, driver.err):
                 capture.listener = self.notify
-            threading.Thread(target=self._loop, daemon=True, name="loopscope-live").start()
+            _start_thread(self._loop)
 
     def begin(self, run_id):
         with self.cond:
@@ -373,7 +448,7 @@ class Driver:
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.cells = 0
         self.sources = {}
-        self.write_lock = threading.Lock()  # the watchdog writes frames too
+        self.write_lock = _thread.allocate_lock()  # the watchdog writes frames too
         self.watchdog = _Watchdog(self)
         self.live = _LiveOutput(self, int(config.get("live_interval_ms", 50)),
                                 int(config.get("live_chunk_bytes", 4096)),
@@ -510,10 +585,12 @@ class _Media:
         self.images = []
         self.dropped = []
         os.environ["MPLBACKEND"] = "module://" + MPL_BACKEND
-        # Imported before the finder is installed: importing it from inside find_spec would
-        # ask the finder again (the interpreter starts with -S, so nothing has imported it yet).
+        # Taken before the finder is installed: importing it from inside find_spec would ask
+        # the finder again. The frozen bootstrap's own function, which importlib.util re-exports:
+        # importing importlib.util pulls in contextlib, functools and collections (~2 ms/start).
         global _spec_from_loader
-        from importlib.util import spec_from_loader as _spec_from_loader
+        import _frozen_importlib
+        _spec_from_loader = _frozen_importlib.spec_from_loader
         sys.meta_path.insert(0, _MediaFinder(self))
 
     def before_run(self):

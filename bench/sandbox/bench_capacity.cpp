@@ -7,6 +7,9 @@
 //
 //   bench_capacity --binary before=/path/a/loopscope --binary after=/path/b/loopscope
 //                  [--seconds 15] [--clients 4] [--rounds 2] [--idle-seconds 5]
+//
+// A binary spec "label=path@N" starts that binary with --sandbox-pool N (warm pool size; 0 =
+// none), so one build can be measured without, and with, its pool in the same run.
 #include "loopfixtures.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
@@ -241,18 +244,21 @@ Result drive(quint16 port, int clients, int seconds, bool session) {
 
 class Binary {
 public:
-    Binary(const QString &label, const QString &path, const QString &upstream)
+    Binary(const QString &label, const QString &path, const QString &upstream,
+           const QStringList &extraArguments)
         : label(label)
         , m_path(path)
-        , m_upstream(upstream) {}
+        , m_upstream(upstream)
+        , m_extraArguments(extraArguments) {}
 
     void start() {
         m_port = freePort();
         m_process = std::make_unique<QProcess>();
         m_process->setProgram(m_path);
-        m_process->setArguments({QStringLiteral("--headless"), QStringLiteral("--port"),
-                                 QString::number(m_port), QStringLiteral("--upstream"),
-                                 m_upstream});
+        m_process->setArguments(QStringList{QStringLiteral("--headless"), QStringLiteral("--port"),
+                                            QString::number(m_port), QStringLiteral("--upstream"),
+                                            m_upstream} +
+                                m_extraArguments);
         m_process->setStandardOutputFile(QProcess::nullDevice());
         m_process->setStandardErrorFile(QProcess::nullDevice());
         m_process->start();
@@ -311,6 +317,7 @@ public:
 private:
     QString m_path;
     QString m_upstream;
+    QStringList m_extraArguments;
     quint16 m_port = 0;
     std::unique_ptr<QProcess> m_process;
 };
@@ -366,8 +373,14 @@ int main(int argc, char **argv) {
     std::vector<std::unique_ptr<Binary>> binaries;
     for (const QString &spec : parser.values(binaryOption)) {
         const qsizetype eq = spec.indexOf(u'=');
-        binaries.push_back(std::make_unique<Binary>(
-            eq > 0 ? spec.left(eq) : spec, eq > 0 ? spec.mid(eq + 1) : spec, upstream.baseUrl()));
+        QString path = eq > 0 ? spec.mid(eq + 1) : spec;
+        QStringList extra;
+        if (const qsizetype at = path.lastIndexOf(u'@'); at > 0) {
+            extra << QStringLiteral("--sandbox-pool") << path.mid(at + 1);
+            path.truncate(at);
+        }
+        binaries.push_back(std::make_unique<Binary>(eq > 0 ? spec.left(eq) : spec, path,
+                                                    upstream.baseUrl(), extra));
     }
     if (binaries.empty())
         fail(QStringLiteral("give at least one --binary"));

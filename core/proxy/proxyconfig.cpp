@@ -345,8 +345,14 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         const QJsonObject s = sandbox.toObject();
         qint64 live = maxLiveSandboxes;
         qint64 chars = maxOutputChars;
+        qint64 pool = sandboxPoolSize;
+        qint64 poolMax = sandboxPoolMax;
         if (!v.integer(s, QStringLiteral("max_live"), QStringLiteral("sandbox.max_live"), 1, 100000,
                        &live) ||
+            !v.integer(s, QStringLiteral("pool_size"), QStringLiteral("sandbox.pool_size"), 0, 32,
+                       &pool) ||
+            !v.integer(s, QStringLiteral("pool_max"), QStringLiteral("sandbox.pool_max"), 0, 32,
+                       &poolMax) ||
             !v.integer(s, QStringLiteral("max_output_chars"),
                        QStringLiteral("sandbox.max_output_chars"), 200, 100000000, &chars) ||
             !v.boolean(s, QStringLiteral("allow_unisolated"),
@@ -354,6 +360,10 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
             return finish(false, v.error);
         maxLiveSandboxes = int(live);
         maxOutputChars = int(chars);
+        sandboxPoolSize = int(pool);
+        // The pool only grows beyond its size, never past the global cap: warm interpreters
+        // are processes too (they are not sandboxes yet, so max_live does not count them).
+        sandboxPoolMax = int(qBound(pool, poolMax, live));
     }
 
     QString controlKey;

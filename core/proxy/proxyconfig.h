@@ -59,7 +59,11 @@ public:
     int maxLoopsOverride = 0;      // --max-loops (0 = not given)
     int execTimeoutSeconds = 0;    // --exec-timeout (0 = not given)
     int requestTimeoutMs = 600000; // litellm_settings.request_timeout (seconds in YAML)
-    int sandboxPoolSize = 2;       // warm local interpreters (the window's Settings); 0 = none
+    // Warm local interpreters: [sandbox.pool_size], the window's Settings or --sandbox-pool;
+    // 0 = none. Under a burst the pool grows up to [sandbox.pool_max] (raised to pool_size,
+    // lowered to max_live) and shrinks back when idle.
+    int sandboxPoolSize = 2;
+    int sandboxPoolMax = 6;
 
     // Flow history (issue 11): the top-level `history:` mapping (max_days, max_mb), the CLI's
     // --data-dir / --no-history, and model_list model_info prices (USD per token, LiteLLM keys

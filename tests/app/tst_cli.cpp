@@ -109,6 +109,19 @@ int childrenRunning(qint64 pid, const QByteArray &needle) {
     return count;
 }
 
+// Processes anywhere whose command line mentions `needle` (zombies have none).
+int processesMentioning(const QByteArray &needle) {
+    int count = 0;
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &entry : entries) {
+        QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(entry));
+        if (entry.toLongLong() > 0 && cmdline.open(QIODevice::ReadOnly) &&
+            cmdline.readAll().contains(needle))
+            ++count;
+    }
+    return count;
+}
+
 // VmRSS of a process in KiB (0 when unknown).
 qint64 residentKiB(qint64 pid) {
     QFile status(QStringLiteral("/proc/%1/status").arg(pid));
@@ -185,6 +198,12 @@ private slots:
         QTest::newRow("max-loops zero")
             << QStringList{QStringLiteral("--max-loops"), QStringLiteral("0")}
             << QStringLiteral("--max-loops");
+        QTest::newRow("sandbox-pool negative")
+            << QStringList{QStringLiteral("--sandbox-pool"), QStringLiteral("-1")}
+            << QStringLiteral("--sandbox-pool");
+        QTest::newRow("sandbox-pool not a number")
+            << QStringList{QStringLiteral("--sandbox-pool"), QStringLiteral("many")}
+            << QStringLiteral("--sandbox-pool");
         QTest::newRow("exec-timeout negative")
             << QStringList{QStringLiteral("--exec-timeout"), QStringLiteral("-1")}
             << QStringLiteral("--exec-timeout");
@@ -279,6 +298,33 @@ private slots:
         QCOMPARE(app.process.exitStatus(), QProcess::NormalExit);
         QCOMPARE(app.process.exitCode(), 0);
         QCOMPARE(app.out.count('\n'), 1);
+    }
+
+    // --sandbox-pool sets how many warm interpreters (one bwrap child each) the binary keeps;
+    // 0 keeps none. SIGTERM leaves no sandbox process behind, pooled ones included.
+    void sandboxPoolFlagSizesTheWarmPool_data() {
+        QTest::addColumn<int>("pool");
+        QTest::newRow("3") << 3;
+        QTest::newRow("0 (off)") << 0;
+    }
+    void sandboxPoolFlagSizesTheWarmPool() {
+        QFETCH(int, pool);
+        Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
+                     QStringLiteral("--sandbox-pool"), QString::number(pool)});
+        QVERIFY2(app.waitListening(), app.err.constData());
+        const qint64 pid = app.process.processId();
+        const QByteArray marker = "loopscope-sandbox:" + QByteArray::number(pid);
+        if (pool > 0) {
+            QTRY_COMPARE_WITH_TIMEOUT(childrenRunning(pid, marker), pool, 20000);
+        } else {
+            // Nothing to wait for: give a pool the time it would need to show up (the row
+            // above shows one does within this time on this machine).
+            QTest::qWait(3000);
+        }
+        QCOMPARE(childrenRunning(pid, marker), pool);
+        QVERIFY(app.stop(SIGTERM));
+        QCOMPARE(app.process.exitCode(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(processesMentioning(marker), 0, 20000);
     }
 
     void upstreamAndConfigRouting() {

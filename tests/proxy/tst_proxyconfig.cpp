@@ -234,6 +234,12 @@ general_settings:
         QTest::newRow("max_live not a number")
             << QByteArray("sandbox:\n  max_live: lots\n")
             << QStringLiteral("sandbox.max_live (line 2): must be an integer");
+        QTest::newRow("pool_size negative")
+            << QByteArray("sandbox:\n  pool_size: -1\n")
+            << QStringLiteral("sandbox.pool_size (line 2): must be an integer");
+        QTest::newRow("pool_max too big")
+            << QByteArray("sandbox:\n  pool_max: 1000\n")
+            << QStringLiteral("sandbox.pool_max (line 2): must be an integer");
         QTest::newRow("allow_unisolated not a bool")
             << QByteArray("sandbox:\n  allow_unisolated: 1\n")
             << QStringLiteral("sandbox.allow_unisolated (line 2): must be true or false");
@@ -245,6 +251,8 @@ general_settings:
         QCOMPARE(defaults.maxLiveSandboxes, 32);
         QCOMPARE(defaults.maxOutputChars, 20000);
         QCOMPARE(defaults.shutdownTimeoutMs, 5000);
+        QCOMPARE(defaults.sandboxPoolSize, 2);
+        QCOMPARE(defaults.sandboxPoolMax, 6);
         ProxyConfig config;
         QString error;
         QVERIFY2(
@@ -265,6 +273,30 @@ general_settings:
         QCOMPARE(config.maxLiveSandboxes, 4);
         QCOMPARE(config.maxOutputChars, 500);
         QVERIFY(config.allowUnisolated);
+        QCOMPARE(config.sandboxPoolSize, 2);
+        QCOMPARE(config.sandboxPoolMax, 4); // never past max_live
+    }
+    // The warm pool's bounds: pool_max is raised to pool_size and lowered to max_live.
+    void sandboxPoolBounds_data() {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::addColumn<int>("size");
+        QTest::addColumn<int>("max");
+        QTest::newRow("off") << QByteArray("sandbox:\n  pool_size: 0\n") << 0 << 6;
+        QTest::newRow("both") << QByteArray("sandbox:\n  pool_size: 3\n  pool_max: 9\n") << 3 << 9;
+        QTest::newRow("max below size")
+            << QByteArray("sandbox:\n  pool_size: 5\n  pool_max: 1\n") << 5 << 5;
+        QTest::newRow("max above max_live")
+            << QByteArray("sandbox:\n  pool_size: 1\n  pool_max: 20\n  max_live: 3\n") << 1 << 3;
+    }
+    void sandboxPoolBounds() {
+        QFETCH(QByteArray, yaml);
+        QFETCH(int, size);
+        QFETCH(int, max);
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
+        QCOMPARE(config.sandboxPoolSize, size);
+        QCOMPARE(config.sandboxPoolMax, max);
     }
     void configErrorsNameKeyAndLine() {
         QFETCH(QByteArray, yaml);

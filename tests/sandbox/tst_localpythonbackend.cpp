@@ -44,16 +44,23 @@ private slots:
     void outputIsUtf8Safe();
     void runsOnOneSandboxAreQueuedInOrder();
     void sitePackagesAndBuiltinsWithoutTheSiteModule();
+    void driverStartsLean();
     void liveOutputArrivesWhileTheCodeRuns();
     void liveOutputIsBoundedInRateAndSize();
     void liveOutputOfAQuickRunIsOptional();
 
     void escapeIsRefused_data();
     void escapeIsRefused();
+    void hostLoopbackPortIsRefused_data() { addPathColumn(); }
     void hostLoopbackPortIsRefused();
     void seccompFilterBlocksKernelSurface_data();
     void seccompFilterBlocksKernelSurface();
+    void canaryEnvironmentVariableIsAbsent_data() { addPathColumn(); }
     void canaryEnvironmentVariableIsAbsent();
+    void limitsHoldOnBothPaths_data() { addPathColumn(); }
+    void limitsHoldOnBothPaths();
+    void noStateCrossesSandboxes_data() { addPathColumn(); }
+    void noStateCrossesSandboxes();
     void scratchSpaceIsSizeCapped_data();
     void scratchSpaceIsSizeCapped();
     void cpuLimitKillsAndIsNamed();
@@ -69,6 +76,7 @@ private slots:
     void twentySandboxesInParallel();
     void poolHandsOutEachInterpreterOnce();
     void poolCanBeDisabled();
+    void shutdownWhilePoolIsStartingLeavesNothing();
     void poolGrowsUnderDemandAndShrinksWhenIdle();
     void pooledInterpretersStartAtLowerPriority();
     void killingASandboxLeavesNoZombie();
@@ -80,6 +88,13 @@ private slots:
     void unisolatedNeedsExplicitSwitchAndIsFlagged();
 
 private:
+    // Every isolation check runs on both ways a sandbox comes to be: "fresh" (started for the
+    // create, pool off) and "pooled" (a warm interpreter handed out by the pool, checked).
+    static void addPathColumn();
+    static QStringList paths() { return {QStringLiteral("fresh"), QStringLiteral("pooled")}; }
+    LocalPythonBackend &backendFor(const QString &path,
+                                   LocalSandboxOptions options = testOptions());
+    SandboxHandle createVia(const QString &path);
     static LocalSandboxOptions testOptions();
     LocalPythonBackend &backend(const LocalSandboxOptions &options = testOptions());
     SandboxHandle create();
@@ -110,6 +125,41 @@ SandboxHandle TestLocalPythonBackend::create() {
 Outcome<ExecutionResult> TestLocalPythonBackend::run(const SandboxHandle &handle,
                                                      const QString &code) {
     return awaitFuture(m_backend->run(handle, code, {}), kWaitMs);
+}
+
+void TestLocalPythonBackend::addPathColumn() {
+    QTest::addColumn<QString>("path");
+    for (const QString &path : paths())
+        QTest::newRow(qPrintable(path)) << path;
+}
+
+LocalPythonBackend &TestLocalPythonBackend::backendFor(const QString &path,
+                                                       LocalSandboxOptions options) {
+    const bool pooled = path == QLatin1String("pooled");
+    options.poolSize = pooled ? 1 : 0;
+    options.poolMaxSize = pooled ? 1 : 0; // a fixed pool: every create waits for its hand-off
+    return backend(options);
+}
+
+SandboxHandle TestLocalPythonBackend::createVia(const QString &path) {
+    if (path != QLatin1String("pooled")) {
+        if (m_backend->pooledCount() != 0)
+            qWarning("a fresh sandbox was asked for, but the backend has a pool");
+        return m_backend->pooledCount() == 0 ? create() : SandboxHandle{};
+    }
+    // Only a warm interpreter that is ready counts: one still starting would make this a
+    // fresh start in all but name.
+    if (!QTest::qWaitFor([this] { return m_backend->readyPoolCount() == 1; }, kWaitMs)) {
+        qWarning("the pool did not fill");
+        return {};
+    }
+    const QList<qint64> pooled = m_backend->pooledProcessIds();
+    const SandboxHandle handle = create();
+    if (!pooled.contains(m_backend->processId(handle.id))) {
+        qWarning("the sandbox was not the pooled interpreter");
+        return {};
+    }
+    return handle;
 }
 
 void TestLocalPythonBackend::initTestCase() {
@@ -335,6 +385,28 @@ struct LiveChunk {
 };
 } // namespace
 
+// The driver speaks JSON through _json, runs its threads through _thread and takes
+// spec_from_loader from the frozen bootstrap: importing json, threading and importlib.util
+// costs every sandbox start ~9 ms of CPU (docs/benchmarks.md, capacity). User code
+// still imports json and threading as usual.
+void TestLocalPythonBackend::driverStartsLean() {
+    backend();
+    const SandboxHandle sandbox = create();
+    Outcome<ExecutionResult> r = run(
+        sandbox, QStringLiteral(
+                     "import sys\nprint(sorted(m for m in ('json', 're', 'enum', 'importlib.util', "
+                     "'threading', 'collections') if m in sys.modules))"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("[]\n"));
+    r = run(sandbox, QStringLiteral("import json, threading\nout = []\n"
+                                    "t = threading.Thread(target=lambda: out.append(json.dumps("
+                                    "{'a': [1, 'é']}, ensure_ascii=False)))\nt.start()\nt.join()\n"
+                                    "print(out[0], threading.active_count() >= 1)"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+    QCOMPARE(r.value.stdoutText, QStringLiteral("{\"a\": [1, \"é\"]} True\n"));
+}
+
 void TestLocalPythonBackend::liveOutputArrivesWhileTheCodeRuns() {
     backend();
     const SandboxHandle sandbox = create();
@@ -505,14 +577,31 @@ void TestLocalPythonBackend::runsOnOneSandboxAreQueuedInOrder() {
 }
 
 void TestLocalPythonBackend::escapeIsRefused_data() {
+    QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("code");
     QTest::addColumn<QString>("expected");
+    QList<std::tuple<QByteArray, QString, QString>> rows;
+    const auto row = [&rows](const char *name) {
+        struct Row {
+            QList<std::tuple<QByteArray, QString, QString>> &rows;
+            QByteArray name;
+            QString code;
+            Row &operator<<(const QString &text) {
+                if (code.isNull())
+                    code = text;
+                else
+                    rows.append({name, code, text});
+                return *this;
+            }
+        };
+        return Row{rows, name, {}};
+    };
     QString home = QDir::homePath();
     // A home that coincides with a directory every sandbox has of its own proves nothing.
     if (home == QLatin1String("/") || home.startsWith(QLatin1String("/tmp")) ||
         home.startsWith(QLatin1String("/sandbox")))
         home = QStringLiteral("/root");
-    QTest::newRow("write outside work dir")
+    row("write outside work dir")
         << QStringLiteral(
                "import os\nres = []\n"
                "for p in ['/usr/evil', '/etc/evil', '/evil', '/proc/evil', '/bin/evil', "
@@ -521,46 +610,52 @@ void TestLocalPythonBackend::escapeIsRefused_data() {
                "    except OSError:\n        res.append('refused')\n"
                "print(sorted(set(res)))")
         << QStringLiteral("['refused']\n");
-    QTest::newRow("host home and secrets absent")
+    row("host home and secrets absent")
         << QStringLiteral(
                "import os\nprint([os.path.exists(p) for p in "
                "['%1', '/root', '/home', '/run', '/var', '/etc/passwd', '/etc/shadow']])")
                .arg(home)
         << QStringLiteral("[False, False, False, False, False, False, False]\n");
-    QTest::newRow("no host processes visible")
+    row("no host processes visible")
         << QStringLiteral(
                "import os\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]) < 6,"
                " os.path.exists('/proc/%1'))")
                .arg(QCoreApplication::applicationPid() > 10 ? QCoreApplication::applicationPid()
                                                             : 99999)
         << QStringLiteral("True False\n");
-    QTest::newRow("no capabilities, not root")
+    row("no capabilities, not root")
         << QStringLiteral("import os\ncap = [l for l in open('/proc/self/status') if "
                           "l.startswith('CapEff')][0].split()[1]\n"
                           "print(int(cap, 16), os.getuid() != 0 or os.geteuid() != 0 or 'uidns')")
         << QStringLiteral("0 True\n");
-    QTest::newRow("first to go when memory runs out")
+    row("first to go when memory runs out")
         << QStringLiteral("print(open('/proc/self/oom_score_adj').read().strip())")
         << QStringLiteral("1000\n");
-    QTest::newRow("no outside network")
+    row("no outside network")
         << QStringLiteral(
                "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), "
                "timeout=3)\n    print('CONNECTED')\nexcept OSError:\n    print('refused')\n"
                "try:\n    socket.getaddrinfo('example.com', 80)\n    print('RESOLVED')\n"
                "except OSError:\n    print('no dns')")
         << QStringLiteral("refused\nno dns\n");
-    QTest::newRow("no new user namespace")
+    row("no new user namespace")
         << QStringLiteral(
                "import os\ntry:\n    os.unshare(os.CLONE_NEWUSER)\n    print('UNSHARED')\n"
                "except (OSError, AttributeError):\n    print('refused')")
         << QStringLiteral("refused\n");
+    for (const auto &[name, code, expected] : std::as_const(rows))
+        for (const QString &path : paths())
+            QTest::newRow(qPrintable(QString::fromLatin1(name) + u'/' + path))
+                << path << code << expected;
 }
 
 void TestLocalPythonBackend::escapeIsRefused() {
+    QFETCH(QString, path);
     QFETCH(QString, code);
     QFETCH(QString, expected);
-    backend();
-    const SandboxHandle sandbox = create();
+    backendFor(path);
+    const SandboxHandle sandbox = createVia(path);
+    QVERIFY(sandbox.isValid());
     const Outcome<ExecutionResult> r = run(sandbox, code);
     QVERIFY2(r.ok(), qPrintable(r.error));
     QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
@@ -569,17 +664,21 @@ void TestLocalPythonBackend::escapeIsRefused() {
 
 void TestLocalPythonBackend::seccompFilterBlocksKernelSurface_data() {
     QTest::addColumn<bool>("filter");
-    QTest::newRow("filtered") << true;
+    QTest::addColumn<QString>("via");
+    QTest::newRow("filtered/fresh") << true << QStringLiteral("fresh");
+    QTest::newRow("filtered/pooled") << true << QStringLiteral("pooled");
     // Control: without the filter the same probe sees the kernel (proves the probe can fail).
-    QTest::newRow("unfiltered") << false;
+    QTest::newRow("unfiltered") << false << QStringLiteral("fresh");
 }
 
 void TestLocalPythonBackend::seccompFilterBlocksKernelSurface() {
     QFETCH(bool, filter);
+    QFETCH(QString, via);
     LocalSandboxOptions options = testOptions();
     options.seccompFilter = filter;
-    backend(options);
-    const SandboxHandle sandbox = create();
+    backendFor(via, options);
+    const SandboxHandle sandbox = createVia(via);
+    QVERIFY(sandbox.isValid());
     const Outcome<ExecutionResult> r =
         run(sandbox,
             QStringLiteral(
@@ -617,10 +716,12 @@ void TestLocalPythonBackend::seccompFilterBlocksKernelSurface() {
 }
 
 void TestLocalPythonBackend::hostLoopbackPortIsRefused() {
+    QFETCH(QString, path);
     QTcpServer server;
     QVERIFY(server.listen(QHostAddress::LocalHost));
-    backend();
-    const SandboxHandle sandbox = create();
+    backendFor(path);
+    const SandboxHandle sandbox = createVia(path);
+    QVERIFY(sandbox.isValid());
     const Outcome<ExecutionResult> r =
         run(sandbox, QStringLiteral("import socket\ns = socket.socket()\ns.settimeout(3)\ntry:\n"
                                     "    s.connect(('127.0.0.1', %1))\n    print('CONNECTED')\n"
@@ -633,9 +734,11 @@ void TestLocalPythonBackend::hostLoopbackPortIsRefused() {
 }
 
 void TestLocalPythonBackend::canaryEnvironmentVariableIsAbsent() {
+    QFETCH(QString, path);
     qputenv("LOOPSCOPE_CANARY_SECRET", "canary-7f3a9c");
-    backend(); // its pool starts after the variable is set
-    const SandboxHandle sandbox = create();
+    backendFor(path); // its pool starts after the variable is set
+    const SandboxHandle sandbox = createVia(path);
+    QVERIFY(sandbox.isValid());
     const Outcome<ExecutionResult> r =
         run(sandbox, QStringLiteral("import os\nprint(os.environ.get('LOOPSCOPE_CANARY_SECRET', "
                                     "'absent'), 'canary-7f3a9c' in open('/proc/self/environ', "
@@ -648,18 +751,25 @@ void TestLocalPythonBackend::canaryEnvironmentVariableIsAbsent() {
 
 void TestLocalPythonBackend::scratchSpaceIsSizeCapped_data() {
     QTest::addColumn<QString>("path");
-    QTest::newRow("work dir") << QStringLiteral("/mnt/data/big.bin");
-    QTest::newRow("tmp") << QStringLiteral("/tmp/big.bin");
-    QTest::newRow("shared memory") << QStringLiteral("/dev/shm/big.bin");
+    QTest::addColumn<QString>("via");
+    const QList<QPair<const char *, QString>> places{
+        {"work dir", QStringLiteral("/mnt/data/big.bin")},
+        {"tmp", QStringLiteral("/tmp/big.bin")},
+        {"shared memory", QStringLiteral("/dev/shm/big.bin")}};
+    for (const auto &[name, file] : places)
+        for (const QString &via : paths())
+            QTest::newRow(qPrintable(QString::fromLatin1(name) + u'/' + via)) << file << via;
 }
 
 void TestLocalPythonBackend::scratchSpaceIsSizeCapped() {
     QFETCH(QString, path);
+    QFETCH(QString, via);
     LocalSandboxOptions options = testOptions();
     options.workDirBytes = 8 * LocalSandboxOptions::kMiB;
     options.tmpDirBytes = 8 * LocalSandboxOptions::kMiB;
-    backend(options);
-    const SandboxHandle sandbox = create();
+    backendFor(via, options);
+    const SandboxHandle sandbox = createVia(via);
+    QVERIFY(sandbox.isValid());
     Outcome<ExecutionResult> r =
         run(sandbox, QStringLiteral("open('%1', 'wb').write(b'x' * (4 * 1024 * 1024))").arg(path));
     QVERIFY2(r.ok() && !r.value.error, "a small file must fit");
@@ -1044,6 +1154,101 @@ void TestLocalPythonBackend::poolCanBeDisabled() {
     QVERIFY(sandbox.isValid());
     QCOMPARE(run(sandbox, QStringLiteral("print(6 * 7)")).value.stdoutText, QStringLiteral("42\n"));
     QCOMPARE(m_backend->pooledCount(), 0);
+    // A burst of waiting creates grows a pool (poolGrowsUnderDemandAndShrinksWhenIdle), but not
+    // one that is off: every sandbox is started for its create, nothing is kept ahead.
+    QList<QFuture<Outcome<SandboxHandle>>> burst;
+    for (int i = 0; i < 3; ++i)
+        burst << m_backend->create({});
+    QCOMPARE(m_backend->poolTarget(), 0);
+    for (const auto &created : std::as_const(burst))
+        QVERIFY(awaitFuture(created, kWaitMs).ok());
+    QTest::qWait(200);
+    QCOMPARE(m_backend->pooledCount(), 0);
+    QCOMPARE(m_backend->sandboxIds().size(), 4);
+}
+
+void TestLocalPythonBackend::shutdownWhilePoolIsStartingLeavesNothing() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 3;
+    backend(options);
+    // The refill runs from the event loop: the interpreters are started, not ready yet.
+    QTRY_COMPARE_WITH_TIMEOUT(m_backend->pooledCount(), 3, kWaitMs);
+    const QList<qint64> pids = m_backend->pooledProcessIds();
+    QVERIFY(!sandboxLeftovers().isEmpty());
+    m_backend.reset();
+    for (qint64 pid : pids)
+        QVERIFY2(!processExists(pid), "a pooled interpreter outlived its backend");
+    QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
+                              qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 20000);
+}
+
+// The resource limits are the sandbox's own whichever way it came: a pooled interpreter was
+// started before anyone asked for it, but with the same launch (and so the same limits).
+void TestLocalPythonBackend::limitsHoldOnBothPaths() {
+    QFETCH(QString, path);
+    LocalSandboxOptions options = testOptions();
+    options.memoryLimitBytes = 600 * LocalSandboxOptions::kMiB;
+    options.maxOpenFiles = 100;
+    options.maxProcesses = 20;
+    options.maxFileBytes = 5 * LocalSandboxOptions::kMiB;
+    options.cpuLimitSeconds = 77;
+    backendFor(path, options);
+    const SandboxHandle sandbox = createVia(path);
+    QVERIFY(sandbox.isValid());
+    const Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("import resource as r\nprint([r.getrlimit(x)[0] for x in "
+                                    "(r.RLIMIT_AS, r.RLIMIT_NOFILE, r.RLIMIT_NPROC, "
+                                    "r.RLIMIT_FSIZE, r.RLIMIT_CPU)])"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+    QCOMPARE(r.value.stdoutText, QStringLiteral("[%1, 100, 20, %2, 77]\n")
+                                     .arg(600 * LocalSandboxOptions::kMiB)
+                                     .arg(5 * LocalSandboxOptions::kMiB));
+}
+
+// What one sandbox leaves behind — files in each writable place, interpreter globals, module
+// state, environment, a background process — is invisible to the next one, whether it came
+// from the pool or was started cold, and while the first one is still alive.
+void TestLocalPythonBackend::noStateCrossesSandboxes() {
+    QFETCH(QString, path);
+    backendFor(path);
+    const SandboxHandle first = createVia(path);
+    QVERIFY(first.isValid());
+    Outcome<ExecutionResult> r = run(
+        first, QStringLiteral(
+                   "import os, sys, json, builtins, subprocess\n"
+                   "for p in ('/mnt/data/mark', '/tmp/mark', '/dev/shm/mark'):\n"
+                   "    open(p, 'w').write('first')\n"
+                   "leaked = 1\nbuiltins.leaked = 1\njson.leaked = 1\nsys.path.append('/leak')\n"
+                   "os.environ['LEAKED'] = '1'\n"
+                   "subprocess.Popen(['/bin/sleep', '300'])\n"
+                   "print(sorted(os.listdir('/mnt/data')), os.getpid())"));
+    QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error));
+    QVERIFY2(r.value.stdoutText.startsWith(QStringLiteral("['mark']")),
+             qPrintable(r.value.stdoutText));
+
+    const SandboxHandle second = createVia(path);
+    QVERIFY(second.isValid());
+    QVERIFY(m_backend->processId(second.id) != m_backend->processId(first.id));
+    r = run(second, QStringLiteral(
+                        "import os, sys, json, builtins\n"
+                        "print([os.path.exists(p) for p in ('/mnt/data/mark', '/tmp/mark', "
+                        "'/dev/shm/mark')], 'leaked' in globals(), hasattr(builtins, 'leaked'), "
+                        "hasattr(json, 'leaked'), '/leak' in sys.path, 'LEAKED' in os.environ, "
+                        "any(open('/proc/%s/cmdline' % p, 'rb').read().startswith(b'/bin/sleep') "
+                        "for p in os.listdir('/proc') if p.isdigit()))"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY2(!r.value.error, r.value.error ? qPrintable(r.value.error->traceback) : "");
+    QCOMPARE(r.value.stdoutText,
+             QStringLiteral("[False, False, False] False False False False False False\n"));
+    // Control: the first sandbox still has all of it (the probe can see what it looks for).
+    r = run(first, QStringLiteral("import os, sys, json, builtins\n"
+                                  "print([os.path.exists(p) for p in ('/mnt/data/mark', "
+                                  "'/tmp/mark', '/dev/shm/mark')], 'leaked' in globals(), "
+                                  "hasattr(builtins, 'leaked'), hasattr(json, 'leaked'), "
+                                  "'/leak' in sys.path, 'LEAKED' in os.environ)"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("[True, True, True] True True True True True\n"));
 }
 
 void TestLocalPythonBackend::removeKillsTreeAndIsIdempotent() {
