@@ -360,6 +360,16 @@ public:
         return flow(id);
     }
 
+    // Rejected before any model call (bad key): no iteration, only the error the client got.
+    QJsonObject rejected(const QString &id = "req_401") {
+        clientRequest(id, "/v1/responses", {{"model", "gpt-test"}, {"input", "hi"}});
+        clientResponse(id, 401,
+                       {{"error", QJsonObject{{"message", "Invalid API key"},
+                                              {"type", "invalid_request_error"}}}});
+        exchangeFinished(id, 401);
+        return flow(id);
+    }
+
 private:
     EventBus m_bus;
     std::unique_ptr<FlowStore> m_store;

@@ -33,6 +33,8 @@ QJsonObject scenario(convo::Recorder &r, const QString &name) {
         return r.upstreamError();
     if (name == "odd replies")
         return r.oddReplies();
+    if (name == "rejected")
+        return r.rejected();
     qFatal("unknown scenario");
 }
 
@@ -85,6 +87,8 @@ private slots:
         QTest::newRow("upstream error")
             << "upstream error" << QList<int>{1} << QStringList{"error"} << QStringList{""}
             << "HTTP 502: Upstream error: upstream exploded";
+        QTest::newRow("rejected") << "rejected" << QList<int>{} << QStringList{} << QStringList{}
+                                  << "[error]\nHTTP 401: Invalid API key";
         QTest::newRow("odd replies") << "odd replies" << QList<int>{1, 0}
                                      << QStringList{"", "function call get_weather (call_b)"}
                                      << QStringList{"", ""} << "arguments are not valid JSON";
@@ -222,6 +226,29 @@ private slots:
         QCOMPARE(int(e.format), format);
         QCOMPARE(e.text, text);
         QCOMPARE(e.note, QString("ZeroDivisionError"));
+    }
+
+    // A pass-through call whose answer has not arrived: the iteration exists, no reply yet.
+    void runningPassThroughHasNoReplyYet() {
+        const QJsonObject flow{
+            {"id", "req_run"},
+            {"api", "chat_completions"},
+            {"state", "running"},
+            {"hops",
+             QJsonArray{
+                 QJsonObject{{"kind", "client_request"},
+                             {"body", QJsonObject{{"messages", QJsonArray()}}}},
+                 QJsonObject{{"kind", "upstream_request"},
+                             {"iteration", 0},
+                             {"body", QJsonObject{{"messages",
+                                                   QJsonArray{QJsonObject{
+                                                       {"role", "user"}, {"content", "hi"}}}}}}}}}};
+        const Conversation c = Conversation::fromFlow(flow);
+        QCOMPARE(c.iterations().size(), 1);
+        QCOMPARE(c.iterations().at(0).status, 0);
+        QVERIFY(c.iterations().at(0).reply.isEmpty());
+        QVERIFY(c.finalAnswer().isEmpty());
+        QCOMPARE(titles(c.iterations().at(0).sent), QStringList{"user"});
     }
 
     void emptyFlowIsEmpty() {

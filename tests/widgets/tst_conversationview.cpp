@@ -145,6 +145,22 @@ private slots:
         QVERIFY(text.contains("function call (run by the client)"));
     }
 
+    void emptyRepliesAndErrorsAreSaid() {
+        convo::Recorder recorder;
+        ConversationView view;
+        view.setFlow(recorder.oddReplies());
+        QVERIFY(view.text().contains("(empty reply)"));
+        QVERIFY(view.text().contains("arguments are not valid JSON"));
+        QVERIFY(view.text().contains("{city: Paris"));
+        view.setFlow(recorder.rejected());
+        QCOMPARE(view.iterationBox()->itemText(0), QString("All iterations (0)"));
+        QVERIFY2(view.text().contains("HTTP 401: Invalid API key"), qPrintable(view.text()));
+        view.setFlow(recorder.upstreamError());
+        QCOMPARE(view.iterationBox()->itemText(1),
+                 QString("Iteration 1 — new items sent: 1, HTTP 500"));
+        QVERIFY(view.text().contains("HTTP 500: upstream exploded"));
+    }
+
     void followsThePalette() {
         convo::Recorder recorder;
         ConversationView view;

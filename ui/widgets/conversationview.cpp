@@ -127,6 +127,10 @@ ConversationView::ConversationView(QWidget *parent)
     updateControls();
 }
 
+int ConversationView::currentIteration() const {
+    return m_iteration < 0 ? -1 : m_conversation.iterations().at(m_iteration).index;
+}
+
 bool ConversationView::showAllSent() const {
     return m_showAll->isChecked();
 }
@@ -146,7 +150,13 @@ void ConversationView::setFlow(const QJsonObject &flow) {
 }
 
 void ConversationView::showIteration(int iteration) {
-    m_iteration = iteration >= 0 && iteration < m_conversation.iterations().size() ? iteration : -1;
+    // `iteration` is the hops' number; m_iteration the position in the list (the same for
+    // every recorded loop, which numbers its model calls 0, 1, …).
+    m_iteration = -1;
+    const auto &iterations = m_conversation.iterations();
+    for (qsizetype i = 0; i < iterations.size(); ++i)
+        if (iterations.at(i).index == iteration)
+            m_iteration = int(i);
     updateControls();
     render();
 }
@@ -183,7 +193,7 @@ void ConversationView::updateControls() {
         if (it.status >= 400)
             parts << tr("HTTP %1").arg(it.status);
         m_iterations->addItem(tr("Iteration %1 — %2").arg(it.index + 1).arg(parts.join(u", ")),
-                              int(&it - iterations.data()));
+                              it.index);
     }
     m_iterations->setCurrentIndex(m_iteration + 1);
     m_iterations->setEnabled(!m_conversation.isEmpty());
@@ -329,7 +339,8 @@ void ConversationView::renderIteration(QTextCursor &cursor, int index) {
         QTextBlockFormat b;
         b.setLeftMargin(8);
         cursor.insertBlock(b, none);
-        cursor.insertText(tr("(empty reply)"), none);
+        // status 0: the call is still in flight (a running pass-through flow).
+        cursor.insertText(it.status == 0 ? tr("(no reply yet)") : tr("(empty reply)"), none);
     }
     renderEntries(cursor, it.reply);
     if (!it.fedBack.isEmpty()) {

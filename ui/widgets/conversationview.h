@@ -25,7 +25,8 @@ public:
 
     const Conversation &conversation() const { return m_conversation; }
     QJsonObject flow() const { return m_flow; }
-    int currentIteration() const { return m_iteration; } // -1: every iteration
+    // The shown iteration (hops' `iteration`), -1 for every iteration.
+    int currentIteration() const;
     bool showAllSent() const;
     QString text() const; // the shown text, as plain text (tests, copy)
 
@@ -38,7 +39,8 @@ public slots:
     // The full flow (spec shape: summary + hops); an empty object clears the view. Keeps the
     // shown iteration when the same flow is reloaded (live updates).
     void setFlow(const QJsonObject &flow);
-    // 0-based iteration (a step's "iteration"); -1 shows every iteration. Out of range → -1.
+    // The hops' 0-based `iteration` (a Loop step's iteration); -1 or an unknown one shows
+    // every iteration.
     void showIteration(int iteration);
     void setShowAllSent(bool all);
 
