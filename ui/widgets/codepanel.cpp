@@ -348,8 +348,10 @@ void CodePanel::applyLiveEvents(const QList<InspectorEvent> &events) {
             applyExecuted(m_runHops[size_t(index)], d);
             if (m_followNewest && index == runCount() - 1 && index != m_shown)
                 showIndex(index);
-            else if (index == m_shown)
+            else if (index == m_shown) {
                 render();
+                pickTab(); // the error (or the chart) is what a finished run has to say
+            }
             // What the run wrote is in the container now.
             if (m_fileCommands && !m_filesContainer.isEmpty() &&
                 d.value(QStringLiteral("containerId")).toString() == m_filesContainer)
@@ -410,7 +412,17 @@ void CodePanel::showIndex(int index) {
     m_runs->blockSignals(false);
     m_code->clear();
     render();
-    const QJsonObject &hop = m_runHops[size_t(index)];
+    pickTab();
+    const QString container =
+        m_runHops[size_t(index)].value(QStringLiteral("container_id")).toString();
+    if (m_fileCommands && container != m_filesContainer) {
+        m_filesContainer = container;
+        refreshFiles();
+    }
+}
+
+void CodePanel::pickTab() {
+    const QJsonObject &hop = m_runHops[size_t(m_shown)];
     if (!errorText(hop).isEmpty())
         m_tabs->setCurrentWidget(m_error);
     else if (!hop.value(QStringLiteral("images")).toArray().isEmpty())
@@ -420,11 +432,6 @@ void CodePanel::showIndex(int index) {
         m_tabs->setCurrentWidget(m_stderr);
     else
         m_tabs->setCurrentWidget(m_stdout);
-    const QString container = hop.value(QStringLiteral("container_id")).toString();
-    if (m_fileCommands && container != m_filesContainer) {
-        m_filesContainer = container;
-        refreshFiles();
-    }
 }
 
 void CodePanel::renderStreams() {
