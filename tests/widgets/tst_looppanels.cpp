@@ -28,7 +28,9 @@ const QString kFlow = QStringLiteral("req_panels");
 
 InspectorEvent liveEvent(Kind kind, int iteration, qint64 at, const QJsonObject &data,
                          const QString &flow = kFlow) {
+    static quint64 sequence = 100;
     InspectorEvent e = InspectorEvent::make(kind, flow, iteration, data);
+    e.sequence = ++sequence; // as the bus numbers them
     e.timestampMs = at;
     return e;
 }
@@ -196,6 +198,40 @@ private slots:
         QCOMPARE(changes.count(), 0);
         QVERIFY(!panel.summaryLabel()->text().contains(QStringLiteral("running")));
         QVERIFY(panel.summaryLabel()->text().startsWith(QStringLiteral("40 ms")));
+    }
+
+    // The store folds chunks before the window's batch arrives: a snapshot can hold chunks
+    // that are still on their way live. Its output_seq says which; none is shown twice.
+    void snapshotAndLiveChunksNeverDoubleUp() {
+        CodePanel panel;
+        panel.setFlow(runningFlow(0));
+        const InspectorEvent start = codeStarted(QStringLiteral("call_a"), 0, 1);
+        const InspectorEvent one =
+            output(QStringLiteral("call_a"), QStringLiteral("stdout"), QStringLiteral("one\n"));
+        const InspectorEvent two =
+            output(QStringLiteral("call_a"), QStringLiteral("stdout"), QStringLiteral("two\n"));
+        const InspectorEvent three =
+            output(QStringLiteral("call_a"), QStringLiteral("stdout"), QStringLiteral("three\n"));
+        panel.applyLiveEvents({start, one});
+        // A snapshot taken after "two" was folded, before its batch arrived.
+        QJsonObject flow = runningFlow(0);
+        QJsonArray hops = flow.value(QStringLiteral("hops")).toArray();
+        hops.append(QJsonObject{{QStringLiteral("kind"), QStringLiteral("code_run")},
+                                {QStringLiteral("call_id"), QStringLiteral("call_a")},
+                                {QStringLiteral("code"), QStringLiteral("print('x')")},
+                                {QStringLiteral("stdout"), QStringLiteral("one\ntwo\n")},
+                                {QStringLiteral("stderr"), QString()},
+                                {QStringLiteral("output"), QJsonValue::Null},
+                                {QStringLiteral("error"), QJsonValue::Null},
+                                {QStringLiteral("output_seq"), double(two.sequence)}});
+        flow.insert(QStringLiteral("hops"), hops);
+        panel.setFlow(flow);
+        QCOMPARE(panel.stdoutView()->toPlainText(), QStringLiteral("one\ntwo\n"));
+        panel.applyLiveEvents({two, three});
+        QCOMPARE(panel.stdoutView()->toPlainText(), QStringLiteral("one\ntwo\nthree\n"));
+        // An older snapshot (before "three") does not take "three" away.
+        panel.setFlow(flow);
+        QCOMPARE(panel.stdoutView()->toPlainText(), QStringLiteral("one\ntwo\nthree\n"));
     }
 
     void severalRunsHaveASelectorAndOnlyTheShownRunsMarkers() {

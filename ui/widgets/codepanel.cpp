@@ -270,8 +270,10 @@ void CodePanel::setFlow(const QJsonObject &flow) {
         if (known < 0 || finished(run))
             continue;
         const QJsonObject &live = m_runHops[size_t(known)];
-        if (finished(live) || live.value(QStringLiteral("stdout")).toString().size() >
-                                  run.value(QStringLiteral("stdout")).toString().size())
+        const auto seqOf = [](const QJsonObject &hop) {
+            return hop.value(QStringLiteral("output_seq")).toDouble(-1);
+        };
+        if (finished(live) || seqOf(live) > seqOf(run))
             run = live;
     }
     for (const QJsonObject &live : m_runHops) { // runs only the events have told of yet
@@ -327,8 +329,14 @@ void CodePanel::applyLiveEvents(const QList<InspectorEvent> &events) {
                     ? QStringLiteral("stderr")
                     : QStringLiteral("stdout");
             QJsonObject &hop = m_runHops[size_t(index)];
+            // A snapshot may already hold this chunk (the store folds events before the
+            // window's batch arrives): its output_seq says up to where.
+            const double seq = double(e.sequence);
+            if (finished(hop) || seq <= hop.value(QStringLiteral("output_seq")).toDouble(-1))
+                break;
             hop.insert(stream, QString(hop.value(stream).toString() +
                                        d.value(QStringLiteral("text")).toString()));
+            hop.insert(QStringLiteral("output_seq"), seq);
             if (index == m_shown) {
                 renderStreams();
                 updateMarkers();
