@@ -595,20 +595,24 @@ void CodePanel::refreshFiles() {
         return;
     }
     const QString container = m_filesContainer;
-    whenFinished(m_fileCommands->list(container), this,
-                 [this, container](const QFuture<Outcome<QJsonArray>> &listed) {
-                     if (container != m_filesContainer)
-                         return; // another run's container by now
-                     const auto files = resultOr(
-                         listed, Outcome<QJsonArray>::failure(tr("the proxy did not answer")));
-                     if (!files.ok()) {
-                         showContainerFiles({});
-                         m_filesStatus->setText(tr("Sandbox %1: %2").arg(container, files.error));
-                         return;
-                     }
-                     showContainerFiles(files.value);
-                     m_filesStatus->setText(tr("Sandbox %1").arg(container));
-                 });
+    whenFinished(
+        m_fileCommands->list(container), this,
+        [this, container](const QFuture<Outcome<QJsonArray>> &listed) {
+            if (container != m_filesContainer)
+                return; // another run's container by now
+            const auto files =
+                resultOr(listed, Outcome<QJsonArray>::failure(tr("the proxy did not answer")));
+            if (!files.ok()) {
+                // An ephemeral sandbox ends with its request: what the run wrote is
+                // still on record.
+                showRunFiles();
+                m_filesStatus->setText(tr("Sandbox %1: %2; listed: the files this run wrote")
+                                           .arg(container, files.error));
+                return;
+            }
+            showContainerFiles(files.value);
+            m_filesStatus->setText(tr("Sandbox %1").arg(container));
+        });
 }
 
 QString CodePanel::selectedFileId() const {
