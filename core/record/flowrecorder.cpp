@@ -392,6 +392,9 @@ void FlowRecorder::record(const InspectorEvent &event) {
                     : QStringLiteral("stdout");
             hop.insert(stream, QString(hop.value(stream).toString() +
                                        d.value(QStringLiteral("text")).toString()));
+            // The last chunk folded in: a window holding this snapshot skips the live chunks
+            // it already has (removed once the run ends, when the streams are final).
+            hop.insert(QStringLiteral("output_seq"), double(event.sequence));
             break;
         }
         if (event.kind == Kind::CodeExecuted) {
@@ -405,6 +408,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
             hop.insert(QStringLiteral("duration_ms"), d.value(QStringLiteral("durationMs")));
             hop.insert(QStringLiteral("timed_out"), timedOut);
             hop.insert(QStringLiteral("truncated"), d.value(QStringLiteral("truncated")).toBool());
+            hop.remove(QStringLiteral("output_seq"));
             for (const char *key : {"images", "files", "edited_from", "decision"})
                 if (d.contains(QLatin1String(key)))
                     hop.insert(QLatin1String(key), d.value(QLatin1String(key)));

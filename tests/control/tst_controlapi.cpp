@@ -304,6 +304,8 @@ private slots:
         QTest::newRow("code start") << int(K::CodeRunStarted) << QByteArray("code_run.started");
         QTest::newRow("code output") << int(K::CodeRunOutput) << QByteArray("code_run.output");
         QTest::newRow("code done") << int(K::CodeExecuted) << QByteArray("code_run.finished");
+        QTest::newRow("model call sent")
+            << int(K::UpstreamCallStarted) << QByteArray("upstream_call.started");
         QTest::newRow("sandbox new") << int(K::SandboxCreated) << QByteArray("sandbox.created");
         QTest::newRow("sandbox gone") << int(K::SandboxDeleted) << QByteArray("sandbox.deleted");
         QTest::newRow("sandbox expired") << int(K::SandboxExpired) << QByteArray("sandbox.deleted");
@@ -329,6 +331,21 @@ private slots:
         QCOMPARE(sse->second.value(QStringLiteral("container_id")).toString(),
                  QStringLiteral("cntr_1"));
         QCOMPARE(sse->second.value(QStringLiteral("iteration")).toInt(), 2);
+    }
+
+    // Which model call is out, without its body (that is in the flow, GET /flows/{id}).
+    void modelCallStartCarriesNoBody() {
+        const auto sse = ControlEventStream::map(InspectorEvent::make(
+            InspectorEvent::Kind::UpstreamCallStarted, QStringLiteral("req_1"), 1,
+            {{QStringLiteral("request"),
+              QJsonObject{{QStringLiteral("input"), QStringLiteral("x")}}},
+             {QStringLiteral("url"), QStringLiteral("http://127.0.0.1:1/v1/responses")}}));
+        QVERIFY(sse);
+        QCOMPARE(sse->first, QByteArray("upstream_call.started"));
+        QVERIFY(!sse->second.contains(QStringLiteral("request")));
+        QCOMPARE(sse->second.value(QStringLiteral("url")).toString(),
+                 QStringLiteral("http://127.0.0.1:1/v1/responses"));
+        QCOMPARE(sse->second.value(QStringLiteral("iteration")).toInt(), 1);
     }
 
     void runsGroupFlows() {

@@ -273,6 +273,53 @@ private slots:
             20000));
         QCOMPARE(hopsOf(snapshot(), QStringLiteral("upstream_request")).size(), 1);
     }
+
+    // A running code_run hop says which live chunk it holds last (output_seq), so a window
+    // that loads the snapshot skips those chunks when their batch arrives; final hops do not.
+    void runningCodeHopTellsItsLastChunk() {
+        using Kind = InspectorEvent::Kind;
+        const QString id = QStringLiteral("req_chunks_1");
+        const auto snapshot = [&] {
+            store->flush();
+            return store->query()->flow(id).value_or(QJsonObject());
+        };
+        bus->publish(Kind::RequestStarted, id, -1,
+                     {{QStringLiteral("path"), QStringLiteral("/v1/responses")}});
+        bus->publish(Kind::CodeRunStarted, id, 0,
+                     {{QStringLiteral("callId"), QStringLiteral("call_1")},
+                      {QStringLiteral("code"), QStringLiteral("print(1)")}});
+        bus->publish(Kind::CodeRunOutput, id, 0,
+                     {{QStringLiteral("callId"), QStringLiteral("call_1")},
+                      {QStringLiteral("stream"), QStringLiteral("stdout")},
+                      {QStringLiteral("text"), QStringLiteral("a\n")}});
+        const InspectorEvent last =
+            bus->publish(Kind::CodeRunOutput, id, 0,
+                         {{QStringLiteral("callId"), QStringLiteral("call_1")},
+                          {QStringLiteral("stream"), QStringLiteral("stdout")},
+                          {QStringLiteral("text"), QStringLiteral("b\n")}});
+        QJsonObject run;
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                const QList<QJsonObject> runs = hopsOf(snapshot(), QStringLiteral("code_run"));
+                run = runs.value(0);
+                return run.value(QStringLiteral("stdout")).toString() == QLatin1String("a\nb\n");
+            },
+            20000));
+        QCOMPARE(run.value(QStringLiteral("output_seq")).toDouble(), double(last.sequence));
+        bus->publish(Kind::CodeExecuted, id, 0,
+                     {{QStringLiteral("callId"), QStringLiteral("call_1")},
+                      {QStringLiteral("code"), QStringLiteral("print(1)")},
+                      {QStringLiteral("stdout"), QStringLiteral("a\nb\n")},
+                      {QStringLiteral("output"), QStringLiteral("a\nb\n")},
+                      {QStringLiteral("durationMs"), 3.0}});
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                run = hopsOf(snapshot(), QStringLiteral("code_run")).value(0);
+                return !run.value(QStringLiteral("output")).isNull();
+            },
+            20000));
+        QVERIFY(!run.contains(QStringLiteral("output_seq")));
+    }
 };
 
 QTEST_GUILESS_MAIN(TstInterceptedFlows)

@@ -271,6 +271,12 @@ private slots:
         load();
         QCOMPARE(timeline->rowCount(), 5);
         QCOMPARE(m_code->shownCallId(), QStringLiteral("call_slow"));
+
+        // The ephemeral sandbox went with its request: the Files tab says so.
+        QTRY_COMPARE_WITH_TIMEOUT(m_stack->registry()->size(), 0, 20'000);
+        m_code->refreshFiles();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            m_code->filesStatus()->text().contains(QStringLiteral("the sandbox is gone")), 20'000);
     }
 
     void containerFilesListOpenSaveDelete() {

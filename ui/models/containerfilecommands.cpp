@@ -38,7 +38,12 @@ QFuture<Outcome<QJsonArray>> ContainerFileCommands::list(const QString &containe
     return post<QJsonArray>(
         m_sandboxes, [locate = m_locate, containerId](SandboxRegistry *registry, auto promise) {
             ContainerFileStore *store = locate(registry);
-            if (!store || !registry->entryByContainerId(containerId)) {
+            if (!store) {
+                finishPromise(promise, Outcome<QJsonArray>::failure(
+                                           QStringLiteral("container files are unavailable")));
+                return;
+            }
+            if (!registry->entryByContainerId(containerId)) {
                 finishPromise(promise,
                               Outcome<QJsonArray>::failure(QStringLiteral("the sandbox is gone")));
                 return;

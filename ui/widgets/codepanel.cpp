@@ -270,8 +270,10 @@ void CodePanel::setFlow(const QJsonObject &flow) {
         if (known < 0 || finished(run))
             continue;
         const QJsonObject &live = m_runHops[size_t(known)];
-        if (finished(live) || live.value(QStringLiteral("stdout")).toString().size() >
-                                  run.value(QStringLiteral("stdout")).toString().size())
+        const auto seqOf = [](const QJsonObject &hop) {
+            return hop.value(QStringLiteral("output_seq")).toDouble(-1);
+        };
+        if (finished(live) || seqOf(live) > seqOf(run))
             run = live;
     }
     for (const QJsonObject &live : m_runHops) { // runs only the events have told of yet
@@ -327,8 +329,14 @@ void CodePanel::applyLiveEvents(const QList<InspectorEvent> &events) {
                     ? QStringLiteral("stderr")
                     : QStringLiteral("stdout");
             QJsonObject &hop = m_runHops[size_t(index)];
+            // A snapshot may already hold this chunk (the store folds events before the
+            // window's batch arrives): its output_seq says up to where.
+            const double seq = double(e.sequence);
+            if (finished(hop) || seq <= hop.value(QStringLiteral("output_seq")).toDouble(-1))
+                break;
             hop.insert(stream, QString(hop.value(stream).toString() +
                                        d.value(QStringLiteral("text")).toString()));
+            hop.insert(QStringLiteral("output_seq"), seq);
             if (index == m_shown) {
                 renderStreams();
                 updateMarkers();
@@ -348,8 +356,10 @@ void CodePanel::applyLiveEvents(const QList<InspectorEvent> &events) {
             applyExecuted(m_runHops[size_t(index)], d);
             if (m_followNewest && index == runCount() - 1 && index != m_shown)
                 showIndex(index);
-            else if (index == m_shown)
+            else if (index == m_shown) {
                 render();
+                pickTab(); // the error (or the chart) is what a finished run has to say
+            }
             // What the run wrote is in the container now.
             if (m_fileCommands && !m_filesContainer.isEmpty() &&
                 d.value(QStringLiteral("containerId")).toString() == m_filesContainer)
@@ -410,7 +420,17 @@ void CodePanel::showIndex(int index) {
     m_runs->blockSignals(false);
     m_code->clear();
     render();
-    const QJsonObject &hop = m_runHops[size_t(index)];
+    pickTab();
+    const QString container =
+        m_runHops[size_t(index)].value(QStringLiteral("container_id")).toString();
+    if (m_fileCommands && container != m_filesContainer) {
+        m_filesContainer = container;
+        refreshFiles();
+    }
+}
+
+void CodePanel::pickTab() {
+    const QJsonObject &hop = m_runHops[size_t(m_shown)];
     if (!errorText(hop).isEmpty())
         m_tabs->setCurrentWidget(m_error);
     else if (!hop.value(QStringLiteral("images")).toArray().isEmpty())
@@ -420,11 +440,6 @@ void CodePanel::showIndex(int index) {
         m_tabs->setCurrentWidget(m_stderr);
     else
         m_tabs->setCurrentWidget(m_stdout);
-    const QString container = hop.value(QStringLiteral("container_id")).toString();
-    if (m_fileCommands && container != m_filesContainer) {
-        m_filesContainer = container;
-        refreshFiles();
-    }
 }
 
 void CodePanel::renderStreams() {
@@ -580,20 +595,24 @@ void CodePanel::refreshFiles() {
         return;
     }
     const QString container = m_filesContainer;
-    whenFinished(m_fileCommands->list(container), this,
-                 [this, container](const QFuture<Outcome<QJsonArray>> &listed) {
-                     if (container != m_filesContainer)
-                         return; // another run's container by now
-                     const auto files = resultOr(
-                         listed, Outcome<QJsonArray>::failure(tr("the proxy did not answer")));
-                     if (!files.ok()) {
-                         showContainerFiles({});
-                         m_filesStatus->setText(tr("Sandbox %1: %2").arg(container, files.error));
-                         return;
-                     }
-                     showContainerFiles(files.value);
-                     m_filesStatus->setText(tr("Sandbox %1").arg(container));
-                 });
+    whenFinished(
+        m_fileCommands->list(container), this,
+        [this, container](const QFuture<Outcome<QJsonArray>> &listed) {
+            if (container != m_filesContainer)
+                return; // another run's container by now
+            const auto files =
+                resultOr(listed, Outcome<QJsonArray>::failure(tr("the proxy did not answer")));
+            if (!files.ok()) {
+                // An ephemeral sandbox ends with its request: what the run wrote is
+                // still on record.
+                showRunFiles();
+                m_filesStatus->setText(tr("Sandbox %1: %2; listed: the files this run wrote")
+                                           .arg(container, files.error));
+                return;
+            }
+            showContainerFiles(files.value);
+            m_filesStatus->setText(tr("Sandbox %1").arg(container));
+        });
 }
 
 QString CodePanel::selectedFileId() const {

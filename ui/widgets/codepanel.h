@@ -93,6 +93,7 @@ private:
     int indexOf(const QString &callId) const;
     void showIndex(int index);
     void render();
+    void pickTab();
     void renderStreams();
     void updateSelector();
     void updateMarkers();
