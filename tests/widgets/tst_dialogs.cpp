@@ -91,17 +91,35 @@ private slots:
                                        QStringLiteral("base_url=\"http://127.0.0.1:4123/v1\""),
                                        QStringLiteral("OPENAI_BASE_URL=http://127.0.0.1:4123/v1"),
                                        QStringLiteral("\"type\": \"code_interpreter\""),
-                                       QStringLiteral("client.responses.create(")};
+                                       QStringLiteral("client.responses.create("),
+                                       QStringLiteral("model=\"loopscope-demo\""),
+                                       QStringLiteral("input=\"What is 17*23?\""),
+                                       QStringLiteral("code_interpreter_call")};
         QTest::newRow("node") << Language::Node
                               << QStringList{
                                      QStringLiteral("baseURL: \"http://127.0.0.1:4123/v1\""),
                                      QStringLiteral("type: \"code_interpreter\""),
-                                     QStringLiteral("client.responses.create(")};
+                                     QStringLiteral("client.responses.create("),
+                                     QStringLiteral("model: \"loopscope-demo\""),
+                                     QStringLiteral("input: \"What is 17*23?\"")};
         QTest::newRow("curl") << Language::Curl
                               << QStringList{
                                      QStringLiteral("curl http://127.0.0.1:4123/v1/responses"),
                                      QStringLiteral("\"type\": \"code_interpreter\""),
-                                     QStringLiteral("Content-Type: application/json")};
+                                     QStringLiteral("Content-Type: application/json"),
+                                     QStringLiteral("\"model\": \"loopscope-demo\""),
+                                     QStringLiteral("\"input\": \"What is 17*23?\"")};
+        QTest::newRow("litellm") << Language::LiteLlm
+                                 << QStringList{
+                                        QStringLiteral("litellm.responses("),
+                                        QStringLiteral("model=\"openai/loopscope-demo\""),
+                                        QStringLiteral("api_base=\"http://127.0.0.1:4123/v1\"")};
+        QTest::newRow("agents")
+            << Language::AgentsSdk
+            << QStringList{QStringLiteral("CodeInterpreterTool("),
+                           QStringLiteral("model=\"loopscope-demo\""),
+                           QStringLiteral("base_url=\"http://127.0.0.1:4123/v1\""),
+                           QStringLiteral("Runner.run_sync(agent, \"What is 17*23?\")")};
     }
 
     void sdkSnippets() {
@@ -111,13 +129,18 @@ private slots:
         const QString text = ConnectSdkDialog::snippet(language, base);
         for (const QString &needle : mustContain)
             QVERIFY2(text.contains(needle), qPrintable(needle + QStringLiteral(" in\n") + text));
+        QVERIFY(!text.contains(QStringLiteral("%1")) && !text.contains(QStringLiteral("%2")));
         // A trailing slash on the base never doubles up.
         QVERIFY(
             !ConnectSdkDialog::snippet(language, QUrl(QStringLiteral("http://127.0.0.1:4123/v1/")))
                  .contains(QStringLiteral("/v1//")));
         ConnectSdkDialog dialog(base);
-        QCOMPARE(dialog.tabs()->count(), 3);
+        QCOMPARE(dialog.tabs()->count(), 5);
         QCOMPARE(dialog.snippetText(language), text);
+        // Against a real upstream the configured model name is used instead.
+        ConnectSdkDialog configured(base, QStringLiteral("fast-coder"));
+        QVERIFY(configured.snippetText(language).contains(QStringLiteral("fast-coder")));
+        QVERIFY(!configured.snippetText(language).contains(QStringLiteral("loopscope-demo")));
     }
 
     void settingsDialogRoundTrip() {
