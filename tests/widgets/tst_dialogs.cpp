@@ -5,7 +5,10 @@
 #include "widgets/jsonview.h"
 
 #include "models/jsontreemodel.h"
+#include "models/sampleevents.h"
+#include "models/sandboxesmodel.h"
 #include "widgets/mainwindow.h"
+#include "widgets/sandboxespanel.h"
 #include "widgets/settingsdialog.h"
 #include "widgets/theme.h"
 
@@ -15,6 +18,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDialog>
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -22,9 +26,11 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeView>
@@ -141,6 +147,39 @@ private slots:
         ConnectSdkDialog configured(base, QStringLiteral("fast-coder"));
         QVERIFY(configured.snippetText(language).contains(QStringLiteral("fast-coder")));
         QVERIFY(!configured.snippetText(language).contains(QStringLiteral("loopscope-demo")));
+    }
+
+    // At its minimum width (what a 1024 px window leaves it) the Sandboxes panel shows
+    // Container, Session, Expires in, Runs and State without scrolling; cut text has a tool tip.
+    void sandboxesPanelShowsEssentialColumns() {
+        namespace s = loopscope::sample;
+        SandboxesModel model;
+        model.applyEvents({s::sandbox(
+            s::Kind::SandboxCreated, QStringLiteral("sbx_0123456789abcdef0123456789abcdef"), 1000,
+            QStringLiteral("a-rather-long-session-name"), QStringLiteral("…mous"))});
+        SandboxesPanel panel(&model, nullptr);
+        panel.resize(panel.minimumSizeHint().width(), 300);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        qInfo("Sandboxes panel minimum width: %d px (hint %d, columns %d)", panel.width(),
+              panel.minimumSizeHint().width(), panel.essentialWidth());
+        QVERIFY(panel.width() <= 440); // fits beside the requests list at 1024 px
+        QTableView *view = panel.view();
+        QHeaderView *header = view->horizontalHeader();
+        for (const int column :
+             {int(SandboxesModel::ContainerColumn), int(SandboxesModel::SessionColumn),
+              int(SandboxesModel::ExpiresColumn), int(SandboxesModel::RunsColumn),
+              int(SandboxesModel::StateColumn)}) {
+            QVERIFY(!view->isColumnHidden(column));
+            const int left = header->sectionViewportPosition(column);
+            QVERIFY2(left >= 0 && left + header->sectionSize(column) <= view->viewport()->width(),
+                     qPrintable(model.headerData(column, Qt::Horizontal).toString()));
+            const QString text = model.index(0, column).data().toString();
+            QVERIFY2(view->fontMetrics().horizontalAdvance(text) < header->sectionSize(column) ||
+                         model.index(0, column).data(Qt::ToolTipRole).toString().contains(text),
+                     qPrintable(text));
+        }
+        QCOMPARE(view->horizontalScrollBar()->value(), 0);
     }
 
     void settingsDialogRoundTrip() {
