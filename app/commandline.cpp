@@ -1,6 +1,7 @@
 #include "commandline.h"
 
 #include "http/accesspolicy.h"
+#include "models/connectsnippets.h"
 
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -101,6 +102,13 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         QStringLiteral("otlp-capture-content"),
         QStringLiteral("Also export message and code contents (off by default; secrets never)."));
     parser.addOptions({otlpEndpoint, otlpHeader, otlpProtocol, otlpCaptureContent});
+    const QCommandLineOption printSnippet(
+        QStringLiteral("print-snippet"),
+        QStringLiteral("Print client code that runs a code-interpreter loop through Loopscope "
+                       "(python, node, curl, litellm or agents; the window's Connect an SDK) for "
+                       "the address and model of a start with the same options, and exit."),
+        QStringLiteral("LANG"));
+    parser.addOption(printSnippet);
     const QCommandLineOption insecurePublic(
         QStringLiteral("insecure-public"),
         QStringLiteral("Allow a non-loopback --host without general_settings.master_key: anyone "
@@ -126,6 +134,13 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     cli.headless = parser.isSet(headless);
     cli.insecurePublic = parser.isSet(insecurePublic);
     cli.printMcpConfig = parser.isSet(printMcpConfig);
+    if (parser.isSet(printSnippet)) {
+        if (!loopscope::ConnectSnippets::fromName(parser.value(printSnippet)))
+            return fail(QStringLiteral("--print-snippet: '%1' is not one of python, node, curl, "
+                                       "litellm, agents")
+                            .arg(parser.value(printSnippet)));
+        cli.printSnippet = parser.value(printSnippet).toLower();
+    }
     ProxyConfig &c = cli.config;
     c.host = parser.value(host);
     bool ok = false;
@@ -325,4 +340,21 @@ bool CommandLine::applyToConfig(const loopscope::SettingsSources &sources, Proxy
         c.defaultRoute->timeoutMs = c.requestTimeoutMs;
     }
     return true;
+}
+
+QString CommandLine::suggestedModel(const ProxyConfig &config) {
+    if (config.defaultRoute && config.defaultRoute->isDemo())
+        return loopscope::ConnectSnippets::demoModel();
+    if (const QStringList names = config.modelNames(); !names.isEmpty())
+        return names.constFirst();
+    return QStringLiteral("gpt-4.1-mini");
+}
+
+QString CommandLine::clientUrl() const {
+    QString host = config.host;
+    if (host == QLatin1String("0.0.0.0") || host == QLatin1String("::") || host.isEmpty())
+        host = QStringLiteral("127.0.0.1");
+    else if (host.contains(u':'))
+        host = u'[' + host + u']';
+    return QStringLiteral("http://%1:%2").arg(host).arg(config.port);
 }

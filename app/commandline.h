@@ -15,6 +15,7 @@ struct CommandLine {
     bool insecurePublic = false;
     bool checkConfig = false;    // --check-config FILE: print how each model routes, then exit
     bool printMcpConfig = false; // --print-mcp-config: print the MCP client snippet and exit
+    QString printSnippet;        // --print-snippet LANG: print a client snippet and exit
     QString controlToken;        // --control-token (wins over env and config; see ControlToken)
     // The options among the window's settings that were given explicitly, as typed
     // ("--port 0"); empty when not given. They lock the Settings dialog's fields.
@@ -36,6 +37,12 @@ struct CommandLine {
     // Writes the proxy settings of `sources` that neither the command line nor the config file
     // set into `config` (a saved port, upstream, timeouts, loops, pool). False with `error`
     // when a saved upstream is unusable (the config keeps its route then).
+    // The model name client snippets use: the demo model's id, else the config's first model,
+    // else a common OpenAI name (a bare --upstream URL serves whatever the client names).
+    static QString suggestedModel(const loopscope::ProxyConfig &config);
+    // The address clients use for a start with these arguments ("http://127.0.0.1:4000").
+    QString clientUrl() const;
+
     static bool applyToConfig(const loopscope::SettingsSources &sources,
                               loopscope::ProxyConfig *config, QString *error);
 };

@@ -3,6 +3,7 @@
 #include "commandline.h"
 #include "control/controltoken.h"
 #include "inspect/eventbus.h"
+#include "models/connectsnippets.h"
 #include "proxyservice.h"
 #include "signalwatcher.h"
 
@@ -37,7 +38,8 @@ bool wantsHeadless(int argc, char *argv[]) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--headless") == 0 || std::strcmp(argv[i], "--help") == 0 ||
             std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "--check-config") == 0 ||
-            std::strcmp(argv[i], "--print-mcp-config") == 0)
+            std::strcmp(argv[i], "--print-mcp-config") == 0 ||
+            std::strcmp(argv[i], "--print-snippet") == 0)
             return true;
     }
     return false;
@@ -111,6 +113,12 @@ int main(int argc, char *argv[]) {
     }
     if (cli.printMcpConfig)
         return printMcpConfig(cli);
+    if (!cli.printSnippet.isEmpty()) { // the window's Connect an SDK, for a terminal
+        QTextStream(stdout) << loopscope::ConnectSnippets::snippet(
+            *loopscope::ConnectSnippets::fromName(cli.printSnippet),
+            QUrl(cli.clientUrl() + QStringLiteral("/v1")), CommandLine::suggestedModel(cli.config));
+        return 0;
+    }
     if (cli.checkConfig) {
         QTextStream out(stdout);
         for (const QString &line : cli.config.describeRoutes())

@@ -42,6 +42,10 @@ QString ServiceProxyControl::upstream() const {
                                            : m_config.defaultRoute->baseUrl.toString();
 }
 
+QString ServiceProxyControl::suggestedModel() const {
+    return CommandLine::suggestedModel(m_config);
+}
+
 QString ServiceProxyControl::sandboxBackend() const {
     return m_service->sandboxBackend();
 }

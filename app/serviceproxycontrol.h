@@ -31,6 +31,7 @@ public:
     QString sandboxSelfTest() const override;
     QStringList skippedModels() const override { return m_config.warnings; }
     loopscope::SettingsSources settingsInEffect() const override { return m_sources; }
+    QString suggestedModel() const override;
 
 public slots:
     void start() override;

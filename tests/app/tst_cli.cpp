@@ -221,6 +221,9 @@ private slots:
         QTest::newRow("empty control token")
             << QStringList{QStringLiteral("--control-token"), QString()}
             << QStringLiteral("--control-token");
+        QTest::newRow("unknown snippet language")
+            << QStringList{QStringLiteral("--print-snippet"), QStringLiteral("cobol")}
+            << QStringLiteral("--print-snippet");
         QTest::newRow("missing config file")
             << QStringList{QStringLiteral("--config"), QStringLiteral("/nonexistent/config.yaml")}
             << QStringLiteral("/nonexistent/config.yaml");

@@ -2,6 +2,7 @@
 #include "models/sandboxesmodel.h"
 
 #include <QAbstractItemModelTester>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -36,9 +37,10 @@ private slots:
         QCOMPARE(cell(model, 0, SandboxesModel::ExpiresColumn), QStringLiteral("after request"));
         QCOMPARE(cell(model, 1, SandboxesModel::KindColumn), QStringLiteral("session"));
         QCOMPARE(cell(model, 1, SandboxesModel::SessionColumn), QStringLiteral("sess-1"));
-        QCOMPARE(cell(model, 1, SandboxesModel::IdentityColumn), QStringLiteral("…wxyz"));
+        // The registry's identity is a hash of the key: its suffix is not the key's, not shown.
+        QCOMPARE(cell(model, 1, SandboxesModel::IdentityColumn), QString());
         QCOMPARE(cell(model, 1, SandboxesModel::BackendColumn), QStringLiteral("local"));
-        QCOMPARE(cell(model, 1, SandboxesModel::ExpiresColumn), QStringLiteral("15:00"));
+        QCOMPARE(cell(model, 1, SandboxesModel::ExpiresColumn), QStringLiteral("15 min 00 s"));
         QCOMPARE(cell(model, 1, SandboxesModel::StateColumn), QStringLiteral("live"));
 
         // Runs refresh "last used"; the idle TTL counts from there.
@@ -50,8 +52,8 @@ private slots:
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         model.refreshExpiry();
         QCOMPARE(changed.count(), 1);
-        QCOMPARE(cell(model, 1, SandboxesModel::ExpiresColumn), QStringLiteral("14:30"));
-        QCOMPARE(cell(model, 2, SandboxesModel::ExpiresColumn), QStringLiteral("13:30"));
+        QCOMPARE(cell(model, 1, SandboxesModel::ExpiresColumn), QStringLiteral("14 min 30 s"));
+        QCOMPARE(cell(model, 2, SandboxesModel::ExpiresColumn), QStringLiteral("13 min 30 s"));
 
         // Reuse with the registry's numbers: runs never go backwards, expiry follows expiresAtMs.
         InspectorEvent reused = s::sandbox(s::Kind::SandboxReused, QStringLiteral("sbx_s1"), now,
@@ -108,7 +110,8 @@ private slots:
     void identityIsNeverShownInFull_data() {
         QTest::addColumn<QString>("identity");
         QTest::addColumn<QString>("shown");
-        QTest::newRow("already masked") << QStringLiteral("…ab12") << QStringLiteral("…ab12");
+        QTest::newRow("hash suffix") << QStringLiteral("…ab12") << QString();
+        QTest::newRow("anonymous") << QStringLiteral("…mous") << QStringLiteral("no key");
         QTest::newRow("raw token")
             << QStringLiteral("sk-live-abcdefgh1234") << QStringLiteral("…1234");
         QTest::newRow("short") << QStringLiteral("abc") << QStringLiteral("…");
@@ -124,10 +127,47 @@ private slots:
         QCOMPARE(cell(model, 0, SandboxesModel::IdentityColumn), shown);
     }
 
+    // Identity reads like the headless log: the caller's key, its last 4, learned from the
+    // request that ran code in the sandbox (ClientRequest's masked Authorization header).
+    void identityShowsTheKeyLikeTheLog() {
+        SandboxesModel model;
+        QAbstractItemModelTester tester(&model);
+        InspectorEvent request = InspectorEvent::make(
+            InspectorEvent::Kind::ClientRequest, QStringLiteral("r1"), -1,
+            {{QStringLiteral("headers"),
+              QJsonObject{{QStringLiteral("authorization"), QStringLiteral("Bearer …a1b2")}}}});
+        InspectorEvent anonymous =
+            InspectorEvent::make(InspectorEvent::Kind::ClientRequest, QStringLiteral("r2"), -1,
+                                 {{QStringLiteral("headers"), QJsonObject{}}});
+        model.applyEvents({request, anonymous,
+                           s::sandbox(s::Kind::SandboxCreated, QStringLiteral("sbx_k"), 1,
+                                      QStringLiteral("sess"), QStringLiteral("…9f3c")),
+                           s::sandbox(s::Kind::SandboxCreated, QStringLiteral("sbx_a"), 1,
+                                      QStringLiteral("other"), QStringLiteral("…mous"))});
+        QCOMPARE(cell(model, 0, SandboxesModel::IdentityColumn), QString());
+        QCOMPARE(cell(model, 1, SandboxesModel::IdentityColumn), QStringLiteral("no key"));
+        model.applyEvents({s::code(QStringLiteral("r1"), 0, 2, QStringLiteral("x=1"), QString(),
+                                   QStringLiteral("sbx_k")),
+                           s::code(QStringLiteral("r2"), 0, 2, QStringLiteral("x=1"), QString(),
+                                   QStringLiteral("sbx_a"))});
+        QCOMPARE(cell(model, 0, SandboxesModel::IdentityColumn), QStringLiteral("…a1b2"));
+        QCOMPARE(cell(model, 1, SandboxesModel::IdentityColumn), QStringLiteral("no key"));
+        QVERIFY(!model.index(0, SandboxesModel::IdentityColumn)
+                     .data(Qt::ToolTipRole)
+                     .toString()
+                     .isEmpty());
+        // Elided cells keep their text in the tool tip.
+        QVERIFY(model.index(0, SandboxesModel::ExpiresColumn)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(cell(model, 0, SandboxesModel::ExpiresColumn)));
+        QCOMPARE(model.sessionCount(), 2);
+    }
+
     void expiryText_data() {
         QTest::addColumn<qint64>("remainingMs");
         QTest::addColumn<QString>("text");
-        QTest::newRow("minutes") << qint64(125'000) << QStringLiteral("2:05");
+        QTest::newRow("minutes") << qint64(125'000) << QStringLiteral("2 min 05 s");
         QTest::newRow("seconds") << qint64(9'500) << QStringLiteral("9 s");
         QTest::newRow("due") << qint64(-1) << QStringLiteral("due");
     }

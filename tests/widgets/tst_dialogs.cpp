@@ -5,7 +5,10 @@
 #include "widgets/jsonview.h"
 
 #include "models/jsontreemodel.h"
+#include "models/sampleevents.h"
+#include "models/sandboxesmodel.h"
 #include "widgets/mainwindow.h"
+#include "widgets/sandboxespanel.h"
 #include "widgets/settingsdialog.h"
 #include "widgets/theme.h"
 
@@ -15,6 +18,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDialog>
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -22,9 +26,11 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeView>
@@ -91,17 +97,35 @@ private slots:
                                        QStringLiteral("base_url=\"http://127.0.0.1:4123/v1\""),
                                        QStringLiteral("OPENAI_BASE_URL=http://127.0.0.1:4123/v1"),
                                        QStringLiteral("\"type\": \"code_interpreter\""),
-                                       QStringLiteral("client.responses.create(")};
+                                       QStringLiteral("client.responses.create("),
+                                       QStringLiteral("model=\"loopscope-demo\""),
+                                       QStringLiteral("input=\"What is 17*23?\""),
+                                       QStringLiteral("code_interpreter_call")};
         QTest::newRow("node") << Language::Node
                               << QStringList{
                                      QStringLiteral("baseURL: \"http://127.0.0.1:4123/v1\""),
                                      QStringLiteral("type: \"code_interpreter\""),
-                                     QStringLiteral("client.responses.create(")};
+                                     QStringLiteral("client.responses.create("),
+                                     QStringLiteral("model: \"loopscope-demo\""),
+                                     QStringLiteral("input: \"What is 17*23?\"")};
         QTest::newRow("curl") << Language::Curl
                               << QStringList{
                                      QStringLiteral("curl http://127.0.0.1:4123/v1/responses"),
                                      QStringLiteral("\"type\": \"code_interpreter\""),
-                                     QStringLiteral("Content-Type: application/json")};
+                                     QStringLiteral("Content-Type: application/json"),
+                                     QStringLiteral("\"model\": \"loopscope-demo\""),
+                                     QStringLiteral("\"input\": \"What is 17*23?\"")};
+        QTest::newRow("litellm") << Language::LiteLlm
+                                 << QStringList{
+                                        QStringLiteral("litellm.responses("),
+                                        QStringLiteral("model=\"openai/loopscope-demo\""),
+                                        QStringLiteral("api_base=\"http://127.0.0.1:4123/v1\"")};
+        QTest::newRow("agents")
+            << Language::AgentsSdk
+            << QStringList{QStringLiteral("CodeInterpreterTool("),
+                           QStringLiteral("model=\"loopscope-demo\""),
+                           QStringLiteral("base_url=\"http://127.0.0.1:4123/v1\""),
+                           QStringLiteral("Runner.run_sync(agent, \"What is 17*23?\")")};
     }
 
     void sdkSnippets() {
@@ -111,13 +135,51 @@ private slots:
         const QString text = ConnectSdkDialog::snippet(language, base);
         for (const QString &needle : mustContain)
             QVERIFY2(text.contains(needle), qPrintable(needle + QStringLiteral(" in\n") + text));
+        QVERIFY(!text.contains(QStringLiteral("%1")) && !text.contains(QStringLiteral("%2")));
         // A trailing slash on the base never doubles up.
         QVERIFY(
             !ConnectSdkDialog::snippet(language, QUrl(QStringLiteral("http://127.0.0.1:4123/v1/")))
                  .contains(QStringLiteral("/v1//")));
         ConnectSdkDialog dialog(base);
-        QCOMPARE(dialog.tabs()->count(), 3);
+        QCOMPARE(dialog.tabs()->count(), 5);
         QCOMPARE(dialog.snippetText(language), text);
+        // Against a real upstream the configured model name is used instead.
+        ConnectSdkDialog configured(base, QStringLiteral("fast-coder"));
+        QVERIFY(configured.snippetText(language).contains(QStringLiteral("fast-coder")));
+        QVERIFY(!configured.snippetText(language).contains(QStringLiteral("loopscope-demo")));
+    }
+
+    // At its minimum width (what a 1024 px window leaves it) the Sandboxes panel shows
+    // Container, Session, Expires in, Runs and State without scrolling; cut text has a tool tip.
+    void sandboxesPanelShowsEssentialColumns() {
+        namespace s = loopscope::sample;
+        SandboxesModel model;
+        model.applyEvents({s::sandbox(
+            s::Kind::SandboxCreated, QStringLiteral("sbx_0123456789abcdef0123456789abcdef"), 1000,
+            QStringLiteral("a-rather-long-session-name"), QStringLiteral("…mous"))});
+        SandboxesPanel panel(&model, nullptr);
+        panel.resize(panel.minimumSizeHint().width(), 300);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        qInfo("Sandboxes panel minimum width: %d px (hint %d, columns %d)", panel.width(),
+              panel.minimumSizeHint().width(), panel.essentialWidth());
+        QVERIFY(panel.width() <= 440); // fits beside the requests list at 1024 px
+        QTableView *view = panel.view();
+        QHeaderView *header = view->horizontalHeader();
+        for (const int column :
+             {int(SandboxesModel::ContainerColumn), int(SandboxesModel::SessionColumn),
+              int(SandboxesModel::ExpiresColumn), int(SandboxesModel::RunsColumn),
+              int(SandboxesModel::StateColumn)}) {
+            QVERIFY(!view->isColumnHidden(column));
+            const int left = header->sectionViewportPosition(column);
+            QVERIFY2(left >= 0 && left + header->sectionSize(column) <= view->viewport()->width(),
+                     qPrintable(model.headerData(column, Qt::Horizontal).toString()));
+            const QString text = model.index(0, column).data().toString();
+            QVERIFY2(view->fontMetrics().horizontalAdvance(text) < header->sectionSize(column) ||
+                         model.index(0, column).data(Qt::ToolTipRole).toString().contains(text),
+                     qPrintable(text));
+        }
+        QCOMPARE(view->horizontalScrollBar()->value(), 0);
     }
 
     void settingsDialogRoundTrip() {

@@ -1,6 +1,7 @@
 #include "models/sandboxesmodel.h"
 
 #include "inspect/secretmasker.h"
+#include "models/textformat.h"
 
 #include "sandbox/sandboxregistry.h"
 #include <algorithm>
@@ -20,20 +21,32 @@ QString formatTime(qint64 ms) {
                   : QString();
 }
 
+// A countdown in whole seconds, in the window's one duration format.
 QString formatRemaining(qint64 ms) {
     if (ms <= 0)
         return SandboxesModel::tr("due");
-    const qint64 s = ms / 1000;
-    if (s < 60)
-        return QStringLiteral("%1 s").arg(s);
-    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return textformat::formatDuration(double(ms / 1000 * 1000));
 }
 
-// Identities reach us masked already; mask again so a publisher slip never shows a full token.
-QString maskedIdentity(const QString &identity) {
-    if (identity.isEmpty() || identity.startsWith(QChar(0x2026)))
-        return identity;
-    return SecretMasker::mask(identity);
+// The log's way: the key's last 4 ("…a1b2"). Until a code run links the sandbox to its
+// request only the registry's identity is known: a hash of the key (its suffix would mislead,
+// so it is not shown) or "anonymous" (no key).
+QString identityText(const SandboxesModel::Sandbox &s) {
+    if (!s.keyHint.isEmpty())
+        return s.keyHint;
+    if (s.identity.isEmpty())
+        return {};
+    const QString masked = textformat::maskedIdentity(s.identity);
+    return masked.startsWith(QChar(0x2026)) && s.identity.startsWith(QChar(0x2026)) ? QString()
+                                                                                    : masked;
+}
+
+// The key part of a masked Authorization header ("Bearer …a1b2" → "…a1b2").
+QString keyFromAuthorization(const QString &header) {
+    if (header.isEmpty())
+        return textformat::maskedIdentity({});
+    const qsizetype space = header.indexOf(u' ');
+    return textformat::maskedIdentity(space < 0 ? header : header.mid(space + 1).trimmed());
 }
 
 } // namespace
@@ -69,8 +82,18 @@ QVariant SandboxesModel::data(const QModelIndex &index, int role) const {
         return s.containerId;
     if (role == StateRole)
         return int(s.state);
-    if (role == Qt::ToolTipRole)
-        return s.state == State::DeleteFailed ? s.error : s.containerId;
+    if (role == Qt::ToolTipRole) {
+        if (s.state == State::DeleteFailed)
+            return s.error;
+        if (index.column() == IdentityColumn)
+            return tr("The caller's API key, its last 4 characters as the log shows them. A "
+                      "session sandbox serves only the key that created it.");
+        // Columns are sized to stay visible, so any cell may be elided: the tool tip has it.
+        const QString text = data(index, Qt::DisplayRole).toString();
+        return index.column() == ContainerColumn || text.isEmpty()
+                   ? s.containerId
+                   : s.containerId + QStringLiteral("\n") + text;
+    }
     if (role != Qt::DisplayRole && role != SortRole)
         return {};
     const bool sort = role == SortRole;
@@ -80,7 +103,7 @@ QVariant SandboxesModel::data(const QModelIndex &index, int role) const {
     case SessionColumn:
         return s.sessionId;
     case IdentityColumn:
-        return maskedIdentity(s.identity);
+        return identityText(s);
     case BackendColumn:
         return s.provider;
     case KindColumn:
@@ -171,6 +194,18 @@ void SandboxesModel::applyEvents(const QList<InspectorEvent> &events) {
 
 void SandboxesModel::applyEvent(const InspectorEvent &event) {
     using Kind = InspectorEvent::Kind;
+    if (event.kind == Kind::ClientRequest && !event.requestId.isEmpty()) {
+        m_keyOfRequest.insert(event.requestId,
+                              keyFromAuthorization(event.data.value(QLatin1String("headers"))
+                                                       .toObject()
+                                                       .value(QLatin1String("authorization"))
+                                                       .toString()));
+        return;
+    }
+    if (event.kind == Kind::RequestFinished || event.kind == Kind::RequestFailed) {
+        m_keyOfRequest.remove(event.requestId);
+        return;
+    }
     const QString containerId = event.data.value(QLatin1String("containerId")).toString();
     if (containerId.isEmpty())
         return;
@@ -198,6 +233,9 @@ void SandboxesModel::applyEvent(const InspectorEvent &event) {
             Sandbox &s = m_rows[size_t(row)];
             s.runs += 1;
             s.lastUsedMs = std::max(s.lastUsedMs, event.timestampMs);
+            if (const auto key = m_keyOfRequest.constFind(event.requestId);
+                key != m_keyOfRequest.cend())
+                s.keyHint = *key;
             s.expiresAtMs = 0;
             touchRow(row);
         }
@@ -290,6 +328,7 @@ void SandboxesModel::clear() {
     if (m_rows.empty())
         return;
     beginResetModel();
+    m_keyOfRequest.clear();
     m_rows.clear();
     m_rowOf.clear();
     endResetModel();

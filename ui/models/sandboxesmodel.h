@@ -37,7 +37,10 @@ public:
         QString containerId;
         QString provider;
         QString sessionId;
-        QString identity; // masked by the publisher; re-masked here to its last 4 characters
+        QString identity; // masked by the publisher: the last 4 of a hash of the key
+        // The caller's key as the log shows it ("…a1b2"), learned from the request that ran
+        // code in it; "no key" when the client sent none. Empty until then.
+        QString keyHint;
         bool ephemeral = true;
         qint64 createdMs = 0;
         qint64 lastUsedMs = 0;
@@ -85,6 +88,9 @@ private:
     void touchRow(int row);
 
     std::vector<Sandbox> m_rows;
+    // Request id → its key as the log shows it, while the request runs (ClientRequest's masked
+    // Authorization header); a CodeExecuted event carries it to the sandbox.
+    QHash<QString, QString> m_keyOfRequest;
     QHash<QString, int> m_rowOf;
     std::function<qint64()> m_now;
     qint64 m_idleTtlMs;

@@ -100,8 +100,7 @@ bool SettingsSources::needsRestart(const AppSettings &edited) const {
 
 QString SettingsSources::restartWarning(int sessionSandboxes) {
     if (sessionSandboxes <= 0)
-        return tr("Restarts the proxy: requests in flight are cut off; no session sandbox is "
-                  "live.");
+        return tr("Restarts the proxy (no session sandbox is live, so none is deleted).");
     return tr("Restarts the proxy: %1 will be deleted (their Python state is lost).")
         .arg(textformat::plural(sessionSandboxes, tr("session sandbox"), tr("session sandboxes")));
 }

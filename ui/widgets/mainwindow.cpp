@@ -472,7 +472,9 @@ void MainWindow::copyBaseUrl() {
 void MainWindow::showConnectDialog() {
     const QUrl base = m_proxy ? m_proxy->baseUrl()
                               : QUrl(QStringLiteral("http://127.0.0.1:%1/v1").arg(m_settings.port));
-    auto *dialog = new ConnectSdkDialog(base, this);
+    // settings hunk: the snippets name the model that answers (the demo's or the config's).
+    auto *dialog = new ConnectSdkDialog(
+        base, m_proxy ? m_proxy->suggestedModel() : ConnectSnippets::demoModel(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->open();
 }

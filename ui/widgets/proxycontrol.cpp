@@ -1,5 +1,7 @@
 #include "widgets/proxycontrol.h"
 
+#include "models/connectsnippets.h"
+
 #include <QSettings>
 
 namespace loopscope {
@@ -17,6 +19,10 @@ QUrl ProxyControl::baseUrl() const {
 
 SettingsSources ProxyControl::settingsInEffect() const {
     return SettingsSources::fromSaved(QSettings());
+}
+
+QString ProxyControl::suggestedModel() const {
+    return ConnectSnippets::demoModel();
 }
 
 void ProxyControl::applySettings(const AppSettings &) {}

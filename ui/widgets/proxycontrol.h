@@ -38,6 +38,9 @@ public:
     // Default: the saved settings, for a proxy that knows no command line.
     virtual SettingsSources settingsInEffect() const;
 
+    // The model name the Connect-an-SDK snippets use (the demo model's id by default).
+    virtual QString suggestedModel() const;
+
     // The base URL SDKs use: listenUrl() + "/v1".
     QUrl baseUrl() const;
 

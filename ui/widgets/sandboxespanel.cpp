@@ -2,16 +2,21 @@
 
 #include "models/sandboxcommands.h"
 #include "models/sandboxesmodel.h"
+#include "models/textformat.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <iterator>
 
 namespace loopscope {
 
@@ -33,16 +38,8 @@ SandboxesPanel::SandboxesPanel(SandboxesModel *model, SandboxCommands *commands,
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->verticalHeader()->hide();
-    m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->setAlternatingRowColors(true);
-    // Few rows, so sizing to contents is cheap; long container ids are elided in the middle
-    // (their tool tip and the Code panel show them whole).
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_view->horizontalHeader()->setSectionResizeMode(SandboxesModel::ContainerColumn,
-                                                     QHeaderView::Interactive);
-    m_view->setColumnWidth(SandboxesModel::ContainerColumn,
-                           m_view->fontMetrics().horizontalAdvance(u'0') * 18);
-    m_view->setTextElideMode(Qt::ElideMiddle);
+    setUpColumns();
     m_delete->setToolTip(tr("Delete the selected sandbox (Delete). The client's next request in "
                             "that session gets a fresh one."));
     m_deleteAll->setToolTip(tr("Delete every sandbox"));
@@ -74,6 +71,67 @@ SandboxesPanel::SandboxesPanel(SandboxesModel *model, SandboxCommands *commands,
     updateButtons();
 }
 
+namespace {
+
+// Fixed widths in characters ('0' advances): wide enough for the usual values ("14 min 30 s",
+// "deleting…", "HH:mm:ss"); longer ones are elided, their tool tip has them whole.
+struct ColumnWidth {
+    int column;
+    int chars;
+};
+constexpr ColumnWidth kWidths[] = {
+    {SandboxesModel::ContainerColumn, 11}, {SandboxesModel::SessionColumn, 8},
+    {SandboxesModel::ExpiresColumn, 11},   {SandboxesModel::RunsColumn, 4},
+    {SandboxesModel::StateColumn, 9},      {SandboxesModel::IdentityColumn, 7},
+    {SandboxesModel::KindColumn, 9},       {SandboxesModel::BackendColumn, 7},
+    {SandboxesModel::CreatedColumn, 8},    {SandboxesModel::LastUsedColumn, 8}};
+// The columns that must show without scrolling, in the order they are shown first.
+constexpr int kEssential = 5;
+
+} // namespace
+
+void SandboxesPanel::setUpColumns() {
+    QHeaderView *header = m_view->horizontalHeader();
+    header->setSectionsMovable(true);
+    header->setStretchLastSection(true);
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    header->setTextElideMode(Qt::ElideRight);
+    m_view->setTextElideMode(Qt::ElideMiddle); // container ids keep both ends
+    const int digit = m_view->fontMetrics().horizontalAdvance(u'0');
+    // Shown in kWidths order (model order stays what the model tests and sorting rely on).
+    for (int visual = 0; visual < int(std::size(kWidths)); ++visual) {
+        const int logical = kWidths[visual].column;
+        header->moveSection(header->visualIndex(logical), visual);
+        m_view->setColumnWidth(logical, digit * kWidths[visual].chars + 12);
+    }
+    header->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(header, &QHeaderView::customContextMenuRequested, this,
+            &SandboxesPanel::showHeaderMenu);
+    header->setToolTip(tr("Right-click to show or hide columns; drag to reorder."));
+    m_view->setMinimumWidth(essentialWidth());
+}
+
+int SandboxesPanel::essentialWidth() const {
+    int width = 2 * m_view->frameWidth() + m_view->verticalScrollBar()->sizeHint().width();
+    for (int i = 0; i < kEssential; ++i)
+        width += m_view->columnWidth(kWidths[i].column);
+    return width;
+}
+
+void SandboxesPanel::showHeaderMenu(const QPoint &pos) {
+    QMenu menu(this);
+    for (const ColumnWidth &c : kWidths) {
+        QAction *action = menu.addAction(m_model->headerData(c.column, Qt::Horizontal).toString());
+        action->setCheckable(true);
+        action->setChecked(!m_view->isColumnHidden(c.column));
+        action->setEnabled(c.column != SandboxesModel::ContainerColumn);
+        connect(action, &QAction::toggled, m_view, [view = m_view, column = c.column](bool on) {
+            view->setColumnHidden(column, !on);
+        });
+    }
+    menu.exec(m_view->horizontalHeader()->mapToGlobal(pos));
+}
+
 QString SandboxesPanel::selectedContainerId() const {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
     return rows.isEmpty() ? QString()
@@ -97,7 +155,9 @@ bool SandboxesPanel::deleteSelected() {
 bool SandboxesPanel::deleteAll() {
     if (m_model->rowCount() == 0 || !m_commands || !m_commands->isAvailable())
         return false;
-    if (!m_confirm(tr("Delete all %n sandbox(es)?", nullptr, m_model->rowCount())))
+    if (!m_confirm(
+            tr("Delete all %1? Their Python state is lost.")
+                .arg(textformat::plural(m_model->rowCount(), tr("sandbox"), tr("sandboxes")))))
         return false;
     if (!m_commands->deleteAll())
         return false;

@@ -29,6 +29,10 @@ public:
     QPushButton *deleteAllButton() const { return m_deleteAll; }
     void setConfirmation(Confirm confirm) { m_confirm = std::move(confirm); }
     QString selectedContainerId() const;
+    // The width at which Container, Session, Expires in, Runs and State show without horizontal
+    // scrolling (the panel's minimum; the rest of the columns follow, hideable from the
+    // header's context menu).
+    int essentialWidth() const;
 
 public slots:
     // Return whether a deletion was sent.
@@ -37,6 +41,8 @@ public slots:
 
 private:
     void updateButtons();
+    void setUpColumns();
+    void showHeaderMenu(const QPoint &pos);
 
     SandboxesModel *m_model;
     SandboxCommands *m_commands;
