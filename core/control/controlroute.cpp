@@ -54,7 +54,7 @@ ControlRoute ControlRoute::parse(const QByteArray &method, const QString &path,
                                  const QByteArray &query) {
     ControlRoute route;
     route.parts = path.mid(kPrefix.size()).split(u'/', Qt::SkipEmptyParts);
-    const QStringList &parts = route.parts;
+    const QStringList parts = route.parts; // a copy: `route` is moved into its answers below
     const int n = int(parts.size());
     const QString head = n > 0 ? parts.first() : QString();
     const QUrlQuery q(QString::fromUtf8(query));

@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QStringDecoder>
 #include <QUrl>
 #include <QUrlQuery>
@@ -157,8 +158,13 @@ QJsonObject harEntry(const QJsonObject &flow, const QString &baseUrl) {
 
 // ---- import ---------------------------------------------------------------------------------
 
+// Exactly what SecretMasker writes: "…", "…abcd", an authorization's "Bearer …abcd", repeated
+// headers joined by ", ". Anything else is masked (again), whatever ellipsis it contains: a
+// value that merely contains " …" may still hold a whole key.
 bool alreadyMasked(const QString &value) {
-    return value.startsWith(QChar(0x2026)) || value.contains(S(" \u2026"));
+    static const QRegularExpression masked(QStringLiteral(
+        "^(?:[A-Za-z-]{1,16} )?\u2026[^,]{0,4}(?:, (?:[A-Za-z-]{1,16} )?\u2026[^,]{0,4})*$"));
+    return masked.match(value).hasMatch();
 }
 
 QString maskHeader(const QString &lowerName, const QString &value) {

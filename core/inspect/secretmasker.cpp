@@ -2,6 +2,8 @@
 
 #include <QJsonArray>
 
+#include <algorithm>
+
 namespace loopscope {
 
 namespace {
@@ -36,6 +38,15 @@ QString SecretMasker::maskAuthorization(const QString &headerValue) {
     const qsizetype space = headerValue.indexOf(u' ');
     if (space < 0)
         return mask(headerValue);
+    // Only a scheme is kept ("Bearer", "Basic", "Token"): a short word of letters. Anything
+    // else before the first space may be the key itself ("sk-… extra") and is masked whole.
+    const QString scheme = headerValue.left(space);
+    const bool isScheme =
+        scheme.size() <= 16 && std::all_of(scheme.begin(), scheme.end(), [](QChar c) {
+            return (c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z') || c == u'-';
+        });
+    if (!isScheme)
+        return mask(headerValue.trimmed());
     return headerValue.left(space + 1) + mask(headerValue.mid(space + 1).trimmed());
 }
 

@@ -28,6 +28,12 @@ private slots:
     void keepsAuthorizationScheme() {
         QCOMPARE(SecretMasker::maskAuthorization(QStringLiteral("Bearer sk-test-00001111")),
                  QStringLiteral("Bearer ") + QChar(0x2026) + QStringLiteral("1111"));
+        // A key before the first space is no scheme: masked whole (found by fuzz_har).
+        QCOMPARE(SecretMasker::maskAuthorization(
+                     QStringLiteral("sk-proj-0123456789abcdefghij trailing")),
+                 QChar(0x2026) + QStringLiteral("ling"));
+        QCOMPARE(SecretMasker::maskAuthorization(QStringLiteral("Bearer//////////////// x")),
+                 QChar(0x2026) + QStringLiteral("// x"));
     }
 
     void masksNestedSecretFields() {

@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const QByteArray method = space < 0 ? QByteArray("GET") : all.left(space);
     const QByteArray target = space < 0 ? all : all.mid(space + 1);
     const qsizetype mark = target.indexOf('?');
-    const QString path = QStringLiteral("/loopscope/v1") +
-                         QString::fromUtf8(mark < 0 ? target : target.left(mark));
+    const QString path =
+        QStringLiteral("/loopscope/v1") + QString::fromUtf8(mark < 0 ? target : target.left(mark));
     const QByteArray query = mark < 0 ? QByteArray() : target.mid(mark + 1);
 
     const ControlRoute route = ControlRoute::parse(method, path, query);
@@ -42,9 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     FUZZ_CHECK(route.status == 0);
     FUZZ_CHECK(route.filter.limit >= 1 && route.filter.limit <= ControlRoute::kMaxLimit);
-    static const QStringList states{QString(), QStringLiteral("running"),
-                                    QStringLiteral("paused"), QStringLiteral("completed"),
-                                    QStringLiteral("failed")};
+    static const QStringList states{QString(), QStringLiteral("running"), QStringLiteral("paused"),
+                                    QStringLiteral("completed"), QStringLiteral("failed")};
     FUZZ_CHECK(states.contains(route.filter.state));
     for (const QString &part : route.parts)
         FUZZ_CHECK(!part.isEmpty() && !part.contains(u'/'));
