@@ -193,8 +193,8 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         if (!ok || n < 0 || n > 32)
             return fail(QStringLiteral("--sandbox-pool: must be an integer from 0 to 32, got '%1'")
                             .arg(parser.value(sandboxPool)));
-        c.sandboxPoolSize = n;
-        c.sandboxPoolMax = qMax(c.sandboxPoolMax, n);
+        c.sandboxPoolSize = qMin(n, c.maxLiveSandboxes);
+        c.sandboxPoolMax = qMax(c.sandboxPoolMax, c.sandboxPoolSize);
     }
     if (parser.isSet(otlpEndpoint)) {
         const QUrl url(parser.value(otlpEndpoint), QUrl::StrictMode);

@@ -1,6 +1,7 @@
 // loopscope: parse the CLI, start the proxy on its own thread, print the listening line, show
 // the inspector window (unless --headless), and stop cleanly on SIGINT/SIGTERM.
 #include "commandline.h"
+#include "common/heaptrimmer.h"
 #include "control/controltoken.h"
 #include "inspect/eventbus.h"
 #include "models/connectsnippets.h"
@@ -136,6 +137,8 @@ int main(int argc, char *argv[]) {
     if (!cli.headless && !gui)
         err << "loopscope: this build has no window (LOOPSCOPE_BUILD_UI=OFF); running headless"
             << Qt::endl;
+    // After a burst of streams, give the heap's free pages back (docs/benchmarks.md, soak).
+    loopscope::HeapTrimmer heapTrimmer;
 
     // The control token: given, or minted now and written to <data dir>/control-token.
     loopscope::ProxyConfig config = cli.config;

@@ -351,8 +351,15 @@ def main():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     log = open(os.path.join(args.out, "loopscope.log"), "wb")
+    # The held streams of a burst plus the workers must fit under general_settings.
+    # max_connections (default 256; beyond it 503s, which the workers would retry in a tight
+    # loop and count as errors).
+    config = os.path.join(args.out, "config.yaml")
+    with open(config, "w") as f:
+        f.write("general_settings:\n  max_connections: %d\n" % (args.streams + args.workers + 256))
     app = subprocess.Popen([args.binary, "--headless", "--port", str(port), "--upstream",
-                            "http://127.0.0.1:%d/v1" % upstream.server_address[1]],
+                            "http://127.0.0.1:%d/v1" % upstream.server_address[1],
+                            "--config", config],
                            stdout=log, stderr=log)
     for _ in range(300):
         try:

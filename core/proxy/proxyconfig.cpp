@@ -6,6 +6,7 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cmath>
 
 namespace loopscope {
@@ -360,10 +361,10 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
             return finish(false, v.error);
         maxLiveSandboxes = int(live);
         maxOutputChars = int(chars);
-        sandboxPoolSize = int(pool);
-        // The pool only grows beyond its size, never past the global cap: warm interpreters
-        // are processes too (they are not sandboxes yet, so max_live does not count them).
-        sandboxPoolMax = int(qBound(pool, poolMax, live));
+        // Warm interpreters are processes too (not sandboxes yet, so max_live does not count
+        // them): the pool never holds more than max_live, and grows from its size up to pool_max.
+        sandboxPoolSize = int(std::min(pool, live));
+        sandboxPoolMax = int(std::max<qint64>(sandboxPoolSize, std::min(poolMax, live)));
     }
 
     QString controlKey;

@@ -60,8 +60,8 @@ public:
     int execTimeoutSeconds = 0;    // --exec-timeout (0 = not given)
     int requestTimeoutMs = 600000; // litellm_settings.request_timeout (seconds in YAML)
     // Warm local interpreters: [sandbox.pool_size], the window's Settings or --sandbox-pool;
-    // 0 = none. Under a burst the pool grows up to [sandbox.pool_max] (raised to pool_size,
-    // lowered to max_live) and shrinks back when idle.
+    // 0 = none, at most max_live. Under a burst the pool grows up to [sandbox.pool_max] (raised to
+    // pool_size, lowered to max_live) and shrinks back when idle.
     int sandboxPoolSize = 2;
     int sandboxPoolMax = 6;
 

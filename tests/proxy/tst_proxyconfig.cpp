@@ -285,6 +285,8 @@ general_settings:
         QTest::newRow("both") << QByteArray("sandbox:\n  pool_size: 3\n  pool_max: 9\n") << 3 << 9;
         QTest::newRow("max below size")
             << QByteArray("sandbox:\n  pool_size: 5\n  pool_max: 1\n") << 5 << 5;
+        QTest::newRow("size above max_live")
+            << QByteArray("sandbox:\n  pool_size: 5\n  max_live: 1\n") << 1 << 1;
         QTest::newRow("max above max_live")
             << QByteArray("sandbox:\n  pool_size: 1\n  pool_max: 20\n  max_live: 3\n") << 1 << 3;
     }
