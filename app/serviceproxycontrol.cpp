@@ -29,6 +29,10 @@ ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::Proxy
     });
 }
 
+ServiceProxyControl::~ServiceProxyControl() {
+    m_reads.waitForDone();
+}
+
 QUrl ServiceProxyControl::listenUrl() const {
     if (!m_service->listenUrl().isEmpty())
         return QUrl(m_service->listenUrl());
@@ -157,7 +161,7 @@ void ServiceProxyControl::replayFlow(const QString &flowId, const QJsonValue &ed
         return;
     }
     const loopscope::FlowQuery *query = store->query();
-    auto read = QtConcurrent::run([query, flowId] { return query->flow(flowId); });
+    auto read = QtConcurrent::run(&m_reads, [query, flowId] { return query->flow(flowId); });
     loopscope::whenFinished(read, this, [this, flowId, editedBody](const auto &f) {
         const std::optional<QJsonObject> flow =
             loopscope::resultOr(f, std::optional<QJsonObject>());

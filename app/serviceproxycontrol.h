@@ -3,6 +3,8 @@
 #include "proxy/proxyconfig.h"
 #include "widgets/proxycontrol.h"
 
+#include <QThreadPool>
+
 #include <functional>
 
 namespace loopscope {
@@ -21,6 +23,7 @@ public:
     // written into `config`.
     ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
                         loopscope::SettingsSources sources = {}, QObject *parent = nullptr);
+    ~ServiceProxyControl() override;
 
     std::function<void(loopscope::SandboxRegistry *)> onRegistryChanged;
 
@@ -50,4 +53,7 @@ private:
     bool m_running = false;
     bool m_restartWhenStopped = false;
     bool m_pauseBeforeCode = false; // re-applied when a restart brings a new broker
+    // Store reads for replay: own threads, ended (with their read connections) before the
+    // store, which the service owns and outlives this control.
+    QThreadPool m_reads;
 };

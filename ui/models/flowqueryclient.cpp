@@ -2,8 +2,6 @@
 
 #include "record/flowstore.h"
 
-#include <QtConcurrent/QtConcurrentRun>
-
 namespace loopscope {
 
 FlowQueryClient::FlowQueryClient(QObject *parent)
@@ -23,18 +21,6 @@ void FlowQueryClient::setFlowStore(FlowStore *store) {
 
 void FlowQueryClient::waitForIdle() {
     m_pool.waitForDone();
-}
-
-template<class T, class F> QFuture<T> FlowQueryClient::submit(F work) {
-    const FlowQuery *query = m_store ? m_store->query() : nullptr;
-    if (!query) {
-        QPromise<T> promise;
-        promise.start();
-        promise.addResult(T{});
-        promise.finish();
-        return promise.future();
-    }
-    return QtConcurrent::run(&m_pool, [query, work = std::move(work)] { return work(*query); });
 }
 
 QFuture<QJsonObject> FlowQueryClient::list(const FlowFilter &filter) {

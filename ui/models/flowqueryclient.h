@@ -7,7 +7,9 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
+#include <QPromise>
 #include <QThreadPool>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <optional>
 
@@ -42,12 +44,25 @@ public:
     // FlowQuery::flows: full flows (HAR export), oldest first.
     QFuture<QList<QJsonObject>> flows(const QStringList &ids, const QString &runId);
 
+    // Any other read: `work(const FlowQuery &)` on this client's pool (never on the global
+    // one: a pool thread keeps a read connection of the store until it ends, so it must end
+    // before the store does, which this client's destructor ensures).
+    template<class T, class F> QFuture<T> submit(F work) {
+        const FlowQuery *query = m_store ? m_store->query() : nullptr;
+        if (!query) {
+            QPromise<T> promise;
+            promise.start();
+            promise.addResult(T{});
+            promise.finish();
+            return promise.future();
+        }
+        return QtConcurrent::run(&m_pool, [query, work = std::move(work)] { return work(*query); });
+    }
+
     // Waits until every query started so far is done (tests, shutdown).
     void waitForIdle();
 
 private:
-    template<class T, class F> QFuture<T> submit(F work);
-
     QPointer<FlowStore> m_store;
     QThreadPool m_pool;
 };

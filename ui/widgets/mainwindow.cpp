@@ -55,7 +55,6 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace loopscope {
 
@@ -716,8 +715,9 @@ void MainWindow::clearHistory() {
         if (!m_prompts.confirm(question + u' ' + tr("This cannot be undone.")))
             return;
         QPointer<FlowStore> store = flowStore();
-        whenFinished(QtConcurrent::run([store] { return store ? store->clear() : 0; }), this,
-                     [this](const QFuture<int> &done) {
+        whenFinished(m_queryClient->submit<int>(
+                         [store](const FlowQuery &) { return store ? store->clear() : 0; }),
+                     this, [this](const QFuture<int> &done) {
                          const int removed = resultOr(done, 0);
                          clearRequests();
                          m_flowList->reload();
@@ -761,14 +761,13 @@ void MainWindow::exportFlows(const QStringList &ids, const QString &runId,
     const QString path = m_prompts.saveFile(tr("Export HAR"), suggested);
     if (path.isEmpty() || !flowStore())
         return;
-    const FlowQuery *query = flowStore()->query();
     const QString base = m_proxy ? m_proxy->listenUrl().toString()
                                  : QStringLiteral("http://127.0.0.1:%1").arg(m_settings.port);
     const QString version = QCoreApplication::applicationVersion();
     statusBar()->showMessage(tr("Exporting…"));
     // Read, encode and write on a worker: "all" may be the whole history.
-    auto work = [query, ids, runId, path, base, version]() -> QPair<int, QString> {
-        const QList<QJsonObject> flows = query->flows(ids, runId);
+    auto work = [ids, runId, path, base, version](const FlowQuery &query) -> QPair<int, QString> {
+        const QList<QJsonObject> flows = query.flows(ids, runId);
         if (flows.isEmpty())
             return {0, QStringLiteral("No flows to export.")};
         const QJsonObject har = HarCodec::exportHar(flows, base, version);
@@ -780,7 +779,7 @@ void MainWindow::exportFlows(const QStringList &ids, const QString &runId,
             return {0, QStringLiteral("Cannot write %1: %2").arg(path, file.errorString())};
         return {int(flows.size()), {}};
     };
-    whenFinished(QtConcurrent::run(work), this,
+    whenFinished(m_queryClient->submit<QPair<int, QString>>(work), this,
                  [this, path](const QFuture<QPair<int, QString>> &f) {
                      const auto [count, error] =
                          resultOr(f, QPair<int, QString>{0, QStringLiteral("export cancelled")});
@@ -803,7 +802,7 @@ void MainWindow::importHar() {
         return;
     QPointer<FlowStore> store = flowStore();
     // Parse and store on a worker; a bad file changes nothing.
-    auto work = [store, path]() -> QPair<int, QString> {
+    auto work = [store, path](const FlowQuery &) -> QPair<int, QString> {
         QFile file(path);
         if (!file.open(QIODevice::ReadOnly))
             return {0, QStringLiteral("Cannot read %1: %2").arg(path, file.errorString())};
@@ -814,7 +813,7 @@ void MainWindow::importHar() {
             return {0, QStringLiteral("the history is closed")};
         return {store->importFlows(flows.value), {}};
     };
-    whenFinished(QtConcurrent::run(work), this,
+    whenFinished(m_queryClient->submit<QPair<int, QString>>(work), this,
                  [this, path](const QFuture<QPair<int, QString>> &f) {
                      const auto [count, error] =
                          resultOr(f, QPair<int, QString>{0, QStringLiteral("import cancelled")});
@@ -904,8 +903,9 @@ void MainWindow::deleteCurrent() {
     if (!m_prompts.confirm(tr("Delete flow %1 from history?").arg(id)))
         return;
     QPointer<FlowStore> store = flowStore();
-    whenFinished(QtConcurrent::run([store, id] { return store ? store->remove({id}) : 0; }), this,
-                 [this, id](const QFuture<int> &f) {
+    whenFinished(m_queryClient->submit<int>(
+                     [store, id](const FlowQuery &) { return store ? store->remove({id}) : 0; }),
+                 this, [this, id](const QFuture<int> &f) {
                      const bool removed = resultOr(f, 0) > 0;
                      if (removed) {
                          m_flowList->removeIds({id});

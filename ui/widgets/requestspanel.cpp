@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QStyle>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -109,7 +110,16 @@ RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
                                   m_view->viewport()->mapToGlobal(pos));
     });
     connect(m_model, &QAbstractItemModel::rowsInserted, this,
-            [this](const QModelIndex &, int first, int) { onRowsInserted(first); });
+            [this](const QModelIndex &, int first, int last) {
+                widenStatusColumn(first, last);
+                onRowsInserted(first);
+                if (m_message->isVisible())
+                    updateMessage();
+            });
+    connect(m_model, &QAbstractItemModel::dataChanged, this,
+            [this](const QModelIndex &from, const QModelIndex &to) {
+                widenStatusColumn(from.row(), to.row());
+            });
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
         if (!m_current.isEmpty()) {
             m_current.clear();
@@ -182,6 +192,21 @@ void RequestsPanel::onRowsInserted(int first) {
     m_view->selectionModel()->setCurrentIndex(top, QItemSelectionModel::ClearAndSelect |
                                                        QItemSelectionModel::Rows);
     m_view->scrollTo(top);
+}
+
+void RequestsPanel::widenStatusColumn(int first, int last) {
+    // A status is never cut ("200 · incomplete: <the whole reason>"): the column grows to the
+    // widest one seen, up to a bound past which the tooltip has the rest.
+    const int icon = m_view->style()->pixelMetric(QStyle::PM_SmallIconSize) + 16;
+    int widest = m_view->columnWidth(FlowListModel::StatusColumn);
+    const int bound = qMax(widest, m_view->fontMetrics().horizontalAdvance(u'0') * 160);
+    for (int row = first; row <= last && row - first < 500; ++row) {
+        const QString text = m_model->index(row, FlowListModel::StatusColumn).data().toString();
+        widest = qMax(widest, m_view->fontMetrics().horizontalAdvance(text) + icon);
+    }
+    widest = qMin(widest, bound);
+    if (widest > m_view->columnWidth(FlowListModel::StatusColumn))
+        m_view->setColumnWidth(FlowListModel::StatusColumn, widest);
 }
 
 void RequestsPanel::updateMessage() {

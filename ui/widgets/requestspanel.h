@@ -49,6 +49,7 @@ signals:
 private:
     void onRowsInserted(int first);
     void updateMessage();
+    void widenStatusColumn(int first, int last);
 
     FlowListModel *m_model;
     QTableView *m_view;
