@@ -1,10 +1,8 @@
 #include "models/eventbatcher.h"
-#include "models/requestsmodel.h"
 #include "models/sampleevents.h"
 
 #include "inspect/eventbus.h"
 
-#include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
@@ -20,9 +18,6 @@ private slots:
         EventBus bus;
         EventBatcher batcher;
         batcher.attach(&bus);
-        RequestsModel model;
-        QAbstractItemModelTester tester(&model);
-        connect(&batcher, &EventBatcher::batchReady, &model, &RequestsModel::applyEvents);
         QSignalSpy batches(&batcher, &EventBatcher::batchReady);
 
         constexpr int kRequests = 500;
@@ -40,26 +35,32 @@ private slots:
         QVERIFY(publisher->wait(30'000));
         delete publisher;
 
-        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), kRequests, 30'000);
+        const auto delivered = [&batches] {
+            qsizetype n = 0;
+            for (const QList<QVariant> &args : std::as_const(batches))
+                n += args.at(0).value<QList<InspectorEvent>>().size();
+            return n;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(delivered(), qsizetype(kRequests * 3), 30'000);
         QTRY_COMPARE_WITH_TIMEOUT(batcher.pendingCount(), 0, 30'000);
         // Fewer batches than events (the whole point), and nothing lost or reordered.
         QVERIFY(batches.count() < kRequests * 3);
         quint64 lastSequence = 0;
         int events = 0;
+        QStringList startedOrder;
         for (const QList<QVariant> &args : std::as_const(batches)) {
             for (const InspectorEvent &e : args.at(0).value<QList<InspectorEvent>>()) {
                 QVERIFY(e.sequence > lastSequence);
                 lastSequence = e.sequence;
                 ++events;
+                if (e.kind == InspectorEvent::Kind::RequestStarted)
+                    startedOrder << e.requestId;
             }
         }
         QCOMPARE(events, kRequests * 3);
-        for (int row = 0; row < kRequests; ++row) {
-            QCOMPARE(model.index(row, 0).data(RequestsModel::RequestIdRole).toString(),
-                     QStringLiteral("r%1").arg(row));
-            QCOMPARE(model.index(row, RequestsModel::StatusColumn).data().toString(),
-                     QStringLiteral("200"));
-        }
+        QCOMPARE(startedOrder.size(), kRequests);
+        for (int i = 0; i < kRequests; ++i)
+            QCOMPARE(startedOrder.at(i), QStringLiteral("r%1").arg(i));
     }
 
     void waitsForTheIntervalThenFlushes() {

@@ -4,7 +4,6 @@
 #include "models/containerfilecommands.h"
 #include "models/looptimelinemodel.h"
 #include "models/missingmodulehint.h"
-#include "models/recordbridge.h"
 #include "widgets/codeeditor.h"
 #include "widgets/pythonhighlighter.h"
 
@@ -379,14 +378,6 @@ void CodePanel::showCodeRun(const QString &callId) {
     m_followNewest = index == runCount() - 1;
     if (index != m_shown)
         showIndex(index);
-}
-
-void CodePanel::showRun(const CodeRunRecord &run) {
-    m_flowId.clear();
-    m_runHops = {RecordBridge::codeRunHopOf(run)};
-    m_shown = -1;
-    updateSelector();
-    showIndex(0);
 }
 
 void CodePanel::updateSelector() {

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "inspect/inspectorevent.h"
-#include "models/requestrecord.h"
 
 #include <QJsonObject>
 #include <QPointer>
@@ -27,6 +26,13 @@ namespace loopscope {
 class CodeEditor;
 class ContainerFileCommands;
 class PythonHighlighter;
+
+// A picture a run produced (the code_run hop's "images"), decoded from its data: URL.
+struct CodeRunImage {
+    QString name;
+    QString mimeType;
+    QByteArray data;
+};
 
 // The code runs of one flow: the Python source (highlighted, numbered), its stdout and stderr
 // streamed as printed, error and traceback (with an apt hint for a missing Debian-packaged
@@ -82,8 +88,6 @@ public slots:
     void applyLiveEvents(const QList<loopscope::InspectorEvent> &events);
     // Shows the run of this call id (the Loop panel's codeStepSelected).
     void showCodeRun(const QString &callId);
-    // Bridge for today's MainWindow (RequestsModel records). TODO(lead): remove with it.
-    void showRun(const loopscope::CodeRunRecord &run);
     void clear();
 
 protected:

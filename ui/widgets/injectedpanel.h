@@ -27,7 +27,7 @@ public:
 public slots:
     // The full flow (summary + hops); an empty object clears the panel.
     void setFlow(const QJsonObject &flow);
-    void setItems(const QJsonArray &items); // TODO(lead): drop once MainWindow calls setFlow
+    void setItems(const QJsonArray &items);
 
 private:
     QLabel *m_summary;

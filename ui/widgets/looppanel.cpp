@@ -1,9 +1,7 @@
 #include "widgets/looppanel.h"
 
 #include "models/looptimelinemodel.h"
-#include "models/rawsections.h"
-#include "models/recordbridge.h"
-#include "models/requestsmodel.h"
+#include "inspect/secretmasker.h"
 #include "widgets/timelinebardelegate.h"
 
 #include <QCheckBox>
@@ -30,7 +28,7 @@ constexpr int kTickMs = 200;
 
 QString pretty(const QJsonValue &value) {
     if (value.isObject())
-        return QString::fromUtf8(QJsonDocument(RawSections::mask(value.toObject()).toObject())
+        return QString::fromUtf8(QJsonDocument(SecretMasker::maskJson(value.toObject()))
                                      .toJson(QJsonDocument::Indented));
     if (value.isArray())
         return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Indented));
@@ -48,20 +46,6 @@ LoopPanel::LoopPanel(QWidget *parent)
     , m_details(new QPlainTextEdit(this))
     , m_ticker(new QTimer(this)) {
     build();
-}
-
-LoopPanel::LoopPanel(RequestsModel *requests, QWidget *parent)
-    : LoopPanel(parent) {
-    m_requests = requests;
-    if (requests) {
-        connect(requests, &RequestsModel::requestsUpdated, this, [this](const QStringList &ids) {
-            if (!m_requestId.isEmpty() && ids.contains(m_requestId))
-                refreshFromRequests();
-        });
-        // Trimming or clearing can take the shown request away.
-        connect(requests, &QAbstractItemModel::rowsRemoved, this, &LoopPanel::refreshFromRequests);
-        connect(requests, &QAbstractItemModel::modelReset, this, &LoopPanel::refreshFromRequests);
-    }
 }
 
 void LoopPanel::build() {
@@ -259,30 +243,6 @@ void LoopPanel::showDetails(int row) {
     m_details->setPlainText(text);
     emit stepSelected(QStringLiteral("code_run"), iteration, callId);
     emit codeStepSelected(callId);
-    if (m_requests && !m_requestId.isEmpty()) {
-        if (const RequestRecord *record = m_requests->recordById(m_requestId)) {
-            for (const CodeRunRecord &run : record->codeRuns)
-                if (run.callId == callId) {
-                    emit codeRunSelected(run);
-                    break;
-                }
-        }
-    }
-}
-
-void LoopPanel::setRequestId(const QString &requestId) {
-    m_requestId = requestId;
-    refreshFromRequests();
-}
-
-void LoopPanel::refreshFromRequests() {
-    const RequestRecord *record =
-        m_requests && !m_requestId.isEmpty() ? m_requests->recordById(m_requestId) : nullptr;
-    setFlow(record ? RecordBridge::flowOf(*record) : QJsonObject());
-    // The Code panel shows the newest code run unless a step was picked.
-    if (record && !record->codeRuns.isEmpty() &&
-        (m_follow->isChecked() || m_view->currentIndex().row() < 0))
-        emit codeRunSelected(record->codeRuns.last());
 }
 
 } // namespace loopscope

@@ -3,7 +3,6 @@
 #include "inspect/inspectorevent.h"
 
 #include <QJsonObject>
-#include <QPointer>
 #include <QWidget>
 
 class QCheckBox;
@@ -15,8 +14,6 @@ class QTimer;
 namespace loopscope {
 
 class LoopTimelineModel;
-class RequestsModel;
-struct CodeRunRecord;
 
 // One flow's loop as a timeline of model calls and code runs. Steps appear when they start,
 // with a ticking elapsed time (one timer, running only while a step runs); Follow keeps the
@@ -26,8 +23,6 @@ class LoopPanel : public QWidget {
     Q_OBJECT
 public:
     explicit LoopPanel(QWidget *parent = nullptr);
-    // TODO(lead): remove with setRequestId once MainWindow feeds flows (FlowDetailLoader).
-    explicit LoopPanel(RequestsModel *requests, QWidget *parent = nullptr);
 
     LoopTimelineModel *timelineModel() const { return m_model; }
     QTableView *view() const { return m_view; }
@@ -43,15 +38,11 @@ public slots:
     void applyLiveEvents(const QList<loopscope::InspectorEvent> &events);
     void setFollow(bool on);
     void selectStep(int row);
-    // Bridge for today's MainWindow: shows the RequestsModel's record of `requestId`.
-    void setRequestId(const QString &requestId);
 
 signals:
     // kind: "model_call" or "code_run"; iteration 0-based; callId set for code runs.
     void stepSelected(const QString &kind, int iteration, const QString &callId);
     void codeStepSelected(const QString &callId);
-    // Bridge: the RequestsModel's record of a picked code run (today's MainWindow wiring).
-    void codeRunSelected(const loopscope::CodeRunRecord &run);
 
 private:
     void build();
@@ -59,7 +50,6 @@ private:
     void afterChange();
     void followNewest();
     void updateSummary();
-    void refreshFromRequests();
 
     LoopTimelineModel *m_model;
     QTableView *m_view;
@@ -69,8 +59,6 @@ private:
     QTimer *m_ticker;
     bool m_programmatic = false;
     int m_detailsRow = -1;
-    QPointer<RequestsModel> m_requests;
-    QString m_requestId;
 };
 
 } // namespace loopscope

@@ -8,7 +8,7 @@
 #include "models/flowlistmodel.h"
 #include "models/flowqueryclient.h"
 #include "models/looptimelinemodel.h"
-#include "models/requestsmodel.h"
+#include "models/containerfilecommands.h"
 #include "models/runsmodel.h"
 #include "models/sandboxcommands.h"
 #include "models/sandboxesmodel.h"
@@ -16,11 +16,12 @@
 #include "models/textformat.h"
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
+#include "widgets/conversationview.h"
 #include "widgets/injectedpanel.h"
 #include "widgets/looppanel.h"
 #include "widgets/pausedbanner.h"
 #include "widgets/proxycontrol.h"
-#include "widgets/rawpanel.h"
+#include "widgets/httpinspector.h"
 #include "widgets/requestspanel.h"
 #include "widgets/runspanel.h"
 #include "widgets/sandboxespanel.h"
@@ -35,6 +36,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -64,7 +66,6 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     , m_proxy(proxy)
     , m_settings(AppSettings::load(QSettings()))
     , m_batcher(new EventBatcher(this))
-    , m_requests(new RequestsModel(this))
     , m_sandboxes(new SandboxesModel(this))
     , m_commands(new SandboxCommands(registry, this))
     , m_queryClient(new FlowQueryClient(this))
@@ -74,7 +75,6 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     setWindowTitle(QStringLiteral("Loopscope"));
     setObjectName(QStringLiteral("LoopscopeMainWindow"));
     setWindowIcon(Theme::appIcon());
-    m_requests->setRetentionLimit(m_settings.retention);
     if (bus)
         m_batcher->attach(bus);
     connect(m_batcher, &EventBatcher::batchReady, this, &MainWindow::applyBatch);
@@ -84,7 +84,25 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     createActions();
     createHistoryActions();
     createStatusBar();
-    connect(m_detailLoader, &FlowDetailLoader::flowLoaded, this, &MainWindow::flowLoaded);
+    // One load feeds every detail panel: they all show the same snapshot of the flow.
+    connect(m_detailLoader, &FlowDetailLoader::flowLoaded, this, [this](const QJsonObject &flow) {
+        m_currentFlow = flow;
+        m_loopPanel->setFlow(flow);
+        m_codePanel->setFlow(flow);
+        m_conversation->setFlow(flow);
+        m_httpInspector->setFlow(flow);
+        m_injectedPanel->setFlow(flow);
+        emit flowLoaded(flow);
+    });
+    m_countsTimer = new QTimer(this);
+    m_countsTimer->setSingleShot(true);
+    m_countsTimer->setInterval(500);
+    connect(m_countsTimer, &QTimer::timeout, this, [this] {
+        whenFinished(m_queryClient->count(), this, [this](const QFuture<int> &f) {
+            m_historyCount = resultOr(f, m_historyCount);
+            updateCounts();
+        });
+    });
     if (m_proxy) {
         connect(m_proxy, &ProxyControl::replayFinished, this, &MainWindow::onReplayFinished);
         connect(m_proxy, &ProxyControl::stateChanged, this, &MainWindow::refreshProxyState);
@@ -116,6 +134,11 @@ void MainWindow::setFlowStore(FlowStore *store) {
     m_detailLoader->setFlowStore(store);
     m_flowList->setFlowStore(store);
     m_runs->setFlowStore(store);
+    if (store) {
+        connect(store, &FlowStore::flowStarted, m_countsTimer, qOverload<>(&QTimer::start));
+        connect(store, &FlowStore::flowFinished, m_countsTimer, qOverload<>(&QTimer::start));
+        m_countsTimer->start();
+    }
     const bool has = store != nullptr;
     for (QAction *a : {m_exportSelection, m_exportRun, m_exportAll, m_import, m_replay,
                        m_editResend, m_exportFlow, m_deleteFlow})
@@ -198,36 +221,45 @@ QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, const QS
 void MainWindow::createPanels() {
     m_requestsPanel = new RequestsPanel(m_flowList, this);
     m_runsPanel = new RunsPanel(m_runs, this);
-    m_loopPanel = new LoopPanel(m_requests, this);
+    m_loopPanel = new LoopPanel(this);
     m_codePanel = new CodePanel(this);
+    m_codePanel->setFileCommands(new ContainerFileCommands(m_commands, this));
+    m_conversation = new ConversationView(this);
+    m_httpInspector = new HttpInspector(this);
     m_sandboxesPanel = new SandboxesPanel(m_sandboxes, m_commands, this);
     m_injectedPanel = new InjectedPanel(this);
-    m_rawPanel = new RawPanel(this);
 
     // Docks only: every panel can be moved, floated, tabbed or closed (View menu brings it back).
     setDockNestingEnabled(true);
     setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
     QDockWidget *requests = addPanel(m_requestsPanel, tr("Requests"), QStringLiteral("requests"));
     QDockWidget *loop = addPanel(m_loopPanel, tr("Loop"), QStringLiteral("loop"));
+    QDockWidget *conversation =
+        addPanel(m_conversation, tr("Conversation"), QStringLiteral("conversation"));
     QDockWidget *code = addPanel(m_codePanel, tr("Code & output"), QStringLiteral("code"));
     QDockWidget *sandboxes =
         addPanel(m_sandboxesPanel, tr("Sandboxes"), QStringLiteral("sandboxes"));
     QDockWidget *injected =
         addPanel(m_injectedPanel, tr("Injected outputs"), QStringLiteral("injected"));
-    QDockWidget *raw = addPanel(m_rawPanel, tr("Raw"), QStringLiteral("raw"));
+    QDockWidget *http = addPanel(m_httpInspector, tr("HTTP"), QStringLiteral("http"));
     QDockWidget *runs = addPanel(m_runsPanel, tr("Runs"), QStringLiteral("runs"));
     addDockWidget(Qt::LeftDockWidgetArea, requests);
     tabifyDockWidget(requests, runs);
     requests->raise();
-    splitDockWidget(requests, code, Qt::Horizontal);
+    // Right column: the conversation (a step's default detail view) with Code & output and
+    // the HTTP inspector as tabs; sandboxes and injected outputs below.
+    splitDockWidget(requests, conversation, Qt::Horizontal);
     splitDockWidget(requests, loop, Qt::Vertical);
-    splitDockWidget(code, sandboxes, Qt::Vertical);
+    tabifyDockWidget(conversation, code);
+    tabifyDockWidget(code, http);
+    conversation->raise();
+    splitDockWidget(conversation, sandboxes, Qt::Vertical);
     tabifyDockWidget(sandboxes, injected);
-    tabifyDockWidget(injected, raw);
     sandboxes->raise();
-    resizeDocks({requests, code}, {700, 580}, Qt::Horizontal);
-    resizeDocks({requests, loop}, {440, 280}, Qt::Vertical);
-    resizeDocks({code, sandboxes}, {420, 300}, Qt::Vertical);
+    // Proportional, so that at 1024 px the right column keeps its share.
+    resizeDocks({requests, conversation}, {55, 45}, Qt::Horizontal);
+    resizeDocks({requests, loop}, {60, 40}, Qt::Vertical);
+    resizeDocks({conversation, sandboxes}, {65, 35}, Qt::Vertical);
 
     // Breakpoints: a paused flow takes the top of the window until it is resolved.
     m_pausedBanner = new PausedBanner(this);
@@ -259,17 +291,15 @@ void MainWindow::createPanels() {
         if (!m_selectWhenListed.isEmpty() && m_requestsPanel->selectRequest(m_selectWhenListed))
             m_selectWhenListed.clear();
     });
-    connect(m_loopPanel, &LoopPanel::codeRunSelected, m_codePanel, &CodePanel::showRun);
-    connect(m_requests, &RequestsModel::requestsUpdated, this, [this](const QStringList &ids) {
-        if (m_currentRequest.isEmpty() || !ids.contains(m_currentRequest))
-            return;
-        // The store's row can be selected before the event batch reaches RequestsModel: the
-        // event-fed panels get the request once its record exists.
-        if (std::exchange(m_recordMissing, false))
-            m_loopPanel->setRequestId(m_currentRequest);
-        refreshSelectedRequest();
-    });
-    connect(m_requests, &RequestsModel::countsChanged, this, &MainWindow::updateCounts);
+    connect(m_loopPanel, &LoopPanel::codeStepSelected, m_codePanel, &CodePanel::showCodeRun);
+    connect(m_loopPanel, &LoopPanel::stepSelected, this,
+            [this](const QString &, int iteration, const QString &) {
+                m_conversation->showIteration(iteration);
+            });
+    if (m_proxy)
+        m_httpInspector->setBaseUrl(m_proxy->listenUrl().toString());
+    connect(m_httpInspector, &HttpInspector::statusMessage, this,
+            [this](const QString &message) { statusBar()->showMessage(message, 5000); });
     connect(m_sandboxes, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateCounts);
     connect(m_sandboxes, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateCounts);
 }
@@ -295,7 +325,11 @@ void MainWindow::createActions() {
 
     m_find = new QAction(tr("Find…"), this);
     m_find->setShortcut(QKeySequence::Find);
+    // Only while the Requests panel has focus: every text pane has its own Ctrl+F (FindBar),
+    // and a window-wide one would make the key ambiguous there.
+    m_find->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     connect(m_find, &QAction::triggered, m_requestsPanel, &RequestsPanel::focusSearch);
+    m_requestsPanel->addAction(m_find);
 
     m_deleteSandbox =
         new QAction(s->standardIcon(QStyle::SP_TrashIcon), tr("Delete sandbox"), this);
@@ -386,14 +420,17 @@ void MainWindow::createStatusBar() {
 }
 
 void MainWindow::applyBatch(const QList<InspectorEvent> &events) {
-    m_requests->applyEvents(events);
     m_sandboxes->applyEvents(events);
+    // Live state the store does not keep per chunk (running steps, output as printed).
+    m_loopPanel->applyLiveEvents(events);
+    m_codePanel->applyLiveEvents(events);
     for (const InspectorEvent &e : events) {
         if (e.kind == InspectorEvent::Kind::CodeExecuted) {
-            // Sandbox events may not name the session; the request that used it does.
-            if (const RequestRecord *r = m_requests->recordById(e.requestId))
+            // Sandbox events may not name the session; the code run that used it does.
+            const QString session = e.data.value(QLatin1String("sessionId")).toString();
+            if (!session.isEmpty())
                 m_sandboxes->noteSession(e.data.value(QLatin1String("containerId")).toString(),
-                                         r->sessionId);
+                                         session);
         }
         if (e.kind == InspectorEvent::Kind::RequestFinished ||
             e.kind == InspectorEvent::Kind::RequestFailed)
@@ -436,28 +473,12 @@ void MainWindow::showRequest(const QString &requestId) {
         m_detailLoader->load(requestId);
     if (!requestId.isEmpty())
         m_runsPanel->selectFlow(requestId);
-    m_codePanel->clear();
-    m_loopPanel->setRequestId(requestId);
-    m_recordMissing = !requestId.isEmpty() && !m_requests->recordById(requestId);
-    if (requestId.isEmpty()) {
-        m_injectedPanel->setItems({});
-        m_rawPanel->clear();
-        return;
-    }
-    refreshSelectedRequest();
-}
-
-void MainWindow::refreshSelectedRequest() {
-    const RequestRecord *record = m_requests->recordById(m_currentRequest);
-    if (!record)
-        return;
-    m_injectedPanel->setItems(record->injectedItems);
-    m_rawPanel->setRecord(*record);
 }
 
 void MainWindow::clearRequests() {
-    m_requests->clear(); // the panel reports the lost selection, which empties the others
-    showRequest({});
+    showRequest({}); // the loader answers {} at once, which empties every detail panel
+    m_historyCount = 0;
+    updateCounts();
 }
 
 void MainWindow::copyBaseUrl() {
@@ -509,7 +530,6 @@ void MainWindow::applySettings(const AppSettings &settings) {
     }
     const bool themeChanged = s.theme != m_settings.theme;
     m_settings = s;
-    m_requests->setRetentionLimit(s.retention);
     if (themeChanged)
         if (auto *app = qobject_cast<QApplication *>(QCoreApplication::instance()))
             Theme::apply(*app, s.theme);
@@ -577,24 +597,29 @@ void MainWindow::refreshProxyState() {
 
 void MainWindow::updateCounts() {
     m_countsLabel->setText(
-        tr("%1 · %2 running · %3 failed · %4")
-            .arg(textformat::plural(m_requests->rowCount(), tr("request")))
-            .arg(m_requests->runningCount())
-            .arg(m_requests->failedCount())
+        tr("%1 in history · %2 running · %3")
+            .arg(textformat::plural(m_historyCount, tr("flow")))
+            .arg(m_flowList->runningCount())
             .arg(textformat::plural(m_sandboxes->rowCount(), tr("sandbox"), tr("sandboxes"))));
 }
 
 bool MainWindow::saveScreenshot(const QString &path) {
     // Show the most telling request: the latest one that ran code, its last code run selected.
-    for (int row = m_requests->rowCount() - 1; row >= 0; --row) {
-        const RequestRecord *r = m_requests->record(row);
-        if (r && r->hasCode() && r->state != RequestState::Running) {
+    // Newest first: the first finished flow that ran code.
+    for (int row = 0; row < m_flowList->rowCount(); ++row) {
+        const QJsonObject summary = m_flowList->summaryAt(row);
+        if (summary.value(QLatin1String("code_runs")).toInt() > 0 &&
+            summary.value(QLatin1String("state")).toString() == QLatin1String("completed")) {
             m_requestsPanel->setAutoFollow(false);
-            m_requestsPanel->selectRequest(r->id);
-            m_loopPanel->selectStep(m_loopPanel->timelineModel()->lastCodeRunRow());
+            m_requestsPanel->selectRequest(summary.value(QLatin1String("id")).toString());
             break;
         }
     }
+    // The selection loads on a worker: give it (and the panels' layout) a moment.
+    QElapsedTimer waited;
+    waited.start();
+    while (m_detailLoader->isLoading() && waited.elapsed() < 3000)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
     QCoreApplication::processEvents();
     const QFileInfo info(path);
     QDir().mkpath(info.absolutePath());

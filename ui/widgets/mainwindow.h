@@ -30,8 +30,8 @@ class InjectedPanel;
 class LoopPanel;
 class PausedBanner;
 class ProxyControl;
-class RawPanel;
-class RequestsModel;
+class ConversationView;
+class HttpInspector;
 class RequestsPanel;
 class RunsModel;
 class RunsPanel;
@@ -95,7 +95,6 @@ public:
     // The right-click menu of a request row (its actions act on the current flow).
     QMenu *requestContextMenu() const { return m_rowMenu; }
 
-    RequestsModel *requestsModel() const { return m_requests; }
     SandboxesModel *sandboxesModel() const { return m_sandboxes; }
     EventBatcher *eventBatcher() const { return m_batcher; }
     SandboxCommands *sandboxCommands() const { return m_commands; }
@@ -105,7 +104,10 @@ public:
     CodePanel *codePanel() const { return m_codePanel; }
     SandboxesPanel *sandboxesPanel() const { return m_sandboxesPanel; }
     InjectedPanel *injectedPanel() const { return m_injectedPanel; }
-    RawPanel *rawPanel() const { return m_rawPanel; }
+    ConversationView *conversationView() const { return m_conversation; }
+    HttpInspector *httpInspector() const { return m_httpInspector; }
+    // The flow every detail panel shows (FlowDetailLoader's last answer).
+    const QJsonObject &currentFlow() const { return m_currentFlow; }
 
     QAction *startStopAction() const { return m_startStop; }
     QAction *copyUrlAction() const { return m_copyUrl; }
@@ -127,7 +129,7 @@ public:
     SettingsSources settingsInEffect() const;
 
 public slots:
-    // Forgets this session's live request records (the Loop/Code/Raw panels' source).
+    // Empties the detail panels (after Clear history).
     void clearRequests();
     // Asks ("Clear 1,234 flows from history?"), then empties the store and every view.
     void clearHistory();
@@ -178,7 +180,6 @@ private:
     QDockWidget *addPanel(QWidget *panel, const QString &title, const QString &objectName);
     void applyBatch(const QList<loopscope::InspectorEvent> &events);
     void showRequest(const QString &requestId);
-    void refreshSelectedRequest();
     void updateCounts();
     void setUpScreenshotFromEnvironment();
     void createHistoryActions();
@@ -189,7 +190,6 @@ private:
     QPointer<ProxyControl> m_proxy;
     AppSettings m_settings;
     EventBatcher *m_batcher;
-    RequestsModel *m_requests;
     SandboxesModel *m_sandboxes;
     SandboxCommands *m_commands;
     FlowQueryClient *m_queryClient;
@@ -198,14 +198,17 @@ private:
     RunsModel *m_runs;
     Prompts m_prompts;
     QString m_selectWhenListed; // a replay's new flow, selected once it shows up
-    bool m_recordMissing = false; // the selected flow has no RequestsModel record yet
+    QJsonObject m_currentFlow;
+    QTimer *m_countsTimer = nullptr; // coalesces the history count after store changes
+    int m_historyCount = 0;
 
     RequestsPanel *m_requestsPanel = nullptr;
     LoopPanel *m_loopPanel = nullptr;
     CodePanel *m_codePanel = nullptr;
     SandboxesPanel *m_sandboxesPanel = nullptr;
     InjectedPanel *m_injectedPanel = nullptr;
-    RawPanel *m_rawPanel = nullptr;
+    ConversationView *m_conversation = nullptr;
+    HttpInspector *m_httpInspector = nullptr;
     RunsPanel *m_runsPanel = nullptr;
     QList<QDockWidget *> m_docks;
 
