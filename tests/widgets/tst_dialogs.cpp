@@ -1,12 +1,13 @@
-#include "models/requestrecord.h"
 #include "widgets/codeeditor.h"
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
 #include "widgets/jsonview.h"
 
+#include "inspect/eventbus.h"
 #include "models/jsontreemodel.h"
 #include "models/sampleevents.h"
 #include "models/sandboxesmodel.h"
+#include "record/flowstore.h"
 #include "widgets/mainwindow.h"
 #include "widgets/sandboxespanel.h"
 #include "widgets/settingsdialog.h"
@@ -287,27 +288,41 @@ private slots:
 
     void codePanelShowsARun() {
         CodePanel panel;
-        CodeRunRecord run;
-        run.code = QStringLiteral("for i in range(3):\n    print(i)\n");
-        run.stdoutText = QStringLiteral("0\n1\n2\n");
-        run.durationMs = 8.25;
-        run.containerId = QStringLiteral("sbx_42");
-        run.sessionId = QStringLiteral("sess-9");
-        panel.showRun(run);
-        QCOMPARE(panel.codeView()->toPlainText(), run.code);
-        QCOMPARE(panel.stdoutView()->toPlainText(), run.stdoutText);
+        // A finished code_run hop as the store keeps it (spec shape).
+        QJsonObject run{
+            {QStringLiteral("kind"), QStringLiteral("code_run")},
+            {QStringLiteral("iteration"), 0},
+            {QStringLiteral("call_id"), QStringLiteral("call_1")},
+            {QStringLiteral("code"), QStringLiteral("for i in range(3):\n    print(i)\n")},
+            {QStringLiteral("stdout"), QStringLiteral("0\n1\n2\n")},
+            {QStringLiteral("stderr"), QString()},
+            {QStringLiteral("error"), QJsonValue::Null},
+            {QStringLiteral("duration_ms"), 8.25},
+            {QStringLiteral("container_id"), QStringLiteral("sbx_42")},
+            {QStringLiteral("session_id"), QStringLiteral("sess-9")}};
+        const auto flowOf = [](const QJsonObject &hop) {
+            return QJsonObject{{QStringLiteral("id"), QStringLiteral("req_1")},
+                               {QStringLiteral("state"), QStringLiteral("completed")},
+                               {QStringLiteral("hops"), QJsonArray{hop}}};
+        };
+        panel.setFlow(flowOf(run));
+        QCOMPARE(panel.codeView()->toPlainText(), run.value(QLatin1String("code")).toString());
+        QCOMPARE(panel.stdoutView()->toPlainText(), QStringLiteral("0\n1\n2\n"));
         QCOMPARE(panel.errorView()->toPlainText(), QString());
         QCOMPARE(panel.summaryLabel()->text(),
                  QStringLiteral("8 ms · sandbox sbx_42 · session sess-9"));
         QCOMPARE(panel.outputTabs()->currentWidget(), panel.stdoutView());
 
-        run.errorName = QStringLiteral("NameError");
-        run.errorValue = QStringLiteral("name 'x' is not defined");
-        run.traceback = QStringLiteral("Traceback (most recent call last):\n  ...");
-        run.stderrText = QStringLiteral("oops\n");
-        run.timedOut = true;
-        run.truncated = true;
-        panel.showRun(run);
+        run.insert(QStringLiteral("error"),
+                   QJsonObject{{QStringLiteral("name"), QStringLiteral("NameError")},
+                               {QStringLiteral("value"), QStringLiteral("name 'x' is not defined")},
+                               {QStringLiteral("traceback"),
+                                QStringLiteral("Traceback (most recent call last):\n  ...")}});
+        run.insert(QStringLiteral("stderr"), QStringLiteral("oops\n"));
+        run.insert(QStringLiteral("timed_out"), true);
+        run.insert(QStringLiteral("truncated"), true);
+        panel.setFlow({});
+        panel.setFlow(flowOf(run));
         QVERIFY(panel.errorView()->toPlainText().startsWith(
             QStringLiteral("NameError: name 'x' is not defined")));
         QVERIFY(panel.errorView()->toPlainText().contains(QStringLiteral("Traceback")));
@@ -327,12 +342,20 @@ private slots:
         QBuffer buffer(&png);
         buffer.open(QIODevice::WriteOnly);
         QVERIFY(picture.save(&buffer, "PNG"));
-        // As the window gets it: a CodeExecuted event folded into the request's record.
-        RequestRecord record = RequestRecord::fromStarted(InspectorEvent::make(
-            InspectorEvent::Kind::RequestStarted, QStringLiteral("req_1"), -1, {}));
-        QVERIFY(record.apply(InspectorEvent::make(
+        // As the window gets it: a CodeExecuted event folded into the flow by a real store.
+        EventBus bus;
+        FlowStoreOptions options;
+        options.inMemory = true;
+        FlowStore store(options);
+        QVERIFY(store.open());
+        store.attach(&bus);
+        bus.publish(InspectorEvent::make(InspectorEvent::Kind::RequestStarted,
+                                         QStringLiteral("req_1"), -1,
+                                         {{QStringLiteral("intercepted"), true}}));
+        bus.publish(InspectorEvent::make(
             InspectorEvent::Kind::CodeExecuted, QStringLiteral("req_1"), 0,
-            {{QStringLiteral("code"), QStringLiteral("plt.show()")},
+            {{QStringLiteral("callId"), QStringLiteral("call_1")},
+             {QStringLiteral("code"), QStringLiteral("plt.show()")},
              {QStringLiteral("images"),
               QJsonArray{QJsonObject{
                   {QStringLiteral("name"), QStringLiteral("image-1.png")},
@@ -344,12 +367,11 @@ private slots:
                                      {QStringLiteral("object"), QStringLiteral("container.file")},
                                      {QStringLiteral("path"), QStringLiteral("/mnt/data/plot.png")},
                                      {QStringLiteral("bytes"), 2048},
-                                     {QStringLiteral("source"), QStringLiteral("assistant")}}}}})));
-        QCOMPARE(record.codeRuns.size(), 1);
-        const CodeRunRecord run = record.codeRuns.first();
-        QCOMPARE(run.images.size(), 1);
-        QCOMPARE(run.images.first().data, png);
-        panel.showRun(run);
+                                     {QStringLiteral("source"), QStringLiteral("assistant")}}}}}));
+        store.flush();
+        const std::optional<QJsonObject> flow = store.query()->flow(QStringLiteral("req_1"));
+        QVERIFY(flow);
+        panel.setFlow(*flow);
         QCOMPARE(panel.outputTabs()->currentWidget(), panel.imagesView());
         QCOMPARE(panel.outputTabs()->tabText(3), QStringLiteral("Images (1)"));
         QCOMPARE(panel.imagesView()->count(), 1);

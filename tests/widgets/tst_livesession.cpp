@@ -4,7 +4,6 @@
 #include "inspect/eventbus.h"
 #include "models/flowlistmodel.h"
 #include "models/looptimelinemodel.h"
-#include "models/requestsmodel.h"
 #include "models/sandboxesmodel.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyconfig.h"
@@ -15,11 +14,11 @@
 #include "sandbox/sandboxregistry.h"
 #include "widgets/codeeditor.h"
 #include "widgets/codepanel.h"
+#include "widgets/httpinspector.h"
 #include "widgets/injectedpanel.h"
 #include "widgets/jsonview.h"
 #include "widgets/looppanel.h"
 #include "widgets/mainwindow.h"
-#include "widgets/rawpanel.h"
 #include "widgets/requestspanel.h"
 #include "widgets/sandboxespanel.h"
 
@@ -133,21 +132,20 @@ private slots:
         QCOMPARE(output.at(0).toObject().value(QLatin1String("type")).toString(),
                  QStringLiteral("code_interpreter_call"));
 
-        RequestsModel *requests = m_window->requestsModel();
+        FlowListModel *requests = m_window->flowListModel();
         QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, 20'000);
-        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, RequestsModel::StatusColumn).data().toString(),
+        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, FlowListModel::StatusColumn).data().toString(),
                                   QStringLiteral("200"), 20'000);
-        QCOMPARE(requests->index(0, RequestsModel::ApiColumn).data().toString(),
+        QCOMPARE(requests->index(0, FlowListModel::ApiColumn).data().toString(),
                  QStringLiteral("responses"));
-        QCOMPARE(requests->index(0, RequestsModel::ModelColumn).data().toString(),
+        QCOMPARE(requests->index(0, FlowListModel::ModelColumn).data().toString(),
                  QStringLiteral("loopscope-demo"));
-        QCOMPARE(requests->index(0, RequestsModel::IterationsColumn).data().toInt(), 2);
-        QCOMPARE(requests->index(0, RequestsModel::CodeRunsColumn).data().toInt(), 1);
+        QCOMPARE(requests->index(0, FlowListModel::IterationsColumn).data().toInt(), 2);
+        QCOMPARE(requests->index(0, FlowListModel::CodeRunsColumn).data().toInt(), 1);
 
-        // Auto-follow selected it: the Loop, Code, Injected and Raw panels show it.
-        QTRY_COMPARE_WITH_TIMEOUT(
-            m_window->requestsPanel()->currentRequestId(),
-            requests->index(0, 0).data(RequestsModel::RequestIdRole).toString(), 10'000);
+        // Auto-follow selected it: the Loop, Code, Injected and HTTP panels show it.
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->requestsPanel()->currentRequestId(), requests->idAt(0),
+                                  10'000);
         LoopTimelineModel *loop = m_window->loopPanel()->timelineModel();
         QTRY_COMPARE_WITH_TIMEOUT(loop->rowCount(), 3, 10'000);
         QCOMPARE(loop->index(1, 0).data(LoopTimelineModel::KindRole).toInt(),
@@ -158,15 +156,16 @@ private slots:
                                  10'000);
         QCOMPARE(code->stdoutView()->toPlainText().trimmed(), QStringLiteral("391"));
 
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->injectedPanel()->items().size(), 1, 10'000);
         const QJsonArray injected = m_window->injectedPanel()->items();
-        QCOMPARE(injected.size(), 1);
         // Exactly as sent to the client.
         QCOMPARE(injected.at(0).toObject(), output.at(0).toObject());
 
-        QListWidget *sections = m_window->rawPanel()->sectionList();
-        QCOMPARE(sections->count(), 6); // client, 2 × (upstream request, response), final
-        sections->setCurrentRow(0);
-        const QString client = m_window->rawPanel()->jsonView()->prettyText();
+        // client request, 2 × (upstream request, response), code run, client response
+        HttpInspector *http = m_window->httpInspector();
+        QTRY_COMPARE_WITH_TIMEOUT(http->hopList()->model()->rowCount(), 7, 10'000);
+        QVERIFY(http->selectHopOfKind(QStringLiteral("client_request")));
+        const QString client = http->bodyView()->toPlainText();
         QVERIFY(client.contains(QStringLiteral("What is 17*23?")));
         QVERIFY(!client.contains(QStringLiteral("sk-live-session-test-7777")));
 
@@ -226,7 +225,7 @@ private slots:
         const QString second =
             sandboxes->index(0, 0).data(SandboxesModel::ContainerIdRole).toString();
         QVERIFY(second != first);
-        QTRY_COMPARE_WITH_TIMEOUT(m_window->requestsModel()->rowCount(), 2, 20'000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->flowListModel()->rowCount(), 2, 20'000);
     }
 
     void streamingRequestIsInspectedToo() {
@@ -235,11 +234,11 @@ private slots:
         const auto reply = post("/v1/responses", body);
         QCOMPARE(reply.status, 200);
         QVERIFY(reply.body.contains("response.completed"));
-        RequestsModel *requests = m_window->requestsModel();
+        FlowListModel *requests = m_window->flowListModel();
         QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, 20'000);
-        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, RequestsModel::StatusColumn).data().toString(),
+        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, FlowListModel::StatusColumn).data().toString(),
                                   QStringLiteral("200"), 20'000);
-        QVERIFY(requests->record(0)->stream);
+        QVERIFY(requests->summaryAt(0).value(QLatin1String("stream")).toBool());
         QTRY_COMPARE_WITH_TIMEOUT(m_window->codePanel()->stdoutView()->toPlainText().trimmed(),
                                   QStringLiteral("144"), 20'000);
         QCOMPARE(m_window->injectedPanel()->items().size(), 1);
@@ -248,19 +247,19 @@ private slots:
     void unreachableUpstreamShowsAsFailed() {
         const auto reply = post("/v1/responses", responsesRequest(QStringLiteral("What is 1+1?")));
         QVERIFY(reply.status >= 400);
-        RequestsModel *requests = m_window->requestsModel();
+        FlowListModel *requests = m_window->flowListModel();
         QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, 20'000);
-        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, 0).data(RequestsModel::StateRole).toInt(),
-                                  int(RequestState::Failed), 20'000);
-        QVERIFY(requests->index(0, RequestsModel::StatusColumn)
-                    .data()
-                    .toString()
-                    .startsWith(QStringLiteral("failed")));
-        QVERIFY(m_window->countsLabel()->text().contains(QStringLiteral("1 failed")));
-        // The Raw panel ends with the failure.
-        QListWidget *sections = m_window->rawPanel()->sectionList();
-        QTRY_VERIFY_WITH_TIMEOUT(sections->count() >= 2, 10'000);
-        QCOMPARE(sections->item(sections->count() - 1)->text(), QStringLiteral("Failure"));
+        QTRY_COMPARE_WITH_TIMEOUT(requests->index(0, 0).data(FlowListModel::StateRole).toString(),
+                                  QStringLiteral("failed"), 20'000);
+        QVERIFY2(requests->index(0, FlowListModel::StatusColumn)
+                     .data()
+                     .toString()
+                     .contains(QStringLiteral("failed")),
+                 qPrintable(requests->index(0, FlowListModel::StatusColumn).data().toString()));
+        // The HTTP inspector ends with the error the client got.
+        HttpInspector *http = m_window->httpInspector();
+        QTRY_VERIFY_WITH_TIMEOUT(http->selectHopOfKind(QStringLiteral("client_response")), 10'000);
+        QVERIFY(http->statusLineLabel()->text().contains(QString::number(reply.status)));
     }
 };
 

@@ -8,26 +8,27 @@
 #include "models/flowlistmodel.h"
 #include "models/jsontreemodel.h"
 #include "models/looptimelinemodel.h"
-#include "models/requestsmodel.h"
 #include "models/sandboxesmodel.h"
 #include "sandbox/sandboxregistry.h"
 #include "support/futurewait.h"
 #include "support/recordingsandboxbackend.h"
 #include "widgets/codeeditor.h"
 #include "widgets/codepanel.h"
+#include "widgets/conversationview.h"
+#include "widgets/httpinspector.h"
 #include "widgets/injectedpanel.h"
 #include "widgets/jsonview.h"
 #include "widgets/looppanel.h"
 #include "widgets/mainwindow.h"
-#include "widgets/rawpanel.h"
 #include "widgets/requestspanel.h"
 #include "widgets/sandboxespanel.h"
 
 #include <QAction>
 #include <QApplication>
-#include <QClipboard>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -100,6 +101,22 @@ private slots:
 
         const qint64 t0 = QDateTime::currentMSecsSinceEpoch();
         publishAll(bus, s::fullRequest(QStringLiteral("req_a"), t0, QStringLiteral("sbx_1")));
+        // What the HTTP front publishes once the client got its answer.
+        InspectorEvent response = InspectorEvent::make(
+            InspectorEvent::Kind::ClientResponse, QStringLiteral("req_a"), -1,
+            {{QStringLiteral("status"), 200},
+             {QStringLiteral("stream"), false},
+             {QStringLiteral("headers"),
+              QJsonObject{{QStringLiteral("content-type"), QStringLiteral("application/json")}}}});
+        response.raw =
+            QJsonDocument(QJsonObject{{QStringLiteral("object"), QStringLiteral("response")},
+                                      {QStringLiteral("output"),
+                                       QJsonArray{s::ciItem(QStringLiteral("print(6*7)"),
+                                                            QStringLiteral("42\n"),
+                                                            QStringLiteral("sbx_1"))}}})
+                .toJson(QJsonDocument::Compact);
+        bus.publish(response);
+        bus.publish(sf::exchangeFinished(QStringLiteral("req_a")));
         publishAll(bus, {s::started(QStringLiteral("req_b"), t0, QStringLiteral("chat_completions"),
                                     QStringLiteral("llama3"))});
 
@@ -132,21 +149,24 @@ private slots:
         QVERIFY(code->summaryLabel()->text().contains(QStringLiteral("sbx_1")));
 
         // Injected outputs: exactly the items sent.
+        QTRY_COMPARE_WITH_TIMEOUT(window.injectedPanel()->items().size(), 1, 10'000);
         const QJsonArray items = window.injectedPanel()->items();
-        QCOMPARE(items.size(), 1);
         QCOMPARE(items.at(0).toObject().value(QLatin1String("type")).toString(),
                  QStringLiteral("code_interpreter_call"));
         QVERIFY(window.injectedPanel()->jsonView()->prettyText().contains(
             QStringLiteral("\"logs\": \"42\\n\"")));
 
-        // Raw: every document in order, secrets masked.
-        QListWidget *sections = window.rawPanel()->sectionList();
-        QCOMPARE(sections->count(), 6);
-        sections->setCurrentRow(1);
-        const QString upstreamRequest = window.rawPanel()->jsonView()->prettyText();
+        // HTTP: every hop of the flow from the store, secrets masked.
+        HttpInspector *http = window.httpInspector();
+        QVERIFY(http->hopList()->model()->rowCount() >= 5);
+        QVERIFY(http->selectHopOfKind(QStringLiteral("upstream_request")));
+        const QString upstreamRequest = http->bodyView()->toPlainText();
         QVERIFY(upstreamRequest.contains(QStringLiteral("gpt-4.1-mini")));
         QVERIFY(!upstreamRequest.contains(QStringLiteral("sk-test-1234567890abcd")));
-        QVERIFY(window.rawPanel()->jsonView()->treeModel()->rowCount() > 0);
+
+        // Conversation: the same flow, the model's code decoded as Python.
+        QVERIFY2(window.conversationView()->text().contains(QStringLiteral("print(6*7)")),
+                 qPrintable(window.conversationView()->text()));
 
         // Selecting the first model call in the Loop panel shows its details.
         window.loopPanel()->selectStep(0);
@@ -169,7 +189,9 @@ private slots:
         QVERIFY(window.listenLabel()->text().contains(QStringLiteral("http://127.0.0.1:4555/v1")));
         QCOMPARE(window.upstreamLabel()->text(), QStringLiteral("upstream: demo"));
         QVERIFY(window.sandboxLabel()->text().contains(QStringLiteral("✓")));
-        QVERIFY(window.countsLabel()->text().startsWith(QStringLiteral("2 requests · 1 running")));
+        QTRY_VERIFY2_WITH_TIMEOUT(window.countsLabel()->text().startsWith(
+                                      QStringLiteral("2 flows in history · 1 running")),
+                                  qPrintable(window.countsLabel()->text()), 10'000);
         // Config models Loopscope cannot reach: counted in the status, named in its tooltip.
         proxy.skipped = {QStringLiteral("model 'claude' (model_list[1], line 7) skipped: x"),
                          QStringLiteral("model 'titan' (model_list[2], line 11) skipped: y")};
@@ -245,7 +267,6 @@ private slots:
         window.activateWindow();
         publishAll(bus, s::fullRequest(QStringLiteral("a"), 1000));
         bus.publish(sf::exchangeFinished(QStringLiteral("a")));
-        QTRY_COMPARE_WITH_TIMEOUT(window.requestsModel()->rowCount(), 1, 10'000);
         QTRY_COMPARE_WITH_TIMEOUT(window.flowListModel()->rowCount(), 1, 10'000);
         QCOMPARE(window.searchAllAction()->shortcut(),
                  QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
@@ -262,12 +283,12 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(questions.size(), 1, 10'000);
         QVERIFY2(questions.at(0).startsWith(QStringLiteral("Clear 1 flow from history?")),
                  qPrintable(questions.at(0)));
-        QTRY_COMPARE_WITH_TIMEOUT(window.requestsModel()->rowCount(), 0, 10'000);
         QTRY_COMPARE_WITH_TIMEOUT(window.flowListModel()->rowCount(), 0, 10'000);
         QVERIFY(store->query()->list({}).value(QStringLiteral("data")).toArray().isEmpty());
         QCOMPARE(window.codePanel()->codeView()->toPlainText(), QString());
         QCOMPARE(window.loopPanel()->timelineModel()->rowCount(), 0);
-        QCOMPARE(window.rawPanel()->sectionList()->count(), 0);
+        QCOMPARE(window.httpInspector()->hopList()->model()->rowCount(), 0);
+        QVERIFY(window.currentFlow().isEmpty());
         QCOMPARE(window.deleteSandboxAction()->shortcut(), QKeySequence(QKeySequence::Delete));
 
         // Delete in the search box edits text; it never reaches the sandboxes.
@@ -422,16 +443,16 @@ private slots:
         s.retention = 200;
         {
             MainWindow window(&bus, nullptr, &proxy);
-            QCOMPARE(window.requestsModel()->retentionLimit(), AppSettings{}.retention);
+            QCOMPARE(window.flowListModel()->liveRowLimit(), AppSettings{}.retention);
             window.applySettings(s);
-            QCOMPARE(window.requestsModel()->retentionLimit(), 200);
+            QCOMPARE(window.flowListModel()->liveRowLimit(), 200);
             QCOMPARE(proxy.applied.size(), 1);
             QCOMPARE(proxy.applied.at(0).port, 4100);
         }
         // A new window starts from the saved settings.
         MainWindow again(&bus, nullptr, &proxy);
         QCOMPARE(again.settings(), s);
-        QCOMPARE(again.requestsModel()->retentionLimit(), 200);
+        QCOMPARE(again.flowListModel()->liveRowLimit(), 200);
     }
 
     void tenThousandRequestsStayResponsive() {
@@ -448,11 +469,19 @@ private slots:
             bus.publish(sf::exchangeFinished(id));
         }
         QTRY_COMPARE_WITH_TIMEOUT(window.eventBatcher()->pendingCount(), 0, 60'000);
-        QTRY_COMPARE_WITH_TIMEOUT(window.requestsModel()->rowCount(),
-                                  RequestsModel::kDefaultRetention, 60'000);
+        // The table keeps "Requests kept" (5,000 by default) of the live flows, newest first;
+        // the older ones stay in the store and page in again on scrolling.
+        QTRY_COMPARE_WITH_TIMEOUT(window.flowListModel()->rowOf(QStringLiteral("r9999")), 0,
+                                  60'000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.flowListModel()->rowCount(), AppSettings{}.retention,
+                                  60'000);
         QTRY_COMPARE_WITH_TIMEOUT(window.requestsPanel()->currentRequestId(),
                                   QStringLiteral("r9999"), 60'000);
-        QCOMPARE(window.requestsModel()->rowOf(QStringLiteral("r5000")), 0);
+        QCOMPARE(window.flowListModel()->rowOf(QStringLiteral("r5000")), 4999);
+        QCOMPARE(window.flowListModel()->rowOf(QStringLiteral("r4999")), -1);
+        QVERIFY(window.flowListModel()->canFetchMore({}));
+        store->flush();
+        QCOMPARE(store->query()->list({}).value(QStringLiteral("has_more")).toBool(), true);
     }
 };
 

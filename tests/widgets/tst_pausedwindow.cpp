@@ -6,12 +6,13 @@
 #include "inspect/eventbus.h"
 #include "loop/loopfixtures.h"
 #include "loop/pausebroker.h"
-#include "models/requestsmodel.h"
+#include "models/flowlistmodel.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
+#include "record/flowstore.h"
 #include "sandbox/sandboxregistry.h"
 #include "widgets/mainwindow.h"
 #include "widgets/pausedbanner.h"
@@ -93,6 +94,7 @@ class TstPausedWindow : public QObject {
     std::unique_ptr<ProxyServer> m_server;
     std::unique_ptr<InterceptionStack> m_stack;
     std::unique_ptr<BrokerProxyControl> m_control;
+    std::unique_ptr<FlowStore> m_store; // the window's history (in memory)
     std::unique_ptr<MainWindow> m_window;
 
     std::unique_ptr<RawHttpClient> startRequest() {
@@ -118,7 +120,7 @@ class TstPausedWindow : public QObject {
         QVERIFY(QTest::qWaitFor(
             [&] {
                 const QModelIndex status =
-                    m_window->requestsModel()->index(0, RequestsModel::StatusColumn);
+                    m_window->flowListModel()->index(0, FlowListModel::StatusColumn);
                 return status.data().toString() == QLatin1String("paused");
             },
             20000));
@@ -142,7 +144,13 @@ private slots:
         QVERIFY2(m_stack->init(options, &error), qPrintable(error));
         QVERIFY(m_server->listen());
         m_control = std::make_unique<BrokerProxyControl>(m_stack->pauseBroker());
+        FlowStoreOptions history;
+        history.inMemory = true;
+        m_store = std::make_unique<FlowStore>(history);
+        QVERIFY(m_store->open());
+        m_store->attach(m_bus.get());
         m_window = std::make_unique<MainWindow>(m_bus.get(), m_stack->registry(), m_control.get());
+        m_window->setFlowStore(m_store.get());
         m_window->resize(1200, 800);
         m_window->show();
         m_window->pausedBanner()->askDenyMessage = [](const QString &, bool *ok) {
@@ -157,6 +165,7 @@ private slots:
             QVERIFY(QTest::qWaitFor([&] { return done.isFinished(); }, 20000));
         }
         m_control.reset();
+        m_store.reset();
         m_stack.reset();
         m_server.reset();
         m_upstream.reset();

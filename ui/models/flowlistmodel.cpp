@@ -353,6 +353,30 @@ void FlowListModel::onLive(const QJsonObject &summary, bool isNew) {
     m_pos.insert(id, m_front);
     countCost(summary, +1);
     endInsertRows();
+    trimToLiveLimit();
+}
+
+void FlowListModel::setLiveRowLimit(int limit) {
+    m_liveRowLimit = qMax(1, limit);
+    trimToLiveLimit();
+}
+
+void FlowListModel::trimToLiveLimit() {
+    // Live inserts grow the table from the top; the oldest rows beyond the limit leave memory
+    // (they stay in the store: scrolling down pages them in again from the new last row).
+    const int excess = rowCount() - m_liveRowLimit;
+    if (excess <= 0 || m_loading)
+        return;
+    const int first = rowCount() - excess;
+    beginRemoveRows({}, first, rowCount() - 1);
+    for (int i = 0; i < excess; ++i) {
+        countCost(m_rows.back().summary, -1);
+        m_pos.remove(m_rows.back().id);
+        m_rows.pop_back();
+    }
+    endRemoveRows();
+    m_pageAnchor = m_rows.empty() ? QString() : m_rows.back().id;
+    m_hasMore = true;
 }
 
 void FlowListModel::requestPage() {

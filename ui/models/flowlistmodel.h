@@ -80,6 +80,10 @@ public:
     int rowOf(const QString &id) const; // -1 when not loaded
     QString idAt(int row) const;
     QJsonObject summaryAt(int row) const; // the spec summary as last seen
+    // At most this many rows stay in memory as live flows arrive (Settings → "Requests kept");
+    // rows paged in by scrolling are not limited.
+    void setLiveRowLimit(int limit);
+    int liveRowLimit() const { return m_liveRowLimit; }
     bool isLoading() const { return m_loading; }
     bool hasMore() const { return m_hasMore; }
     // Whether any row shown has a known cost (the Cost column is hidden otherwise).
@@ -112,6 +116,7 @@ private:
     void countCost(const QJsonObject &summary, int delta);
     void setLoading(bool loading);
     void reindex();
+    void trimToLiveLimit();
     const Row &rowAt(int row) const { return m_rows[size_t(row)]; }
 
     FlowQueryClient *m_client;
@@ -125,6 +130,7 @@ private:
     quint64 m_generation = 0;
     int m_costKnown = 0;
     int m_emptyPagesInARow = 0;
+    int m_liveRowLimit = 5000;
     QString m_pageAnchor; // last flow id of the last page
 };
 

@@ -1,7 +1,7 @@
 #include "widgets/looppanel.h"
 
-#include "models/looptimelinemodel.h"
 #include "inspect/secretmasker.h"
+#include "models/looptimelinemodel.h"
 #include "widgets/timelinebardelegate.h"
 
 #include <QCheckBox>

@@ -3,25 +3,25 @@
 #include "common/futurechain.h"
 #include "control/harcodec.h"
 #include "inspect/eventbus.h"
+#include "models/containerfilecommands.h"
 #include "models/eventbatcher.h"
 #include "models/flowdetailloader.h"
 #include "models/flowlistmodel.h"
 #include "models/flowqueryclient.h"
 #include "models/looptimelinemodel.h"
-#include "models/containerfilecommands.h"
 #include "models/runsmodel.h"
 #include "models/sandboxcommands.h"
 #include "models/sandboxesmodel.h"
-#include "record/flowstore.h"
 #include "models/textformat.h"
+#include "record/flowstore.h"
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
 #include "widgets/conversationview.h"
+#include "widgets/httpinspector.h"
 #include "widgets/injectedpanel.h"
 #include "widgets/looppanel.h"
 #include "widgets/pausedbanner.h"
 #include "widgets/proxycontrol.h"
-#include "widgets/httpinspector.h"
 #include "widgets/requestspanel.h"
 #include "widgets/runspanel.h"
 #include "widgets/sandboxespanel.h"
@@ -79,6 +79,7 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
         m_batcher->attach(bus);
     connect(m_batcher, &EventBatcher::batchReady, this, &MainWindow::applyBatch);
 
+    m_flowList->setLiveRowLimit(m_settings.retention);
     setPrompts({});
     createPanels();
     createActions();
@@ -530,6 +531,7 @@ void MainWindow::applySettings(const AppSettings &settings) {
     }
     const bool themeChanged = s.theme != m_settings.theme;
     m_settings = s;
+    m_flowList->setLiveRowLimit(s.retention);
     if (themeChanged)
         if (auto *app = qobject_cast<QApplication *>(QCoreApplication::instance()))
             Theme::apply(*app, s.theme);
