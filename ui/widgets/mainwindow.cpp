@@ -433,8 +433,7 @@ void MainWindow::applyBatch(const QList<InspectorEvent> &events) {
                 m_sandboxes->noteSession(e.data.value(QLatin1String("containerId")).toString(),
                                          session);
         }
-        if (e.kind == InspectorEvent::Kind::RequestFinished ||
-            e.kind == InspectorEvent::Kind::RequestFailed)
+        if (e.kind == InspectorEvent::Kind::ExchangeFinished) // every flow, passed through too
             ++m_finishedSinceStart;
         if (e.kind == InspectorEvent::Kind::Log) {
             const QString level = e.data.value(QLatin1String("level")).toString();
@@ -606,16 +605,35 @@ void MainWindow::updateCounts() {
 }
 
 bool MainWindow::saveScreenshot(const QString &path) {
-    // Show the most telling request: the latest one that ran code, its last code run selected.
-    // Newest first: the first finished flow that ran code.
-    for (int row = 0; row < m_flowList->rowCount(); ++row) {
+    // Show the most telling flow. LOOPSCOPE_SCREENSHOT_VIEW=run: the Runs view on the newest
+    // flow whose model asked the client for a function call; otherwise the conversation of the
+    // newest finished flow that looped (ran code and went back to the model).
+    const bool runView = qEnvironmentVariable("LOOPSCOPE_SCREENSHOT_VIEW") == QLatin1String("run");
+    QString chosen;
+    for (int row = 0; row < m_flowList->rowCount() && chosen.isEmpty(); ++row) {
         const QJsonObject summary = m_flowList->summaryAt(row);
-        if (summary.value(QLatin1String("code_runs")).toInt() > 0 &&
-            summary.value(QLatin1String("state")).toString() == QLatin1String("completed")) {
-            m_requestsPanel->setAutoFollow(false);
-            m_requestsPanel->selectRequest(summary.value(QLatin1String("id")).toString());
-            break;
-        }
+        if (summary.value(QLatin1String("state")).toString() != QLatin1String("completed"))
+            continue;
+        if (runView ? summary.value(QLatin1String("tool_calls")).toInt() > 0
+                    : summary.value(QLatin1String("code_runs")).toInt() > 0 &&
+                          summary.value(QLatin1String("iterations")).toInt() >= 2)
+            chosen = summary.value(QLatin1String("id")).toString();
+    }
+    if (!chosen.isEmpty()) {
+        m_requestsPanel->setAutoFollow(false);
+        m_requestsPanel->selectRequest(chosen);
+    }
+    const auto raise = [this](const char *objectName) {
+        if (auto *dock = findChild<QDockWidget *>(QLatin1String(objectName)))
+            dock->raise();
+    };
+    raise("conversation");
+    if (runView) {
+        raise("runs");
+        QElapsedTimer listed;
+        listed.start();
+        while (!m_runsPanel->selectFlow(chosen) && listed.elapsed() < 3000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
     }
     // The selection loads on a worker: give it (and the panels' layout) a moment.
     QElapsedTimer waited;
