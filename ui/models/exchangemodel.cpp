@@ -1,5 +1,7 @@
 #include "models/exchangemodel.h"
 
+#include "models/textformat.h"
+
 #include <QCoreApplication>
 #include <QJsonDocument>
 #include <QUrl>
@@ -142,9 +144,7 @@ QString ExchangeModel::reasonPhrase(int status) {
 }
 
 QString ExchangeModel::duration(double ms) {
-    if (ms < 1000.0)
-        return QString::number(ms, 'f', ms < 10.0 ? 1 : 0) + u" ms";
-    return QString::number(ms / 1000.0, 'f', ms < 60000.0 ? 2 : 1) + u" s";
+    return textformat::formatDuration(ms);
 }
 
 QString ExchangeModel::title(const QJsonObject &hop) {

@@ -49,7 +49,7 @@ public:
     static QJsonArray events(const QJsonObject &hop) {
         return hop.value(QStringLiteral("events")).toArray();
     }
-    // TODO(lead): use formatDuration (ui/models/textformat.h, helper "settings") once merged.
+    // textformat::formatDuration, the app's one format.
     static QString duration(double ms);
 
 private:

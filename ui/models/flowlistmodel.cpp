@@ -2,6 +2,7 @@
 
 #include "common/futurechain.h"
 #include "models/flowqueryclient.h"
+#include "models/textformat.h"
 #include "record/flowstore.h"
 
 #include <QDateTime>
@@ -10,13 +11,6 @@
 namespace loopscope {
 
 namespace {
-
-// TODO(lead): use textformat's formatDuration (helper "settings") once merged.
-QString durationText(double ms) {
-    if (ms < 1000)
-        return QString::number(qRound64(ms)) + QStringLiteral(" ms");
-    return QString::number(ms / 1000.0, 'f', 2) + QStringLiteral(" s");
-}
 
 QString apiLabel(const QString &api) {
     if (api == QLatin1String("chat_completions"))
@@ -160,6 +154,10 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
         return {};
     case Qt::ToolTipRole:
         switch (index.column()) {
+        case TimeColumn:
+            return QDateTime::fromMSecsSinceEpoch(
+                       qint64(s.value(QLatin1String("started_at")).toDouble()))
+                .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));
         case TokensColumn:
             if (tokens(s, "total_tokens") <= 0)
                 return {};
@@ -180,10 +178,14 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
         return {};
     }
     switch (index.column()) {
-    case TimeColumn:
-        return QDateTime::fromMSecsSinceEpoch(
-                   qint64(s.value(QLatin1String("started_at")).toDouble()))
-            .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));
+    case TimeColumn: {
+        // Today's flows by time of day, older ones by date: the whole stamp is in the tooltip.
+        const QDateTime at = QDateTime::fromMSecsSinceEpoch(
+            qint64(s.value(QLatin1String("started_at")).toDouble()));
+        return at.date() == QDate::currentDate()
+                   ? at.toString(QStringLiteral("HH:mm:ss.zzz"))
+                   : at.toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+    }
     case ApiColumn:
         return apiLabel(str(s, "api"));
     case ModelColumn:
@@ -198,7 +200,7 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
         const QString state = str(s, "state");
         if (state == QLatin1String("running") || state == QLatin1String("paused"))
             return QStringLiteral("…");
-        return durationText(s.value(QLatin1String("duration_ms")).toDouble());
+        return textformat::formatDuration(s.value(QLatin1String("duration_ms")).toDouble());
     }
     case TokensColumn: {
         const qint64 total = tokens(s, "total_tokens");

@@ -1,5 +1,7 @@
 #include "models/looptimelinemodel.h"
 
+#include "models/textformat.h"
+
 #include <QDateTime>
 #include <QJsonArray>
 
@@ -35,14 +37,7 @@ LoopTimelineModel::LoopTimelineModel(QObject *parent)
     : QAbstractTableModel(parent) {}
 
 QString LoopTimelineModel::formatDuration(double ms) {
-    if (ms < 1)
-        return QStringLiteral("<1 ms");
-    if (ms < 1000)
-        return QStringLiteral("%1 ms").arg(qRound(ms));
-    if (ms < 60'000)
-        return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'f', 1);
-    const qint64 s = qRound64(ms / 1000.0);
-    return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+    return textformat::formatDuration(ms);
 }
 
 std::vector<LoopTimelineModel::Step> LoopTimelineModel::stepsOf(const QJsonArray &hops) {

@@ -63,7 +63,7 @@ public:
     int rowOfCodeRun(const QString &callId) const;
 
     // "850 ms", "1.2 s", "2 min 5 s": one format for every duration on the panel.
-    // TODO(lead): use textformat's formatDuration once helper "settings" has merged.
+    // textformat::formatDuration, the app's one format.
     static QString formatDuration(double ms);
 
 private:

@@ -3,6 +3,7 @@
 #include "common/futurechain.h"
 #include "models/flowlistmodel.h"
 #include "models/flowqueryclient.h"
+#include "models/textformat.h"
 #include "record/flowstore.h"
 
 #include <QDateTime>
@@ -15,12 +16,6 @@ namespace {
 
 // Run rows carry internalId 0; flow rows carry their run's row + 1.
 constexpr quintptr kRunRow = 0;
-
-QString durationText(double ms) { // TODO(lead): textformat's formatDuration once merged
-    if (ms < 1000)
-        return QString::number(qRound64(ms)) + QStringLiteral(" ms");
-    return QString::number(ms / 1000.0, 'f', 2) + QStringLiteral(" s");
-}
 
 QString timeText(double ms) {
     return QDateTime::fromMSecsSinceEpoch(qint64(ms))
@@ -153,9 +148,10 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const {
     switch (index.column()) {
     case NameColumn:
         if (isRun)
-            return tr("%1 · %2 · %n flow(s)", nullptr, int(run.flows.size()))
+            return tr("%1 · %2 · %3")
                 .arg(timeText(o.value(QLatin1String("started_at")).toDouble()),
-                     o.value(QLatin1String("id")).toString());
+                     o.value(QLatin1String("id")).toString(),
+                     textformat::plural(run.flows.size(), tr("flow")));
         return QStringLiteral("%1. %2  %3 %4")
             .arg(index.row() + 1)
             .arg(timeText(o.value(QLatin1String("started_at")).toDouble()),
@@ -163,10 +159,11 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const {
                  o.value(QLatin1String("model")).toString());
     case StatusColumn:
         if (isRun)
-            return run.codeErrors > 0 ? tr("%n code error(s)", nullptr, run.codeErrors) : QString();
+            return run.codeErrors > 0 ? textformat::plural(run.codeErrors, tr("code error"))
+                                      : QString();
         return FlowListModel::statusText(o);
     case DurationColumn:
-        return durationText(o.value(QLatin1String("duration_ms")).toDouble());
+        return textformat::formatDuration(o.value(QLatin1String("duration_ms")).toDouble());
     case TokensColumn:
         return tokenText(o);
     case CostColumn:

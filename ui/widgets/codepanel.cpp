@@ -5,6 +5,7 @@
 #include "models/looptimelinemodel.h"
 #include "models/missingmodulehint.h"
 #include "widgets/codeeditor.h"
+#include "widgets/findbar.h"
 #include "widgets/pythonhighlighter.h"
 
 #include <QCheckBox>
@@ -51,6 +52,7 @@ QPlainTextEdit *makeOutputView(QWidget *parent, const QString &placeholder) {
     view->setLineWrapMode(QPlainTextEdit::NoWrap);
     view->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     view->setPlaceholderText(placeholder);
+    FindBar::attach(view); // Ctrl+F inside stdout, stderr and the error
     return view;
 }
 
@@ -147,7 +149,6 @@ CodePanel::CodePanel(QWidget *parent)
         m_followNewest = index == runCount() - 1;
         showIndex(index);
     });
-    // TODO(lead): FindBar (helper "inspector") brings Ctrl+F and its own wrap toggle.
     m_wrap->setToolTip(tr("Wrap long lines of stdout, stderr and the error"));
     connect(m_wrap, &QCheckBox::toggled, this, &CodePanel::setWrap);
     m_hint->setWordWrap(true);

@@ -1,6 +1,8 @@
 #include "widgets/conversationview.h"
 
+#include "models/textformat.h"
 #include "widgets/diffview.h"
+#include "widgets/findbar.h"
 #include "widgets/pythonhighlighter.h"
 
 #include <QCheckBox>
@@ -101,7 +103,7 @@ ConversationView::ConversationView(QWidget *parent)
                              "previous one"));
     m_text->setOpenLinks(false);
     m_text->setPlaceholderText(tr("Select a request to see its conversation."));
-    // TODO(lead): use FindBar (ui/widgets/findbar.h) for Ctrl+F in this pane.
+    FindBar::attach(m_text); // Ctrl+F, "3 of 12", wrap
 
     auto *bar = new QHBoxLayout;
     bar->addWidget(m_iterations, 1);
@@ -179,7 +181,6 @@ void ConversationView::updateControls() {
                           -1);
     for (const Conversation::Iteration &it : iterations) {
         QStringList parts;
-        // TODO(lead): textformat plural(); until then counts follow a label, never "(s)".
         parts << tr("new items sent: %1").arg(it.newCount());
         int code = 0, calls = 0;
         for (const Entry &e : it.reply) {
@@ -303,7 +304,7 @@ void ConversationView::renderIteration(QTextCursor &cursor, int index) {
     if (it.status > 0)
         meta << tr("HTTP %1").arg(it.status);
     if (it.latencyMs > 0)
-        meta << tr("%1 ms").arg(qRound(it.latencyMs)); // TODO(lead): textformat formatDuration
+        meta << textformat::formatDuration(it.latencyMs);
     if (const int tokens = it.usage.value(QStringLiteral("total_tokens")).toInt(); tokens > 0)
         meta << tr("tokens: %1").arg(tokens);
     heading(cursor,

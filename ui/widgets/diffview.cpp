@@ -147,7 +147,6 @@ void DiffView::compareFlows(const QJsonObject &left, const QJsonObject &right) {
 QString DiffView::summary() const {
     if (m_added == 0 && m_removed == 0)
         return m_rows.isEmpty() ? tr("Nothing to compare") : tr("No differences");
-    // TODO(lead): textformat plural(); until then counts follow a label, never "(s)".
     return tr("lines added: %1, removed: %2").arg(m_added).arg(m_removed);
 }
 

@@ -1,6 +1,7 @@
 #include "widgets/looppanel.h"
 
 #include "inspect/secretmasker.h"
+#include "models/textformat.h"
 #include "models/looptimelinemodel.h"
 #include "widgets/timelinebardelegate.h"
 
@@ -164,9 +165,7 @@ void LoopPanel::updateSummary() {
         m_summary->setText(tr("No request selected"));
         return;
     }
-    // TODO(lead): textformat's plural() once helper "settings" has merged.
-    const int n = m_model->rowCount();
-    QString text = n == 1 ? tr("1 step") : tr("%1 steps").arg(n);
+    QString text = textformat::plural(m_model->rowCount(), tr("step"));
     if (m_model->hasRunningSteps())
         text += tr(" · running");
     m_summary->setText(text);

@@ -237,25 +237,26 @@ void MainWindow::createPanels() {
     QDockWidget *loop = addPanel(m_loopPanel, tr("Loop"), QStringLiteral("loop"));
     QDockWidget *conversation =
         addPanel(m_conversation, tr("Conversation"), QStringLiteral("conversation"));
-    QDockWidget *code = addPanel(m_codePanel, tr("Code & output"), QStringLiteral("code"));
+    QDockWidget *code = addPanel(m_codePanel, tr("Code and output"), QStringLiteral("code"));
     QDockWidget *sandboxes =
         addPanel(m_sandboxesPanel, tr("Sandboxes"), QStringLiteral("sandboxes"));
     QDockWidget *injected =
         addPanel(m_injectedPanel, tr("Injected outputs"), QStringLiteral("injected"));
     QDockWidget *http = addPanel(m_httpInspector, tr("HTTP"), QStringLiteral("http"));
     QDockWidget *runs = addPanel(m_runsPanel, tr("Runs"), QStringLiteral("runs"));
+    // Left: Requests (Runs as a tab) over Loop. Right: the conversation (a step's default
+    // detail view) with Code & output and the HTTP inspector as tabs, over Sandboxes and
+    // Injected outputs. Splits first, tabs after: splitting a tabbed dock breaks its group.
     addDockWidget(Qt::LeftDockWidgetArea, requests);
-    tabifyDockWidget(requests, runs);
-    requests->raise();
-    // Right column: the conversation (a step's default detail view) with Code & output and
-    // the HTTP inspector as tabs; sandboxes and injected outputs below.
     splitDockWidget(requests, conversation, Qt::Horizontal);
     splitDockWidget(requests, loop, Qt::Vertical);
+    splitDockWidget(conversation, sandboxes, Qt::Vertical);
+    tabifyDockWidget(requests, runs);
     tabifyDockWidget(conversation, code);
     tabifyDockWidget(code, http);
-    conversation->raise();
-    splitDockWidget(conversation, sandboxes, Qt::Vertical);
     tabifyDockWidget(sandboxes, injected);
+    requests->raise();
+    conversation->raise();
     sandboxes->raise();
     // Proportional, so that at 1024 px the right column keeps its share.
     resizeDocks({requests, conversation}, {55, 45}, Qt::Horizontal);

@@ -1,6 +1,7 @@
 #include "widgets/runspanel.h"
 
 #include "models/runsmodel.h"
+#include "models/textformat.h"
 #include "widgets/statusdelegate.h"
 
 #include <QHBoxLayout>
@@ -74,7 +75,8 @@ void RunsPanel::restoreSelection() {
     m_message->setText(runs == 0 ? tr("No agent runs yet: flows that continue a conversation "
                                       "(previous_response_id, session metadata, a longer "
                                       "message list) are grouped here.")
-                                 : tr("%n run(s), most recently active first", nullptr, runs));
+                                 : tr("%1, most recently active first")
+                                       .arg(textformat::plural(runs, tr("run"))));
     const QString flow = m_currentFlow;
     const QString run = m_currentRun;
     const QSignalBlocker block(m_view->selectionModel());
