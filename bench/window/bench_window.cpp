@@ -21,6 +21,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
+#include <QLineEdit>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextStream>
