@@ -11,6 +11,7 @@
 #include "common/passthroughload.h"
 #include "inspect/eventbus.h"
 #include "models/flowlistmodel.h"
+#include "models/runsmodel.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
 #include "record/flowstore.h"
@@ -235,7 +236,11 @@ int main(int argc, char *argv[]) {
     out.flush();
 
     // 2. Live load with the window open.
-    window.requestsPanel()->setAutoFollow(true);
+    // Diagnostics: BENCH_NO_FOLLOW=1 leaves Follow off, BENCH_NO_RUNS=1 stops the Runs view's
+    // live reloads (to see what the stalls come from).
+    window.requestsPanel()->setAutoFollow(qEnvironmentVariableIsEmpty("BENCH_NO_FOLLOW"));
+    if (!qEnvironmentVariableIsEmpty("BENCH_NO_RUNS"))
+        QObject::disconnect(&store, nullptr, window.runsModel(), nullptr);
     const InstantChatUpstream upstream;
     QThread proxyThread;
     QObject anchor;

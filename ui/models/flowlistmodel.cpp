@@ -443,8 +443,8 @@ void FlowListModel::appendPage(const QJsonObject &page, quint64 generation) {
         const QJsonObject s = v.toObject();
         const QString id = str(s, "id");
         lastId = id;
-        if (id.isEmpty() || m_pos.contains(id))
-            continue;
+        if (id.isEmpty() || m_pos.contains(id) || m_incomingIndex.contains(id))
+            continue; // listed already, or about to go on top with the next live batch
         if (m_filter.codeErrors && integer(s, "code_errors") <= 0)
             continue;
         fresh.append({s, id});
