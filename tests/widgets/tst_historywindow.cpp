@@ -424,7 +424,8 @@ private slots:
         window.requestsPanel()->setAutoFollow(false);
         QVERIFY(window.runsPanel()->selectFlow(QStringLiteral("req_r1")));
         QTRY_COMPARE_WITH_TIMEOUT(window.currentFlowId(), QStringLiteral("req_r1"), 10'000);
-        QCOMPARE(window.requestsPanel()->currentRequestId(), QStringLiteral("req_r1"));
+        QTRY_COMPARE_WITH_TIMEOUT(window.requestsPanel()->currentRequestId(),
+                                  QStringLiteral("req_r1"), 10'000);
         QTRY_VERIFY_WITH_TIMEOUT(
             !loaded.isEmpty() &&
                 loaded.last().at(0).toJsonObject().value(QStringLiteral("id")).toString() ==

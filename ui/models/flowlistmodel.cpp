@@ -8,6 +8,8 @@
 #include <QDateTime>
 #include <QLocale>
 
+#include <limits>
+
 namespace loopscope {
 
 namespace {
@@ -104,7 +106,13 @@ FlowListModel::StatusKind FlowListModel::statusKind(const QJsonObject &summary) 
 
 FlowListModel::FlowListModel(FlowQueryClient *client, QObject *parent)
     : QAbstractTableModel(parent)
-    , m_client(client) {}
+    , m_client(client) {
+    // Live changes are applied in batches: at 2,000 flows/s one insert and one dataChanged per
+    // batch keep the view's work (and the GUI thread's stalls) bounded.
+    m_liveTimer.setSingleShot(true);
+    m_liveTimer.setInterval(kLiveBatchMs);
+    connect(&m_liveTimer, &QTimer::timeout, this, &FlowListModel::flushLive);
+}
 
 FlowListModel::~FlowListModel() = default;
 
@@ -292,6 +300,10 @@ void FlowListModel::reload() {
     m_hasMore = m_store != nullptr;
     m_emptyPagesInARow = 0;
     m_pageAnchor.clear();
+    m_incoming.clear();
+    m_incomingIndex.clear();
+    m_changedRows.clear();
+    m_liveTimer.stop();
     setLoading(false);
     endResetModel();
     if (hadCost)
@@ -302,6 +314,13 @@ void FlowListModel::reload() {
 
 void FlowListModel::removeIds(const QStringList &ids) {
     for (const QString &id : ids) {
+        if (m_incomingIndex.contains(id)) {
+            m_incoming.removeAt(m_incomingIndex.value(id));
+            m_incomingIndex.clear();
+            for (int i = 0; i < m_incoming.size(); ++i)
+                m_incomingIndex.insert(m_incoming.at(i).id, i);
+        }
+        m_changedRows.remove(id);
         const int row = rowOf(id);
         if (row < 0)
             continue;
@@ -340,7 +359,12 @@ void FlowListModel::onLive(const QJsonObject &summary, bool isNew) {
         countCost(r.summary, -1);
         r.summary = summary;
         countCost(summary, +1);
-        emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+        m_changedRows.insert(id);
+        scheduleLiveFlush();
+        return;
+    }
+    if (const auto it = m_incomingIndex.constFind(id); it != m_incomingIndex.constEnd()) {
+        m_incoming[it.value()].summary = summary; // not shown yet: goes in with its last state
         return;
     }
     // A flow not listed yet: new ones, and known ones that now pass the filter (e.g. a flow
@@ -349,13 +373,49 @@ void FlowListModel::onLive(const QJsonObject &summary, bool isNew) {
         return;
     if (!isNew && m_filter.state.isEmpty() && !m_filter.codeErrors)
         return; // an older flow we never listed (scrolled out of the loaded pages)
-    beginInsertRows({}, 0, 0);
-    --m_front;
-    m_rows.push_front({summary, id});
-    m_pos.insert(id, m_front);
-    countCost(summary, +1);
-    endInsertRows();
-    trimToLiveLimit();
+    m_incomingIndex.insert(id, int(m_incoming.size()));
+    m_incoming.append({summary, id});
+    scheduleLiveFlush();
+}
+
+void FlowListModel::scheduleLiveFlush() {
+    if (!m_liveTimer.isActive())
+        m_liveTimer.start();
+}
+
+void FlowListModel::flushLive() {
+    // New flows: one insert on top, newest first (they arrived oldest first).
+    if (!m_incoming.isEmpty()) {
+        const QList<Row> incoming = std::exchange(m_incoming, {});
+        m_incomingIndex.clear();
+        const bool costBefore = anyCostKnown();
+        beginInsertRows({}, 0, int(incoming.size()) - 1);
+        for (const Row &r : incoming) {
+            --m_front;
+            m_rows.push_front(r);
+            m_pos.insert(r.id, m_front);
+            countCost(r.summary, +1);
+        }
+        endInsertRows();
+        if (anyCostKnown() != costBefore)
+            emit anyCostKnownChanged(anyCostKnown());
+        trimToLiveLimit();
+    }
+    // Changed rows: one dataChanged over the span they cover.
+    if (!m_changedRows.isEmpty()) {
+        int first = std::numeric_limits<int>::max();
+        int last = -1;
+        for (const QString &id : std::as_const(m_changedRows)) {
+            const int row = rowOf(id);
+            if (row < 0)
+                continue;
+            first = std::min(first, row);
+            last = std::max(last, row);
+        }
+        m_changedRows.clear();
+        if (last >= 0)
+            emit dataChanged(index(first, 0), index(last, ColumnCount - 1));
+    }
 }
 
 void FlowListModel::setLiveRowLimit(int limit) {
@@ -409,8 +469,8 @@ void FlowListModel::appendPage(const QJsonObject &page, quint64 generation) {
         const QJsonObject s = v.toObject();
         const QString id = str(s, "id");
         lastId = id;
-        if (id.isEmpty() || m_pos.contains(id))
-            continue;
+        if (id.isEmpty() || m_pos.contains(id) || m_incomingIndex.contains(id))
+            continue; // listed already, or about to go on top with the next live batch
         if (m_filter.codeErrors && integer(s, "code_errors") <= 0)
             continue;
         fresh.append({s, id});

@@ -6,6 +6,8 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QPointer>
+#include <QSet>
+#include <QTimer>
 
 #include <deque>
 
@@ -46,6 +48,7 @@ public:
     enum class StatusKind { Running, Paused, Ok, CodeError, Incomplete, Failed };
     Q_ENUM(StatusKind)
     static constexpr int kPageSize = 200;
+    static constexpr int kLiveBatchMs = 50; // live inserts/updates are applied this often
 
     struct Filter {
         QString state;           // "" = any, else a FlowFilter state
@@ -110,6 +113,8 @@ private:
     };
 
     void onLive(const QJsonObject &summary, bool isNew);
+    void scheduleLiveFlush();
+    void flushLive();
     bool accepts(const QJsonObject &summary) const;
     void appendPage(const QJsonObject &page, quint64 generation);
     void requestPage();
@@ -131,7 +136,11 @@ private:
     int m_costKnown = 0;
     int m_emptyPagesInARow = 0;
     int m_liveRowLimit = 5000;
-    QString m_pageAnchor; // last flow id of the last page
+    QString m_pageAnchor;  // last flow id of the last page
+    QList<Row> m_incoming; // live flows not inserted yet (oldest first)
+    QHash<QString, int> m_incomingIndex;
+    QSet<QString> m_changedRows; // listed rows changed since the last flush
+    QTimer m_liveTimer;
 };
 
 } // namespace loopscope

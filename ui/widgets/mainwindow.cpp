@@ -470,6 +470,8 @@ void MainWindow::applyBatch(const QList<InspectorEvent> &events) {
 
 void MainWindow::showRequest(const QString &requestId) {
     m_currentRequest = requestId;
+    if (requestId != m_selectWhenListed)
+        m_selectWhenListed.clear(); // the user moved on: a late row must not steal the selection
     if (m_detailLoader->currentId() != requestId || requestId.isEmpty())
         m_detailLoader->load(requestId);
     if (!requestId.isEmpty())
@@ -745,6 +747,7 @@ void MainWindow::selectFlow(const QString &flowId) {
     if (m_requestsPanel->selectRequest(flowId))
         return; // the panel reports it (currentRequestChanged → showRequest)
     m_requestsPanel->setAutoFollow(false);
+    m_selectWhenListed = flowId; // its Requests row, once loaded, gets selected too
     showRequest(flowId);
 }
 

@@ -27,7 +27,14 @@ RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
     , m_codeErrors(new QCheckBox(tr("Code errors"), this))
     , m_follow(new QCheckBox(tr("Follow"), this))
     , m_message(new QLabel(this))
-    , m_searchDebounce(new QTimer(this)) {
+    , m_searchDebounce(new QTimer(this))
+    , m_followThrottle(new QTimer(this)) {
+    m_followThrottle->setSingleShot(true);
+    m_followThrottle->setInterval(kFollowIntervalMs);
+    connect(m_followThrottle, &QTimer::timeout, this, [this] {
+        if (std::exchange(m_followPending, false))
+            onRowsInserted(0);
+    });
     m_search->setPlaceholderText(
         tr("Search all flows: ids, model, request and response bodies, code, output "
            "(Ctrl+Shift+F)"));
@@ -188,6 +195,14 @@ void RequestsPanel::onRowsInserted(int first) {
     // Only a new flow on top is "new"; pages appended below are older history.
     if (!m_follow->isChecked() || first != 0 || m_model->rowCount() == 0)
         return;
+    // At most every kFollowIntervalMs: each selection reloads every detail panel, and under
+    // heavy traffic that would keep the GUI thread busy; the newest flow is selected at the end.
+    if (m_followThrottle->isActive()) {
+        m_followPending = true;
+        return;
+    }
+    m_followThrottle->start();
+    m_followPending = false;
     const QModelIndex top = m_model->index(0, 0);
     m_view->selectionModel()->setCurrentIndex(top, QItemSelectionModel::ClearAndSelect |
                                                        QItemSelectionModel::Rows);

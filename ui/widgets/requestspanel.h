@@ -20,6 +20,8 @@ class FlowListModel;
 class RequestsPanel : public QWidget {
     Q_OBJECT
 public:
+    static constexpr int kFollowIntervalMs = 250; // Follow selects the newest at most this often
+
     explicit RequestsPanel(FlowListModel *model, QWidget *parent = nullptr);
 
     FlowListModel *model() const { return m_model; }
@@ -59,6 +61,8 @@ private:
     QCheckBox *m_follow;
     QLabel *m_message;
     QTimer *m_searchDebounce;
+    QTimer *m_followThrottle;
+    bool m_followPending = false;
     QString m_current;
 };
 
