@@ -50,10 +50,10 @@ private slots:
         };
         QCOMPARE(cell(RunsModel::CodeRunsColumn), QStringLiteral("3"));
         QCOMPARE(cell(RunsModel::ErrorsColumn), QStringLiteral("1"));
-        QCOMPARE(cell(RunsModel::StatusColumn), QStringLiteral("1 code error(s)"));
+        QCOMPARE(cell(RunsModel::StatusColumn), QStringLiteral("1 code error"));
         QCOMPARE(cell(RunsModel::TokensColumn), QStringLiteral("900")); // 3 × (120 + 180)
         QCOMPARE(cell(RunsModel::ToolCallsColumn), QStringLiteral("0"));
-        QVERIFY(cell(RunsModel::NameColumn).contains(QStringLiteral("3 flow(s)")));
+        QVERIFY(cell(RunsModel::NameColumn).contains(QStringLiteral("3 flows")));
         QCOMPARE(model.index(1, RunsModel::StatusColumn, runA).data().toString(),
                  QStringLiteral("200 · code error"));
 

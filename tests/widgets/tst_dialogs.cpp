@@ -310,7 +310,7 @@ private slots:
         QCOMPARE(panel.stdoutView()->toPlainText(), QStringLiteral("0\n1\n2\n"));
         QCOMPARE(panel.errorView()->toPlainText(), QString());
         QCOMPARE(panel.summaryLabel()->text(),
-                 QStringLiteral("8 ms · sandbox sbx_42 · session sess-9"));
+                 QStringLiteral("8.3 ms · sandbox sbx_42 · session sess-9"));
         QCOMPARE(panel.outputTabs()->currentWidget(), panel.stdoutView());
 
         run.insert(QStringLiteral("error"),

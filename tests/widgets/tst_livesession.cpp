@@ -241,7 +241,7 @@ private slots:
         QVERIFY(requests->summaryAt(0).value(QLatin1String("stream")).toBool());
         QTRY_COMPARE_WITH_TIMEOUT(m_window->codePanel()->stdoutView()->toPlainText().trimmed(),
                                   QStringLiteral("144"), 20'000);
-        QCOMPARE(m_window->injectedPanel()->items().size(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->injectedPanel()->items().size(), 1, 10'000);
     }
 
     void unreachableUpstreamShowsAsFailed() {

@@ -9,6 +9,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDateTime>
 #include <QJsonArray>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -82,7 +83,8 @@ private slots:
         LoopPanel panel;
         panel.resize(700, 400);
         panel.show();
-        const qint64 t0 = 1'000'000;
+        // Now: the elapsed time is then shown in ms and seconds, which visibly tick.
+        const qint64 t0 = QDateTime::currentMSecsSinceEpoch();
         panel.setFlow(runningFlow(t0));
         QVERIFY(!panel.elapsedTimer()->isActive());
         QCOMPARE(panel.summaryLabel()->text(), QStringLiteral("0 steps"));

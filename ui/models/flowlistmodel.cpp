@@ -188,11 +188,10 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
     switch (index.column()) {
     case TimeColumn: {
         // Today's flows by time of day, older ones by date: the whole stamp is in the tooltip.
-        const QDateTime at = QDateTime::fromMSecsSinceEpoch(
-            qint64(s.value(QLatin1String("started_at")).toDouble()));
-        return at.date() == QDate::currentDate()
-                   ? at.toString(QStringLiteral("HH:mm:ss.zzz"))
-                   : at.toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+        const QDateTime at =
+            QDateTime::fromMSecsSinceEpoch(qint64(s.value(QLatin1String("started_at")).toDouble()));
+        return at.date() == QDate::currentDate() ? at.toString(QStringLiteral("HH:mm:ss.zzz"))
+                                                 : at.toString(QStringLiteral("yyyy-MM-dd HH:mm"));
     }
     case ApiColumn:
         return apiLabel(str(s, "api"));

@@ -11,6 +11,8 @@ namespace loopscope::textformat {
 QString formatDuration(double ms) {
     if (ms < 0 || std::isnan(ms))
         return QStringLiteral("…");
+    if (ms == 0)
+        return QStringLiteral("0 ms");
     if (ms < 10)
         return QStringLiteral("%1 ms").arg(ms, 0, 'f', 1);
     if (ms < 999.5)

@@ -72,11 +72,11 @@ bool RunsPanel::selectFlow(const QString &flowId) {
 
 void RunsPanel::restoreSelection() {
     const int runs = m_model->rowCount();
-    m_message->setText(runs == 0 ? tr("No agent runs yet: flows that continue a conversation "
-                                      "(previous_response_id, session metadata, a longer "
-                                      "message list) are grouped here.")
-                                 : tr("%1, most recently active first")
-                                       .arg(textformat::plural(runs, tr("run"))));
+    m_message->setText(
+        runs == 0 ? tr("No agent runs yet: flows that continue a conversation "
+                       "(previous_response_id, session metadata, a longer "
+                       "message list) are grouped here.")
+                  : tr("%1, most recently active first").arg(textformat::plural(runs, tr("run"))));
     const QString flow = m_currentFlow;
     const QString run = m_currentRun;
     const QSignalBlocker block(m_view->selectionModel());
