@@ -18,6 +18,26 @@ private:
     }
 
 private slots:
+    // A container made with expires_after (POST /v1/containers) counts down from its own idle
+    // time, also after a run refreshed its last use.
+    void ownExpiresAfterSurvivesARun() {
+        SandboxesModel model;
+        QAbstractItemModelTester tester(&model);
+        qint64 now = 10'000'000;
+        model.setClock([&now] { return now; });
+        InspectorEvent created = s::sandbox(s::Kind::SandboxCreated, QStringLiteral("cntr_1"), now,
+                                            QStringLiteral("sess-1"));
+        created.data.insert(QStringLiteral("expiresAtMs"), now + 60'000); // minutes: 1
+        model.applyEvent(created);
+        QCOMPARE(cell(model, 0, SandboxesModel::ExpiresColumn), QStringLiteral("1 min 00 s"));
+        now += 10'000;
+        model.applyEvents({s::code(QStringLiteral("r"), 0, now, QStringLiteral("x=1"), QString(),
+                                   QStringLiteral("cntr_1"))});
+        now += 20'000;
+        model.refreshExpiry();
+        QCOMPARE(cell(model, 0, SandboxesModel::ExpiresColumn), QStringLiteral("40 s"));
+    }
+
     void lifecycle() {
         SandboxesModel model;
         QAbstractItemModelTester tester(&model);

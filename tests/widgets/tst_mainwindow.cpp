@@ -15,6 +15,7 @@
 #include "widgets/codeeditor.h"
 #include "widgets/codepanel.h"
 #include "widgets/conversationview.h"
+#include "widgets/diffview.h"
 #include "widgets/httpinspector.h"
 #include "widgets/injectedpanel.h"
 #include "widgets/jsonview.h"
@@ -167,6 +168,19 @@ private slots:
         // Conversation: the same flow, the model's code decoded as Python.
         QVERIFY2(window.conversationView()->text().contains(QStringLiteral("print(6*7)")),
                  qPrintable(window.conversationView()->text()));
+
+        // req_b was shown before req_a: "Compare" diffs the two conversations.
+        QTRY_COMPARE_WITH_TIMEOUT(window.previousFlow().value(QLatin1String("id")).toString(),
+                                  QStringLiteral("req_b"), 10'000);
+        QVERIFY(window.compareFlowsAction()->isEnabled());
+        window.compareFlowsAction()->trigger();
+        const QList<DiffView *> diffs = window.findChildren<DiffView *>();
+        QCOMPARE(diffs.size(), 1);
+        DiffView *diff = diffs.first();
+        QVERIFY(diff->isWindow());
+        QVERIFY2(diff->summary().startsWith(QStringLiteral("lines added")),
+                 qPrintable(diff->summary()));
+        diff->close();
 
         // Selecting the first model call in the Loop panel shows its details.
         window.loopPanel()->selectStep(0);

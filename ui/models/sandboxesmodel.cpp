@@ -54,7 +54,8 @@ QString keyFromAuthorization(const QString &header) {
 qint64 SandboxesModel::Sandbox::effectiveExpiry(qint64 idleTtlMs) const {
     if (expiresAtMs > 0)
         return expiresAtMs;
-    return (lastUsedMs > 0 ? lastUsedMs : createdMs) + idleTtlMs;
+    return (lastUsedMs > 0 ? lastUsedMs : createdMs) +
+           (ownIdleTtlMs > 0 ? ownIdleTtlMs : idleTtlMs);
 }
 
 SandboxesModel::SandboxesModel(QObject *parent)
@@ -273,6 +274,10 @@ void SandboxesModel::upsert(const InspectorEvent &event) {
     else
         s.lastUsedMs = event.timestampMs;
     s.expiresAtMs = toInt64(d.value(QLatin1String("expiresAtMs")));
+    // The registry's expiry is last use + this container's idle time (expires_after): keep that
+    // idle time, so a later run (which resets expiresAtMs) counts down from the right length.
+    if (s.expiresAtMs > 0 && d.contains(QLatin1String("lastUsedMs")))
+        s.ownIdleTtlMs = s.expiresAtMs - s.lastUsedMs;
     if (d.contains(QLatin1String("runs")))
         s.runs = std::max(s.runs, d.value(QLatin1String("runs")).toInt());
 

@@ -44,7 +44,8 @@ public:
         bool ephemeral = true;
         qint64 createdMs = 0;
         qint64 lastUsedMs = 0;
-        qint64 expiresAtMs = 0; // 0 = unknown: derived from last use + idle TTL
+        qint64 expiresAtMs = 0;  // 0 = unknown: derived from last use + idle TTL
+        qint64 ownIdleTtlMs = 0; // the container's own expires_after (0 = the default)
         int runs = 0;
         State state = State::Live;
         QString error;

@@ -17,6 +17,7 @@
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
 #include "widgets/conversationview.h"
+#include "widgets/diffview.h"
 #include "widgets/httpinspector.h"
 #include "widgets/injectedpanel.h"
 #include "widgets/looppanel.h"
@@ -87,7 +88,12 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     createStatusBar();
     // One load feeds every detail panel: they all show the same snapshot of the flow.
     connect(m_detailLoader, &FlowDetailLoader::flowLoaded, this, [this](const QJsonObject &flow) {
+        const QString id = flow.value(QLatin1String("id")).toString();
+        if (!m_currentFlow.isEmpty() && !id.isEmpty() &&
+            m_currentFlow.value(QLatin1String("id")).toString() != id)
+            m_previousFlow = m_currentFlow;
         m_currentFlow = flow;
+        m_compareFlows->setEnabled(!m_previousFlow.isEmpty() && !flow.isEmpty());
         m_loopPanel->setFlow(flow);
         m_codePanel->setFlow(flow);
         m_conversation->setFlow(flow);
@@ -700,6 +706,13 @@ void MainWindow::createHistoryActions() {
     connect(m_replay, &QAction::triggered, this, &MainWindow::replayCurrent);
     m_editResend = new QAction(tr("Edit and resend…"), this);
     connect(m_editResend, &QAction::triggered, this, &MainWindow::editAndResendCurrent);
+    m_compareFlows = new QAction(tr("Compare with the flow shown before"), this);
+    m_compareFlows->setToolTip(tr("Diff the two conversations side by side"));
+    m_compareFlows->setEnabled(false);
+    connect(m_compareFlows, &QAction::triggered, this, [this] {
+        if (!m_previousFlow.isEmpty() && !m_currentFlow.isEmpty())
+            DiffView::openFlows(this, m_previousFlow, m_currentFlow);
+    });
     m_copyId = new QAction(tr("Copy id"), this);
     connect(m_copyId, &QAction::triggered, this, &MainWindow::copyCurrentId);
     m_exportFlow = new QAction(tr("Export HAR (this flow)…"), this);
@@ -710,6 +723,7 @@ void MainWindow::createHistoryActions() {
     m_rowMenu->addAction(m_replay);
     m_rowMenu->addAction(m_editResend);
     m_rowMenu->addSeparator();
+    m_rowMenu->addAction(m_compareFlows);
     m_rowMenu->addAction(m_copyId);
     m_rowMenu->addAction(m_exportFlow);
     m_rowMenu->addSeparator();

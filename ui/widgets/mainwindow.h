@@ -92,6 +92,9 @@ public:
     QAction *copyIdAction() const { return m_copyId; }
     QAction *exportFlowAction() const { return m_exportFlow; }
     QAction *deleteFlowAction() const { return m_deleteFlow; }
+    // Diffs the shown flow's conversation against the flow shown before it.
+    QAction *compareFlowsAction() const { return m_compareFlows; }
+    const QJsonObject &previousFlow() const { return m_previousFlow; }
     // The right-click menu of a request row (its actions act on the current flow).
     QMenu *requestContextMenu() const { return m_rowMenu; }
 
@@ -199,6 +202,7 @@ private:
     Prompts m_prompts;
     QString m_selectWhenListed; // a replay's new flow, selected once it shows up
     QJsonObject m_currentFlow;
+    QJsonObject m_previousFlow;      // the flow shown before the current one (Compare)
     QTimer *m_countsTimer = nullptr; // coalesces the history count after store changes
     int m_historyCount = 0;
 
@@ -230,6 +234,7 @@ private:
     QAction *m_copyId = nullptr;
     QAction *m_exportFlow = nullptr;
     QAction *m_deleteFlow = nullptr;
+    QAction *m_compareFlows = nullptr;
     QMenu *m_rowMenu = nullptr;
     PausedBanner *m_pausedBanner = nullptr;
     QDockWidget *m_pausedDock = nullptr;
