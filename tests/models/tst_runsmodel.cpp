@@ -16,6 +16,31 @@ class TestRunsModel : public QObject {
     Q_OBJECT
 
 private slots:
+    // Hidden (not live): new runs wait; going live loads them once.
+    void aHiddenViewLoadsWhenShown() {
+        EventBus bus;
+        auto store = sf::openInMemoryStore(&bus);
+        QVERIFY(store);
+        FlowQueryClient client;
+        client.setFlowStore(store.get());
+        RunsModel model(&client);
+        QSignalSpy loaded(&model, &RunsModel::loaded);
+        model.setFlowStore(store.get());
+        QVERIFY(loaded.wait(10'000));
+        QCOMPARE(model.rowCount(), 0);
+        model.setLive(false);
+        loaded.clear();
+        sf::sessionFlow(bus, QStringLiteral("req_1"), QStringLiteral("sess-a"));
+        store->flush();
+        QTest::qWait(
+            3 *
+            RunsModel::kReloadIntervalMs); // several reload intervals: nothing happens while hidden
+        QCOMPARE(loaded.count(), 0);
+        QCOMPARE(model.rowCount(), 0);
+        model.setLive(true);
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 1, 10'000);
+    }
+
     void runsListTheirFlowsInOrderWithTotals() {
         EventBus bus;
         auto store = sf::openInMemoryStore(&bus);

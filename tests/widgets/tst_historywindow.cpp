@@ -330,13 +330,14 @@ private slots:
                                   QStringLiteral("completed"), 10'000);
         QTRY_COMPARE_WITH_TIMEOUT(window.currentFlowId(), original, 10'000);
 
-        // The menu offers the five actions.
+        // The menu offers the six actions.
         QStringList texts;
         for (QAction *a : window.requestContextMenu()->actions())
             if (!a->isSeparator())
                 texts << a->text();
         QCOMPARE(texts,
                  (QStringList{QStringLiteral("Replay"), QStringLiteral("Edit and resend…"),
+                              QStringLiteral("Compare with the flow shown before"),
                               QStringLiteral("Copy id"), QStringLiteral("Export HAR (this flow)…"),
                               QStringLiteral("Delete…")}));
 

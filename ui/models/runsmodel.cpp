@@ -60,7 +60,17 @@ void RunsModel::setFlowStore(FlowStore *store) {
     reload();
 }
 
+void RunsModel::setLive(bool live) {
+    m_live = live;
+    if (live && std::exchange(m_stale, false))
+        scheduleReload();
+}
+
 void RunsModel::scheduleReload() {
+    if (!m_live) {
+        m_stale = true;
+        return;
+    }
     if (!m_throttle->isActive())
         m_throttle->start();
 }

@@ -55,6 +55,11 @@ public:
     // The run object (spec shape plus "flow_summaries") as last loaded.
     QJsonObject runAt(int row) const;
     bool isLoading() const { return m_loading; }
+    // While not live (the Runs view is hidden) store changes only mark the runs stale; going
+    // live reloads them once. Regrouping every run on each change costs the GUI thread a model
+    // reset, which nobody needs while the view is behind another tab.
+    void setLive(bool live);
+    bool isLive() const { return m_live; }
 
 public slots:
     void reload();
@@ -77,6 +82,8 @@ private:
     QTimer *m_throttle;
     bool m_loading = false;
     bool m_again = false;
+    bool m_live = true;
+    bool m_stale = false;
 };
 
 } // namespace loopscope

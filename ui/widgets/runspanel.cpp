@@ -19,6 +19,7 @@ RunsPanel::RunsPanel(RunsModel *model, QWidget *parent)
     , m_model(model)
     , m_view(new QTreeView(this))
     , m_message(new QLabel(this)) {
+    m_model->setLive(false); // until shown (showEvent)
     m_view->setModel(model);
     m_view->setUniformRowHeights(true);
     m_view->setAlternatingRowColors(true);
@@ -85,6 +86,16 @@ void RunsPanel::restoreSelection() {
     if (const QModelIndex r = m_model->indexOfRun(run); r.isValid())
         m_view->selectionModel()->setCurrentIndex(r, QItemSelectionModel::ClearAndSelect |
                                                          QItemSelectionModel::Rows);
+}
+
+void RunsPanel::showEvent(QShowEvent *event) {
+    QWidget::showEvent(event);
+    m_model->setLive(true);
+}
+
+void RunsPanel::hideEvent(QHideEvent *event) {
+    QWidget::hideEvent(event);
+    m_model->setLive(false);
 }
 
 } // namespace loopscope

@@ -25,6 +25,11 @@ public:
 signals:
     void flowSelected(const QString &flowId);
 
+protected:
+    // The model follows the store only while this view can be seen (RunsModel::setLive).
+    void showEvent(QShowEvent *event) override;
+    void hideEvent(QHideEvent *event) override;
+
 private:
     void restoreSelection();
 
