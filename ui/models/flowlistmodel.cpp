@@ -112,6 +112,8 @@ FlowListModel::FlowListModel(FlowQueryClient *client, QObject *parent)
     m_liveTimer.setSingleShot(true);
     m_liveTimer.setInterval(kLiveBatchMs);
     connect(&m_liveTimer, &QTimer::timeout, this, &FlowListModel::flushLive);
+    m_elapsedTicker.setInterval(kElapsedTickMs);
+    connect(&m_elapsedTicker, &QTimer::timeout, this, &FlowListModel::tickElapsed);
 }
 
 FlowListModel::~FlowListModel() = default;
@@ -205,8 +207,14 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
         return integer(s, "code_runs");
     case DurationColumn: {
         const QString state = str(s, "state");
-        if (state == QLatin1String("running") || state == QLatin1String("paused"))
-            return QStringLiteral("…");
+        if (state == QLatin1String("running") || state == QLatin1String("paused")) {
+            // Ticks (see m_elapsedTicker): how long the flow has been going so far.
+            const double started = s.value(QLatin1String("started_at")).toDouble();
+            const double elapsed = double(QDateTime::currentMSecsSinceEpoch()) - started;
+            return started > 0 && elapsed >= 0
+                       ? textformat::formatDuration(elapsed) + QStringLiteral("…")
+                       : QStringLiteral("…");
+        }
         return textformat::formatDuration(s.value(QLatin1String("duration_ms")).toDouble());
     }
     case TokensColumn: {
@@ -415,6 +423,27 @@ void FlowListModel::flushLive() {
         if (last >= 0)
             emit dataChanged(index(first, 0), index(last, ColumnCount - 1));
     }
+    if (!m_elapsedTicker.isActive())
+        m_elapsedTicker.start(); // stops itself at the first tick where nothing runs
+}
+
+void FlowListModel::tickElapsed() {
+    // One dataChanged over the Duration cells of the running rows; the ticker stops once
+    // nothing listed runs.
+    int first = -1;
+    int last = -1;
+    for (int row = 0; row < rowCount(); ++row) {
+        const QString state = str(rowAt(row).summary, "state");
+        if (state == QLatin1String("running") || state == QLatin1String("paused")) {
+            first = first < 0 ? row : first;
+            last = row;
+        }
+    }
+    if (last < 0) {
+        m_elapsedTicker.stop();
+        return;
+    }
+    emit dataChanged(index(first, DurationColumn), index(last, DurationColumn), {Qt::DisplayRole});
 }
 
 void FlowListModel::setLiveRowLimit(int limit) {
@@ -490,6 +519,8 @@ void FlowListModel::appendPage(const QJsonObject &page, quint64 generation) {
     if (anyCostKnown() != costBefore)
         emit anyCostKnownChanged(anyCostKnown());
     emit pageLoaded(int(fresh.size()), m_hasMore);
+    if (!m_elapsedTicker.isActive())
+        m_elapsedTicker.start(); // a page may list running flows
     // The code-error filter is applied here: keep reading while pages bring too few rows for
     // the view to ask again (bounded, so a history without errors is not read all at once).
     if (m_hasMore && generation == m_generation && fresh.size() < kPageSize / 4 &&

@@ -48,6 +48,7 @@ public:
     enum class StatusKind { Running, Paused, Ok, CodeError, Incomplete, Failed };
     Q_ENUM(StatusKind)
     static constexpr int kPageSize = 200;
+    static constexpr int kElapsedTickMs = 500;
     static constexpr int kLiveBatchMs = 50; // live inserts/updates are applied this often
 
     struct Filter {
@@ -122,6 +123,7 @@ private:
     void setLoading(bool loading);
     void reindex();
     void trimToLiveLimit();
+    void tickElapsed();
     const Row &rowAt(int row) const { return m_rows[size_t(row)]; }
 
     FlowQueryClient *m_client;
@@ -141,6 +143,7 @@ private:
     QHash<QString, int> m_incomingIndex;
     QSet<QString> m_changedRows; // listed rows changed since the last flush
     QTimer m_liveTimer;
+    QTimer m_elapsedTicker; // running rows' Duration while any runs
 };
 
 } // namespace loopscope
