@@ -124,9 +124,10 @@ FlowRow rowOf(const RecordedFlow &flow, const QJsonObject &summary, const QJsonA
     row.status = flow.status;
     row.model = flow.model;
     row.path = flow.path;
-    row.summary = QJsonDocument(summary).toJson(QJsonDocument::Compact);
-    row.hops = qCompress(QJsonDocument(hops).toJson(QJsonDocument::Compact));
-    row.searchText = flow.searchText();
+    // Encoded on the writer thread (FlowRow::encode), so the recorder stays free for events.
+    row.summaryJson = summary;
+    row.hopsJson = hops;
+    row.searchHead = {flow.id, flow.path, flow.model, flow.runId, flow.sessionId, flow.containerId};
     row.inputTokens = flow.inputTokens;
     row.outputTokens = flow.outputTokens;
     row.totalTokens = flow.totalTokens;
@@ -539,7 +540,8 @@ void FlowRecorder::seedRunKeys(const QList<QPair<QString, QString>> &keys) {
         m_runs.remember({it->first}, it->second);
 }
 
-int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
+int FlowRecorder::importFlows(const QList<QJsonObject> &flows,
+                              const std::function<bool(const QString &)> &stored) {
     int count = 0;
     QSet<QString> ids;
     for (const QJsonObject &json : flows) {
@@ -548,7 +550,7 @@ int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
         {
             QMutexLocker lock(&m_mutex);
             if (flow.id.isEmpty() || ids.contains(flow.id) || m_running.contains(flow.id) ||
-                m_pending.contains(flow.id) || m_writer->exists(flow.id))
+                m_pending.contains(flow.id) || stored(flow.id))
                 flow.id = QStringLiteral("req_imp") +
                           RunGrouper::newRunId().mid(4); // fresh, still "req_…"
         }
@@ -559,7 +561,6 @@ int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
         m_writer->enqueue(std::move(row));
         ++count;
     }
-    m_writer->commit();
     return count;
 }
 

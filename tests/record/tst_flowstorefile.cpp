@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QProcess>
 #include <QSqlDatabase>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -244,6 +245,57 @@ private slots:
         QCOMPARE(flow->value("state").toString(), QString("failed"));
         QCOMPARE(flow->value("status").toInt(), 499);
         QCOMPARE(flow->value("incomplete_reason").toString(), QString("loopscope stopped"));
+    }
+
+    // The writer commits on its own thread (issue 11): while its commit waits for the file
+    // (another connection holds the write lock, like a slow disk or a long checkpoint would),
+    // the recorder keeps taking events, and readers see the finished flows as pending.
+    void recordingGoesOnWhileTheWriterWaits() {
+        auto store = openStore();
+        QVERIFY(store);
+        EventBus bus;
+        store->attach(&bus);
+        const auto finished = [&store](const QString &id) {
+            const auto flow = store->query()->flow(id);
+            return flow && flow->value("state").toString() == QLatin1String("completed");
+        };
+        {
+            QSqlDatabase blocker = QSqlDatabase::addDatabase("QSQLITE", "blocker");
+            blocker.setDatabaseName(dbPath());
+            QVERIFY(blocker.open());
+            QSqlQuery lock(blocker);
+            QVERIFY2(lock.exec("BEGIN IMMEDIATE"), qPrintable(lock.lastError().text()));
+
+            publishExchange(bus, "req_first", "written while the file is locked");
+            QTRY_VERIFY_WITH_TIMEOUT(finished("req_first"), 5000);
+            // Past the writer's tick (100 ms): its commit now waits for the lock (up to the
+            // 10 s busy timeout). With recorder and writer on one thread, no event would be
+            // taken during that wait and the next flow could not appear below.
+            QTest::qWait(400);
+            publishExchange(bus, "req_second", "recorded while the writer waits");
+            QTRY_VERIFY_WITH_TIMEOUT(finished("req_second"), 5000);
+            QCOMPARE(store->counters().flowsWritten, quint64(0)); // both still pending
+            QStringList listed;
+            for (const QJsonValue &f : store->query()->list({}).value("data").toArray())
+                listed << f.toObject().value("id").toString();
+            listed.sort();
+            QCOMPARE(listed, (QStringList{"req_first", "req_second"}));
+
+            QVERIFY(lock.exec("ROLLBACK"));
+            lock.finish();
+            blocker.close();
+        }
+        QSqlDatabase::removeDatabase("blocker");
+        store->flush();
+        const FlowStoreCounters c = store->counters();
+        QCOMPARE(c.flowsWritten, quint64(2));
+        QCOMPARE(c.flowsFailed, quint64(0));
+        QCOMPARE(countRows(dbPath(), "flows"), 2);
+        FlowFilter q;
+        q.q = "waits";
+        const QJsonArray hits = store->query()->list(q).value("data").toArray();
+        QCOMPARE(hits.size(), 1);
+        QCOMPARE(hits.first().toObject().value("id").toString(), QString("req_second"));
     }
 
     void importedFlowsAreMarkedAndRunsSurviveRestart() {
