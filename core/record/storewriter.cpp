@@ -4,6 +4,7 @@
 #include "record/storedatabase.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -15,6 +16,7 @@ namespace {
 
 constexpr int kRetentionIntervalMs = 10 * 60 * 1000;
 constexpr qint64 kDayMs = 24LL * 3600 * 1000;
+constexpr qint64 kSlowCommitMs = 1000;
 
 } // namespace
 
@@ -152,23 +154,40 @@ bool StoreWriter::commit() {
     }
     if (batch.isEmpty())
         return true;
-    for (FlowRow &row : batch)
+    QElapsedTimer clock;
+    clock.start();
+    QStringList ids;
+    ids.reserve(batch.size());
+    for (FlowRow &row : batch) {
         row.encode(); // before the transaction: it holds the file's write lock
+        ids << row.id;
+    }
+    const qint64 encodedMs = clock.elapsed();
 
     QSqlDatabase db = m_db->writer();
     if (!db.transaction()) {
         qWarning().noquote() << "loopscope: history: cannot begin a write:"
                              << db.lastError().text();
+        m_rowsFailed.fetch_add(quint64(batch.size()), std::memory_order_relaxed);
+        emit committed(ids); // dropped like a failed commit below
         return false;
     }
-    QStringList ids;
     quint64 failed = 0;
-    for (const FlowRow &row : batch) {
+    for (const FlowRow &row : batch)
         if (!insert(row))
             ++failed;
-        ids << row.id;
-    }
-    if (!db.commit()) {
+    const qint64 insertedMs = clock.elapsed();
+    const bool ok = db.commit();
+    // A commit this slow means the writer falls behind the traffic: say where the time went.
+    if (clock.elapsed() >= kSlowCommitMs)
+        qInfo().noquote() << QStringLiteral("loopscope: history: slow write: %1 flow(s) in %2 ms "
+                                            "(encode %3 ms, insert %4 ms, commit %5 ms)")
+                                 .arg(batch.size())
+                                 .arg(clock.elapsed())
+                                 .arg(encodedMs)
+                                 .arg(insertedMs - encodedMs)
+                                 .arg(clock.elapsed() - insertedMs);
+    if (!ok) {
         qWarning().noquote() << "loopscope: history: commit failed:" << db.lastError().text();
         db.rollback();
         m_rowsFailed.fetch_add(quint64(batch.size()), std::memory_order_relaxed);
