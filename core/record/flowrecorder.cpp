@@ -453,14 +453,15 @@ void FlowRecorder::record(const InspectorEvent &event) {
         break;
     }
 
-    const QJsonObject summary = (started || updated) ? flow->summary() : QJsonObject();
+    const bool notify = (started || updated) && m_observed();
+    const QJsonObject summary = notify ? flow->summary() : QJsonObject();
     const bool done = flow->exchangeDone && (flow->loopDone || !flow->intercepted);
     const bool waitForLoop = event.kind == Kind::ExchangeFinished && !done;
     const QString id = flow->id;
     lock.unlock();
-    if (started)
+    if (notify && started)
         emit flowStarted(summary);
-    else if (updated)
+    else if (notify && updated)
         emit flowUpdated(summary);
     if (done)
         finalize(id);

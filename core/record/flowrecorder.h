@@ -32,6 +32,9 @@ public:
 
     // Store thread: one event.
     void record(const loopscope::InspectorEvent &event);
+    // Whether anyone listens to flowStarted/flowUpdated (a summary per event is a good part of
+    // recording; unobserved, it is skipped). Set before events arrive; default: always.
+    void setObserved(std::function<bool()> observed) { m_observed = std::move(observed); }
     // Store thread: the writer committed these; forget their pending copies.
     void onCommitted(const QStringList &ids);
     // Store thread: seeds run grouping from the stored keys (at open).
@@ -73,6 +76,7 @@ private:
     mutable QMutex m_mutex; // guards m_running and m_pending
     QHash<QString, RecordedFlow> m_running;
     QHash<QString, QJsonObject> m_pending;
+    std::function<bool()> m_observed = [] { return true; };
     std::atomic<quint64> m_eventsReceived{0};
     std::atomic<quint64> m_eventsUnmatched{0};
 };

@@ -5,6 +5,7 @@
 #include "record/storedatabase.h"
 #include "record/storewriter.h"
 
+#include <QMetaMethod>
 #include <QStandardPaths>
 
 namespace loopscope {
@@ -114,6 +115,11 @@ bool FlowStore::open(QString *error) {
         anchor,
         [this, &runKeys] {
             m_recorder = new FlowRecorder(m_writer, m_options.prices);
+            // Any thread may (dis)connect; isSignalConnected is the lock-free check emit uses.
+            m_recorder->setObserved([this] {
+                return isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowStarted)) ||
+                       isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowUpdated));
+            });
             m_recorder->seedRunKeys(runKeys);
         },
         Qt::BlockingQueuedConnection);

@@ -18,6 +18,7 @@
 #include <QTimer>
 #include <QtTest>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -296,6 +297,41 @@ private slots:
         const QJsonArray hits = store->query()->list(q).value("data").toArray();
         QCOMPARE(hits.size(), 1);
         QCOMPARE(hits.first().toObject().value("id").toString(), QString("req_second"));
+    }
+
+    // Summaries are made only while someone listens (issue 11), and listeners that connect
+    // after open() get them, queued to their own thread.
+    void changeSignalsReachLateListenersOnTheirThread() {
+        auto store = openStore();
+        QVERIFY(store);
+        EventBus bus;
+        store->attach(&bus);
+        publishExchange(bus, "req_unobserved", "nobody listens");
+        store->flush();
+
+        QObject receiver; // lives on this (the test's) thread
+        QStringList started, updated, finished;
+        bool onReceiverThread = true;
+        const auto collect = [&](QStringList &into) {
+            return [&into, &onReceiverThread, &receiver](const QJsonObject &summary) {
+                onReceiverThread &= QThread::currentThread() == receiver.thread();
+                into << summary.value("id").toString();
+            };
+        };
+        connect(store.get(), &FlowStore::flowStarted, &receiver, collect(started));
+        connect(store.get(), &FlowStore::flowUpdated, &receiver, collect(updated));
+        connect(store.get(), &FlowStore::flowFinished, &receiver, collect(finished));
+        publishExchange(bus, "req_observed", "somebody listens");
+        store->flush();
+        QTRY_COMPARE_WITH_TIMEOUT(finished, QStringList{"req_observed"}, 5000);
+        QCOMPARE(started, QStringList{"req_observed"});
+        QVERIFY(updated.size() >= 3); // upstream request, upstream response, client response
+        QVERIFY(std::all_of(updated.cbegin(), updated.cend(),
+                            [](const QString &id) { return id == "req_observed"; }));
+        QVERIFY(onReceiverThread);
+        // The unobserved flow was recorded all the same.
+        QCOMPARE(store->query()->flow("req_unobserved")->value("state").toString(),
+                 QString("completed"));
     }
 
     void importedFlowsAreMarkedAndRunsSurviveRestart() {
