@@ -6,6 +6,7 @@
 #include "record/storewriter.h"
 
 #include <QMetaMethod>
+#include <QSet>
 #include <QStandardPaths>
 
 namespace loopscope {
@@ -159,11 +160,18 @@ int FlowStore::clear() {
 int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
     if (!m_recorder)
         return 0;
-    const auto stored = [this](const QString &id) {
-        return onThread(&m_writerThread, m_writer, [this, &id] { return m_writer->exists(id); });
-    };
-    const int count = onThread(&m_thread, m_recorder, [this, &fullFlows, &stored] {
-        return m_recorder->importFlows(fullFlows, stored);
+    // Which ids the file holds already, in one call to the writer thread (not one per flow).
+    const QSet<QString> present = onThread(&m_writerThread, m_writer, [this, &fullFlows] {
+        QSet<QString> ids;
+        for (const QJsonObject &flow : fullFlows)
+            if (const QString id = flow.value(QStringLiteral("id")).toString();
+                !id.isEmpty() && m_writer->exists(id))
+                ids.insert(id);
+        return ids;
+    });
+    const int count = onThread(&m_thread, m_recorder, [this, &fullFlows, &present] {
+        return m_recorder->importFlows(
+            fullFlows, [&present](const QString &id) { return present.contains(id); });
     });
     flush();
     return count;

@@ -346,6 +346,10 @@ private slots:
         }
         auto store = openStore();
         QCOMPARE(store->query()->list({}).value("data").toArray().size(), 2);
+        // An id the file already holds is not overwritten: the import gets a fresh one.
+        QCOMPARE(store->importFlows({storedFlow("req_imported", 1)}), 1);
+        QCOMPARE(store->query()->list({}).value("data").toArray().size(), 3);
+        QVERIFY(store->query()->flow("req_imported")->value("started_at").toDouble() > 1);
     }
 
     void retentionByAgeAndSize() {
