@@ -215,7 +215,8 @@ int sustained(int rate, int seconds, int warmup) {
         << QThread::idealThreadCount() << " cores, load average " << loadAverage()
         << " at start\n\n";
     out << "| second | requests done | req/s this second | backlog | events published | "
-           "events received | RSS MiB | load 1 min |\n|---|---|---|---|---|---|---|---|\n";
+           "events received | flows written | RSS MiB | load 1 min |\n"
+           "|---|---|---|---|---|---|---|---|---|\n";
     out.flush();
     std::vector<qint64> rss; // KiB, one per second
     qint64 lastDone = 0;
@@ -224,9 +225,9 @@ int sustained(int rate, int seconds, int warmup) {
             rss.push_back(rssKiB());
             const FlowStoreCounters c = proxy.store->counters();
             out << "| " << second << " | " << done << " | " << (done - lastDone) << " | " << backlog
-                << " | " << published.load() << " | " << c.eventsReceived << " | "
-                << QString::number(double(rss.back()) / 1024.0, 'f', 1) << " | " << loadAverage()
-                << " |\n";
+                << " | " << published.load() << " | " << c.eventsReceived << " | " << c.flowsWritten
+                << " | " << QString::number(double(rss.back()) / 1024.0, 'f', 1) << " | "
+                << loadAverage() << " |\n";
             out.flush();
             lastDone = done;
         });
@@ -248,7 +249,7 @@ int sustained(int rate, int seconds, int warmup) {
         << ((published.load() == c.eventsReceived && c.eventsUnmatched == 0 && c.flowsFailed == 0)
                 ? " (no event lost)"
                 : " (EVENTS LOST)")
-        << "\n";
+        << "; at most " << c.writerQueuedPeak << " finished flows waited for the writer\n";
     if (int(rss.size()) > warmup) {
         const qint64 atWarm = rss[size_t(warmup - 1)];
         const qint64 peak = *std::max_element(rss.begin() + warmup, rss.end());

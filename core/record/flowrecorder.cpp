@@ -124,9 +124,10 @@ FlowRow rowOf(const RecordedFlow &flow, const QJsonObject &summary, const QJsonA
     row.status = flow.status;
     row.model = flow.model;
     row.path = flow.path;
-    row.summary = QJsonDocument(summary).toJson(QJsonDocument::Compact);
-    row.hops = qCompress(QJsonDocument(hops).toJson(QJsonDocument::Compact));
-    row.searchText = flow.searchText();
+    // Encoded on the writer thread (FlowRow::encode), so the recorder stays free for events.
+    row.summaryJson = summary;
+    row.hopsJson = hops;
+    row.searchHead = {flow.id, flow.path, flow.model, flow.runId, flow.sessionId, flow.containerId};
     row.inputTokens = flow.inputTokens;
     row.outputTokens = flow.outputTokens;
     row.totalTokens = flow.totalTokens;
@@ -473,14 +474,15 @@ void FlowRecorder::record(const InspectorEvent &event) {
         break;
     }
 
-    const QJsonObject summary = (started || updated) ? flow->summary() : QJsonObject();
+    const bool notify = (started || updated) && m_observed();
+    const QJsonObject summary = notify ? flow->summary() : QJsonObject();
     const bool done = flow->exchangeDone && (flow->loopDone || !flow->intercepted);
     const bool waitForLoop = event.kind == Kind::ExchangeFinished && !done;
     const QString id = flow->id;
     lock.unlock();
-    if (started)
+    if (notify && started)
         emit flowStarted(summary);
-    else if (updated)
+    else if (notify && updated)
         emit flowUpdated(summary);
     if (done)
         finalize(id);
@@ -560,7 +562,8 @@ void FlowRecorder::seedRunKeys(const QList<QPair<QString, QString>> &keys) {
         m_runs.remember({it->first}, it->second);
 }
 
-int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
+int FlowRecorder::importFlows(const QList<QJsonObject> &flows,
+                              const std::function<bool(const QString &)> &stored) {
     int count = 0;
     QSet<QString> ids;
     for (const QJsonObject &json : flows) {
@@ -569,7 +572,7 @@ int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
         {
             QMutexLocker lock(&m_mutex);
             if (flow.id.isEmpty() || ids.contains(flow.id) || m_running.contains(flow.id) ||
-                m_pending.contains(flow.id) || m_writer->exists(flow.id))
+                m_pending.contains(flow.id) || stored(flow.id))
                 flow.id = QStringLiteral("req_imp") +
                           RunGrouper::newRunId().mid(4); // fresh, still "req_…"
         }
@@ -580,7 +583,6 @@ int FlowRecorder::importFlows(const QList<QJsonObject> &flows) {
         m_writer->enqueue(std::move(row));
         ++count;
     }
-    m_writer->commit();
     return count;
 }
 

@@ -11,6 +11,7 @@
 #include <QObject>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 
 namespace loopscope {
@@ -19,8 +20,10 @@ class StoreWriter;
 
 // Folds InspectorEvents into flows (lives on the store thread; events arrive queued, in the
 // order they were published). A running flow lives in memory; when its exchange ends it is
-// handed to the StoreWriter and stays visible as "pending" until the writer has committed it,
-// so readers never see a gap. Readers on other threads take snapshots under the mutex.
+// handed to the StoreWriter (on its own thread) and stays visible as "pending" until the
+// writer's committed() signal comes back, so readers never see a gap (for a moment a flow is
+// both pending and stored: readers prefer the live copy and skip the stored one). Readers on
+// other threads take snapshots under the mutex.
 class FlowRecorder : public QObject {
     Q_OBJECT
 public:
@@ -29,12 +32,17 @@ public:
 
     // Store thread: one event.
     void record(const loopscope::InspectorEvent &event);
+    // Whether anyone listens to flowStarted/flowUpdated (a summary per event is a good part of
+    // recording; unobserved, it is skipped). Set before events arrive; default: always.
+    void setObserved(std::function<bool()> observed) { m_observed = std::move(observed); }
     // Store thread: the writer committed these; forget their pending copies.
     void onCommitted(const QStringList &ids);
     // Store thread: seeds run grouping from the stored keys (at open).
     void seedRunKeys(const QList<QPair<QString, QString>> &keys);
-    // Store thread: imported flows, written at once; returns how many.
-    int importFlows(const QList<QJsonObject> &flows);
+    // Store thread: imported flows, queued for the writer; returns how many. `stored` says
+    // whether the store already holds an id (the flow then gets a fresh one).
+    int importFlows(const QList<QJsonObject> &flows,
+                    const std::function<bool(const QString &)> &stored);
     // Store thread: forgets pending flows and run keys (after the writer cleared the store).
     void clearFinished();
     // Store thread, at shutdown: running flows are written as failed ("loopscope stopped").
@@ -68,6 +76,7 @@ private:
     mutable QMutex m_mutex; // guards m_running and m_pending
     QHash<QString, RecordedFlow> m_running;
     QHash<QString, QJsonObject> m_pending;
+    std::function<bool()> m_observed = [] { return true; };
     std::atomic<quint64> m_eventsReceived{0};
     std::atomic<quint64> m_eventsUnmatched{0};
 };

@@ -5,6 +5,8 @@
 #include "record/storedatabase.h"
 #include "record/storewriter.h"
 
+#include <QMetaMethod>
+#include <QSet>
 #include <QStandardPaths>
 
 namespace loopscope {
@@ -16,32 +18,59 @@ constexpr int kSeededRunKeys = 50000;
 
 } // namespace
 
+namespace {
+
+// Runs fn on `thread` (through `context`, which lives there) and returns its result; directly
+// when already there.
+template<typename Fn> auto onThread(QThread *thread, QObject *context, Fn fn) {
+    using Result = decltype(fn());
+    if (QThread::currentThread() == thread)
+        return fn();
+    Result result{};
+    QMetaObject::invokeMethod(
+        context, [&result, &fn] { result = fn(); }, Qt::BlockingQueuedConnection);
+    return result;
+}
+
+} // namespace
+
 FlowStore::FlowStore(FlowStoreOptions options, QObject *parent)
     : QObject(parent)
     , m_options(std::move(options)) {
     m_thread.setObjectName(QStringLiteral("loopscope-store"));
+    m_writerThread.setObjectName(QStringLiteral("loopscope-writer"));
     if (!m_options.inMemory && m_options.path.isEmpty())
         m_options.path = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
                          QStringLiteral("/history.sqlite3");
 }
 
 FlowStore::~FlowStore() {
-    if (m_thread.isRunning()) {
+    if (m_thread.isRunning() && m_recorder) {
+        // Running flows become failed rows first, then the writer commits them and closes.
         QMetaObject::invokeMethod(
             m_recorder,
             [this] {
                 m_recorder->finishAll(QStringLiteral("loopscope stopped"));
-                m_writer->commit();
                 delete m_recorder;
                 m_recorder = nullptr;
+            },
+            Qt::BlockingQueuedConnection);
+    }
+    if (m_writerThread.isRunning() && m_writer) {
+        QMetaObject::invokeMethod(
+            m_writer,
+            [this] {
+                m_writer->commit();
                 delete m_writer;
                 m_writer = nullptr;
                 m_db->closeWriter();
             },
             Qt::BlockingQueuedConnection);
-        m_thread.quit();
-        m_thread.wait();
     }
+    m_thread.quit();
+    m_writerThread.quit();
+    m_thread.wait();
+    m_writerThread.wait();
     m_query.reset();
     m_db.reset();
 }
@@ -54,34 +83,56 @@ bool FlowStore::open(QString *error) {
     if (m_db)
         return true;
     m_db = std::make_unique<StoreDatabase>(m_options.path, m_options.inMemory);
+    m_writerThread.start();
     m_thread.start();
-    auto *anchor = new QObject;
-    anchor->moveToThread(&m_thread);
+    auto *writerAnchor = new QObject;
+    writerAnchor->moveToThread(&m_writerThread);
     bool ok = false;
+    QList<QPair<QString, QString>> runKeys;
     QMetaObject::invokeMethod(
-        anchor,
-        [this, &ok, error] {
+        writerAnchor,
+        [this, &ok, &runKeys, error] {
             if (!m_db->openWriter(error))
                 return;
             m_writer = new StoreWriter(m_db.get(), m_options.batchIntervalMs, m_options.maxDays,
                                        m_options.maxBytes);
-            m_recorder = new FlowRecorder(m_writer, m_options.prices);
-            connect(m_writer, &StoreWriter::committed, m_recorder, &FlowRecorder::onCommitted);
-            m_recorder->seedRunKeys(m_writer->recentRunKeys(kSeededRunKeys));
+            runKeys = m_writer->recentRunKeys(kSeededRunKeys);
             m_writer->applyRetention();
             ok = true;
         },
         Qt::BlockingQueuedConnection);
-    anchor->deleteLater(); // on the store thread, where it lives
+    writerAnchor->deleteLater(); // on the writer thread, where it lives
     if (!ok) {
         m_thread.quit();
+        m_writerThread.quit();
         m_thread.wait();
+        m_writerThread.wait();
         m_db.reset();
         return false;
     }
-    connect(m_recorder, &FlowRecorder::flowStarted, this, &FlowStore::flowStarted);
-    connect(m_recorder, &FlowRecorder::flowUpdated, this, &FlowStore::flowUpdated);
-    connect(m_recorder, &FlowRecorder::flowFinished, this, &FlowStore::flowFinished);
+    auto *anchor = new QObject;
+    anchor->moveToThread(&m_thread);
+    QMetaObject::invokeMethod(
+        anchor,
+        [this, &runKeys] {
+            m_recorder = new FlowRecorder(m_writer, m_options.prices);
+            // Any thread may (dis)connect; isSignalConnected is the lock-free check emit uses.
+            m_recorder->setObserved([this] {
+                return isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowStarted)) ||
+                       isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowUpdated));
+            });
+            m_recorder->seedRunKeys(runKeys);
+        },
+        Qt::BlockingQueuedConnection);
+    anchor->deleteLater();
+    // Queued (the two live on different threads): the pending copies go once committed.
+    connect(m_writer, &StoreWriter::committed, m_recorder, &FlowRecorder::onCommitted);
+    connect(m_recorder, &FlowRecorder::flowStarted, this, &FlowStore::flowStarted,
+            Qt::DirectConnection);
+    connect(m_recorder, &FlowRecorder::flowUpdated, this, &FlowStore::flowUpdated,
+            Qt::DirectConnection);
+    connect(m_recorder, &FlowRecorder::flowFinished, this, &FlowStore::flowFinished,
+            Qt::DirectConnection);
     m_query = std::make_unique<FlowQuery>(m_db.get(), m_recorder);
     return true;
 }
@@ -93,28 +144,17 @@ void FlowStore::attach(EventBus *bus) {
             Qt::QueuedConnection);
 }
 
-namespace {
-
-template<typename Fn> auto onStoreThread(QThread *thread, QObject *context, Fn fn) {
-    using Result = decltype(fn());
-    if (QThread::currentThread() == thread)
-        return fn();
-    Result result{};
-    QMetaObject::invokeMethod(
-        context, [&result, &fn] { result = fn(); }, Qt::BlockingQueuedConnection);
-    return result;
-}
-
-} // namespace
-
 int FlowStore::clear() {
     if (!m_recorder)
         return 0;
-    return onStoreThread(&m_thread, m_recorder, [this] {
-        const int removed = m_writer->clear();
+    // Events already queued are folded in first, so their flows are cleared too.
+    onThread(&m_thread, m_recorder, [] { return 0; });
+    const int removed = onThread(&m_writerThread, m_writer, [this] { return m_writer->clear(); });
+    onThread(&m_thread, m_recorder, [this] {
         m_recorder->clearFinished();
-        return removed;
+        return 0;
     });
+    return removed;
 }
 
 int FlowStore::remove(const QStringList &ids) {
@@ -126,20 +166,39 @@ int FlowStore::remove(const QStringList &ids) {
 int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
     if (!m_recorder)
         return 0;
-    return onStoreThread(&m_thread, m_recorder,
-                         [this, &fullFlows] { return m_recorder->importFlows(fullFlows); });
+    // Which ids the file holds already, in one call to the writer thread (not one per flow).
+    const QSet<QString> present = onThread(&m_writerThread, m_writer, [this, &fullFlows] {
+        QSet<QString> ids;
+        for (const QJsonObject &flow : fullFlows)
+            if (const QString id = flow.value(QStringLiteral("id")).toString();
+                !id.isEmpty() && m_writer->exists(id))
+                ids.insert(id);
+        return ids;
+    });
+    const int count = onThread(&m_thread, m_recorder, [this, &fullFlows, &present] {
+        return m_recorder->importFlows(
+            fullFlows, [&present](const QString &id) { return present.contains(id); });
+    });
+    flush();
+    return count;
 }
 
 void FlowStore::flush() {
     if (!m_recorder)
         return;
-    onStoreThread(&m_thread, m_recorder, [this] { return m_writer->commit(); });
+    // 1. every event queued before now is folded in (finished flows are enqueued);
+    onThread(&m_thread, m_recorder, [] { return 0; });
+    // 2. the writer commits them;
+    onThread(&m_writerThread, m_writer, [this] { return m_writer->commit(); });
+    // 3. the recorder has taken the committed() call posted by 2 (no stale pending copies).
+    onThread(&m_thread, m_recorder, [] { return 0; });
 }
 
 void FlowStore::applyRetention() {
-    if (!m_recorder)
+    if (!m_writer)
         return;
-    onStoreThread(&m_thread, m_recorder, [this] { return m_writer->applyRetention(); });
+    flush();
+    onThread(&m_writerThread, m_writer, [this] { return m_writer->applyRetention(); });
 }
 
 FlowStoreCounters FlowStore::counters() const {
@@ -150,6 +209,7 @@ FlowStoreCounters FlowStore::counters() const {
     c.eventsUnmatched = m_recorder->eventsUnmatched();
     c.flowsWritten = m_writer->rowsWritten();
     c.flowsFailed = m_writer->rowsFailed();
+    c.writerQueuedPeak = m_writer->queuedPeak();
     return c;
 }
 

@@ -30,16 +30,20 @@ struct FlowStoreOptions {
 
 // What reached the store (for benchmarks and diagnostics; any thread).
 struct FlowStoreCounters {
-    quint64 eventsReceived = 0;  // events the recorder took off its queue
-    quint64 eventsUnmatched = 0; // with a request id but no running flow (dropped)
-    quint64 flowsWritten = 0;    // rows committed (an import of a stored flow counts too)
-    quint64 flowsFailed = 0;     // rows that could not be written (logged, not retried)
+    quint64 eventsReceived = 0;   // events the recorder took off its queue
+    quint64 eventsUnmatched = 0;  // with a request id but no running flow (dropped)
+    quint64 flowsWritten = 0;     // rows committed (an import of a stored flow counts too)
+    quint64 flowsFailed = 0;      // rows that could not be written (logged, not retried)
+    quint64 writerQueuedPeak = 0; // most finished flows ever waiting for the writer at once
 };
 
-// The flow store: one FlowRecorder (folds InspectorEvents into flows) and one StoreWriter (the
-// only write connection; batched transactions, retention) on their own "loopscope-store"
-// thread, plus FlowQuery for readers. Owned by the app (ProxyService), so history survives a
-// proxy restart from the window. Create, then open(), then attach(bus).
+// The flow store: one FlowRecorder (folds InspectorEvents into flows) on the "loopscope-store"
+// thread and one StoreWriter (the only write connection; batched transactions, retention) on
+// the "loopscope-writer" thread, plus FlowQuery for readers. Two threads so that a commit
+// never stops event intake: with both on one thread, a commit of a big batch stalled the
+// recorder for seconds at 2,000 req/s and the queued events piled up (issue 11). Owned by the
+// app (ProxyService), so history survives a proxy restart from the window. Create, then
+// open(), then attach(bus).
 class FlowStore : public QObject {
     Q_OBJECT
 public:
@@ -57,7 +61,7 @@ public:
     // Thread-safe read interface (valid after open()).
     const FlowQuery *query() const { return m_query.get(); }
 
-    // Writes; any thread except the store thread (they run there and block until done).
+    // Writes; any thread except the store threads (they run there and block until done).
     int clear();                                          // → number of flows removed
     int remove(const QStringList &ids);                   // stored flows only; → removed
     int importFlows(const QList<QJsonObject> &fullFlows); // "imported":true, read-only
@@ -69,17 +73,20 @@ public:
     FlowStoreCounters counters() const;
 
 signals:
-    // A flow changed (on the store thread, queued to receivers): summary as the spec.
+    // A flow changed: summary as the spec. Emitted on the store thread (forwarded directly,
+    // so an unobserved signal costs nothing per event): connect with a receiver or context
+    // object living on your thread, and the call is queued there.
     void flowStarted(const QJsonObject &summary);
     void flowUpdated(const QJsonObject &summary);
     void flowFinished(const QJsonObject &summary);
 
 private:
     FlowStoreOptions m_options;
-    QThread m_thread;
+    QThread m_thread;       // the recorder's
+    QThread m_writerThread; // the writer's
     std::unique_ptr<StoreDatabase> m_db;
     FlowRecorder *m_recorder = nullptr; // lives in m_thread
-    StoreWriter *m_writer = nullptr;    // lives in m_thread
+    StoreWriter *m_writer = nullptr;    // lives in m_writerThread
     std::unique_ptr<FlowQuery> m_query;
 };
 

@@ -129,13 +129,17 @@ QJsonObject RecordedFlow::toJson() const {
 }
 
 QString RecordedFlow::searchText() const {
+    return searchText({id, path, model, runId, sessionId, containerId}, hopsJson());
+}
+
+QString RecordedFlow::searchText(const QStringList &head, const QJsonArray &hops) {
     QString text;
     text.reserve(4096);
-    for (const QString &s : {id, path, model, runId, sessionId, containerId}) {
+    for (const QString &s : head) {
         text += s;
         text += u'\n';
     }
-    collectText(hopsJson(), text);
+    collectText(hops, text);
     if (text.size() > kMaxSearchText)
         text.truncate(kMaxSearchText);
     return text;

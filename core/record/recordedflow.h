@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 
 #include <vector>
 
@@ -69,6 +70,8 @@ struct RecordedFlow {
     // Every text of the flow, for full-text search: ids, path, model, bodies, events, code,
     // stdout, stderr, output.
     QString searchText() const;
+    // The same text from parts: `head` (id, path, model…) then every string in `hops`.
+    static QString searchText(const QStringList &head, const QJsonArray &hops);
 
     // Restores a flow from its stored JSON (imports).
     static RecordedFlow fromJson(const QJsonObject &flow);

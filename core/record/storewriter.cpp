@@ -1,8 +1,11 @@
 #include "record/storewriter.h"
 
+#include "record/recordedflow.h"
 #include "record/storedatabase.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
+#include <QJsonDocument>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QVariant>
@@ -13,6 +16,7 @@ namespace {
 
 constexpr int kRetentionIntervalMs = 10 * 60 * 1000;
 constexpr qint64 kDayMs = 24LL * 3600 * 1000;
+constexpr qint64 kSlowCommitMs = 1000;
 
 } // namespace
 
@@ -30,18 +34,66 @@ StoreWriter::StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qi
     m_retention.start();
 }
 
+void FlowRow::encode() {
+    if (!summary.isEmpty())
+        return;
+    summary = QJsonDocument(summaryJson).toJson(QJsonDocument::Compact);
+    hops = qCompress(QJsonDocument(hopsJson).toJson(QJsonDocument::Compact));
+    searchText = RecordedFlow::searchText(searchHead, hopsJson);
+    summaryJson = {};
+    hopsJson = {};
+}
+
+StoreWriter::~StoreWriter() = default;
+
+StoreWriter::Statements::Statements(const QSqlDatabase &db)
+    : flow(db)
+    , fts(db)
+    , run(db)
+    , key(db) {
+    flow.prepare(QStringLiteral(
+        "INSERT OR IGNORE INTO flows(id, started_at, run_id, session_id, state, status, model, "
+        "path, summary, hops, bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
+    fts.prepare(QStringLiteral("INSERT INTO flows_fts(rowid, body) VALUES(?, ?)"));
+    run.prepare(QStringLiteral(
+        "INSERT INTO runs(id, started_at, last_at, flow_count, input_tokens, output_tokens, "
+        "total_tokens, cost_usd, cost_known, code_runs, tool_calls) "
+        "VALUES(?,?,?,1,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+        "started_at=min(started_at, excluded.started_at), "
+        "last_at=max(last_at, excluded.last_at), flow_count=flow_count+1, "
+        "input_tokens=input_tokens+excluded.input_tokens, "
+        "output_tokens=output_tokens+excluded.output_tokens, "
+        "total_tokens=total_tokens+excluded.total_tokens, "
+        "cost_usd=cost_usd+excluded.cost_usd, cost_known=cost_known+excluded.cost_known, "
+        "code_runs=code_runs+excluded.code_runs, tool_calls=tool_calls+excluded.tool_calls"));
+    key.prepare(QStringLiteral("INSERT OR REPLACE INTO run_keys(key, run_id, at) VALUES(?,?,?)"));
+}
+
 void StoreWriter::enqueue(FlowRow row) {
-    m_queue.append(std::move(row));
-    if (!m_tick.isActive())
-        m_tick.start();
+    bool wasEmpty = false;
+    {
+        QMutexLocker lock(&m_queueMutex);
+        wasEmpty = m_queue.isEmpty();
+        m_queue.append(std::move(row));
+        const auto size = quint64(m_queue.size());
+        if (size > m_queuedPeak.load(std::memory_order_relaxed))
+            m_queuedPeak.store(size, std::memory_order_relaxed);
+    }
+    // The tick lives on the writer thread: start it there (one posted call per batch).
+    if (wasEmpty)
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                if (!m_tick.isActive())
+                    m_tick.start();
+            },
+            Qt::QueuedConnection);
 }
 
 bool StoreWriter::insert(const FlowRow &row) {
-    QSqlDatabase db = m_db->writer();
-    QSqlQuery q(db);
-    q.prepare(QStringLiteral(
-        "INSERT OR IGNORE INTO flows(id, started_at, run_id, session_id, state, status, model, "
-        "path, summary, hops, bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
+    if (!m_statements)
+        m_statements = std::make_unique<Statements>(m_db->writer());
+    QSqlQuery &q = m_statements->flow;
     const qint64 bytes = row.summary.size() + row.hops.size() + row.searchText.size();
     q.addBindValue(row.id);
     q.addBindValue(row.startedAt);
@@ -62,24 +114,12 @@ bool StoreWriter::insert(const FlowRow &row) {
     if (q.numRowsAffected() == 0)
         return true; // already stored (an import of a flow we have)
     const qint64 seq = q.lastInsertId().toLongLong();
-    QSqlQuery fts(db);
-    fts.prepare(QStringLiteral("INSERT INTO flows_fts(rowid, body) VALUES(?, ?)"));
+    QSqlQuery &fts = m_statements->fts;
     fts.addBindValue(seq);
     fts.addBindValue(row.searchText);
     fts.exec();
     if (!row.runId.isEmpty()) {
-        QSqlQuery run(db);
-        run.prepare(QStringLiteral(
-            "INSERT INTO runs(id, started_at, last_at, flow_count, input_tokens, output_tokens, "
-            "total_tokens, cost_usd, cost_known, code_runs, tool_calls) "
-            "VALUES(?,?,?,1,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
-            "started_at=min(started_at, excluded.started_at), "
-            "last_at=max(last_at, excluded.last_at), flow_count=flow_count+1, "
-            "input_tokens=input_tokens+excluded.input_tokens, "
-            "output_tokens=output_tokens+excluded.output_tokens, "
-            "total_tokens=total_tokens+excluded.total_tokens, "
-            "cost_usd=cost_usd+excluded.cost_usd, cost_known=cost_known+excluded.cost_known, "
-            "code_runs=code_runs+excluded.code_runs, tool_calls=tool_calls+excluded.tool_calls"));
+        QSqlQuery &run = m_statements->run;
         run.addBindValue(row.runId);
         run.addBindValue(row.startedAt);
         run.addBindValue(qMax(row.endedAt, row.startedAt));
@@ -93,9 +133,7 @@ bool StoreWriter::insert(const FlowRow &row) {
         if (!run.exec())
             qWarning().noquote() << "loopscope: history: run" << row.runId << ":"
                                  << run.lastError().text();
-        QSqlQuery key(db);
-        key.prepare(
-            QStringLiteral("INSERT OR REPLACE INTO run_keys(key, run_id, at) VALUES(?,?,?)"));
+        QSqlQuery &key = m_statements->key;
         for (const QString &k : row.runKeys) {
             key.addBindValue(k);
             key.addBindValue(row.runId);
@@ -109,23 +147,47 @@ bool StoreWriter::insert(const FlowRow &row) {
 }
 
 bool StoreWriter::commit() {
-    if (m_queue.isEmpty())
+    QList<FlowRow> batch;
+    {
+        QMutexLocker lock(&m_queueMutex);
+        batch = std::exchange(m_queue, {});
+    }
+    if (batch.isEmpty())
         return true;
-    const QList<FlowRow> batch = std::exchange(m_queue, {});
+    QElapsedTimer clock;
+    clock.start();
+    QStringList ids;
+    ids.reserve(batch.size());
+    for (FlowRow &row : batch) {
+        row.encode(); // before the transaction: it holds the file's write lock
+        ids << row.id;
+    }
+    const qint64 encodedMs = clock.elapsed();
+
     QSqlDatabase db = m_db->writer();
     if (!db.transaction()) {
         qWarning().noquote() << "loopscope: history: cannot begin a write:"
                              << db.lastError().text();
+        m_rowsFailed.fetch_add(quint64(batch.size()), std::memory_order_relaxed);
+        emit committed(ids); // dropped like a failed commit below
         return false;
     }
-    QStringList ids;
     quint64 failed = 0;
-    for (const FlowRow &row : batch) {
+    for (const FlowRow &row : batch)
         if (!insert(row))
             ++failed;
-        ids << row.id;
-    }
-    if (!db.commit()) {
+    const qint64 insertedMs = clock.elapsed();
+    const bool ok = db.commit();
+    // A commit this slow means the writer falls behind the traffic: say where the time went.
+    if (clock.elapsed() >= kSlowCommitMs)
+        qInfo().noquote() << QStringLiteral("loopscope: history: slow write: %1 flow(s) in %2 ms "
+                                            "(encode %3 ms, insert %4 ms, commit %5 ms)")
+                                 .arg(batch.size())
+                                 .arg(clock.elapsed())
+                                 .arg(encodedMs)
+                                 .arg(insertedMs - encodedMs)
+                                 .arg(clock.elapsed() - insertedMs);
+    if (!ok) {
         qWarning().noquote() << "loopscope: history: commit failed:" << db.lastError().text();
         db.rollback();
         m_rowsFailed.fetch_add(quint64(batch.size()), std::memory_order_relaxed);

@@ -1,13 +1,17 @@
 #pragma once
 
 #include <QByteArray>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
+#include <QMutex>
 #include <QObject>
+#include <QSqlQuery>
 #include <QStringList>
 #include <QTimer>
 
 #include <atomic>
+#include <memory>
 
 namespace loopscope {
 
@@ -15,6 +19,14 @@ class StoreDatabase;
 
 // One finished flow, ready to be written (made by FlowRecorder on the store thread).
 struct FlowRow {
+    // What the recorder hands over; encode() (on the writer thread, off the recorder's) turns
+    // it into the stored columns below: JSON text, compression and the search text are a good
+    // part of a flow's cost.
+    QJsonObject summaryJson;
+    QJsonArray hopsJson;
+    QStringList searchHead; // id, path, model, run, session, container: searched too
+    void encode();
+
     QString id;
     qint64 startedAt = 0;
     qint64 endedAt = 0;
@@ -24,7 +36,7 @@ struct FlowRow {
     int status = 0;
     QString model;
     QString path;
-    QByteArray summary; // compact JSON
+    QByteArray summary; // compact JSON (empty until encode())
     QByteArray hops;    // qCompress(compact JSON array)
     QString searchText;
     qint64 inputTokens = 0, outputTokens = 0, totalTokens = 0;
@@ -35,15 +47,20 @@ struct FlowRow {
     QStringList runKeys; // keys that lead later flows to runId
 };
 
-// The only writer of the store (lives on the store thread, owns the write connection): flows
-// are queued and committed together, one transaction per tick (every batchIntervalMs, so a
-// kill -9 loses at most that much), then retention runs when the size or age limit is passed.
+// The only writer of the store (lives on its own "loopscope-writer" thread and owns the
+// write connection there): flows are queued and committed together, one transaction per tick
+// (every batchIntervalMs, so a kill -9 loses at most that much), then retention runs when the
+// size or age limit is passed. It has a thread of its own so that a long commit (a big batch,
+// FTS5 segment merges, a WAL checkpoint, a slow disk) never stops the recorder taking events.
 class StoreWriter : public QObject {
     Q_OBJECT
 public:
     StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qint64 maxBytes,
                 QObject *parent = nullptr);
 
+    ~StoreWriter() override;
+
+    // Any thread: queues a finished flow for the next tick.
     void enqueue(FlowRow row);
     // Commits what is queued now; returns false (and logs) when the transaction failed.
     bool commit();
@@ -58,9 +75,11 @@ public:
     QList<QPair<QString, QString>> recentRunKeys(int limit);
     bool exists(const QString &id);
     qint64 storedBytes() const { return m_storedBytes; }
-    // Any thread: flows written, and flows that could not be (only logged otherwise).
+    // Any thread: flows written, and flows that could not be (only logged otherwise); flows
+    // queued now and the most ever queued at once (how far the writer fell behind).
     quint64 rowsWritten() const { return m_rowsWritten.load(std::memory_order_relaxed); }
     quint64 rowsFailed() const { return m_rowsFailed.load(std::memory_order_relaxed); }
+    quint64 queuedPeak() const { return m_queuedPeak.load(std::memory_order_relaxed); }
 
 signals:
     // Rows just committed (the recorder drops them from its pending snapshot).
@@ -70,7 +89,15 @@ private:
     bool insert(const FlowRow &row);
     int deleteWhere(const QString &condition, const QVariantList &values);
 
+    // The write statements, prepared once (re-parsing SQL per row was a tenth of a commit).
+    struct Statements {
+        QSqlQuery flow, fts, run, key;
+        explicit Statements(const QSqlDatabase &db);
+    };
+
     StoreDatabase *m_db;
+    std::unique_ptr<Statements> m_statements;
+    QMutex m_queueMutex; // guards m_queue: the recorder enqueues from its own thread
     QList<FlowRow> m_queue;
     QTimer m_tick;
     QTimer m_retention;
@@ -79,6 +106,7 @@ private:
     qint64 m_storedBytes = -1;
     std::atomic<quint64> m_rowsWritten{0};
     std::atomic<quint64> m_rowsFailed{0};
+    std::atomic<quint64> m_queuedPeak{0};
 };
 
 } // namespace loopscope

@@ -12,11 +12,13 @@
 #include <QJsonDocument>
 #include <QProcess>
 #include <QSqlDatabase>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -246,6 +248,92 @@ private slots:
         QCOMPARE(flow->value("incomplete_reason").toString(), QString("loopscope stopped"));
     }
 
+    // The writer commits on its own thread (issue 11): while its commit waits for the file
+    // (another connection holds the write lock, like a slow disk or a long checkpoint would),
+    // the recorder keeps taking events, and readers see the finished flows as pending.
+    void recordingGoesOnWhileTheWriterWaits() {
+        auto store = openStore();
+        QVERIFY(store);
+        EventBus bus;
+        store->attach(&bus);
+        const auto finished = [&store](const QString &id) {
+            const auto flow = store->query()->flow(id);
+            return flow && flow->value("state").toString() == QLatin1String("completed");
+        };
+        {
+            QSqlDatabase blocker = QSqlDatabase::addDatabase("QSQLITE", "blocker");
+            blocker.setDatabaseName(dbPath());
+            QVERIFY(blocker.open());
+            QSqlQuery lock(blocker);
+            QVERIFY2(lock.exec("BEGIN IMMEDIATE"), qPrintable(lock.lastError().text()));
+
+            publishExchange(bus, "req_first", "written while the file is locked");
+            QTRY_VERIFY_WITH_TIMEOUT(finished("req_first"), 5000);
+            // Past the writer's tick (100 ms): its commit now waits for the lock (up to the
+            // 10 s busy timeout). With recorder and writer on one thread, no event would be
+            // taken during that wait and the next flow could not appear below.
+            QTest::qWait(400);
+            publishExchange(bus, "req_second", "recorded while the writer waits");
+            QTRY_VERIFY_WITH_TIMEOUT(finished("req_second"), 5000);
+            QCOMPARE(store->counters().flowsWritten, quint64(0)); // both still pending
+            QStringList listed;
+            for (const QJsonValue &f : store->query()->list({}).value("data").toArray())
+                listed << f.toObject().value("id").toString();
+            listed.sort();
+            QCOMPARE(listed, (QStringList{"req_first", "req_second"}));
+
+            QVERIFY(lock.exec("ROLLBACK"));
+            lock.finish();
+            blocker.close();
+        }
+        QSqlDatabase::removeDatabase("blocker");
+        store->flush();
+        const FlowStoreCounters c = store->counters();
+        QCOMPARE(c.flowsWritten, quint64(2));
+        QCOMPARE(c.flowsFailed, quint64(0));
+        QCOMPARE(countRows(dbPath(), "flows"), 2);
+        FlowFilter q;
+        q.q = "waits";
+        const QJsonArray hits = store->query()->list(q).value("data").toArray();
+        QCOMPARE(hits.size(), 1);
+        QCOMPARE(hits.first().toObject().value("id").toString(), QString("req_second"));
+    }
+
+    // Summaries are made only while someone listens (issue 11), and listeners that connect
+    // after open() get them, queued to their own thread.
+    void changeSignalsReachLateListenersOnTheirThread() {
+        auto store = openStore();
+        QVERIFY(store);
+        EventBus bus;
+        store->attach(&bus);
+        publishExchange(bus, "req_unobserved", "nobody listens");
+        store->flush();
+
+        QObject receiver; // lives on this (the test's) thread
+        QStringList started, updated, finished;
+        bool onReceiverThread = true;
+        const auto collect = [&](QStringList &into) {
+            return [&into, &onReceiverThread, &receiver](const QJsonObject &summary) {
+                onReceiverThread &= QThread::currentThread() == receiver.thread();
+                into << summary.value("id").toString();
+            };
+        };
+        connect(store.get(), &FlowStore::flowStarted, &receiver, collect(started));
+        connect(store.get(), &FlowStore::flowUpdated, &receiver, collect(updated));
+        connect(store.get(), &FlowStore::flowFinished, &receiver, collect(finished));
+        publishExchange(bus, "req_observed", "somebody listens");
+        store->flush();
+        QTRY_COMPARE_WITH_TIMEOUT(finished, QStringList{"req_observed"}, 5000);
+        QCOMPARE(started, QStringList{"req_observed"});
+        QVERIFY(updated.size() >= 3); // upstream request, upstream response, client response
+        QVERIFY(std::all_of(updated.cbegin(), updated.cend(),
+                            [](const QString &id) { return id == "req_observed"; }));
+        QVERIFY(onReceiverThread);
+        // The unobserved flow was recorded all the same.
+        QCOMPARE(store->query()->flow("req_unobserved")->value("state").toString(),
+                 QString("completed"));
+    }
+
     void importedFlowsAreMarkedAndRunsSurviveRestart() {
         {
             auto store = openStore();
@@ -258,6 +346,10 @@ private slots:
         }
         auto store = openStore();
         QCOMPARE(store->query()->list({}).value("data").toArray().size(), 2);
+        // An id the file already holds is not overwritten: the import gets a fresh one.
+        QCOMPARE(store->importFlows({storedFlow("req_imported", 1)}), 1);
+        QCOMPARE(store->query()->list({}).value("data").toArray().size(), 3);
+        QVERIFY(store->query()->flow("req_imported")->value("started_at").toDouble() > 1);
     }
 
     void retentionByAgeAndSize() {
