@@ -160,7 +160,9 @@ int FlowStore::clear() {
 int FlowStore::remove(const QStringList &ids) {
     if (!m_recorder)
         return 0;
-    return onStoreThread(&m_thread, m_recorder, [this, &ids] { return m_writer->remove(ids); });
+    // Events already queued are folded in first (as for clear), then the writer deletes.
+    onThread(&m_thread, m_recorder, [] { return 0; });
+    return onThread(&m_writerThread, m_writer, [this, &ids] { return m_writer->remove(ids); });
 }
 
 int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
