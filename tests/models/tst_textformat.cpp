@@ -1,5 +1,7 @@
 #include "models/textformat.h"
 
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QTest>
 
 using namespace loopscope;
@@ -49,6 +51,26 @@ private slots:
         QFETCH(QString, many);
         QFETCH(QString, text);
         QCOMPARE(textformat::plural(n, word, many), text);
+    }
+
+    void prettyJson_data() {
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("object") << QJsonValue(QJsonObject{{QStringLiteral("a"), 1}})
+                                << QStringLiteral("{\n    \"a\": 1\n}");
+        QTest::newRow("array") << QJsonValue(QJsonArray{1, 2})
+                               << QStringLiteral("[\n    1,\n    2\n]");
+        QTest::newRow("string, no quotes")
+            << QJsonValue(QStringLiteral("print(1)")) << QStringLiteral("print(1)");
+        QTest::newRow("integer") << QJsonValue(42) << QStringLiteral("42");
+        QTest::newRow("fraction") << QJsonValue(0.25) << QStringLiteral("0.25");
+        QTest::newRow("boolean") << QJsonValue(true) << QStringLiteral("true");
+        QTest::newRow("null") << QJsonValue(QJsonValue::Null) << QString();
+    }
+    void prettyJson() {
+        QFETCH(QJsonValue, value);
+        QFETCH(QString, text);
+        QCOMPARE(textformat::prettyJson(value), text);
     }
 
     void maskedIdentity_data() {

@@ -1,5 +1,7 @@
 #include "models/conversation.h"
 
+#include "models/textformat.h"
+
 #include <QJsonDocument>
 #include <QMap>
 
@@ -18,36 +20,21 @@ using Section = Conversation::Section;
 
 const QString kCodeTool = u"litellm_code_execution"_s;
 
-QString pretty(const QJsonValue &value) {
-    if (value.isObject())
-        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Indented))
-            .trimmed();
-    if (value.isArray())
-        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Indented))
-            .trimmed();
-    if (value.isString())
-        return value.toString();
-    if (value.isNull() || value.isUndefined())
-        return {};
-    return QString::fromUtf8(QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Compact))
-        .mid(1)
-        .chopped(1);
-}
-
 // A string that holds a JSON object or array is shown pretty-printed; anything else as text.
 void setTextOrJson(Entry &e, const QJsonValue &value) {
     if (value.isObject() || value.isArray()) {
-        e.text = pretty(value);
+        e.text = textformat::prettyJson(value);
         e.format = Format::Json;
         return;
     }
-    const QString s = value.isString() ? value.toString() : pretty(value);
+    const QString s = value.isString() ? value.toString() : textformat::prettyJson(value);
     const QString t = s.trimmed();
     if (t.startsWith(u'{') || t.startsWith(u'[')) {
         QJsonParseError error{};
         const QJsonDocument doc = QJsonDocument::fromJson(t.toUtf8(), &error);
         if (error.error == QJsonParseError::NoError && !doc.isNull()) {
-            e.text = doc.isObject() ? pretty(doc.object()) : pretty(doc.array());
+            e.text = doc.isObject() ? textformat::prettyJson(doc.object())
+                                    : textformat::prettyJson(doc.array());
             e.format = Format::Json;
             return;
         }
@@ -61,7 +48,7 @@ QString contentText(const QJsonValue &content) {
     if (content.isString())
         return content.toString();
     if (!content.isArray())
-        return pretty(content);
+        return textformat::prettyJson(content);
     QStringList parts;
     for (const QJsonValue &v : content.toArray()) {
         const QJsonObject part = v.toObject();
@@ -77,7 +64,7 @@ QString contentText(const QJsonValue &content) {
         else if (type.contains(u"audio"_s))
             parts << u"[audio]"_s;
         else
-            parts << pretty(part);
+            parts << textformat::prettyJson(part);
     }
     return parts.join(u'\n');
 }
@@ -125,12 +112,12 @@ Entry functionCall(Section section, const QString &name, const QJsonValue &argum
         e.title = u"function call %1"_s.arg(name) + id;
     }
     if (!parsed) {
-        e.text = arguments.isString() ? arguments.toString() : pretty(arguments);
+        e.text = arguments.isString() ? arguments.toString() : textformat::prettyJson(arguments);
         e.format = Format::Text;
         e.note = u"arguments are not valid JSON"_s;
         return e;
     }
-    e.text = pretty(args);
+    e.text = textformat::prettyJson(args);
     e.format = Format::Json;
     return e;
 }
@@ -175,7 +162,7 @@ QList<Entry> codeInterpreterCall(Section section, const QJsonObject &item) {
         else if (o.value(u"type"_s).toString() == QLatin1String("image"))
             logs << u"[image]"_s;
         else
-            logs << pretty(o);
+            logs << textformat::prettyJson(o);
     }
     if (!logs.isEmpty()) {
         Entry out2;
@@ -196,7 +183,7 @@ Entry other(Section section, const QJsonValue &item) {
     e.kind = Kind::Other;
     e.role = item.toObject().value(u"role"_s).toString();
     e.title = item.toObject().value(u"type"_s).toString(u"item"_s);
-    e.text = pretty(item);
+    e.text = textformat::prettyJson(item);
     e.format = item.isObject() || item.isArray() ? Format::Json : Format::Text;
     return e;
 }
@@ -303,7 +290,7 @@ QList<Entry> sentEntries(const QJsonValue &bodyValue) {
 QString errorMessage(const QJsonValue &body) {
     const QJsonValue error = body.toObject().value(u"error"_s);
     if (error.isObject())
-        return error.toObject().value(u"message"_s).toString(pretty(error));
+        return error.toObject().value(u"message"_s).toString(textformat::prettyJson(error));
     if (error.isString())
         return error.toString();
     return {};
@@ -342,7 +329,7 @@ QList<Entry> replyEntries(Section section, const QJsonValue &bodyValue, int stat
             out << errorEntry(section, u"incomplete: %1"_s.arg(reason));
         }
     } else if (status >= 400) {
-        out << errorEntry(section, u"HTTP %1: %2"_s.arg(status).arg(pretty(body)));
+        out << errorEntry(section, u"HTTP %1: %2"_s.arg(status).arg(textformat::prettyJson(body)));
     } else if (!body.isEmpty()) {
         out << other(section, body);
     }

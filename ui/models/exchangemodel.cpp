@@ -12,22 +12,6 @@ using namespace Qt::StringLiterals;
 
 namespace {
 
-QString pretty(const QJsonValue &value) {
-    if (value.isObject())
-        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Indented))
-            .trimmed();
-    if (value.isArray())
-        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Indented))
-            .trimmed();
-    if (value.isString())
-        return value.toString();
-    if (value.isBool())
-        return value.toBool() ? u"true"_s : u"false"_s;
-    if (value.isDouble())
-        return QString::number(value.toDouble(), 'g', 17);
-    return {};
-}
-
 QString iterationText(const QJsonObject &hop) {
     return QString::number(hop.value(u"iteration"_s).toInt() + 1);
 }
@@ -212,7 +196,8 @@ QList<QPair<QString, QString>> ExchangeModel::headers(const QJsonObject &hop) {
     QList<QPair<QString, QString>> rows;
     const QJsonObject headers = hop.value(u"headers"_s).toObject();
     for (auto it = headers.constBegin(); it != headers.constEnd(); ++it)
-        rows.append({it.key(), it.value().isString() ? it.value().toString() : pretty(it.value())});
+        rows.append({it.key(), it.value().isString() ? it.value().toString()
+                                                     : textformat::prettyJson(it.value())});
     return rows;
 }
 
@@ -256,16 +241,18 @@ QString ExchangeModel::bodyText(const QJsonObject &hop) {
         }
         const QJsonValue error = hop.value(u"error"_s);
         if (!error.isNull() && !error.isUndefined())
-            out +=
-                u"\n\n# error\n"_s %
-                (error.isObject() ? error.toObject().value(u"traceback"_s).toString(pretty(error))
-                                  : pretty(error));
+            out += u"\n\n# error\n"_s % (error.isObject()
+                                             ? error.toObject()
+                                                   .value(u"traceback"_s)
+                                                   .toString(textformat::prettyJson(error))
+                                             : textformat::prettyJson(error));
         if (!hop.value(u"output"_s).isNull())
-            out += u"\n\n# fed back to the model\n"_s % pretty(hop.value(u"output"_s));
+            out +=
+                u"\n\n# fed back to the model\n"_s % textformat::prettyJson(hop.value(u"output"_s));
         return out;
     }
     const QJsonValue body = hop.value(u"body"_s);
-    const QString text = pretty(body);
+    const QString text = textformat::prettyJson(body);
     if (!text.isEmpty())
         return text;
     const qsizetype n = events(hop).size();

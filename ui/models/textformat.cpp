@@ -3,6 +3,9 @@
 #include "inspect/secretmasker.h"
 
 #include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <cmath>
 
@@ -55,6 +58,23 @@ QString maskedIdentity(const QString &keyOrMasked) {
     if (keyOrMasked.startsWith(ellipsis))
         return keyOrMasked.left(5); // already masked: at most the last 4 stay
     return SecretMasker::mask(keyOrMasked);
+}
+
+QString prettyJson(const QJsonValue &value) {
+    if (value.isObject())
+        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Indented))
+            .trimmed();
+    if (value.isArray())
+        return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Indented))
+            .trimmed();
+    if (value.isString())
+        return value.toString();
+    if (value.isNull() || value.isUndefined())
+        return {};
+    // A number or a boolean exactly as JSON writes it.
+    return QString::fromUtf8(QJsonDocument(QJsonArray{value}).toJson(QJsonDocument::Compact))
+        .mid(1)
+        .chopped(1);
 }
 
 } // namespace loopscope::textformat

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QJsonValue>
 #include <QString>
 
 // Small text helpers every panel shares, so the window writes a number, a duration or a key
@@ -18,5 +19,9 @@ QString plural(qint64 n, const QString &word, const QString &pluralWord = {});
 // ("…a1b2"), never more; a value that is already masked is kept, an empty one or the
 // anonymous identity (no key sent) reads "no key".
 QString maskedIdentity(const QString &keyOrMasked);
+
+// A JSON value as a person reads it: objects and arrays indented, a string as itself (no
+// quotes), numbers and booleans as written, null/undefined as "".
+QString prettyJson(const QJsonValue &value);
 
 } // namespace loopscope::textformat
