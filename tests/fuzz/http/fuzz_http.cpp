@@ -24,9 +24,11 @@ using loopscope::fuzz::FuzzInput;
 namespace {
 
 int g_handled = 0;
+QList<QByteArray> g_methods; // of the requests the handler saw, in order
 
 void handle(const HttpRequest &request, ResponseSink *sink) {
     const int number = ++g_handled;
+    g_methods.append(request.method);
     const QJsonObject body{{QStringLiteral("n"), number},
                            {QStringLiteral("path"), request.path},
                            {QStringLiteral("bytes"), request.body.size()}};
@@ -59,12 +61,22 @@ HttpServer &server() {
     return *s;
 }
 
-// Counts the responses in what the client received; false when it is not HTTP.
+// Counts the responses in what the client received; false when it is not HTTP. A response
+// parser cannot know a response answers HEAD (Content-Length, no body), so the final responses
+// are matched in order with the methods the handler saw.
 struct ResponseCounter {
     int complete = 0;
+    int finals = 0;
     static int onComplete(http_parser *parser) {
         ++static_cast<ResponseCounter *>(parser->data)->complete;
         return 0;
+    }
+    static int onHeadersComplete(http_parser *parser) {
+        auto *self = static_cast<ResponseCounter *>(parser->data);
+        if (parser->status_code < 200)
+            return 0; // 100 Continue answers no request of its own
+        const int index = self->finals++;
+        return index < g_methods.size() && g_methods.at(index) == "HEAD" ? 1 : 0; // 1: no body
     }
     bool parse(const QByteArray &bytes) {
         http_parser parser;
@@ -73,6 +85,7 @@ struct ResponseCounter {
         http_parser_settings settings;
         http_parser_settings_init(&settings);
         settings.on_message_complete = &ResponseCounter::onComplete;
+        settings.on_headers_complete = &ResponseCounter::onHeadersComplete;
         http_parser_execute(&parser, &settings, bytes.constData(), size_t(bytes.size()));
         return HTTP_PARSER_ERRNO(&parser) == HPE_OK;
     }
@@ -95,6 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const qsizetype cut = bytes.isEmpty() ? 0 : cutSeed % (bytes.size() + 1);
 
     g_handled = 0;
+    g_methods.clear();
     QTcpSocket client;
     QByteArray received;
     QObject::connect(&client, &QTcpSocket::readyRead, &client,
