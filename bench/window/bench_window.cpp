@@ -7,6 +7,7 @@
 //     upstream, concurrency C) for S seconds while a 5 ms heartbeat QTimer on the GUI thread
 //     records the longest stall; then every flow is counted in the store and the window.
 // Usage: bench_window [history flows (100000)] [load seconds (60)] [concurrency (4)]
+#include "common/heaptrimmer.h"
 #include "common/instantchatupstream.h"
 #include "common/passthroughload.h"
 #include "inspect/eventbus.h"
@@ -131,6 +132,8 @@ int main(int argc, char *argv[]) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
+    // As in the app (app/main.cpp): free heap pages go back to the system after a burst.
+    const HeapTrimmer heapTrimmer;
     QCoreApplication::setOrganizationName(QStringLiteral("LoopscopeBench"));
     QCoreApplication::setApplicationName(QStringLiteral("bench_window"));
     const int historyFlows = argc > 1 ? std::max(1000, atoi(argv[1])) : 100000;
