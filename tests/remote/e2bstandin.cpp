@@ -257,9 +257,14 @@ void E2bStandIn::streamNext(QPointer<QTcpSocket> socket) {
 }
 
 void E2bStandIn::release() {
+    // The hold may not have begun yet: the client can read the fragment before the hold point
+    // (and a test release) while the stand-in's next streamNext is still queued. Cancelling the
+    // hold covers that case; resuming covers the held one. (Before, an early release was lost
+    // and the stream hung: tst_e2bbackend under load.)
+    m_holdAfter = -1;
     if (!m_held)
         return;
-    m_holdAfter = -1;
+    m_held = false;
     streamNext(m_streamSocket);
 }
 
