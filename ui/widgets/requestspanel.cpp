@@ -67,12 +67,12 @@ RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
     m_view->horizontalHeader()->setStretchLastSection(false);
     // Fixed widths (not ResizeToContents, which would measure every loaded row).
     const int digit = m_view->fontMetrics().horizontalAdvance(u'0');
-    m_view->setColumnWidth(FlowListModel::TimeColumn, digit * 17);
-    m_view->setColumnWidth(FlowListModel::ApiColumn, digit * 10);
-    m_view->setColumnWidth(FlowListModel::ModelColumn, digit * 15);
-    m_view->setColumnWidth(FlowListModel::StatusColumn, digit * 26);
-    m_view->setColumnWidth(FlowListModel::IterationsColumn, digit * 9);
-    m_view->setColumnWidth(FlowListModel::CodeRunsColumn, digit * 10);
+    m_view->setColumnWidth(FlowListModel::TimeColumn, digit * 14);
+    m_view->setColumnWidth(FlowListModel::ApiColumn, digit * 9);
+    m_view->setColumnWidth(FlowListModel::ModelColumn, digit * 14);
+    m_view->setColumnWidth(FlowListModel::StatusColumn, digit * 14);
+    m_view->setColumnWidth(FlowListModel::IterationsColumn, digit * 8);
+    m_view->setColumnWidth(FlowListModel::CodeRunsColumn, digit * 9);
     m_view->setColumnWidth(FlowListModel::DurationColumn, digit * 9);
     m_view->setColumnWidth(FlowListModel::TokensColumn, digit * 9);
     m_view->setColumnWidth(FlowListModel::CostColumn, digit * 9);

@@ -27,8 +27,8 @@ RunsPanel::RunsPanel(RunsModel *model, QWidget *parent)
     m_view->setTextElideMode(Qt::ElideNone);
     m_view->setItemDelegateForColumn(RunsModel::StatusColumn, new StatusDelegate(m_view));
     const int digit = m_view->fontMetrics().horizontalAdvance(u'0');
-    m_view->setColumnWidth(RunsModel::NameColumn, digit * 48);
-    m_view->setColumnWidth(RunsModel::StatusColumn, digit * 30);
+    m_view->setColumnWidth(RunsModel::NameColumn, digit * 44);
+    m_view->setColumnWidth(RunsModel::StatusColumn, digit * 12);
     for (int c = RunsModel::DurationColumn; c < RunsModel::ColumnCount; ++c)
         m_view->setColumnWidth(c, digit * 10);
     m_message->setWordWrap(true);
