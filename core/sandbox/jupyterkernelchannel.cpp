@@ -27,10 +27,16 @@ QString newId() {
     return QUuid::createUuid().toString(QUuid::WithoutBraces);
 }
 
-// IPython colours its tracebacks; the tool output and the window want plain text.
+// IPython colours its tracebacks; the tool output and the window want plain text. Removing
+// one sequence can join the pieces of another ("\x1b[\x1b[0m0m"), so repeat until none is
+// left; an ESC that starts no complete sequence is dropped too (found by fuzz_jupyter).
 QString stripAnsi(QString text) {
     static const QRegularExpression ansi(QStringLiteral("\x1b\\[[0-9;?]*[ -/]*[@-~]"));
-    return text.remove(ansi);
+    for (qsizetype before = -1; before != text.size();) {
+        before = text.size();
+        text.remove(ansi);
+    }
+    return text.remove(QChar(0x1b));
 }
 
 QString joinTraceback(const QJsonValue &value) {
