@@ -557,6 +557,13 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
             });
         }
     };
+    // Bound the reply's buffer as soon as the headers say "stream", before any body is read:
+    // QNAM's own thread keeps reading until the limit is set, and on a loaded machine the first
+    // readyRead (where decide() sets it too) can come after most of a fast stream is buffered.
+    connect(reply, &QNetworkReply::metaDataChanged, sink, [reply] {
+        if (reply->rawHeader("Content-Type").toLower().startsWith("text/event-stream"))
+            reply->setReadBufferSize(kRelayHighWaterBytes);
+    });
     connect(reply, &QNetworkReply::readyRead, sink, [reply, sink, state, decide, pump] {
         decide();
         if (!state->streaming || sink->isClientGone())
