@@ -26,22 +26,24 @@ constexpr int kMaxMatches = 10000;
 constexpr int kMaxHighlights = 2000;
 } // namespace
 
+void FindBar::scheduleRefresh() {
+    // setPlainText replaces the document's text (and may swap layouts): recount once, after it.
+    if (!isVisible() || m_refreshQueued)
+        return;
+    m_refreshQueued = true;
+    QTimer::singleShot(0, this, [this] {
+        m_refreshQueued = false;
+        refresh();
+    });
+}
+
 FindBar *FindBar::attach(QPlainTextEdit *edit) {
     if (FindBar *existing = of(edit))
         return existing;
     auto *bar = new FindBar(edit, edit->document());
     bar->m_plain = edit;
     bar->setUp();
-    connect(edit, &QPlainTextEdit::textChanged, bar, [bar] {
-        // setPlainText replaces the document's text (and may swap layouts): recount once.
-        if (bar->isVisible() && !bar->m_refreshQueued) {
-            bar->m_refreshQueued = true;
-            QTimer::singleShot(0, bar, [bar] {
-                bar->m_refreshQueued = false;
-                bar->refresh();
-            });
-        }
-    });
+    connect(edit, &QPlainTextEdit::textChanged, bar, &FindBar::scheduleRefresh);
     return bar;
 }
 
@@ -51,15 +53,7 @@ FindBar *FindBar::attach(QTextEdit *edit) {
     auto *bar = new FindBar(edit, edit->document());
     bar->m_rich = edit;
     bar->setUp();
-    connect(edit, &QTextEdit::textChanged, bar, [bar] {
-        if (bar->isVisible() && !bar->m_refreshQueued) {
-            bar->m_refreshQueued = true;
-            QTimer::singleShot(0, bar, [bar] {
-                bar->m_refreshQueued = false;
-                bar->refresh();
-            });
-        }
-    });
+    connect(edit, &QTextEdit::textChanged, bar, &FindBar::scheduleRefresh);
     return bar;
 }
 

@@ -63,7 +63,8 @@ protected:
 private:
     FindBar(QWidget *pane, QTextDocument *document);
     void setUp();
-    void refresh(); // recounts after a query or document change, keeps the current match
+    void refresh();         // recounts after a query or document change, keeps the current match
+    void scheduleRefresh(); // the pane's text changed: one refresh() after it
     void select(int index);
     void highlightAll();
     void reposition();
