@@ -10,13 +10,25 @@ namespace loopscope {
 
 HeapTrimmer::HeapTrimmer(QObject *parent, int intervalMs, qint64 minFreeBytes)
     : QObject(parent)
-    , m_timer(new QTimer(this))
     , m_minFreeBytes(minFreeBytes) {
+    if (intervalMs <= 0)
+        return; // trimmed by hand only (tests)
+    m_thread.setObjectName(QStringLiteral("loopscope-heaptrim"));
+    // The timer lives on the thread and is deleted with its event loop.
+    auto *timer = new QTimer;
     // Coarse: an idle app wakes for this once per interval and nothing else.
-    m_timer->setTimerType(Qt::VeryCoarseTimer);
-    connect(m_timer, &QTimer::timeout, this, &HeapTrimmer::trimIfWorthIt);
-    if (intervalMs > 0)
-        m_timer->start(intervalMs);
+    timer->setTimerType(Qt::VeryCoarseTimer);
+    timer->setInterval(intervalMs);
+    timer->moveToThread(&m_thread);
+    connect(timer, &QTimer::timeout, timer, [this] { trimIfWorthIt(); });
+    connect(&m_thread, &QThread::started, timer, qOverload<>(&QTimer::start));
+    connect(&m_thread, &QThread::finished, timer, &QObject::deleteLater);
+    m_thread.start(QThread::LowestPriority);
+}
+
+HeapTrimmer::~HeapTrimmer() {
+    m_thread.quit();
+    m_thread.wait();
 }
 
 qint64 HeapTrimmer::freeHeapBytes() {

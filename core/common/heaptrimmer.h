@@ -1,9 +1,10 @@
 #pragma once
 
 #include <QObject>
+#include <QThread>
 #include <QtGlobal>
 
-class QTimer;
+#include <atomic>
 
 namespace loopscope {
 
@@ -11,7 +12,9 @@ namespace loopscope {
 // streams leaves the heap mostly free but fragmented (the soak, docs/benchmarks.md: ~20 MB in
 // use, ~110 MB resident); glibc returns free pages in the middle of a heap only on malloc_trim.
 // Every intervalMs this looks at the free heap bytes (mallinfo2) and trims when at least
-// minFreeBytes are free: a few ms after a burst, a few µs otherwise. No-op without glibc.
+// minFreeBytes are free: a few µs when not. No-op without glibc.
+// The timer runs on a thread of its own: a trim of a large fragmented heap takes tens of ms
+// (bench_window: 34–40 ms at 2,000 req/s), which on the GUI thread was the window's longest stall.
 class HeapTrimmer : public QObject {
     Q_OBJECT
 public:
@@ -20,17 +23,18 @@ public:
 
     explicit HeapTrimmer(QObject *parent = nullptr, int intervalMs = kDefaultIntervalMs,
                          qint64 minFreeBytes = kDefaultMinFreeBytes);
+    ~HeapTrimmer() override;
 
     // Free bytes inside malloc's heaps (all arenas), -1 when unknown (not glibc).
     static qint64 freeHeapBytes();
     // Trims if at least minFreeBytes are free; true when it trimmed.
     bool trimIfWorthIt();
-    int trims() const { return m_trims; }
+    int trims() const { return m_trims.load(); }
 
 private:
-    QTimer *m_timer = nullptr;
+    QThread m_thread;
     qint64 m_minFreeBytes = 0;
-    int m_trims = 0;
+    std::atomic<int> m_trims = 0;
 };
 
 } // namespace loopscope
