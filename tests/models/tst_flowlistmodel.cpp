@@ -93,6 +93,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(f.model.rowCount(), 4, 10'000);
         QCOMPARE(f.model.idAt(0), id);
         QCOMPARE(f.status(0), QStringLiteral("running…"));
+        QCOMPARE(f.model.runningCount(), 1);
         // A running flow's Duration is its elapsed time so far, and it ticks.
         QVERIFY(f.model.index(0, FlowListModel::DurationColumn).data().toString().endsWith(u'…'));
         QSignalSpy ticks(&f.model, &QAbstractItemModel::dataChanged);
@@ -110,6 +111,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(f.model.index(0, 0).data(FlowListModel::StateRole).toString(),
                                   QStringLiteral("completed"), 10'000);
         QCOMPARE(f.model.rowCount(), 4); // updated in place, not added again
+        QCOMPARE(f.model.runningCount(), 0);
         QCOMPARE(f.status(0), QStringLiteral("200"));
         QCOMPARE(f.model.index(0, FlowListModel::CodeRunsColumn).data().toInt(), 1);
         // Tokens are summed over both model calls: 120 + 180.

@@ -287,13 +287,17 @@ QJsonObject FlowListModel::summaryAt(int row) const {
     return row >= 0 && row < rowCount() ? rowAt(row).summary : QJsonObject();
 }
 
-int FlowListModel::runningCount() const {
-    int n = 0;
-    for (const Row &r : m_rows) {
-        const QString state = str(r.summary, "state");
-        n += state == QLatin1String("running") || state == QLatin1String("paused");
-    }
-    return n;
+void FlowListModel::trackState(const QString &id, const QJsonObject &summary) {
+    const QString state = str(summary, "state");
+    if (state == QLatin1String("running") || state == QLatin1String("paused"))
+        m_unfinished.insert(id);
+    else
+        m_unfinished.remove(id);
+}
+
+void FlowListModel::startTickerIfRunning() {
+    if (!m_unfinished.isEmpty() && !m_elapsedTicker.isActive())
+        m_elapsedTicker.start(); // stops itself at the first tick where nothing runs
 }
 
 void FlowListModel::reload() {
@@ -310,6 +314,7 @@ void FlowListModel::reload() {
     m_incoming.clear();
     m_incomingIndex.clear();
     m_changedRows.clear();
+    m_unfinished.clear();
     m_liveTimer.stop();
     setLoading(false);
     endResetModel();
@@ -328,6 +333,7 @@ void FlowListModel::removeIds(const QStringList &ids) {
                 m_incomingIndex.insert(m_incoming.at(i).id, i);
         }
         m_changedRows.remove(id);
+        m_unfinished.remove(id);
         const int row = rowOf(id);
         if (row < 0)
             continue;
@@ -366,6 +372,7 @@ void FlowListModel::onLive(const QJsonObject &summary, bool isNew) {
         countCost(r.summary, -1);
         r.summary = summary;
         countCost(summary, +1);
+        trackState(id, summary);
         m_changedRows.insert(id);
         scheduleLiveFlush();
         return;
@@ -402,6 +409,7 @@ void FlowListModel::flushLive() {
             m_rows.push_front(r);
             m_pos.insert(r.id, m_front);
             countCost(r.summary, +1);
+            trackState(r.id, r.summary);
         }
         endInsertRows();
         if (anyCostKnown() != costBefore)
@@ -423,21 +431,20 @@ void FlowListModel::flushLive() {
         if (last >= 0)
             emit dataChanged(index(first, 0), index(last, ColumnCount - 1));
     }
-    if (!m_elapsedTicker.isActive())
-        m_elapsedTicker.start(); // stops itself at the first tick where nothing runs
+    startTickerIfRunning();
 }
 
 void FlowListModel::tickElapsed() {
     // One dataChanged over the Duration cells of the running rows; the ticker stops once
     // nothing listed runs.
-    int first = -1;
+    int first = std::numeric_limits<int>::max();
     int last = -1;
-    for (int row = 0; row < rowCount(); ++row) {
-        const QString state = str(rowAt(row).summary, "state");
-        if (state == QLatin1String("running") || state == QLatin1String("paused")) {
-            first = first < 0 ? row : first;
-            last = row;
-        }
+    for (const QString &id : std::as_const(m_unfinished)) {
+        const int row = rowOf(id);
+        if (row < 0)
+            continue;
+        first = std::min(first, row);
+        last = std::max(last, row);
     }
     if (last < 0) {
         m_elapsedTicker.stop();
@@ -462,6 +469,7 @@ void FlowListModel::trimToLiveLimit() {
     for (int i = 0; i < excess; ++i) {
         countCost(m_rows.back().summary, -1);
         m_pos.remove(m_rows.back().id);
+        m_unfinished.remove(m_rows.back().id);
         m_rows.pop_back();
     }
     endRemoveRows();
@@ -510,6 +518,7 @@ void FlowListModel::appendPage(const QJsonObject &page, quint64 generation) {
         for (Row &r : fresh) {
             m_pos.insert(r.id, m_front + qint64(m_rows.size()));
             countCost(r.summary, +1);
+            trackState(r.id, r.summary);
             m_rows.push_back(std::move(r));
         }
         endInsertRows();
@@ -519,8 +528,7 @@ void FlowListModel::appendPage(const QJsonObject &page, quint64 generation) {
     if (anyCostKnown() != costBefore)
         emit anyCostKnownChanged(anyCostKnown());
     emit pageLoaded(int(fresh.size()), m_hasMore);
-    if (!m_elapsedTicker.isActive())
-        m_elapsedTicker.start(); // a page may list running flows
+    startTickerIfRunning(); // a page may list running flows
     // The code-error filter is applied here: keep reading while pages bring too few rows for
     // the view to ask again (bounded, so a history without errors is not read all at once).
     if (m_hasMore && generation == m_generation && fresh.size() < kPageSize / 4 &&
