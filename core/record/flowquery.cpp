@@ -163,14 +163,25 @@ int FlowQuery::count() const {
     int stored = 0;
     if (q.exec(QStringLiteral("SELECT count(*) FROM flows")) && q.next())
         stored = q.value(0).toInt();
-    int live = 0;
-    for (const QJsonObject &f : m_recorder->liveSummaries()) {
+    // Pending flows may be committed already (the recorder hears of it a moment later): ask
+    // for those in chunks, not one query per flow (thousands are pending while the writer
+    // catches up, and this runs twice a second with the window open).
+    const QStringList live = m_recorder->liveIds();
+    int liveStored = 0;
+    constexpr int kChunk = 500;
+    for (int i = 0; i < live.size(); i += kChunk) {
+        const QStringList ids = live.mid(i, kChunk);
+        QStringList marks;
+        marks.fill(QStringLiteral("?"), ids.size());
         QSqlQuery known(m_db->reader());
-        known.prepare(QStringLiteral("SELECT 1 FROM flows WHERE id = ?"));
-        known.addBindValue(f.value(QStringLiteral("id")).toString());
-        live += !(known.exec() && known.next()); // pending flows may be committed already
+        known.prepare(
+            QStringLiteral("SELECT count(*) FROM flows WHERE id IN (%1)").arg(marks.join(u',')));
+        for (const QString &id : ids)
+            known.addBindValue(id);
+        if (known.exec() && known.next())
+            liveStored += known.value(0).toInt();
     }
-    return stored + live;
+    return stored + int(live.size()) - liveStored;
 }
 
 std::optional<QJsonObject> FlowQuery::run(const QString &id) const {

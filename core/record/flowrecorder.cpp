@@ -542,9 +542,7 @@ void FlowRecorder::finalize(const QString &id) {
                       RunGrouper::responseKeys(flow.api, flow.requestBody, flow.finalResponse);
         m_runs.remember(row.runKeys, flow.runId);
     }
-    QJsonObject full = summary;
-    full.insert(QStringLiteral("hops"), hops);
-    m_pending.insert(flow.id, full);
+    m_pending.insert(flow.id, {summary, hops});
     lock.unlock();
     m_writer->enqueue(std::move(row));
     emit flowFinished(summary);
@@ -616,11 +614,15 @@ QList<QJsonObject> FlowRecorder::liveSummaries() const {
     out.reserve(m_running.size() + m_pending.size());
     for (const RecordedFlow &f : m_running)
         out.append(f.summary());
-    for (const QJsonObject &f : m_pending) {
-        QJsonObject s = f;
-        s.remove(QStringLiteral("hops"));
-        out.append(s);
-    }
+    for (const PendingFlow &f : m_pending)
+        out.append(f.summary);
+    return out;
+}
+
+QStringList FlowRecorder::liveIds() const {
+    QMutexLocker lock(&m_mutex);
+    QStringList out = m_running.keys();
+    out += m_pending.keys();
     return out;
 }
 
@@ -629,8 +631,11 @@ QList<QJsonObject> FlowRecorder::liveFlows() const {
     QList<QJsonObject> out;
     for (const RecordedFlow &f : m_running)
         out.append(f.toJson());
-    for (const QJsonObject &f : m_pending)
-        out.append(f);
+    for (const PendingFlow &f : m_pending) {
+        QJsonObject full = f.summary;
+        full.insert(QStringLiteral("hops"), f.hops);
+        out.append(full);
+    }
     return out;
 }
 
@@ -638,8 +643,11 @@ std::optional<QJsonObject> FlowRecorder::liveFlow(const QString &id) const {
     QMutexLocker lock(&m_mutex);
     if (const auto it = m_running.constFind(id); it != m_running.constEnd())
         return it->toJson();
-    if (const auto it = m_pending.constFind(id); it != m_pending.constEnd())
-        return it.value();
+    if (const auto it = m_pending.constFind(id); it != m_pending.constEnd()) {
+        QJsonObject full = it->summary;
+        full.insert(QStringLiteral("hops"), it->hops);
+        return full;
+    }
     return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 #include "record/rungrouper.h"
 
 #include <QHash>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QMutex>
 #include <QObject>
@@ -52,6 +53,8 @@ public:
     QList<QJsonObject> liveSummaries() const;
     QList<QJsonObject> liveFlows() const; // summary + hops
     std::optional<QJsonObject> liveFlow(const QString &id) const;
+    // Any thread: the ids of running and not-yet-committed flows (no JSON copied).
+    QStringList liveIds() const;
     // Any thread: events received, and those with a request id that matched no flow (a late
     // event of a finished flow). Counted so a benchmark can prove no event was lost on the way.
     quint64 eventsReceived() const { return m_eventsReceived.load(std::memory_order_relaxed); }
@@ -75,7 +78,13 @@ private:
     RunGrouper m_runs;
     mutable QMutex m_mutex; // guards m_running and m_pending
     QHash<QString, RecordedFlow> m_running;
-    QHash<QString, QJsonObject> m_pending;
+    // Finished, not committed yet: the summary kept apart from the hops, so listing them
+    // (every page, every count) copies no hops.
+    struct PendingFlow {
+        QJsonObject summary;
+        QJsonArray hops;
+    };
+    QHash<QString, PendingFlow> m_pending;
     std::function<bool()> m_observed = [] { return true; };
     std::atomic<quint64> m_eventsReceived{0};
     std::atomic<quint64> m_eventsUnmatched{0};
