@@ -29,6 +29,8 @@ bool exec(QSqlDatabase db, const QString &sql, QString *error) {
 // The file is checked in full only while small; a big history relies on the write path (WAL,
 // synchronous=NORMAL) never corrupting it, and start-up stays under a second.
 constexpr qint64 kQuickCheckMaxBytes = 64LL * 1024 * 1024;
+constexpr int kWriterCacheKiB =
+    16 * 1024; // the write connection's page cache (SQLite default: 2 MB)
 
 } // namespace
 
@@ -237,6 +239,11 @@ bool StoreDatabase::prepare(QString *problem, QString *error) {
         }
         // WAL + NORMAL: a killed process loses nothing committed; only power loss could.
         q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+        // The writer walks the id, time and full-text indexes for every row; with SQLite's
+        // default 2 MB cache it re-read their pages from the OS at every batch (a third of
+        // its CPU in pread at 2,000 flows/s over a 100,000-flow history). Bounded, so RSS
+        // levels off once it is warm.
+        q.exec(QStringLiteral("PRAGMA cache_size=-%1").arg(kWriterCacheKiB));
     }
     if (version < kSchemaVersion) {
         QString why;
