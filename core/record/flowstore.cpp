@@ -212,6 +212,7 @@ FlowStoreCounters FlowStore::counters() const {
     c.flowsWritten = m_writer->rowsWritten();
     c.flowsFailed = m_writer->rowsFailed();
     c.writerQueuedPeak = m_writer->queuedPeak();
+    c.retentionPasses = m_writer->retentionPasses();
     return c;
 }
 

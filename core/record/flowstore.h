@@ -35,6 +35,7 @@ struct FlowStoreCounters {
     quint64 flowsWritten = 0;     // rows committed (an import of a stored flow counts too)
     quint64 flowsFailed = 0;      // rows that could not be written (logged, not retried)
     quint64 writerQueuedPeak = 0; // most finished flows ever waiting for the writer at once
+    quint64 retentionPasses = 0;  // times retention looked at the stored size and age
 };
 
 // The flow store: one FlowRecorder (folds InspectorEvents into flows) on the "loopscope-store"

@@ -80,6 +80,7 @@ public:
     quint64 rowsWritten() const { return m_rowsWritten.load(std::memory_order_relaxed); }
     quint64 rowsFailed() const { return m_rowsFailed.load(std::memory_order_relaxed); }
     quint64 queuedPeak() const { return m_queuedPeak.load(std::memory_order_relaxed); }
+    quint64 retentionPasses() const { return m_retentionPasses.load(std::memory_order_relaxed); }
 
 signals:
     // Rows just committed (the recorder drops them from its pending snapshot).
@@ -87,7 +88,15 @@ signals:
 
 private:
     bool insert(const FlowRow &row);
-    int deleteWhere(const QString &condition, const QVariantList &values);
+    // How runs and run keys left without flows are found after a delete.
+    enum class OrphanCleanup {
+        Unreferenced,        // any run no flow refers to (a delete of chosen flows; scans)
+        OlderThanOldestFlow, // runs and keys older than the oldest flow left (by index)
+    };
+    int deleteWhere(const QString &condition, const QVariantList &values, OrphanCleanup cleanup);
+    // Deletes the `count` (at most one chunk) oldest flows matching `condition` (empty: any), then
+    // commits what was queued meanwhile. Returns the number deleted.
+    int deleteOldest(const QString &condition, const QVariantList &values, int count);
 
     // The write statements, prepared once (re-parsing SQL per row was a tenth of a commit).
     struct Statements {
@@ -104,9 +113,11 @@ private:
     int m_maxDays;
     qint64 m_maxBytes;
     qint64 m_storedBytes = -1;
+    bool m_inRetention = false;
     std::atomic<quint64> m_rowsWritten{0};
     std::atomic<quint64> m_rowsFailed{0};
     std::atomic<quint64> m_queuedPeak{0};
+    std::atomic<quint64> m_retentionPasses{0};
 };
 
 } // namespace loopscope

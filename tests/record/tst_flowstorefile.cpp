@@ -352,6 +352,37 @@ private slots:
         QVERIFY(store->query()->flow("req_imported")->value("started_at").toDouble() > 1);
     }
 
+    // Retention sums every stored row's bytes, so it must not run after every commit: only
+    // when a size limit exists and the stored size is unknown or over it.
+    void retentionRunsOnlyWhenALimitCanBePassed() {
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const auto importThree = [&](FlowStore &store, const QString &prefix) {
+            for (int batch = 0; batch < 3; ++batch) {
+                QList<QJsonObject> flows;
+                for (int i = 0; i < 5; ++i)
+                    flows.append(storedFlow(prefix + QString::number(batch * 5 + i),
+                                            now - 1000 + batch * 5 + i));
+                QCOMPARE(store.importFlows(flows), 5);
+                store.flush();
+            }
+        };
+        {
+            FlowStoreOptions unlimited;
+            unlimited.maxBytes = 0; // history.max_mb: 0
+            auto store = openStore(unlimited);
+            const quint64 before = store->counters().retentionPasses;
+            importThree(*store, QStringLiteral("req_unl"));
+            QCOMPARE(store->counters().retentionPasses, before);
+            QCOMPARE(countRows(dbPath(), "flows"), 15);
+            store->clear();
+        }
+        auto store = openStore(); // the default 500 MB: far from it
+        const quint64 before = store->counters().retentionPasses;
+        importThree(*store, QStringLiteral("req_lim"));
+        // At most one pass, to learn the stored size; none once it is known to be under.
+        QVERIFY(store->counters().retentionPasses <= before + 1);
+    }
+
     void retentionByAgeAndSize() {
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         const qint64 day = 24LL * 3600 * 1000;
@@ -387,6 +418,42 @@ private slots:
         QVERIFY(!store->query()->flow("req_size00"));
         QVERIFY(store->query()->flow("req_size29"));
         QCOMPARE(countRows(dbPath(), "flows_fts"), kept);
+    }
+
+    // A limit passed by thousands of flows is worked off in several transactions (chunks of
+    // 2,000), oldest first, and ends under the limit with the full-text index in step.
+    void retentionWorksOffALargeExcessInChunks() {
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        FlowStoreOptions options;
+        options.maxBytes = 256 * 1024;
+        auto store = openStore(options);
+        QVERIFY(store);
+        constexpr int kFlows = 4500;
+        QList<QJsonObject> flows;
+        for (int i = 0; i < kFlows; ++i)
+            flows.append(storedFlow(QStringLiteral("req_many%1").arg(i, 5, 10, QLatin1Char('0')),
+                                    now - (kFlows - i) * 10));
+        QCOMPARE(store->importFlows(flows), kFlows);
+        store->flush();
+        store->applyRetention();
+        const int kept = countRows(dbPath(), "flows");
+        QVERIFY2(kept > 0 && kept < kFlows - 2000, qPrintable(QString::number(kept)));
+        QCOMPARE(countRows(dbPath(), "flows_fts"), kept);
+        QVERIFY(!store->query()->flow("req_many00000"));
+        QVERIFY(store->query()->flow(
+            QStringLiteral("req_many%1").arg(kFlows - 1, 5, 10, QLatin1Char('0'))));
+        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "chunks");
+        {
+            db.setDatabaseName(dbPath());
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec("SELECT coalesce(sum(bytes), 0) FROM flows") && q.next());
+            QVERIFY2(q.value(0).toLongLong() <= options.maxBytes,
+                     qPrintable(q.value(0).toString()));
+        }
+        db.close();
+        db = {};
+        QSqlDatabase::removeDatabase("chunks");
     }
 
     void migratesSchemaOneForward() {
