@@ -4,13 +4,11 @@
 #include <QJsonDocument>
 #include <QRandomGenerator>
 
+#include <utility>
+
 namespace loopscope {
 
 namespace {
-
-// A bounded key map: old keys are dropped wholesale rather than growing without end (runs
-// rarely continue after many thousands of newer keys).
-constexpr int kMaxKeys = 200000;
 
 QString textOf(const QJsonValue &content) {
     if (content.isString())
@@ -195,18 +193,22 @@ QString RunGrouper::newRunId() {
 
 QString RunGrouper::find(const QStringList &keys) const {
     for (const QString &key : keys) {
-        const auto it = m_runs.constFind(key);
-        if (it != m_runs.constEnd())
+        if (const auto it = m_runs.constFind(key); it != m_runs.constEnd())
+            return it.value();
+        if (const auto it = m_older.constFind(key); it != m_older.constEnd())
             return it.value();
     }
     return {};
 }
 
 void RunGrouper::remember(const QStringList &keys, const QString &runId) {
-    if (m_runs.size() > kMaxKeys)
-        m_runs.clear();
-    for (const QString &key : keys)
+    for (const QString &key : keys) {
+        if (m_runs.size() >= m_keysPerGeneration) {
+            m_older = std::exchange(m_runs, {});
+            m_runs.reserve(m_keysPerGeneration);
+        }
         m_runs.insert(key, runId);
+    }
 }
 
 } // namespace loopscope

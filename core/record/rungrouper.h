@@ -32,14 +32,27 @@ public:
     static int toolCallCount(const QString &api, const QJsonObject &response);
     static QString newRunId();
 
+    // Keys are kept in two generations of at most keysPerGeneration each: when the newer one
+    // is full, the older one is dropped and the newer one takes its place. Memory stays bounded
+    // (it levels off once both are full, instead of growing until a wholesale clear) and the
+    // most recent keysPerGeneration keys are always known.
+    static constexpr int kKeysPerGeneration = 25000;
+    explicit RunGrouper(int keysPerGeneration = kKeysPerGeneration)
+        : m_keysPerGeneration(qMax(1, keysPerGeneration)) {}
+
     // The run of the first known key, or empty.
     QString find(const QStringList &keys) const;
     void remember(const QStringList &keys, const QString &runId);
-    void clear() { m_runs.clear(); }
-    int size() const { return int(m_runs.size()); }
+    void clear() {
+        m_runs.clear();
+        m_older.clear();
+    }
+    int size() const { return int(m_runs.size() + m_older.size()); }
 
 private:
-    QHash<QString, QString> m_runs; // key → run id
+    int m_keysPerGeneration;
+    QHash<QString, QString> m_runs;  // key → run id, newest generation
+    QHash<QString, QString> m_older; // the generation before
 };
 
 } // namespace loopscope

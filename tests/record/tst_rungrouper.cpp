@@ -1,0 +1,49 @@
+// RunGrouper's key memory: bounded in two generations, recent keys always found, the newest
+// run winning a key remembered twice.
+#include "record/rungrouper.h"
+
+#include <QTest>
+
+using loopscope::RunGrouper;
+
+class TstRunGrouper : public QObject {
+    Q_OBJECT
+private:
+    static QString key(int i) { return QStringLiteral("resp:resp_%1").arg(i); }
+    static QString run(int i) { return QStringLiteral("run_%1").arg(i); }
+
+private slots:
+    void recentKeysStayAndMemoryIsBounded() {
+        constexpr int kGeneration = 100;
+        RunGrouper runs(kGeneration);
+        constexpr int kRemembered = 1000;
+        for (int i = 0; i < kRemembered; ++i) {
+            runs.remember({key(i)}, run(i));
+            QVERIFY2(runs.size() <= 2 * kGeneration, qPrintable(QString::number(runs.size())));
+        }
+        // The last full generation and the current one are known, in full.
+        for (int i = kRemembered - kGeneration; i < kRemembered; ++i)
+            QCOMPARE(runs.find({key(i)}), run(i));
+        // Keys many generations old are gone.
+        QVERIFY(runs.find({key(0)}).isEmpty());
+        QVERIFY(runs.find({key(kRemembered - 3 * kGeneration)}).isEmpty());
+    }
+
+    void newestRunWinsAKeyRememberedAgain() {
+        RunGrouper runs(10);
+        runs.remember({QStringLiteral("session:s1")}, QStringLiteral("run_old"));
+        for (int i = 0; i < 10; ++i) // the first key moves into the older generation
+            runs.remember({key(i)}, run(i));
+        QCOMPARE(runs.find({QStringLiteral("session:s1")}), QStringLiteral("run_old"));
+        runs.remember({QStringLiteral("session:s1")}, QStringLiteral("run_new"));
+        QCOMPARE(runs.find({QStringLiteral("session:s1")}), QStringLiteral("run_new"));
+        // The first key of the list that is known decides.
+        QCOMPARE(runs.find({QStringLiteral("conv:none"), key(9), key(8)}), run(9));
+        runs.clear();
+        QCOMPARE(runs.size(), 0);
+        QVERIFY(runs.find({key(9)}).isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TstRunGrouper)
+#include "tst_rungrouper.moc"
