@@ -10,6 +10,7 @@
 #include <QPromise>
 #include <QTimer>
 
+#include <algorithm>
 #include <memory>
 
 namespace loopscope {
@@ -74,12 +75,23 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
                                     const QString &pathAndQuery, const QByteArray &body) {
     QNetworkRequest request(route.urlFor(pathAndQuery));
     QString laneKey;
+    int lane = 0;
     if (request.url().scheme() == QLatin1String("http")) {
         request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
         // The connection cache key includes peerVerifyName (used only for TLS): a distinct
         // name is a distinct pool of 6 connections. Low concurrency stays on lane 0.
+        // The first lane with a free connection, not the lane the total in flight points
+        // at: with lane 0's calls done and lane 1's six held by long streams, a total of 6
+        // picked lane 1 and the call waited behind the streams (the soak's ~21 s answers).
         laneKey = request.url().host() + u':' + QString::number(request.url().port(80));
-        const int lane = qMin(m_inFlight.value(laneKey) / kConnectionsPerLane, kMaxLanes - 1);
+        QList<int> &lanes = m_inFlight[laneKey];
+        lane = 0;
+        while (lane < lanes.size() && lanes.at(lane) >= kConnectionsPerLane)
+            ++lane;
+        if (lane >= kMaxLanes) // every lane full: the least busy one
+            lane = int(std::min_element(lanes.cbegin(), lanes.cend()) - lanes.cbegin());
+        if (lane >= lanes.size())
+            lanes.resize(lane + 1);
         if (lane > 0)
             request.setPeerVerifyName(QStringLiteral("loopscope-lane-%1").arg(lane));
     }
@@ -107,10 +119,14 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
         reply = m_manager->sendCustomRequest(request, method, body);
 
     if (!laneKey.isEmpty()) {
-        ++m_inFlight[laneKey];
-        connect(reply, &QNetworkReply::finished, this, [this, laneKey] {
-            if (--m_inFlight[laneKey] <= 0)
-                m_inFlight.remove(laneKey);
+        ++m_inFlight[laneKey][lane];
+        connect(reply, &QNetworkReply::finished, this, [this, laneKey, lane] {
+            const auto it = m_inFlight.find(laneKey);
+            if (it == m_inFlight.end() || lane >= it->size())
+                return;
+            --(*it)[lane];
+            if (std::all_of(it->cbegin(), it->cend(), [](int n) { return n <= 0; }))
+                m_inFlight.erase(it);
         });
     }
 

@@ -64,7 +64,8 @@ public:
 
 private:
     QNetworkAccessManager *m_manager;
-    QHash<QString, int> m_inFlight; // plain-http calls in flight per host:port
+    // Plain-http calls in flight per host:port, per lane (index = lane).
+    QHash<QString, QList<int>> m_inFlight;
     qint64 m_maxBodyBytes = kDefaultMaxBodyBytes;
 };
 

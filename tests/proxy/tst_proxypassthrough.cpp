@@ -18,6 +18,7 @@
 #include <QThread>
 #include <QtTest>
 
+#include <algorithm>
 #include <memory>
 
 using namespace loopscope;
@@ -241,6 +242,51 @@ private slots:
         m_upstream->releaseHeld();
         for (const auto &client : clients)
             QTRY_VERIFY_WITH_TIMEOUT(client->hasCompleteResponse(), 20000);
+    }
+
+    void callTakesAFreeLaneNotOneFullOfHeldStreams() {
+        // Six slow answers fill lane 0, six held streams then fill lane 1; once the slow ones
+        // are done, a new call must go out on lane 0's free connections, not queue on lane 1
+        // behind streams that may stay open for minutes.
+        startProxy(upstreamConfig());
+        m_upstream->setResponder([](const ScriptedUpstream::Request &r) {
+            if (r.body.contains("\"slow\"")) {
+                auto slow = ScriptedUpstream::Response::json({{QStringLiteral("slow"), true}});
+                slow.headerDelayMs = 4000;
+                return slow;
+            }
+            if (r.body.contains("\"held\"")) {
+                auto held = ScriptedUpstream::Response::events({"data: {\"n\":1}\n\n"});
+                held.hold = true;
+                return held;
+            }
+            return ScriptedUpstream::Response::json({{QStringLiteral("quick"), true}});
+        });
+        const auto send = [this](const QByteArray &body) {
+            auto client = std::make_unique<RawHttpClient>(m_proxy->port());
+            client->request("POST", "/v1/chat/completions", body);
+            return client;
+        };
+        std::vector<std::unique_ptr<RawHttpClient>> slow, held;
+        for (int i = 0; i < 6; ++i)
+            slow.push_back(send(R"({"model":"m","tag":"slow"})"));
+        QTRY_COMPARE_WITH_TIMEOUT(m_upstream->requestCount(), 6, 20000);
+        for (int i = 0; i < 6; ++i)
+            held.push_back(send(R"({"model":"m","stream":true,"tag":"held"})"));
+        QTRY_COMPARE_WITH_TIMEOUT(m_upstream->heldStreams(), 6, 20000);
+        // The setup only means something if lane 0 was still busy when lane 1 filled.
+        QVERIFY(std::none_of(slow.cbegin(), slow.cend(),
+                             [](const auto &c) { return c->hasCompleteResponse(); }));
+        for (const auto &c : slow)
+            QTRY_VERIFY_WITH_TIMEOUT(c->hasCompleteResponse(), 20000);
+
+        auto quick = send(R"({"model":"m","tag":"quick"})");
+        QTRY_VERIFY_WITH_TIMEOUT(quick->hasCompleteResponse(), 10000);
+        QVERIFY(quick->take().body.contains("\"quick\""));
+        QCOMPARE(m_upstream->heldStreams(), 6); // answered while the streams were still held
+        m_upstream->releaseHeld();
+        for (const auto &c : held)
+            QTRY_VERIFY_WITH_TIMEOUT(c->hasCompleteResponse(), 20000);
     }
 
     void badBodiesGet400_data() {
