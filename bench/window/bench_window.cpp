@@ -7,6 +7,7 @@
 //     upstream, concurrency C) for S seconds while a 5 ms heartbeat QTimer on the GUI thread
 //     records the longest stall; then every flow is counted in the store and the window.
 // Usage: bench_window [history flows (100000)] [load seconds (60)] [concurrency (4)]
+//                     [requests/s (2000; 0 = as fast as the proxy answers)]
 #include "common/heaptrimmer.h"
 #include "common/instantchatupstream.h"
 #include "common/passthroughload.h"
@@ -31,6 +32,8 @@
 #include <QTimer>
 
 #include <memory>
+
+#include <unistd.h>
 
 using namespace loopscope;
 using namespace loopscope::bench;
@@ -92,13 +95,18 @@ QJsonObject typicalFlow(int i, qint64 startedAt) {
             {QStringLiteral("hops"), hops}};
 }
 
+// Runs the GUI thread's event loop until done(). It sleeps between events as the app's loop
+// does (a busy processEvents loop here took half a core from the proxy and the store); a 2 ms
+// timer wakes it to look at conditions other threads change.
 bool waitFor(const std::function<bool()> &done, int timeoutMs) {
     QElapsedTimer clock;
     clock.start();
+    QTimer wake;
+    wake.start(2);
     while (!done()) {
         if (clock.elapsed() > timeoutMs)
             return false;
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 1);
+        QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents);
     }
     return true;
 }
@@ -109,13 +117,23 @@ struct LoadThread : QThread {
     QByteArray request;
     int concurrency;
     int seconds;
+    int rate; // requests/s held (open loop), 0: as fast as the proxy answers
     PhaseResult result;
-    LoadThread(quint16 p, QByteArray r, int c, int s)
+    qint64 maxBacklog = 0;
+    LoadThread(quint16 p, QByteArray r, int c, int s, int perSecond)
         : port(p)
         , request(std::move(r))
         , concurrency(c)
-        , seconds(s) {}
+        , seconds(s)
+        , rate(perSecond) {}
     void run() override {
+        if (rate > 0) {
+            const PacedResult paced = runPacedPhase(port, {{request, false}}, concurrency, rate,
+                                                    seconds, [](int, qint64, qint64) {});
+            result = paced.phase;
+            maxBacklog = paced.maxBacklog;
+            return;
+        }
         QElapsedTimer clock;
         clock.start();
         while (clock.elapsed() < qint64(seconds) * 1000) {
@@ -126,12 +144,36 @@ struct LoadThread : QThread {
     }
 };
 
+// BENCH_TRACE_STALLS=1: every event delivery on the GUI thread that takes longer than 20 ms is
+// printed with its receiver and event type (nested deliveries print first), to find what a
+// stall is made of without a profiler.
+struct TracingApplication : QApplication {
+    using QApplication::QApplication;
+    bool trace = !qEnvironmentVariableIsEmpty("BENCH_TRACE_STALLS");
+    QElapsedTimer sinceStart;
+    bool notify(QObject *receiver, QEvent *event) override {
+        if (!trace || QThread::currentThread() != thread())
+            return QApplication::notify(receiver, event);
+        QElapsedTimer clock;
+        clock.start();
+        const int type = event->type();
+        const bool handled = QApplication::notify(receiver, event);
+        if (const qint64 ms = clock.elapsed(); ms > 20)
+            fprintf(stderr, "[%7.3f s] %4lld ms: %s (%s) in %s, event %d\n",
+                    double(sinceStart.elapsed()) / 1000.0, ms, receiver->metaObject()->className(),
+                    qPrintable(receiver->objectName()),
+                    receiver->parent() ? receiver->parent()->metaObject()->className() : "-", type);
+        return handled;
+    }
+};
+
 } // namespace
 
 int main(int argc, char *argv[]) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    TracingApplication app(argc, argv);
+    app.sinceStart.start();
     // As in the app (app/main.cpp): free heap pages go back to the system after a burst.
     const HeapTrimmer heapTrimmer;
     QCoreApplication::setOrganizationName(QStringLiteral("LoopscopeBench"));
@@ -139,12 +181,15 @@ int main(int argc, char *argv[]) {
     const int historyFlows = argc > 1 ? std::max(1000, atoi(argv[1])) : 100000;
     const int loadSeconds = argc > 2 ? std::max(1, atoi(argv[2])) : 60;
     const int concurrency = argc > 3 ? std::max(1, atoi(argv[3])) : 4;
+    const int rate = argc > 4 ? std::max(0, atoi(argv[4])) : 2000;
     QTextStream out(stdout);
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("history.sqlite3"));
     out << "bench_window: " << historyFlows << " stored flows, " << loadSeconds
-        << " s load at concurrency " << concurrency << ", " << QThread::idealThreadCount()
-        << " cores\n";
+        << " s load at concurrency " << concurrency << ", "
+        << (rate > 0 ? QString::number(rate) + QStringLiteral(" requests/s held")
+                     : QStringLiteral("as fast as answered"))
+        << ", " << QThread::idealThreadCount() << " cores\n";
 
     // 1. The history.
     {
@@ -280,13 +325,26 @@ int main(int argc, char *argv[]) {
     heartbeat.setInterval(5);
     QObject::connect(&heartbeat, &QTimer::timeout, [&] {
         const qint64 gap = beat.restart() - 5;
+        if (app.trace && gap > 50)
+            fprintf(stderr, "[%7.3f s] heartbeat %lld ms late\n",
+                    double(app.sinceStart.elapsed()) / 1000.0, gap);
         longestStallMs = std::max(longestStallMs, gap);
         stallsOver50 += gap > 50;
     });
     const QByteArray body =
         R"({"model":"gpt-4o","messages":[{"role":"user","content":"what is 17*23?"}]})";
-    LoadThread load(port, httpRequest(port, body), concurrency, loadSeconds);
+    LoadThread load(port, httpRequest(port, body), concurrency, loadSeconds, rate);
     const qint64 rssLoadStart = rssKb();
+    QTimer rssSampler; // BENCH_TRACE_STALLS: RSS and rows every 5 s, to see where memory goes
+    rssSampler.setInterval(5000);
+    QObject::connect(&rssSampler, &QTimer::timeout, [&] {
+        fprintf(stderr, "[%7.3f s] RSS %lld MiB (heap free %lld MiB), %d rows, %d stored\n",
+                double(app.sinceStart.elapsed()) / 1000.0, rssKb() / 1024,
+                HeapTrimmer::freeHeapBytes() / (1024 * 1024), model->rowCount(),
+                int(store.counters().flowsWritten));
+    });
+    if (app.trace)
+        rssSampler.start();
     beat.start();
     heartbeat.start();
     load.start();
@@ -306,7 +364,10 @@ int main(int argc, char *argv[]) {
     out << "\n| " << loadSeconds << " s pass-through with the window open | value |\n|---|---|\n";
     out << "| requests answered | " << sent << " (" << QString::number(load.result.rps(), 'f', 0)
         << " req/s, p50 " << QString::number(load.result.percentile(0.5), 'f', 2) << " ms, p99 "
-        << QString::number(load.result.percentile(0.99), 'f', 2) << " ms) |\n";
+        << QString::number(load.result.percentile(0.99), 'f', 2) << " ms"
+        << (rate > 0 ? QStringLiteral(", at most %1 requests due and waiting").arg(load.maxBacklog)
+                     : QString())
+        << ") |\n";
     out << "| longest GUI-thread stall (5 ms heartbeat) | " << longestStallMs << " ms ("
         << stallsOver50 << " beats late by > 50 ms) |\n";
     out << "| flows stored / rows added to the view | " << stored << " / " << rowsAdded << " of "
@@ -318,6 +379,8 @@ int main(int argc, char *argv[]) {
                            'f', 0)
         << " bytes |\n";
     out.flush();
+    if (!qEnvironmentVariableIsEmpty("BENCH_QUICK_EXIT"))
+        ::_exit(0); // for heaptrack: what is still allocated now shows as "leaked"
     QMetaObject::invokeMethod(
         &anchor, [&] { delete proxy; }, Qt::BlockingQueuedConnection);
     proxyThread.quit();
