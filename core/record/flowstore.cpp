@@ -213,6 +213,7 @@ FlowStoreCounters FlowStore::counters() const {
     c.flowsFailed = m_writer->rowsFailed();
     c.writerQueuedPeak = m_writer->queuedPeak();
     c.retentionPasses = m_writer->retentionPasses();
+    c.retentionRemoved = m_writer->retentionRemoved();
     return c;
 }
 

@@ -36,6 +36,7 @@ struct FlowStoreCounters {
     quint64 flowsFailed = 0;      // rows that could not be written (logged, not retried)
     quint64 writerQueuedPeak = 0; // most finished flows ever waiting for the writer at once
     quint64 retentionPasses = 0;  // times retention looked at the stored size and age
+    quint64 retentionRemoved = 0; // flows retention deleted (history.max_days / max_mb)
 };
 
 // The flow store: one FlowRecorder (folds InspectorEvents into flows) on the "loopscope-store"

@@ -302,6 +302,7 @@ int StoreWriter::applyRetention() {
         }
     }
     if (removed > 0) {
+        m_retentionRemoved.fetch_add(quint64(removed), std::memory_order_relaxed);
         q.exec(QStringLiteral("PRAGMA incremental_vacuum"));
         qInfo().noquote()
             << QStringLiteral("loopscope: history retention removed %1 flow(s)").arg(removed);

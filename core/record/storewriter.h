@@ -81,6 +81,7 @@ public:
     quint64 rowsFailed() const { return m_rowsFailed.load(std::memory_order_relaxed); }
     quint64 queuedPeak() const { return m_queuedPeak.load(std::memory_order_relaxed); }
     quint64 retentionPasses() const { return m_retentionPasses.load(std::memory_order_relaxed); }
+    quint64 retentionRemoved() const { return m_retentionRemoved.load(std::memory_order_relaxed); }
 
 signals:
     // Rows just committed (the recorder drops them from its pending snapshot).
@@ -118,6 +119,7 @@ private:
     std::atomic<quint64> m_rowsFailed{0};
     std::atomic<quint64> m_queuedPeak{0};
     std::atomic<quint64> m_retentionPasses{0};
+    std::atomic<quint64> m_retentionRemoved{0};
 };
 
 } // namespace loopscope

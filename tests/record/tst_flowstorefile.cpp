@@ -439,6 +439,7 @@ private slots:
         const int kept = countRows(dbPath(), "flows");
         QVERIFY2(kept > 0 && kept < kFlows - 2000, qPrintable(QString::number(kept)));
         QCOMPARE(countRows(dbPath(), "flows_fts"), kept);
+        QCOMPARE(store->counters().retentionRemoved, quint64(kFlows - kept));
         QVERIFY(!store->query()->flow("req_many00000"));
         QVERIFY(store->query()->flow(
             QStringLiteral("req_many%1").arg(kFlows - 1, 5, 10, QLatin1Char('0'))));
