@@ -22,6 +22,7 @@ import http.server
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import socketserver
@@ -153,8 +154,20 @@ class Stats:
                     self.error_samples.append("%s: %s" % (kind, detail[:300]))
 
 
+class Exchanges:
+    """Client exchanges sent to the proxy: each must be one flow in the history store."""
+    lock = threading.Lock()
+    sent = 0
+
+    @classmethod
+    def count(cls):
+        with cls.lock:
+            cls.sent += 1
+
+
 def request(port, method, path, body=None, timeout=120):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    Exchanges.count()
     try:
         conn.request(method, path, json.dumps(body) if body is not None else None, AUTH)
         resp = conn.getresponse()
@@ -249,6 +262,7 @@ class Workload:
 
     def do_hangup(self):
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        Exchanges.count()
         try:
             payload = json.dumps(chat("soak-hold", stream=True, metadata={"chunks": "5"})).encode()
             sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\n"
@@ -312,10 +326,38 @@ def sandbox_processes(app_pid):
     return count
 
 
+STORE_FILES = []  # the history file and its WAL (set in main)
+
+
+def store_kb():
+    return sum(os.path.getsize(f) for f in STORE_FILES if os.path.exists(f)) // 1024
+
+
 def sample(pid):
     status = proc_status(pid)
     return {"rss_kb": int(status["VmRSS"].split()[0]), "threads": int(status["Threads"]),
-            "fds": len(os.listdir("/proc/%d/fd" % pid)), "sandbox_procs": sandbox_processes(pid)}
+            "fds": len(os.listdir("/proc/%d/fd" % pid)), "sandbox_procs": sandbox_processes(pid),
+            "store_kb": store_kb()}
+
+
+def stored_flows(port, token):
+    """Pages through the control API's flow list (newest first) and counts every flow."""
+    total, before = 0, None
+    while True:
+        path = "/loopscope/v1/flows?limit=1000" + ("&before=" + before if before else "")
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            conn.request("GET", path, headers={"authorization": "Bearer " + token})
+            resp = conn.getresponse()
+            page = json.loads(resp.read())
+        finally:
+            conn.close()
+        if resp.status != 200:
+            raise RuntimeError("flow list: %d %s" % (resp.status, page))
+        total += len(page["data"])
+        if not page.get("has_more") or not page["data"]:
+            return total
+        before = page["data"][-1]["id"]
 
 
 def load_average():
@@ -357,9 +399,17 @@ def main():
     config = os.path.join(args.out, "config.yaml")
     with open(config, "w") as f:
         f.write("general_settings:\n  max_connections: %d\n" % (args.streams + args.workers + 256))
+    # A history store of its own: every exchange must end up there ("every flow accounted
+    # for"), and its size is sampled with the process.
+    data_dir = os.path.join(args.out, "data")
+    shutil.rmtree(data_dir, ignore_errors=True)
+    STORE_FILES[:] = [os.path.join(data_dir, "history.sqlite3"),
+                      os.path.join(data_dir, "history.sqlite3-wal")]
+    token = "soak-control-" + os.urandom(8).hex()
     app = subprocess.Popen([args.binary, "--headless", "--port", str(port), "--upstream",
                             "http://127.0.0.1:%d/v1" % upstream.server_address[1],
-                            "--config", config],
+                            "--config", config, "--data-dir", data_dir,
+                            "--control-token", token],
                            stdout=log, stderr=log)
     for _ in range(300):
         try:
@@ -412,9 +462,10 @@ def main():
             s = dict(sample(app.pid), t=round(now - start, 1), load=load_average(),
                      requests=done, errors=errs)
             samples.append(s)
-            print("t=%6.0fs rss=%6d KiB fds=%4d threads=%3d sandbox_procs=%3d requests=%7d "
-                  "errors=%d load=%s" % (s["t"], s["rss_kb"], s["fds"], s["threads"],
-                                         s["sandbox_procs"], done, errs, s["load"]), flush=True)
+            print("t=%6.0fs rss=%6d KiB fds=%4d threads=%3d sandbox_procs=%3d store=%7d KiB "
+                  "requests=%7d errors=%d load=%s" % (s["t"], s["rss_kb"], s["fds"], s["threads"],
+                                                      s["sandbox_procs"], s["store_kb"], done,
+                                                      errs, s["load"]), flush=True)
             next_sample += args.sample_every
         time.sleep(0.2)
     stop.set()
@@ -425,6 +476,12 @@ def main():
     settled = dict(sample(app.pid), t=round(time.monotonic() - start, 1), load=load_average(),
                    requests=sum(stats.counts.values()), errors=sum(stats.errors.values()))
     samples.append(settled)
+    try:
+        flows_stored = stored_flows(port, token)
+    except Exception as exc:  # counted as missing below, with the reason
+        flows_stored, store_error = -1, repr(exc)
+    else:
+        store_error = None
     app.send_signal(signal.SIGTERM)
     try:
         app.wait(timeout=60)
@@ -435,7 +492,8 @@ def main():
     upstream.shutdown()
 
     with open(os.path.join(args.out, "samples.csv"), "w") as f:
-        keys = ["t", "rss_kb", "fds", "threads", "sandbox_procs", "requests", "errors", "load"]
+        keys = ["t", "rss_kb", "fds", "threads", "sandbox_procs", "store_kb", "requests",
+                "errors", "load"]
         f.write(",".join(keys) + "\n")
         for s in samples:
             f.write(",".join(str(s[k]) for k in keys) + "\n")
@@ -479,6 +537,10 @@ def main():
         "passthrough_json_p99_first_last_minute": [
             per_minute[0]["passthrough_json_p99"] if per_minute else None,
             per_minute[-1]["passthrough_json_p99"] if per_minute else None],
+        "flows": {"exchanges_sent": Exchanges.sent, "in_store": flows_stored,
+                  "every_flow_accounted_for": flows_stored == Exchanges.sent,
+                  "error": store_error},
+        "store_kb": {"after_warmup": warm["store_kb"], "end": settled["store_kb"]},
         "exit_code": app.returncode,
         "load_average_end": load_average(),
     }
