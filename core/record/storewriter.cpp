@@ -199,9 +199,9 @@ bool StoreWriter::commit() {
     m_rowsFailed.fetch_add(failed, std::memory_order_relaxed);
     m_rowsWritten.fetch_add(quint64(batch.size()) - failed, std::memory_order_relaxed);
     emit committed(ids);
-    // Only with a size limit, and only when over it (or the size is unknown): retention sums
-    // the bytes of every stored row. Without a limit (max_mb 0) this ran after every commit
-    // and read the whole table each time.
+    // Only with a size limit, and only when over it or the size is not known yet (a pass
+    // reads rows; without a limit — maxBytes 0, as benchmarks open stores — it once ran after
+    // every commit and summed the whole table each time).
     if (m_maxBytes > 0 && (m_storedBytes < 0 || m_storedBytes > m_maxBytes))
         applyRetention();
     return true;
