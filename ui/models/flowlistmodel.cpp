@@ -418,15 +418,7 @@ void FlowListModel::flushLive() {
     }
     // Changed rows: one dataChanged over the span they cover.
     if (!m_changedRows.isEmpty()) {
-        int first = std::numeric_limits<int>::max();
-        int last = -1;
-        for (const QString &id : std::as_const(m_changedRows)) {
-            const int row = rowOf(id);
-            if (row < 0)
-                continue;
-            first = std::min(first, row);
-            last = std::max(last, row);
-        }
+        const auto [first, last] = rowSpan(m_changedRows);
         m_changedRows.clear();
         if (last >= 0)
             emit dataChanged(index(first, 0), index(last, ColumnCount - 1));
@@ -434,18 +426,23 @@ void FlowListModel::flushLive() {
     startTickerIfRunning();
 }
 
-void FlowListModel::tickElapsed() {
-    // One dataChanged over the Duration cells of the running rows; the ticker stops once
-    // nothing listed runs.
+std::pair<int, int> FlowListModel::rowSpan(const QSet<QString> &ids) const {
     int first = std::numeric_limits<int>::max();
     int last = -1;
-    for (const QString &id : std::as_const(m_unfinished)) {
+    for (const QString &id : ids) {
         const int row = rowOf(id);
         if (row < 0)
             continue;
         first = std::min(first, row);
         last = std::max(last, row);
     }
+    return {first, last};
+}
+
+void FlowListModel::tickElapsed() {
+    // One dataChanged over the Duration cells of the running rows; the ticker stops once
+    // nothing listed runs.
+    const auto [first, last] = rowSpan(m_unfinished);
     if (last < 0) {
         m_elapsedTicker.stop();
         return;

@@ -10,6 +10,7 @@
 #include <QTimer>
 
 #include <deque>
+#include <utility>
 
 namespace loopscope {
 
@@ -125,6 +126,8 @@ private:
     void trimToLiveLimit();
     void tickElapsed();
     void trackState(const QString &id, const QJsonObject &summary);
+    // First and last row of the listed ids ({INT_MAX, -1} when none is listed).
+    std::pair<int, int> rowSpan(const QSet<QString> &ids) const;
     void startTickerIfRunning();
     const Row &rowAt(int row) const { return m_rows[size_t(row)]; }
 
