@@ -221,6 +221,14 @@ int StoreWriter::deleteWhere(const QString &condition, const QVariantList &value
     q.prepare(QStringLiteral("SELECT coalesce(sum(bytes), 0) FROM flows WHERE ") + condition);
     bind();
     const qint64 bytes = q.exec() && q.next() ? q.value(0).toLongLong() : 0;
+    // The runs these flows belong to: their totals are summed again from the flows left.
+    QStringList runs;
+    q.prepare(QStringLiteral("SELECT DISTINCT run_id FROM flows WHERE run_id IS NOT NULL AND (") +
+              condition + u')');
+    bind();
+    if (q.exec())
+        while (q.next())
+            runs << q.value(0).toString();
     q.prepare(QStringLiteral("DELETE FROM flows_fts WHERE rowid IN (SELECT seq FROM flows WHERE ") +
               condition + u')');
     bind();
@@ -243,11 +251,49 @@ int StoreWriter::deleteWhere(const QString &condition, const QVariantList &value
                               "run_id IS NOT NULL)"));
         q.exec(QStringLiteral("DELETE FROM run_keys WHERE run_id NOT IN (SELECT id FROM runs)"));
     }
+    if (removed > 0)
+        recountRuns(db, runs);
     if (!db.commit())
         return 0;
     if (m_storedBytes >= 0)
         m_storedBytes = qMax<qint64>(0, m_storedBytes - bytes);
     return qMax(0, removed);
+}
+
+void StoreWriter::recountRuns(const QSqlDatabase &db, const QStringList &runIds) {
+    // The same totals the insert adds up (StoreWriter::Statements::run), from each flow's stored
+    // summary, so a run's flow count, tokens, cost, code runs and tool calls never include a
+    // deleted flow. Runs with no flow left were removed before this.
+    constexpr int kChunk = 500;
+    for (int i = 0; i < runIds.size(); i += kChunk) {
+        const QStringList ids = runIds.mid(i, kChunk);
+        QStringList marks;
+        marks.fill(QStringLiteral("?"), ids.size());
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral(
+                      "UPDATE runs SET started_at = t.started_at, last_at = t.last_at, "
+                      "flow_count = t.n, input_tokens = t.input_tokens, output_tokens = "
+                      "t.output_tokens, total_tokens = t.total_tokens, cost_usd = t.cost_usd, "
+                      "cost_known = t.cost_known, code_runs = t.code_runs, tool_calls = "
+                      "t.tool_calls FROM (SELECT run_id, count(*) AS n, min(started_at) AS "
+                      "started_at, max(started_at + CAST(coalesce(json_extract(s, "
+                      "'$.duration_ms'), 0) AS INTEGER)) AS last_at, "
+                      "coalesce(sum(json_extract(s, '$.usage.input_tokens')), 0) AS input_tokens, "
+                      "coalesce(sum(json_extract(s, '$.usage.output_tokens')), 0) AS "
+                      "output_tokens, coalesce(sum(json_extract(s, '$.usage.total_tokens')), 0) "
+                      "AS total_tokens, total(json_extract(s, '$.cost_usd')) AS cost_usd, "
+                      "sum(json_type(s, '$.cost_usd') IN ('real', 'integer')) AS cost_known, "
+                      "coalesce(sum(json_extract(s, '$.code_runs')), 0) AS code_runs, "
+                      "coalesce(sum(json_extract(s, '$.tool_calls')), 0) AS tool_calls FROM "
+                      "(SELECT run_id, started_at, CAST(summary AS TEXT) AS s FROM flows WHERE "
+                      "run_id IN (%1)) GROUP BY run_id) AS t WHERE runs.id = t.run_id")
+                      .arg(marks.join(u',')));
+        for (const QString &id : ids)
+            q.addBindValue(id);
+        if (!q.exec())
+            qWarning().noquote() << "loopscope: history: cannot recount runs:"
+                                 << q.lastError().text();
+    }
 }
 
 int StoreWriter::deleteOldest(const QString &condition, const QVariantList &values, int count) {

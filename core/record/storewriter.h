@@ -6,6 +6,7 @@
 #include <QList>
 #include <QMutex>
 #include <QObject>
+#include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QStringList>
 #include <QTimer>
@@ -95,6 +96,8 @@ private:
         OlderThanOldestFlow, // runs and keys older than the oldest flow left (by index)
     };
     int deleteWhere(const QString &condition, const QVariantList &values, OrphanCleanup cleanup);
+    // Sums the totals of these runs again from their stored flows (after some were deleted).
+    static void recountRuns(const QSqlDatabase &db, const QStringList &runIds);
     // Deletes the `count` (at most one chunk) oldest flows matching `condition` (empty: any), then
     // commits what was queued meanwhile. Returns the number deleted.
     int deleteOldest(const QString &condition, const QVariantList &values, int count);

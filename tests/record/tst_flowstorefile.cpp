@@ -352,8 +352,53 @@ private slots:
         QVERIFY(store->query()->flow("req_imported")->value("started_at").toDouble() > 1);
     }
 
-    // Retention sums every stored row's bytes, so it must not run after every commit: only
-    // when a size limit exists and the stored size is unknown or over it.
+    // Deleting flows takes them out of their run's totals too (the Runs view and GET /runs
+    // show what is stored, not what once was).
+    void deletedFlowsLeaveTheirRunsTotals() {
+        auto store = openStore();
+        QVERIFY(store);
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        QList<QJsonObject> flows;
+        for (int i = 0; i < 3; ++i) {
+            QJsonObject f = storedFlow(QStringLiteral("req_run%1").arg(i), now + i * 1000);
+            f.insert("run_id", "run_total");
+            f.insert("duration_ms", 500);
+            f.insert("usage", QJsonObject{{"input_tokens", 100 * (i + 1)},
+                                          {"output_tokens", 10 * (i + 1)},
+                                          {"total_tokens", 110 * (i + 1)}});
+            f.insert("cost_usd", 0.5 * (i + 1));
+            f.insert("code_runs", i + 1);
+            f.insert("tool_calls", i);
+            flows.append(f);
+        }
+        QCOMPARE(store->importFlows(flows), 3);
+        store->flush();
+        const auto run = [&] {
+            for (const QJsonValue &r : store->query()->runs(10))
+                if (r.toObject().value("id").toString() == "run_total")
+                    return r.toObject();
+            return QJsonObject();
+        };
+        QCOMPARE(run().value("flows").toArray().size(), 3);
+        QCOMPARE(run().value("usage").toObject().value("input_tokens").toInt(), 600);
+
+        QCOMPARE(store->remove({QStringLiteral("req_run2")}), 1);
+        const QJsonObject after = run();
+        QCOMPARE(after.value("flows").toArray().size(), 2);
+        QCOMPARE(after.value("usage").toObject().value("input_tokens").toInt(), 300);
+        QCOMPARE(after.value("usage").toObject().value("output_tokens").toInt(), 30);
+        QCOMPARE(after.value("usage").toObject().value("total_tokens").toInt(), 330);
+        QCOMPARE(after.value("cost_usd").toDouble(), 1.5);
+        QCOMPARE(after.value("code_runs").toInt(), 3);
+        QCOMPARE(after.value("tool_calls").toInt(), 1);
+        QCOMPARE(after.value("duration_ms").toDouble(), 1500.0); // first start to second end
+
+        QCOMPARE(store->remove({QStringLiteral("req_run0"), QStringLiteral("req_run1")}), 2);
+        QVERIFY(run().isEmpty()); // no flow left: no run
+    }
+
+    // Retention must not run after every commit: only when a size limit exists and the stored
+    // size is unknown or over it.
     void retentionRunsOnlyWhenALimitCanBePassed() {
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         const auto importThree = [&](FlowStore &store, const QString &prefix) {
@@ -368,7 +413,7 @@ private slots:
         };
         {
             FlowStoreOptions unlimited;
-            unlimited.maxBytes = 0; // history.max_mb: 0
+            unlimited.maxBytes = 0; // no size limit (benchmarks open stores like this)
             auto store = openStore(unlimited);
             const quint64 before = store->counters().retentionPasses;
             importThree(*store, QStringLiteral("req_unl"));
