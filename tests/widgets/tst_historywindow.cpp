@@ -409,6 +409,8 @@ private slots:
         sf::sessionFlow(bus, QStringLiteral("req_r1"), QStringLiteral("agent-1"));
         sf::sessionFlow(bus, QStringLiteral("req_r2"), QStringLiteral("agent-1"), true);
         sf::completedFlow(bus, QStringLiteral("req_alone"));
+        sf::sessionFlow(bus, QStringLiteral("req_other1"), QStringLiteral("agent-2"));
+        sf::sessionFlow(bus, QStringLiteral("req_other2"), QStringLiteral("agent-2"));
         store->flush();
         MainWindow window(&bus, nullptr, nullptr);
         window.setFlowStore(store.get());
@@ -436,6 +438,21 @@ private slots:
         QVERIFY(window.requestsPanel()->selectRequest(QStringLiteral("req_r2")));
         QTRY_COMPARE_WITH_TIMEOUT(window.runsPanel()->currentFlowId(), QStringLiteral("req_r2"),
                                   10'000);
+        // A run the user opened stays open when the view reloads (a reload resets the model).
+        QTreeView *tree = window.runsPanel()->view();
+        const auto otherRun = [&] {
+            return runs->indexOfFlow(QStringLiteral("req_other1")).parent();
+        };
+        tree->expand(otherRun());
+        QSignalSpy reloaded(runs, &RunsModel::loaded);
+        runs->reload();
+        QTRY_VERIFY_WITH_TIMEOUT(!reloaded.isEmpty(), 10'000);
+        QVERIFY(tree->isExpanded(otherRun()));
+        QVERIFY(tree->isExpanded(runs->indexOfFlow(QStringLiteral("req_r2")).parent()));
+        tree->collapse(otherRun());
+        runs->reload();
+        QTRY_COMPARE_WITH_TIMEOUT(reloaded.size(), 2, 10'000);
+        QVERIFY(!tree->isExpanded(otherRun()));
 
         // Export the current run: its two flows.
         QTemporaryDir dir;

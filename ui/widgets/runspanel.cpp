@@ -12,6 +12,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace loopscope {
 
 RunsPanel::RunsPanel(RunsModel *model, QWidget *parent)
@@ -47,6 +49,12 @@ RunsPanel::RunsPanel(RunsModel *model, QWidget *parent)
                 m_currentFlow = flow;
                 emit flowSelected(flow);
             });
+    connect(m_view, &QTreeView::expanded, this, [this](const QModelIndex &index) {
+        m_expandedRuns.insert(index.data(RunsModel::RunIdRole).toString());
+    });
+    connect(m_view, &QTreeView::collapsed, this, [this](const QModelIndex &index) {
+        m_expandedRuns.remove(index.data(RunsModel::RunIdRole).toString());
+    });
     connect(model, &RunsModel::loaded, this, &RunsPanel::restoreSelection);
 
     auto *top = new QHBoxLayout;
@@ -80,6 +88,11 @@ void RunsPanel::restoreSelection() {
                   : tr("%1, most recently active first").arg(textformat::plural(runs, tr("run"))));
     const QString flow = m_currentFlow;
     const QString run = m_currentRun;
+    // Runs the user opened stay open (runs no longer listed are forgotten).
+    const QSet<QString> expanded = std::exchange(m_expandedRuns, {});
+    for (const QString &id : expanded)
+        if (const QModelIndex r = m_model->indexOfRun(id); r.isValid())
+            m_view->expand(r); // puts the id back through `expanded`
     const QSignalBlocker block(m_view->selectionModel());
     if (!flow.isEmpty() && selectFlow(flow))
         return;

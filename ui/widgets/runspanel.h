@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QSet>
 #include <QWidget>
 
 class QLabel;
@@ -38,6 +39,7 @@ private:
     QLabel *m_message;
     QString m_currentFlow;
     QString m_currentRun;
+    QSet<QString> m_expandedRuns; // kept across reloads (a reload resets the model)
 };
 
 } // namespace loopscope
