@@ -83,6 +83,8 @@ QString sseText(const QJsonArray &events) {
     return text;
 }
 
+constexpr double kMaxEntryMs = 365.0 * 24 * 3600 * 1000;
+
 double number(const QJsonValue &v, double fallback = 0) {
     return v.isDouble() ? v.toDouble() : fallback;
 }
@@ -297,7 +299,9 @@ Outcome<QJsonObject> flowFromEntry(const QJsonObject &entry, int index) {
     if (!started.isValid())
         started = QDateTime::fromString(entry.value(S("startedDateTime")).toString(), Qt::ISODate);
     const qint64 startedMs = started.isValid() ? started.toMSecsSinceEpoch() : 0;
-    const double duration = qMax(0.0, number(entry.value(S("time"))));
+    // "time" is any JSON number: bounded (a year) so the hop times stay representable — a
+    // 6.7e70 made the cast to qint64 undefined (fuzz_har, crash-huge-entry-time).
+    const double duration = qBound(0.0, number(entry.value(S("time"))), kMaxEntryMs);
     const QJsonObject timings = entry.value(S("timings")).toObject();
     const QJsonValue ttfb =
         timings.value(S("wait")).isDouble() && timings.value(S("wait")).toDouble() >= 0

@@ -543,6 +543,37 @@ private slots:
         QCOMPARE(flows("?q=chatcmpl").size(), 1); // text only in the chat answer
     }
 
+    // A HAR's numbers are whatever the file says: an entry time far beyond any real duration
+    // (found by fuzz_har) imports with a bounded duration, its answer after its request.
+    void absurdEntryTimesAreBounded_data() {
+        QTest::addColumn<QByteArray>("time");
+        QTest::newRow("huge") << QByteArray("6.666666666666667e70");
+        QTest::newRow("negative") << QByteArray("-5");
+    }
+    void absurdEntryTimesAreBounded() {
+        QFETCH(QByteArray, time);
+        start();
+        const QByteArray har =
+            R"({"log":{"version":"1.2","entries":[{"startedDateTime":"2026-01-01T00:00:00.000Z",)"
+            R"("time":)" +
+            time +
+            R"(,"request":{"method":"GET","url":"http://127.0.0.1/v1/models","headers":[]},)"
+            R"("response":{"status":200,"headers":[],"content":{"mimeType":"application/json",)"
+            R"("text":"{}"}}}]}})";
+        const auto r = call("POST", "/loopscope/v1/import", har);
+        QCOMPARE(r.status, 200);
+        const QString id = r.json().value(QStringLiteral("ids")).toArray().at(0).toString();
+        const QJsonObject flow = call("GET", "/loopscope/v1/flows/" + id.toUtf8()).json();
+        const double duration = flow.value(QStringLiteral("duration_ms")).toDouble();
+        QVERIFY2(duration >= 0 && duration <= 365.0 * 24 * 3600 * 1000,
+                 qPrintable(QString::number(duration)));
+        const QJsonArray hops = flow.value(QStringLiteral("hops")).toArray();
+        const double sent = hops.first().toObject().value(QStringLiteral("at")).toDouble();
+        const double answered = hops.last().toObject().value(QStringLiteral("at")).toDouble();
+        QVERIFY2(answered >= sent && answered - sent <= 365.0 * 24 * 3600 * 1000,
+                 qPrintable(QStringLiteral("%1 → %2").arg(sent).arg(answered)));
+    }
+
     void malformedHar_data() {
         QTest::addColumn<QByteArray>("body");
         QTest::newRow("empty") << QByteArray();
