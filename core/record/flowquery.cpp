@@ -168,14 +168,11 @@ int FlowQuery::count() const {
     // catches up, and this runs twice a second with the window open).
     const QStringList live = m_recorder->liveIds();
     int liveStored = 0;
-    constexpr int kChunk = 500;
-    for (int i = 0; i < live.size(); i += kChunk) {
-        const QStringList ids = live.mid(i, kChunk);
-        QStringList marks;
-        marks.fill(QStringLiteral("?"), ids.size());
+    for (qsizetype i = 0; i < live.size(); i += StoreDatabase::kIdsPerStatement) {
+        const QStringList ids = live.mid(i, StoreDatabase::kIdsPerStatement);
         QSqlQuery known(m_db->reader());
-        known.prepare(
-            QStringLiteral("SELECT count(*) FROM flows WHERE id IN (%1)").arg(marks.join(u',')));
+        known.prepare(QStringLiteral("SELECT count(*) FROM flows WHERE id IN (%1)")
+                          .arg(StoreDatabase::placeholders(ids.size())));
         for (const QString &id : ids)
             known.addBindValue(id);
         if (known.exec() && known.next())

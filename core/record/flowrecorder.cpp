@@ -608,6 +608,12 @@ void FlowRecorder::finishAll(const QString &reason) {
         finalize(id);
 }
 
+QJsonObject FlowRecorder::PendingFlow::toJson() const {
+    QJsonObject full = summary;
+    full.insert(QStringLiteral("hops"), hops);
+    return full;
+}
+
 QList<QJsonObject> FlowRecorder::liveSummaries() const {
     QMutexLocker lock(&m_mutex);
     QList<QJsonObject> out;
@@ -631,11 +637,8 @@ QList<QJsonObject> FlowRecorder::liveFlows() const {
     QList<QJsonObject> out;
     for (const RecordedFlow &f : m_running)
         out.append(f.toJson());
-    for (const PendingFlow &f : m_pending) {
-        QJsonObject full = f.summary;
-        full.insert(QStringLiteral("hops"), f.hops);
-        out.append(full);
-    }
+    for (const PendingFlow &f : m_pending)
+        out.append(f.toJson());
     return out;
 }
 
@@ -643,11 +646,8 @@ std::optional<QJsonObject> FlowRecorder::liveFlow(const QString &id) const {
     QMutexLocker lock(&m_mutex);
     if (const auto it = m_running.constFind(id); it != m_running.constEnd())
         return it->toJson();
-    if (const auto it = m_pending.constFind(id); it != m_pending.constEnd()) {
-        QJsonObject full = it->summary;
-        full.insert(QStringLiteral("hops"), it->hops);
-        return full;
-    }
+    if (const auto it = m_pending.constFind(id); it != m_pending.constEnd())
+        return it->toJson();
     return std::nullopt;
 }
 

@@ -83,6 +83,7 @@ private:
     struct PendingFlow {
         QJsonObject summary;
         QJsonArray hops;
+        QJsonObject toJson() const; // summary + hops, as a stored flow reads
     };
     QHash<QString, PendingFlow> m_pending;
     std::function<bool()> m_observed = [] { return true; };

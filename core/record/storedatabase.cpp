@@ -73,6 +73,12 @@ QSqlDatabase StoreDatabase::open(const QString &connection, bool readOnly) const
     return db;
 }
 
+QString StoreDatabase::placeholders(qsizetype n) {
+    QStringList marks;
+    marks.fill(QStringLiteral("?"), n);
+    return marks.join(u',');
+}
+
 QSqlDatabase StoreDatabase::writer() const {
     return QSqlDatabase::database(m_writerName, false);
 }

@@ -37,6 +37,11 @@ public:
     // Where the last unusable file was moved, empty when none (tests, the window's notice).
     QString movedAsidePath() const { return m_movedAside; }
 
+    // "?,?,…,?" for an `IN (…)` list of n bound values; long id lists are bound in chunks of
+    // kIdsPerStatement so a statement stays small.
+    static QString placeholders(qsizetype n);
+    static constexpr int kIdsPerStatement = 500;
+
     // Test hooks: the version-1 schema as the first release wrote it, and the file's version.
     static bool createSchemaV1(QSqlDatabase db, QString *error);
     static int schemaVersion(QSqlDatabase db);

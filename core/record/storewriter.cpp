@@ -237,22 +237,22 @@ int StoreWriter::deleteWhere(const QString &condition, const QVariantList &value
     bind();
     q.exec();
     const int removed = q.numRowsAffected();
-    if (removed <= 0) {
-        // Nothing went: no run or key lost a flow.
-    } else if (cleanup == OrphanCleanup::OlderThanOldestFlow) {
-        // Oldest-first deletes: a run whose last flow started before the oldest flow left
-        // has no flow left, and keys older than it belong to deleted flows. Both go by index.
-        q.exec(QStringLiteral("DELETE FROM runs WHERE last_at < (SELECT coalesce(min(started_at), "
-                              "9223372036854775807) FROM flows)"));
-        q.exec(QStringLiteral("DELETE FROM run_keys WHERE at < (SELECT coalesce(min(started_at), "
-                              "9223372036854775807) FROM flows)"));
-    } else {
-        q.exec(QStringLiteral("DELETE FROM runs WHERE id NOT IN (SELECT run_id FROM flows WHERE "
-                              "run_id IS NOT NULL)"));
-        q.exec(QStringLiteral("DELETE FROM run_keys WHERE run_id NOT IN (SELECT id FROM runs)"));
-    }
-    if (removed > 0)
+    if (removed > 0) { // else no run or key lost a flow
+        if (cleanup == OrphanCleanup::OlderThanOldestFlow) {
+            // Oldest-first deletes: a run whose last flow started before the oldest flow left
+            // has no flow left, and keys older than it belong to deleted flows. Both by index.
+            q.exec(QStringLiteral("DELETE FROM runs WHERE last_at < (SELECT "
+                                  "coalesce(min(started_at), 9223372036854775807) FROM flows)"));
+            q.exec(QStringLiteral("DELETE FROM run_keys WHERE at < (SELECT "
+                                  "coalesce(min(started_at), 9223372036854775807) FROM flows)"));
+        } else {
+            q.exec(QStringLiteral("DELETE FROM runs WHERE id NOT IN (SELECT run_id FROM flows "
+                                  "WHERE run_id IS NOT NULL)"));
+            q.exec(
+                QStringLiteral("DELETE FROM run_keys WHERE run_id NOT IN (SELECT id FROM runs)"));
+        }
         recountRuns(db, runs);
+    }
     if (!db.commit())
         return 0;
     if (m_storedBytes >= 0)
@@ -264,11 +264,8 @@ void StoreWriter::recountRuns(const QSqlDatabase &db, const QStringList &runIds)
     // The same totals the insert adds up (StoreWriter::Statements::run), from each flow's stored
     // summary, so a run's flow count, tokens, cost, code runs and tool calls never include a
     // deleted flow. Runs with no flow left were removed before this.
-    constexpr int kChunk = 500;
-    for (int i = 0; i < runIds.size(); i += kChunk) {
-        const QStringList ids = runIds.mid(i, kChunk);
-        QStringList marks;
-        marks.fill(QStringLiteral("?"), ids.size());
+    for (qsizetype i = 0; i < runIds.size(); i += StoreDatabase::kIdsPerStatement) {
+        const QStringList ids = runIds.mid(i, StoreDatabase::kIdsPerStatement);
         QSqlQuery q(db);
         q.prepare(QStringLiteral(
                       "UPDATE runs SET started_at = t.started_at, last_at = t.last_at, "
@@ -287,7 +284,7 @@ void StoreWriter::recountRuns(const QSqlDatabase &db, const QStringList &runIds)
                       "coalesce(sum(json_extract(s, '$.tool_calls')), 0) AS tool_calls FROM "
                       "(SELECT run_id, started_at, CAST(summary AS TEXT) AS s FROM flows WHERE "
                       "run_id IN (%1)) GROUP BY run_id) AS t WHERE runs.id = t.run_id")
-                      .arg(marks.join(u',')));
+                      .arg(StoreDatabase::placeholders(ids.size())));
         for (const QString &id : ids)
             q.addBindValue(id);
         if (!q.exec())
@@ -377,14 +374,11 @@ int StoreWriter::remove(const QStringList &ids) {
     if (ids.isEmpty())
         return 0;
     commit();
-    QStringList marks;
     QVariantList values;
-    for (const QString &id : ids) {
-        marks << QStringLiteral("?");
+    for (const QString &id : ids)
         values << id;
-    }
-    return deleteWhere(QStringLiteral("id IN (") + marks.join(u',') + u')', values,
-                       OrphanCleanup::Unreferenced);
+    return deleteWhere(QStringLiteral("id IN (%1)").arg(StoreDatabase::placeholders(ids.size())),
+                       values, OrphanCleanup::Unreferenced);
 }
 
 QList<QPair<QString, QString>> StoreWriter::recentRunKeys(int limit) {
