@@ -1,6 +1,7 @@
 #include "record/flowrecorder.h"
 
 #include "inspect/secretmasker.h"
+#include "record/coderunhop.h"
 #include "record/storewriter.h"
 
 #include <QDateTime>
@@ -366,57 +367,17 @@ void FlowRecorder::record(const InspectorEvent &event) {
         if (index < 0) {
             index = int(flow->hops.size());
             flow->codeRunHops.insert(callId, index);
-            flow->hops.push_back({{QStringLiteral("kind"), QStringLiteral("code_run")},
-                                  {QStringLiteral("at"), event.timestampMs},
-                                  {QStringLiteral("iteration"), event.iteration},
-                                  {QStringLiteral("call_id"), callId},
-                                  {QStringLiteral("container_id"),
-                                   d.value(QStringLiteral("containerId")).toString()},
-                                  {QStringLiteral("code"), d.value(QStringLiteral("code"))},
-                                  {QStringLiteral("stdout"), QString()},
-                                  {QStringLiteral("stderr"), QString()},
-                                  {QStringLiteral("error"), QJsonValue::Null},
-                                  {QStringLiteral("output"), QJsonValue::Null},
-                                  {QStringLiteral("images"), QJsonArray()},
-                                  {QStringLiteral("files"), QJsonArray()},
-                                  {QStringLiteral("duration_ms"), 0.0},
-                                  {QStringLiteral("timed_out"), false},
-                                  {QStringLiteral("truncated"), false},
-                                  {QStringLiteral("edited_from"), QJsonValue::Null},
-                                  {QStringLiteral("decision"), QJsonValue::Null}});
+            flow->hops.push_back(CodeRunHop::started(event));
         }
         QJsonObject &hop = flow->hops[size_t(index)];
         if (event.kind == Kind::CodeRunOutput) {
-            const QString stream =
-                d.value(QStringLiteral("stream")).toString() == QLatin1String("stderr")
-                    ? QStringLiteral("stderr")
-                    : QStringLiteral("stdout");
-            hop.insert(stream, QString(hop.value(stream).toString() +
-                                       d.value(QStringLiteral("text")).toString()));
-            // The last chunk folded in: a window holding this snapshot skips the live chunks
-            // it already has (removed once the run ends, when the streams are final).
-            hop.insert(QStringLiteral("output_seq"), double(event.sequence));
+            CodeRunHop::appendOutput(hop, event);
             break;
         }
         if (event.kind == Kind::CodeExecuted) {
             const QJsonValue error = d.value(QStringLiteral("error"));
             const bool timedOut = d.value(QStringLiteral("timedOut")).toBool();
-            hop.insert(QStringLiteral("code"), d.value(QStringLiteral("code")));
-            hop.insert(QStringLiteral("stdout"), d.value(QStringLiteral("stdout")).toString());
-            hop.insert(QStringLiteral("stderr"), d.value(QStringLiteral("stderr")).toString());
-            hop.insert(QStringLiteral("error"), nullIfEmpty(error));
-            hop.insert(QStringLiteral("output"), d.value(QStringLiteral("output")));
-            hop.insert(QStringLiteral("duration_ms"), d.value(QStringLiteral("durationMs")));
-            hop.insert(QStringLiteral("timed_out"), timedOut);
-            hop.insert(QStringLiteral("truncated"), d.value(QStringLiteral("truncated")).toBool());
-            hop.remove(QStringLiteral("output_seq"));
-            for (const char *key : {"images", "files", "edited_from", "decision"})
-                if (d.contains(QLatin1String(key)))
-                    hop.insert(QLatin1String(key), d.value(QLatin1String(key)));
-            if (const QString c = d.value(QStringLiteral("containerId")).toString(); !c.isEmpty()) {
-                hop.insert(QStringLiteral("container_id"), c);
-                flow->containerId = c;
-            }
+            CodeRunHop::applyExecuted(hop, d);
             if (const QString s = d.value(QStringLiteral("sessionId")).toString();
                 !s.isEmpty() && flow->sessionId.isEmpty())
                 flow->sessionId = s;

@@ -4,6 +4,7 @@
 #include "models/containerfilecommands.h"
 #include "models/looptimelinemodel.h"
 #include "models/missingmodulehint.h"
+#include "record/coderunhop.h"
 #include "widgets/codeeditor.h"
 #include "widgets/findbar.h"
 #include "widgets/pythonhighlighter.h"
@@ -95,22 +96,10 @@ void appendText(QPlainTextEdit *view, const QString &text) {
         bar->setValue(bar->maximum());
 }
 
-// The recorder's code_run hop after a CodeExecuted (the live copy until the next snapshot).
+// The stored hop after a CodeExecuted (CodeRunHop, as the recorder folds it), plus what only
+// this panel shows from the event: the session and whether the code ran at all.
 void applyExecuted(QJsonObject &hop, const QJsonObject &d) {
-    const QJsonValue error = d.value(QStringLiteral("error"));
-    hop.insert(QStringLiteral("code"), d.value(QStringLiteral("code")));
-    hop.insert(QStringLiteral("stdout"), d.value(QStringLiteral("stdout")).toString());
-    hop.insert(QStringLiteral("stderr"), d.value(QStringLiteral("stderr")).toString());
-    hop.insert(QStringLiteral("error"), error.isUndefined() ? QJsonValue(QJsonValue::Null) : error);
-    hop.insert(QStringLiteral("output"), d.value(QStringLiteral("output")).toString());
-    hop.insert(QStringLiteral("duration_ms"), d.value(QStringLiteral("durationMs")));
-    hop.insert(QStringLiteral("timed_out"), d.value(QStringLiteral("timedOut")).toBool());
-    hop.insert(QStringLiteral("truncated"), d.value(QStringLiteral("truncated")).toBool());
-    for (const char *key : {"images", "files"})
-        if (d.contains(QLatin1String(key)))
-            hop.insert(QLatin1String(key), d.value(QLatin1String(key)));
-    if (const QString c = d.value(QStringLiteral("containerId")).toString(); !c.isEmpty())
-        hop.insert(QStringLiteral("container_id"), c);
+    CodeRunHop::applyExecuted(hop, d);
     if (const QString s = d.value(QStringLiteral("sessionId")).toString(); !s.isEmpty())
         hop.insert(QStringLiteral("session_id"), s);
     if (d.contains(QStringLiteral("executed")))
@@ -304,17 +293,7 @@ void CodePanel::applyLiveEvents(const QList<InspectorEvent> &events) {
         case Kind::CodeRunStarted: {
             if (indexOf(callId) >= 0)
                 break;
-            m_runHops.push_back({{QStringLiteral("kind"), QStringLiteral("code_run")},
-                                 {QStringLiteral("at"), e.timestampMs},
-                                 {QStringLiteral("iteration"), e.iteration},
-                                 {QStringLiteral("call_id"), callId},
-                                 {QStringLiteral("container_id"),
-                                  d.value(QStringLiteral("containerId")).toString()},
-                                 {QStringLiteral("code"), d.value(QStringLiteral("code"))},
-                                 {QStringLiteral("stdout"), QString()},
-                                 {QStringLiteral("stderr"), QString()},
-                                 {QStringLiteral("error"), QJsonValue::Null},
-                                 {QStringLiteral("output"), QJsonValue::Null}});
+            m_runHops.push_back(CodeRunHop::started(e));
             updateSelector();
             if (m_followNewest)
                 showIndex(runCount() - 1);
@@ -324,19 +303,13 @@ void CodePanel::applyLiveEvents(const QList<InspectorEvent> &events) {
             const int index = indexOf(callId);
             if (index < 0)
                 break;
-            const QString stream =
-                d.value(QStringLiteral("stream")).toString() == QLatin1String("stderr")
-                    ? QStringLiteral("stderr")
-                    : QStringLiteral("stdout");
             QJsonObject &hop = m_runHops[size_t(index)];
             // A snapshot may already hold this chunk (the store folds events before the
             // window's batch arrives): its output_seq says up to where.
-            const double seq = double(e.sequence);
-            if (finished(hop) || seq <= hop.value(QStringLiteral("output_seq")).toDouble(-1))
+            if (finished(hop) ||
+                double(e.sequence) <= hop.value(QStringLiteral("output_seq")).toDouble(-1))
                 break;
-            hop.insert(stream, QString(hop.value(stream).toString() +
-                                       d.value(QStringLiteral("text")).toString()));
-            hop.insert(QStringLiteral("output_seq"), seq);
+            CodeRunHop::appendOutput(hop, e);
             if (index == m_shown) {
                 renderStreams();
                 updateMarkers();
@@ -346,10 +319,7 @@ void CodePanel::applyLiveEvents(const QList<InspectorEvent> &events) {
         case Kind::CodeExecuted: {
             int index = indexOf(callId);
             if (index < 0) {
-                m_runHops.push_back({{QStringLiteral("kind"), QStringLiteral("code_run")},
-                                     {QStringLiteral("at"), e.timestampMs},
-                                     {QStringLiteral("iteration"), e.iteration},
-                                     {QStringLiteral("call_id"), callId}});
+                m_runHops.push_back(CodeRunHop::started(e));
                 index = runCount() - 1;
                 updateSelector();
             }
