@@ -317,6 +317,10 @@ int main(int argc, char *argv[]) {
                                                        0, QString()));
     proxies.push_back(std::make_unique<ProxyUnderTest>(QStringLiteral("--no-history (memory)"),
                                                        upstreamPort, 1, QString()));
+    // A second, identical in-memory store: the difference between the two is what run-to-run
+    // noise alone makes of "file minus memory" (an A/A control).
+    proxies.push_back(std::make_unique<ProxyUnderTest>(
+        QStringLiteral("--no-history, again (control)"), upstreamPort, 1, QString()));
     const QString livePath = dir.filePath(QStringLiteral("live.sqlite3"));
     proxies.push_back(std::make_unique<ProxyUnderTest>(QStringLiteral("history file (SQLite)"),
                                                        upstreamPort, 2, livePath));
@@ -375,6 +379,14 @@ int main(int argc, char *argv[]) {
                 << QString::number(r.percentile(0.99) - results[0].percentile(0.99), 'f', 3)
                 << " | " << QString::number(r.rps(), 'f', 0) << " |\n";
         }
+        const auto difference = [&](size_t a, size_t b) {
+            return QStringLiteral("p50 %1 ms, p99 %2 ms")
+                .arg(results[a].percentile(0.5) - results[b].percentile(0.5), 0, 'f', 3)
+                .arg(results[a].percentile(0.99) - results[b].percentile(0.99), 0, 'f', 3);
+        };
+        out << "| " << (streaming ? "SSE" : "JSON")
+            << ": history file minus --no-history: " << difference(3, 1)
+            << "; control minus --no-history (noise): " << difference(2, 1) << " |\n";
         out.flush();
     }
     const int sent = int(sentTo.back());
