@@ -165,6 +165,21 @@ private slots:
         QCOMPARE(loopscope::test::schedulingPolicyOfThread("loopscope-writer"), SCHED_IDLE);
     }
 
+    // Checkpoints end in fsync, which delays requests around it (bench_record): the write
+    // connection checkpoints every 10,000 WAL pages, and the WAL shrinks back afterwards.
+    void writerCheckpointsRarely() {
+        StoreDatabase db(dbPath(), false);
+        QString error;
+        QVERIFY2(db.openWriter(&error), qPrintable(error));
+        QSqlQuery q(db.writer());
+        QVERIFY(q.exec("PRAGMA wal_autocheckpoint") && q.next());
+        QCOMPARE(q.value(0).toInt(), 10000);
+        QVERIFY(q.exec("PRAGMA journal_size_limit") && q.next());
+        QCOMPARE(q.value(0).toLongLong(), 48LL * 1024 * 1024);
+        q.finish();
+        db.closeWriter();
+    }
+
     void roundTripAcrossReopen() {
         QJsonObject before;
         {
