@@ -335,7 +335,10 @@ def store_kb():
 
 def sample(pid):
     status = proc_status(pid)
-    return {"rss_kb": int(status["VmRSS"].split()[0]), "threads": int(status["Threads"]),
+    return {"rss_kb": int(status["VmRSS"].split()[0]),
+            "rss_anon_kb": int(status["RssAnon"].split()[0]),
+            "rss_file_kb": int(status["RssFile"].split()[0]) + int(status["RssShmem"].split()[0]),
+            "threads": int(status["Threads"]),
             "fds": len(os.listdir("/proc/%d/fd" % pid)), "sandbox_procs": sandbox_processes(pid),
             "store_kb": store_kb()}
 
@@ -360,6 +363,29 @@ def stored_flows(port, token):
         before = page["data"][-1]["id"]
 
 
+def heap_in_use_kb(pid, log_path):
+    """malloc's own count of bytes in use (glibc malloc_stats, called in the process by gdb,
+    which stops it for about a second), or None. Tells a growing heap from free pages malloc
+    keeps: RSS alone cannot."""
+    before = os.path.getsize(log_path)
+    try:
+        subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "call (void)malloc_stats()"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    time.sleep(0.2)
+    with open(log_path, "rb") as f:
+        f.seek(before)
+        text = f.read().decode(errors="replace")
+    total = text.rfind("Total (incl. mmap):")
+    if total < 0:
+        return None
+    for line in text[total:].splitlines():
+        if line.strip().startswith("in use bytes"):
+            return int(line.split("=")[1]) // 1024
+    return None
+
+
 def load_average():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -380,6 +406,9 @@ def main():
     parser.add_argument("--sample-every", type=float, default=5.0)
     parser.add_argument("--out", default="/tmp/loopscope-soak")
     parser.add_argument("--plot", help="write a PNG of the curves here")
+    parser.add_argument("--heap-stats", action="store_true",
+                        help="at each quiet point before a burst, read malloc's bytes in use "
+                             "with gdb (stops the process for about a second)")
     args = parser.parse_args()
     if args.replot:
         return replot(args.replot, args.plot)
@@ -448,10 +477,16 @@ def main():
         t.start()
     next_burst = start + 30
     bursts = []
+    quiet_points = []  # just before each burst: RSS (and malloc's bytes in use)
     next_sample = start + args.sample_every
     while time.monotonic() < end:
         now = time.monotonic()
         if now >= next_burst and now + 60 < end:
+            point = dict(sample(app.pid), t=round(now - start, 1))
+            if args.heap_stats:
+                point["heap_in_use_kb"] = heap_in_use_kb(app.pid, log.name)
+            quiet_points.append(point)
+            print("quiet point %s" % point, flush=True)
             bursts.append(threading.Thread(target=burst, daemon=True))
             bursts[-1].start()
             next_burst = now + args.burst_every
@@ -492,8 +527,8 @@ def main():
     upstream.shutdown()
 
     with open(os.path.join(args.out, "samples.csv"), "w") as f:
-        keys = ["t", "rss_kb", "fds", "threads", "sandbox_procs", "store_kb", "requests",
-                "errors", "load"]
+        keys = ["t", "rss_kb", "rss_anon_kb", "rss_file_kb", "fds", "threads", "sandbox_procs",
+                "store_kb", "requests", "errors", "load"]
         f.write(",".join(keys) + "\n")
         for s in samples:
             f.write(",".join(str(s[k]) for k in keys) + "\n")
@@ -524,6 +559,8 @@ def main():
         "rss_kb": {"start": first["rss_kb"], "after_warmup": warm["rss_kb"],
                    "max": max(s["rss_kb"] for s in samples), "end": loaded[-1]["rss_kb"],
                    "settled": settled["rss_kb"]},
+        # Before each burst (the load's quiet points; the first is before any burst).
+        "quiet_points": quiet_points,
         "rss_growth_after_warmup_pct": round(100.0 * (loaded[-1]["rss_kb"] - warm["rss_kb"]) /
                                              warm["rss_kb"], 2),
         "fds": {"start": first["fds"], "max": max(s["fds"] for s in samples),
