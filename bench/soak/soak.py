@@ -364,26 +364,32 @@ def stored_flows(port, token):
 
 
 def heap_in_use_kb(pid, log_path):
-    """malloc's own count of bytes in use (glibc malloc_stats, called in the process by gdb,
-    which stops it for about a second), or None. Tells a growing heap from free pages malloc
-    keeps: RSS alone cannot."""
+    """malloc's own count of bytes in use (glibc malloc_stats) and SQLite's share of it
+    (sqlite3_memory_used: page caches and statements), both called in the process by gdb, which
+    stops it for about a second; (None, None) when gdb cannot. Tells a growing heap from free
+    pages malloc keeps, and the store's bounded caches from the rest: RSS alone cannot."""
     before = os.path.getsize(log_path)
     try:
-        subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "call (void)malloc_stats()"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        out = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "call (void)malloc_stats()",
+                              "-ex", "print (long long)sqlite3_memory_used()"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60).stdout
     except (OSError, subprocess.TimeoutExpired):
-        return None
+        return None, None
+    sqlite_kb = None
+    for line in out.decode(errors="replace").splitlines():
+        if line.startswith("$1 = "):
+            sqlite_kb = int(line[5:]) // 1024
     time.sleep(0.2)
     with open(log_path, "rb") as f:
         f.seek(before)
         text = f.read().decode(errors="replace")
     total = text.rfind("Total (incl. mmap):")
     if total < 0:
-        return None
+        return None, sqlite_kb
     for line in text[total:].splitlines():
         if line.strip().startswith("in use bytes"):
-            return int(line.split("=")[1]) // 1024
-    return None
+            return int(line.split("=")[1]) // 1024, sqlite_kb
+    return None, sqlite_kb
 
 
 def load_average():
@@ -408,7 +414,8 @@ def main():
     parser.add_argument("--plot", help="write a PNG of the curves here")
     parser.add_argument("--heap-stats", action="store_true",
                         help="at each quiet point before a burst, read malloc's bytes in use "
-                             "with gdb (stops the process for about a second)")
+                             "and SQLite's share of them with gdb (stops the process for about "
+                             "a second)")
     args = parser.parse_args()
     if args.replot:
         return replot(args.replot, args.plot)
@@ -484,7 +491,7 @@ def main():
         if now >= next_burst and now + 60 < end:
             point = dict(sample(app.pid), t=round(now - start, 1))
             if args.heap_stats:
-                point["heap_in_use_kb"] = heap_in_use_kb(app.pid, log.name)
+                point["heap_in_use_kb"], point["sqlite_kb"] = heap_in_use_kb(app.pid, log.name)
             quiet_points.append(point)
             print("quiet point %s" % point, flush=True)
             bursts.append(threading.Thread(target=burst, daemon=True))
