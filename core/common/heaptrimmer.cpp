@@ -1,5 +1,7 @@
 #include "common/heaptrimmer.h"
 
+#include "common/threadniceness.h"
+
 #include <QTimer>
 
 #if defined(__GLIBC__)
@@ -22,10 +24,11 @@ HeapTrimmer::HeapTrimmer(QObject *parent, int intervalMs, qint64 minFreeBytes)
     timer->moveToThread(&m_thread);
     connect(timer, &QTimer::timeout, timer, [this] { trimIfWorthIt(); });
     connect(&m_thread, &QThread::started, timer, qOverload<>(&QTimer::start));
+    connect(
+        &m_thread, &QThread::started, this, [] { setCurrentThreadNiceness(19); },
+        Qt::DirectConnection);
     connect(&m_thread, &QThread::finished, timer, &QObject::deleteLater);
-    // Idle policy: a trim of a large heap takes tens of ms and must never delay a woken proxy
-    // or GUI thread (see FlowStore).
-    m_thread.start(QThread::IdlePriority);
+    m_thread.start(QThread::LowestPriority);
 }
 
 HeapTrimmer::~HeapTrimmer() {

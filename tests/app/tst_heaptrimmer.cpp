@@ -1,7 +1,6 @@
 // HeapTrimmer: free pages in the middle of the heap (what a burst of streams leaves behind) go
 // back to the system when enough of the heap is free, and nothing happens when little is.
 #include "common/heaptrimmer.h"
-#include "support/threadpolicy.h"
 
 #include <QFile>
 #include <QtTest>
@@ -56,15 +55,6 @@ private slots:
         // ~32 MiB were free; at least a quarter of it must have left the resident set.
         QVERIFY2(before - after >= 8 * 1024,
                  qPrintable(QStringLiteral("RSS %1 -> %2 KiB").arg(before).arg(after)));
-    }
-
-    // A trim of a large heap takes tens of ms: it must never keep a woken proxy or GUI thread
-    // off the CPU.
-    void trimsAtIdlePriority() {
-        HeapTrimmer trimmer(nullptr, 60 * 1000, 1024 * 1024);
-        QTRY_COMPARE(
-            loopscope::test::schedulingPolicyOfThread(QStringLiteral("loopscope-heaptrim")),
-            SCHED_IDLE);
     }
 
     void leavesASmallHeapAlone() {

@@ -6,7 +6,6 @@
 #include "inspect/eventbus.h"
 #include "record/flowstore.h"
 #include "record/storedatabase.h"
-#include "support/threadpolicy.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -155,15 +154,6 @@ private slots:
         QVERIFY(m_dir->isValid());
     }
     void cleanup() { m_dir.reset(); }
-
-    // The recorder and the writer never hold a CPU a woken proxy thread wants: at a lower nice
-    // value alone, an EEVDF kernel let them finish a ~1.5 ms slice first (issue 11, SSE p99).
-    void storeThreadsRunAtIdlePriority() {
-        auto store = openStore();
-        QVERIFY(store);
-        QCOMPARE(loopscope::test::schedulingPolicyOfThread("loopscope-store"), SCHED_IDLE);
-        QCOMPARE(loopscope::test::schedulingPolicyOfThread("loopscope-writer"), SCHED_IDLE);
-    }
 
     // Checkpoints end in fsync, which delays requests around it (bench_record): the write
     // connection checkpoints every 10,000 WAL pages, and the WAL shrinks back afterwards.
