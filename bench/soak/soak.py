@@ -363,7 +363,7 @@ def stored_flows(port, token):
         before = page["data"][-1]["id"]
 
 
-def heap_in_use_kb(pid, log_path):
+def heap_stats_kb(pid, log_path):
     """malloc's own count of bytes in use (glibc malloc_stats) and SQLite's share of it
     (sqlite3_memory_used: page caches and statements), both called in the process by gdb, which
     stops it for about a second; (None, None) when gdb cannot. Tells a growing heap from free
@@ -484,14 +484,14 @@ def main():
         t.start()
     next_burst = start + 30
     bursts = []
-    quiet_points = []  # just before each burst: RSS (and malloc's bytes in use)
+    quiet_points = []  # just before each burst: RSS (and the heap, with --heap-stats)
     next_sample = start + args.sample_every
     while time.monotonic() < end:
         now = time.monotonic()
         if now >= next_burst and now + 60 < end:
             point = dict(sample(app.pid), t=round(now - start, 1))
             if args.heap_stats:
-                point["heap_in_use_kb"], point["sqlite_kb"] = heap_in_use_kb(app.pid, log.name)
+                point["heap_in_use_kb"], point["sqlite_kb"] = heap_stats_kb(app.pid, log.name)
             quiet_points.append(point)
             print("quiet point %s" % point, flush=True)
             bursts.append(threading.Thread(target=burst, daemon=True))
