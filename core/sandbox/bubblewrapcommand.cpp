@@ -9,7 +9,7 @@ namespace {
 
 // Reads a 4-byte big-endian length and that many bytes of driver, then runs it in a namespace of
 // its own: "M" + the driver compiled and marshalled once by the same interpreter outside the
-// sandbox (LocalSandboxProcess::driverPayload; compiling the source costs every start several
+// sandbox (SandboxDriverPayload::forPython; compiling the source costs every start several
 // ms), or "S" + its source. Kept tiny: it is visible in `ps`.
 const char kBootstrap[] = "import os,marshal\n"
                           "def r(n):\n"

@@ -2,36 +2,29 @@
 
 #include "sandbox/bubblewrapcommand.h"
 #include "sandbox/localsandboxseccomp.h"
+#include "sandbox/sandboxchildsetup.h"
+#include "sandbox/sandboxdriverpayload.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QDir>
 #include <QFile>
-#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
-#include <QMutex>
 #include <QPointer>
 #include <QProcess>
 #include <QSet>
 #include <QTemporaryDir>
-#include <QtEndian>
 
 #include <csignal>
 #include <fcntl.h>
-#include <grp.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
-
-static void initSandboxResources() {
-    Q_INIT_RESOURCE(loopscope_sandbox_driver);
-}
 
 namespace loopscope {
 
@@ -41,64 +34,6 @@ namespace {
 
 constexpr qsizetype kStderrTailBytes = 8192;
 constexpr qsizetype kFrameOverheadBytes = 1024 * 1024;
-
-QByteArray driverSource() {
-    static const QByteArray source = [] {
-        initSandboxResources();
-        QFile file(QStringLiteral(":/loopscope/sandbox_driver.py"));
-        if (!file.open(QIODevice::ReadOnly))
-            qFatal("sandbox_driver.py missing from the resources");
-        return file.readAll();
-    }();
-    return source;
-}
-
-// The driver for `pythonPath`: compiled and marshalled once by that same interpreter on the host
-// (it only compiles our own source; no user code is involved), so each sandbox start skips the
-// compile. Also asks it for its site-packages directories (the sandbox runs python -S). Falls
-// back to the source and no extra paths if that fails. Blocks the first caller for ~50 ms once.
-struct DriverPayload {
-    QByteArray frame;        // "M" + marshal bytes, or "S" + source
-    QJsonArray sitePackages; // put on sys.path by the driver
-};
-
-DriverPayload driverPayload(const QString &pythonPath) {
-    static QHash<QString, DriverPayload> cache;
-    static QMutex mutex;
-    QMutexLocker lock(&mutex);
-    const auto found = cache.constFind(pythonPath);
-    if (found != cache.constEnd())
-        return *found;
-    DriverPayload payload;
-    payload.frame = "S" + driverSource();
-    QProcess python;
-    python.setProcessEnvironment(QProcessEnvironment());
-    python.start(
-        pythonPath,
-        {QStringLiteral("-I"), QStringLiteral("-S"), QStringLiteral("-c"),
-         QStringLiteral("import json,marshal,site,sys\n"
-                        "code=marshal.dumps(compile(sys.stdin.buffer.read(),"
-                        "'<loopscope-driver>','exec'))\n"
-                        "paths=json.dumps([p for p in site.getsitepackages()]).encode()\n"
-                        "sys.stdout.buffer.write(len(code).to_bytes(4,'big')+code+paths)")});
-    python.write(driverSource());
-    python.closeWriteChannel();
-    if (python.waitForFinished(30000) && python.exitStatus() == QProcess::NormalExit &&
-        python.exitCode() == 0) {
-        const QByteArray out = python.readAllStandardOutput();
-        const qint64 size = out.size() >= 4 ? qFromBigEndian<quint32>(out.constData()) : -1;
-        if (size > 0 && 4 + size <= out.size()) {
-            payload.frame = "M" + out.mid(4, size);
-            payload.sitePackages = QJsonDocument::fromJson(out.mid(4 + size)).array();
-        }
-    } else {
-        python.kill();
-        python.waitForFinished(1000);
-        qCWarning(lcLocalSandbox) << "could not precompile the sandbox driver; sending its source";
-    }
-    cache.insert(pythonPath, payload);
-    return payload;
-}
 
 const char *signalName(int sig) {
     switch (sig) {
@@ -119,11 +54,6 @@ const char *signalName(int sig) {
     default:
         return "signal";
     }
-}
-
-void setLimit(int resource, rlim_t soft, rlim_t hard) {
-    const rlimit limit{soft, hard};
-    ::setrlimit(resource, &limit);
 }
 
 } // namespace
@@ -256,46 +186,14 @@ void LocalSandboxProcess::start(int nice) {
     if (!launch.workingDirectory.isEmpty())
         m_process->setWorkingDirectory(launch.workingDirectory);
 
-    const uid_t uid = m_options.sandboxUid;
-    const gid_t gid = m_options.sandboxGid;
-    const rlim_t memory = static_cast<rlim_t>(m_options.memoryLimitBytes);
-    const rlim_t cpu = static_cast<rlim_t>(m_options.cpuLimitSeconds);
-    const rlim_t fileSize = static_cast<rlim_t>(m_options.maxFileBytes);
-    const rlim_t openFiles = static_cast<rlim_t>(m_options.maxOpenFiles);
-    // Read before the fork: the highest descriptor the fallback in the child has to visit.
-    rlimit nofile{};
-    const int fdLimit = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
-                            ? int(qMin<rlim_t>(nofile.rlim_cur, 1U << 20))
-                            : 65536;
+    const SandboxChildSetup setup = SandboxChildSetup::fromOptions(m_options, nice);
     // Runs in the forked child before exec, so only async-signal-safe system calls. RLIMIT_NPROC
     // is set by the driver instead: set here it would be counted per uid across all sandboxes;
     // set inside bwrap's user namespace it is counted per sandbox.
     m_process->setChildProcessModifier([=] {
-        ::setsid(); // own process group: the whole group is killed with one kill(-pid)
-        if (nice > 0)
-            ::setpriority(PRIO_PROCESS, 0, nice); // inherited by bwrap, python and its threads
-        // RLIMIT_AS is per process and there are no cgroups to cap a sandbox as a whole, so
-        // make sandbox processes the kernel's first choice if memory runs out, not the app.
-        // Done before dropping privileges: after setuid /proc/self is no longer ours to write.
-        const int oom = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-        if (oom >= 0) {
-            [[maybe_unused]] const ssize_t written = ::write(oom, "1000", 4);
-            ::close(oom);
-        }
-        if (dropPrivileges) {
-            if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
-                ::_exit(126); // never run user code as root
-        }
-        // After setuid: changing credentials clears the parent-death signal.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-        setLimit(RLIMIT_AS, memory, memory);
-        setLimit(RLIMIT_CPU, cpu, cpu + 5);
-        setLimit(RLIMIT_FSIZE, fileSize, fileSize);
-        setLimit(RLIMIT_NOFILE, openFiles, openFiles);
-        setLimit(RLIMIT_CORE, 0, 0);
+        setup.apply();
         // Nothing of the app's beyond stdin/stdout/stderr (and the filter for bwrap) crosses exec.
-        markInheritedCloseOnExec(seccompFd, fdLimit, true);
+        markInheritedCloseOnExec(seccompFd, setup.fdLimit, true);
         if (infoWriteFd >= 0)
             ::fcntl(infoWriteFd, F_SETFD, 0);
     });
@@ -319,7 +217,7 @@ void LocalSandboxProcess::start(int nice) {
     if (infoWriteFd >= 0)
         ::close(infoWriteFd);
     // Queued in QProcess's write buffer until the pipe accepts it.
-    const DriverPayload driver = driverPayload(m_options.pythonPath);
+    const SandboxDriverPayload driver = SandboxDriverPayload::forPython(m_options.pythonPath);
     m_process->write(LocalSandboxFrameCodec::encodeRaw(driver.frame));
     QJsonObject config{
         {QStringLiteral("op"), QStringLiteral("config")},
