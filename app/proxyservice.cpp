@@ -103,6 +103,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             sandbox.poolSize = qMax(0, config.sandboxPoolSize);
             sandbox.poolMaxSize = qMax(sandbox.poolSize, config.sandboxPoolMax);
             sandbox.allowUnisolated = config.allowUnisolated;
+            sandbox.zygote = config.sandboxZygote;
             if (!m_stack->init(sandbox, error)) {
                 delete m_server;
                 m_server = nullptr;

@@ -868,4 +868,6 @@ def main():
     Driver(proto_in, proto_out, config).serve()
 
 
-main()
+# The zygote (sandbox_zygote.py) runs this module once and main() in each sandbox it forks.
+if __name__ == "__loopscope_driver__":
+    main()

@@ -357,7 +357,9 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
             !v.integer(s, QStringLiteral("max_output_chars"),
                        QStringLiteral("sandbox.max_output_chars"), 200, 100000000, &chars) ||
             !v.boolean(s, QStringLiteral("allow_unisolated"),
-                       QStringLiteral("sandbox.allow_unisolated"), &allowUnisolated))
+                       QStringLiteral("sandbox.allow_unisolated"), &allowUnisolated) ||
+            !v.boolean(s, QStringLiteral("zygote"), QStringLiteral("sandbox.zygote"),
+                       &sandboxZygote))
             return finish(false, v.error);
         maxLiveSandboxes = int(live);
         maxOutputChars = int(chars);

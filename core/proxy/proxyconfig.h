@@ -51,6 +51,7 @@ public:
     int maxLiveSandboxes = 32;    // [sandbox.max_live] every backend, every identity
     int maxOutputChars = 20000;   // [sandbox.max_output_chars] fed back to the model per run
     bool allowUnisolated = false; // [sandbox.allow_unisolated] run without bubblewrap (loud)
+    bool sandboxZygote = true;    // [sandbox.zygote] fork sandboxes from one interpreter
     // One line per skipped model, "model 'x' (model_list[i], line N) skipped: <why>", printed
     // once at start.
     QStringList warnings;

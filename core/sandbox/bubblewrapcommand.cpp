@@ -60,11 +60,25 @@ QStringList BubblewrapCommand::pythonArguments(const LocalSandboxOptions &option
 
 QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int seccompFd,
                                               int infoFd) {
+    return arguments(options, Kind::Sandbox, seccompFd, infoFd);
+}
+
+QStringList BubblewrapCommand::zygoteArguments(const LocalSandboxOptions &options) {
+    return arguments(options, Kind::Zygote, -1, -1);
+}
+
+QStringList BubblewrapCommand::arguments(const LocalSandboxOptions &options, Kind kind,
+                                         int seccompFd, int infoFd) {
+    const bool zygote = kind == Kind::Zygote;
     QStringList args{
         // Every namespace, including the network: only the sandbox's own loopback remains.
         QStringLiteral("--unshare-all"),
         QStringLiteral("--unshare-user"),
-        QStringLiteral("--disable-userns"),
+    };
+    // The zygote's sandboxes make user namespaces of their own (and then forbid any below).
+    if (!zygote)
+        args << QStringLiteral("--disable-userns");
+    args << QStringList{
         QStringLiteral("--die-with-parent"),
         QStringLiteral("--new-session"),
         QStringLiteral("--cap-drop"),
@@ -98,16 +112,23 @@ QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options
         args << QStringLiteral("--ro-bind-try") << path << path;
     args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
          << QStringLiteral("/dev");
-    // bwrap's /dev is a writable, unbounded tmpfs: give shared memory (multiprocessing needs it)
-    // its own capped tmpfs and seal the rest.
-    args << QStringLiteral("--size") << QString::number(options.tmpDirBytes)
-         << QStringLiteral("--tmpfs") << QStringLiteral("/dev/shm");
-    args << QStringLiteral("--remount-ro") << QStringLiteral("/dev");
-    // Size-capped private tmpfs for /tmp and the work dir; both vanish with the sandbox.
-    args << QStringLiteral("--size") << QString::number(options.tmpDirBytes)
-         << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
-    args << QStringLiteral("--size") << QString::number(options.workDirBytes)
-         << QStringLiteral("--tmpfs") << sandboxWorkDir();
+    if (zygote) {
+        // Each sandbox mounts its own capped tmpfs on these (resources/sandbox_zygote.py).
+        args << QStringLiteral("--remount-ro") << QStringLiteral("/dev");
+        args << QStringLiteral("--dir") << QStringLiteral("/tmp");
+        args << QStringLiteral("--dir") << sandboxWorkDir();
+    } else {
+        // bwrap's /dev is a writable, unbounded tmpfs: give shared memory (multiprocessing needs
+        // it) its own capped tmpfs and seal the rest.
+        args << QStringLiteral("--size") << QString::number(options.tmpDirBytes)
+             << QStringLiteral("--tmpfs") << QStringLiteral("/dev/shm");
+        args << QStringLiteral("--remount-ro") << QStringLiteral("/dev");
+        // Size-capped private tmpfs for /tmp and the work dir; both vanish with the sandbox.
+        args << QStringLiteral("--size") << QString::number(options.tmpDirBytes)
+             << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
+        args << QStringLiteral("--size") << QString::number(options.workDirBytes)
+             << QStringLiteral("--tmpfs") << sandboxWorkDir();
+    }
     // bwrap's root is a writable, unbounded tmpfs: seal it so only /mnt/data and /tmp take writes.
     args << QStringLiteral("--remount-ro") << QStringLiteral("/");
     args << QStringLiteral("--chdir") << sandboxWorkDir();

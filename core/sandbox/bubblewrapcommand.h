@@ -43,10 +43,20 @@ public:
     static QStringList bwrapArguments(const LocalSandboxOptions &options, int seccompFd = -1,
                                       int infoFd = -1);
 
+    // bwrap arguments for the sandbox zygote (LocalSandboxZygote): the same tree, but no
+    // --disable-userns, no filter and no tmpfs of its own (each sandbox it forks makes its user
+    // namespace, tmpfs mounts and filter itself), then the interpreter command line.
+    static QStringList zygoteArguments(const LocalSandboxOptions &options);
+
     static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int seccompFd = -1,
                                        int infoFd = -1);
     static LocalSandboxLaunch unisolated(const LocalSandboxOptions &options,
                                          const QString &hostWorkDir);
+
+private:
+    enum class Kind { Sandbox, Zygote };
+    static QStringList arguments(const LocalSandboxOptions &options, Kind kind, int seccompFd,
+                                 int infoFd);
 };
 
 } // namespace loopscope

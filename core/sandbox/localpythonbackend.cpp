@@ -3,6 +3,7 @@
 #include "sandbox/localsandboxseccomp.h"
 
 #include "sandbox/localsandboxprocess.h"
+#include "sandbox/localsandboxzygote.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QFile>
@@ -15,6 +16,8 @@
 #include <QTimer>
 
 #include <unistd.h>
+
+#include <utility>
 
 namespace loopscope {
 
@@ -84,6 +87,8 @@ LocalPythonBackend::LocalPythonBackend(const LocalSandboxOptions &options, QObje
                               problems.join(QStringLiteral("; "));
         qCWarning(lcLocalSandbox).noquote() << m_unavailableReason;
     }
+    if (m_available && m_isolated && m_options.zygote)
+        m_zygote = new LocalSandboxZygote(m_options, this); // starts with the first sandbox
     m_poolTarget = qMax(0, m_options.poolSize);
     m_poolShrinkTimer = new QTimer(this);
     m_poolShrinkTimer->setSingleShot(true);
@@ -170,8 +175,43 @@ SandboxSelfTest LocalPythonBackend::selfTest() const {
     return result;
 }
 
+bool LocalPythonBackend::usesZygote() const {
+    return m_zygote != nullptr;
+}
+
+qint64 LocalPythonBackend::zygoteProcessId() const {
+    return m_zygote ? m_zygote->processId() : 0;
+}
+
+void LocalPythonBackend::noteForkedExit(LocalSandboxProcess *process) {
+    if (process->becameReady()) {
+        m_zygoteProven = true;
+        return;
+    }
+    // A zygote that has never produced a working sandbox here (nested user namespaces refused
+    // by a container or an LSM, ...) is given up for the life of the backend. Once it has
+    // worked, a failed start is that sandbox's problem, not the zygote's.
+    if (m_zygoteProven || !m_zygote || m_shutdown ||
+        process->exitReason() == QLatin1String("the sandbox was shut down"))
+        return;
+    qCWarning(lcLocalSandbox).noquote()
+        << QStringLiteral("the sandbox zygote does not work here (%1); starting one bubblewrap "
+                          "per sandbox from now on")
+               .arg(process->exitReason());
+    delete std::exchange(m_zygote, nullptr);
+}
+
 LocalSandboxProcess *LocalPythonBackend::startProcess(int nice) {
-    auto *process = new LocalSandboxProcess(m_options, m_isolated, this);
+    auto *process = new LocalSandboxProcess(m_options, m_isolated, m_zygote, this);
+    if (m_zygote) {
+        connect(process, &LocalSandboxProcess::exited, this,
+                [this, process] { noteForkedExit(process); });
+        // Proven as soon as one is ready, not only when it ends.
+        process->whenReady().then(this, [this](const Outcome<bool> &ready) {
+            if (ready.ok())
+                m_zygoteProven = true;
+        });
+    }
     process->start(nice);
     if (!m_isolated)
         qCWarning(lcLocalSandbox) << "starting an UNISOLATED sandbox interpreter";
@@ -473,6 +513,8 @@ void LocalPythonBackend::shutdown() {
     // Every interpreter still around (pooled, or being deleted by remove()) goes now, while this
     // object is intact: their futures have continuations bound to it.
     qDeleteAll(findChildren<LocalSandboxProcess *>(Qt::FindDirectChildrenOnly));
+    // Forked sandboxes die with their keepers, the keepers with the zygote.
+    delete std::exchange(m_zygote, nullptr);
 }
 
 template<typename T>

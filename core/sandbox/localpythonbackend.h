@@ -16,6 +16,7 @@
 namespace loopscope {
 
 class LocalSandboxProcess;
+class LocalSandboxZygote;
 
 // The default sandbox backend (provider "local"): one long-lived `/usr/bin/python3 -I` per
 // sandbox inside bubblewrap, kept alive across runs so variables, imports and files persist.
@@ -81,6 +82,11 @@ public:
     const LocalSandboxOptions &options() const { return m_options; }
     // False when the backend runs code without bubblewrap (allowUnisolated fallback).
     bool isIsolated() const { return m_isolated; }
+    // True while new sandboxes are forked by the zygote (LocalSandboxOptions::zygote, and it
+    // has not failed here); false: one bwrap per sandbox.
+    bool usesZygote() const;
+    // Host pid of the zygote's bwrap, 0 if none is running (tests, diagnostics).
+    qint64 zygoteProcessId() const;
 
     // Kills every sandbox and pooled interpreter and waits until they are reaped; create() and
     // run() fail afterwards. Called by the destructor.
@@ -110,6 +116,7 @@ private:
 
     QStringList staticProblems() const;
     LocalSandboxProcess *startProcess(int nice = 0);
+    void noteForkedExit(LocalSandboxProcess *process);
     void growPool();
     void shrinkPool();
     LocalSandboxProcess *takeFromPool();
@@ -132,7 +139,9 @@ private:
     int m_poolStartFailures = 0;
     int m_poolTarget = 0;
     QTimer *m_poolShrinkTimer = nullptr;
-    QList<LocalSandboxProcess *> m_pool; // children of this
+    QList<LocalSandboxProcess *> m_pool;    // children of this
+    LocalSandboxZygote *m_zygote = nullptr; // child of this; null: one bwrap per sandbox
+    bool m_zygoteProven = false;            // a forked sandbox has been ready
     QHash<QString, std::shared_ptr<Sandbox>> m_sandboxes;
     mutable std::optional<SandboxSelfTest> m_selfTest;
 };

@@ -2,6 +2,7 @@
 
 #include "sandbox/bubblewrapcommand.h"
 #include "sandbox/localsandboxseccomp.h"
+#include "sandbox/localsandboxzygote.h"
 #include "sandbox/sandboxchildsetup.h"
 #include "sandbox/sandboxdriverpayload.h"
 #include "sandbox/sandboxoutputcoalescer.h"
@@ -11,15 +12,20 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLocalSocket>
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QProcess>
 #include <QSet>
+#include <QSocketNotifier>
 #include <QTemporaryDir>
+#include <QThread>
 
 #include <csignal>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -59,10 +65,12 @@ const char *signalName(int sig) {
 } // namespace
 
 LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, bool isolated,
-                                         QObject *parent)
+                                         LocalSandboxZygote *zygote, QObject *parent)
     : QObject(parent)
     , m_options(options)
     , m_isolated(isolated)
+    , m_zygote(isolated ? zygote : nullptr)
+    , m_forked(isolated && zygote)
     // Output frames are raw bytes (cap + marker); the JSON header holds at most a capped
     // traceback and value. So this proxy never holds more than one such frame per sandbox.
     , m_codec(qMax(qMax(options.stdoutCapBytes, options.stderrCapBytes),
@@ -83,6 +91,14 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
 }
 
 LocalSandboxProcess::~LocalSandboxProcess() {
+    if (m_channel)
+        m_channel->disconnect(this);
+    if (m_lifelineFd >= 0) {
+        delete m_lifeline;
+        m_lifeline = nullptr;
+        ::close(m_lifelineFd); // the keeper kills the sandbox when its lifeline closes
+        m_lifelineFd = -1;
+    }
     if (m_process) {
         // No signals into a half-destroyed owner: finish everything by hand.
         m_process->disconnect(this);
@@ -134,6 +150,10 @@ void LocalSandboxProcess::start(int nice) {
     Q_ASSERT(m_state == State::NotStarted);
     m_state = State::Starting;
     m_ready.start();
+    if (m_forked) {
+        startForked(nice);
+        return;
+    }
 
     const bool dropPrivileges = ::geteuid() == 0;
     LocalSandboxLaunch launch;
@@ -219,26 +239,99 @@ void LocalSandboxProcess::start(int nice) {
     // Queued in QProcess's write buffer until the pipe accepts it.
     const SandboxDriverPayload driver = SandboxDriverPayload::forPython(m_options.pythonPath);
     m_process->write(LocalSandboxFrameCodec::encodeRaw(driver.frame));
-    QJsonObject config{
+    m_process->write(LocalSandboxFrameCodec::encode(driverConfig(launch.sandboxWorkDir)));
+}
+
+QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir) const {
+    return {
         {QStringLiteral("op"), QStringLiteral("config")},
         {QStringLiteral("nproc"), m_options.maxProcesses},
         {QStringLiteral("stdout_cap"), m_options.stdoutCapBytes},
         {QStringLiteral("stderr_cap"), m_options.stderrCapBytes},
         {QStringLiteral("traceback_cap"), 65536},
-        {QStringLiteral("workdir"), launch.sandboxWorkDir},
+        {QStringLiteral("workdir"), workDir},
         // Where /mnt/data lives for the driver (the host work dir when unisolated).
-        {QStringLiteral("datadir"), launch.sandboxWorkDir},
+        {QStringLiteral("datadir"), workDir},
         {QStringLiteral("image_max_bytes"), m_options.imageMaxBytes},
         {QStringLiteral("image_max_count"), m_options.maxImagesPerRun},
         {QStringLiteral("file_max_bytes"), m_options.fileTransferBytes},
-        // Without bwrap's user namespace the process count is per uid, machine-wide.
+        // Without a user namespace of its own the process count is per uid, machine-wide.
         {QStringLiteral("shared_uid"), !m_isolated},
-        {QStringLiteral("site_packages"), driver.sitePackages},
+        {QStringLiteral("site_packages"),
+         SandboxDriverPayload::forPython(m_options.pythonPath).sitePackages},
         {QStringLiteral("live_interval_ms"), m_options.liveOutputIntervalMs},
         {QStringLiteral("live_chunk_bytes"), m_options.liveOutputChunkBytes},
         {QStringLiteral("live_cap_bytes"), liveCapBytes()},
     };
-    m_process->write(LocalSandboxFrameCodec::encode(config));
+}
+
+void LocalSandboxProcess::startForked(int nice) {
+    const Outcome<LocalSandboxZygote::Spawned> spawned =
+        m_zygote ? m_zygote->spawn(nice)
+                 : Outcome<LocalSandboxZygote::Spawned>::failure(
+                       QStringLiteral("the sandbox zygote is gone"));
+    if (!spawned.ok()) {
+        failEarly(spawned.error);
+        return;
+    }
+    m_lifelineFd = spawned.value.lifelineFd;
+    m_lifeline = new QSocketNotifier(m_lifelineFd, QSocketNotifier::Read, this);
+    connect(m_lifeline, &QSocketNotifier::activated, this, &LocalSandboxProcess::onLifeline);
+    m_channel = new QLocalSocket(this);
+    if (!m_channel->setSocketDescriptor(spawned.value.channelFd)) {
+        ::close(spawned.value.channelFd);
+        killTree(KillReason::Protocol);
+        return;
+    }
+    connect(m_channel, &QLocalSocket::readyRead, this, &LocalSandboxProcess::onStdout);
+    m_startTimer.start(m_options.startTimeoutMs);
+    // The zygote holds the driver already; only this sandbox's configuration goes over.
+    sendToDriver(LocalSandboxFrameCodec::encode(driverConfig(BubblewrapCommand::sandboxWorkDir())));
+}
+
+void LocalSandboxProcess::sendToDriver(const QByteArray &bytes) {
+    if (m_process)
+        m_process->write(bytes);
+    else if (m_channel)
+        m_channel->write(bytes);
+}
+
+void LocalSandboxProcess::onLifeline() {
+    if (m_lifelineFd < 0)
+        return;
+    const LocalSandboxZygote::LifelineRead read = LocalSandboxZygote::readLifeline(m_lifelineFd);
+    if (read.keeperPid > 0)
+        m_pid = read.keeperPid;
+    m_lifelineData += read.data;
+    if (!read.closed)
+        return;
+    // The keeper is gone: it reported the interpreter's end (or could not set the sandbox up).
+    delete m_lifeline;
+    m_lifeline = nullptr;
+    ::close(m_lifelineFd);
+    m_lifelineFd = -1;
+    m_lifelineClosed = true;
+    finishForked();
+}
+
+void LocalSandboxProcess::finishForked() {
+    // A keeper that reported has reaped the namespace's init, so the interpreter is gone and
+    // everything it wrote is in the channel's buffer: read it now (waitForReadyRead(0) reads
+    // what is there and emits readyRead). One that died unreported took the sandbox with it.
+    while (m_channel && m_state != State::Exited && m_channel->waitForReadyRead(0)) {
+    }
+    if (m_state == State::Exited)
+        return;
+    const qsizetype x = m_lifelineData.indexOf('X');
+    if (x < 0) {
+        const QString why = m_zygote ? m_zygote->lastError() : QString();
+        markExited(QStringLiteral("the sandbox could not be set up") +
+                   (why.isEmpty() ? QString() : QStringLiteral(": ") + why));
+        return;
+    }
+    const int status = m_lifelineData.mid(x + 1).trimmed().toInt();
+    // As bwrap reports it: a signal N as exit status 128 + N.
+    onFinished(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status), false);
 }
 
 void LocalSandboxProcess::failEarly(const QString &reason) {
@@ -272,7 +365,7 @@ QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &co
         decoder = QStringDecoder(QStringDecoder::Utf8);
     m_runTimeoutMs = timeoutMs;
     m_runClock.start();
-    m_process->write(LocalSandboxFrameCodec::encode({
+    sendToDriver(LocalSandboxFrameCodec::encode({
         {QStringLiteral("op"), QStringLiteral("run")},
         {QStringLiteral("id"), m_runId},
         {QStringLiteral("code"), code},
@@ -287,25 +380,46 @@ QFuture<Outcome<ExecutionResult>> LocalSandboxProcess::execute(const QString &co
 }
 
 bool LocalSandboxProcess::waitForReady(int timeoutMs) {
-    if (!m_process && m_state == State::Starting) {
+    if (!hasTransport() && m_state == State::Starting) {
         markExited(m_earlyFailure); // failed before there was a process to wait for
         return false;
     }
     QElapsedTimer clock;
     clock.start();
-    // waitFor* emit QProcess's signals synchronously, so the normal handlers run.
-    while (m_state == State::Starting && m_process && clock.elapsed() < timeoutMs) {
+    // waitFor* emit the signals synchronously, so the normal handlers run.
+    while (m_state == State::Starting && clock.elapsed() < timeoutMs) {
         const int remaining = static_cast<int>(qMax<qint64>(1, timeoutMs - clock.elapsed()));
-        if (m_process->bytesToWrite() > 0)
-            m_process->waitForBytesWritten(remaining);
-        else if (!m_process->waitForReadyRead(remaining) &&
-                 m_process->state() == QProcess::NotRunning)
+        if (m_process) {
+            if (m_process->bytesToWrite() > 0)
+                m_process->waitForBytesWritten(remaining);
+            else if (!m_process->waitForReadyRead(remaining) &&
+                     m_process->state() == QProcess::NotRunning)
+                break;
+        } else if (m_channel) {
+            if (m_channel->bytesToWrite() > 0)
+                m_channel->waitForBytesWritten(remaining);
+            else if (!m_channel->waitForReadyRead(remaining) &&
+                     m_channel->state() != QLocalSocket::ConnectedState)
+                break;
+        } else {
             break;
+        }
     }
     if (m_state == State::Starting && clock.elapsed() >= timeoutMs)
         killTree(KillReason::StartTimeout);
     if (m_state == State::Starting && m_process)
         m_process->waitForFinished(5000);
+    if (m_state == State::Starting && m_forked && m_lifelineFd >= 0) {
+        // The keeper reports once the interpreter is gone; wait for that without an event loop.
+        QElapsedTimer grace;
+        grace.start();
+        while (m_lifelineFd >= 0 && grace.elapsed() < 5000) {
+            onLifeline();
+            if (m_lifelineFd >= 0)
+                QThread::msleep(5);
+        }
+        finishForked();
+    }
     return m_state == State::Ready;
 }
 
@@ -314,12 +428,20 @@ void LocalSandboxProcess::kill() {
 }
 
 void LocalSandboxProcess::killTree(KillReason reason) {
-    if (!isAlive() || !m_process)
+    if (!isAlive() || !hasTransport())
         return;
     if (m_killReason == KillReason::None)
         m_killReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    if (!m_process) {
+        // Forked: the keeper kills the sandbox's PID namespace and reports on the lifeline.
+        if (m_lifelineFd >= 0)
+            ::send(m_lifelineFd, "k", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        else if (!m_lifelineClosed)
+            finishForked();
+        return;
+    }
     // Killing the PID-namespace init kills every process in the sandbox at once, and its parent,
     // the outer bwrap, reaps it and exits. Killing the outer bwrap first would leave the init
     // orphaned for a moment, a `[bwrap] <defunct>` whenever the reaper of orphans is slow or
@@ -394,7 +516,7 @@ bool LocalSandboxProcess::setNice(int nice) {
 }
 
 void LocalSandboxProcess::onStdout() {
-    const QByteArray bytes = m_process->readAllStandardOutput();
+    const QByteArray bytes = m_process ? m_process->readAllStandardOutput() : m_channel->readAll();
     if (m_killReason != KillReason::None)
         return;
     m_codec.feed(bytes);
@@ -449,7 +571,13 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
     if (op == QLatin1String("ready") && m_state == State::Starting) {
         m_startTimer.stop();
         readInfo(); // bwrap wrote it before starting the interpreter
+        if (m_lifelineFd >= 0 && m_pid == 0) {
+            onLifeline(); // the keeper's pid came before it made the sandbox
+            if (m_state == State::Exited)
+                return;
+        }
         m_state = State::Ready;
+        m_becameReady = true;
         m_ready.addResult(Outcome<bool>::success(true));
         m_ready.finish();
         return;
@@ -478,7 +606,7 @@ qsizetype LocalSandboxProcess::expectedRawFrames(const QJsonObject &header) {
 
 QFuture<Outcome<LocalSandboxProcess::FileReply>>
 LocalSandboxProcess::fileRequest(const QJsonObject &request, const QByteArray &payload) {
-    if (!isAlive() || !m_process || m_killReason != KillReason::None)
+    if (!isAlive() || !hasTransport() || m_killReason != KillReason::None)
         return QtFuture::makeReadyFuture(
             Outcome<FileReply>::failure(QStringLiteral("the sandbox interpreter is not running")));
     auto promise = std::make_shared<QPromise<Outcome<FileReply>>>();
@@ -488,8 +616,8 @@ LocalSandboxProcess::fileRequest(const QJsonObject &request, const QByteArray &p
     QJsonObject frame = request;
     frame.insert(QStringLiteral("op"), QStringLiteral("fs"));
     frame.insert(QStringLiteral("id"), id);
-    m_process->write(LocalSandboxFrameCodec::encode(frame) +
-                     LocalSandboxFrameCodec::encodeRaw(payload));
+    sendToDriver(LocalSandboxFrameCodec::encode(frame) +
+                 LocalSandboxFrameCodec::encodeRaw(payload));
     return promise->future();
 }
 

@@ -10,6 +10,7 @@
 #include <QFuture>
 #include <QJsonObject>
 #include <QObject>
+#include <QPointer>
 #include <QPromise>
 #include <QStringDecoder>
 #include <QTimer>
@@ -18,17 +19,24 @@
 #include <optional>
 #include <utility>
 
+class QLocalSocket;
 class QProcess;
+class QSocketNotifier;
 class QTemporaryDir;
 
 namespace loopscope {
+
+class LocalSandboxZygote;
 
 // One sandbox interpreter: bubblewrap around `/usr/bin/python3 -I` running
 // resources/sandbox_driver.py, spoken to with LocalSandboxFrameCodec frames. Runs one piece of
 // code at a time. Every process of the sandbox dies with it: bwrap is the leader of its own
 // process group and gets SIGKILL if this process dies (PR_SET_PDEATHSIG), and killing bwrap kills
 // the sandbox's PID namespace. When the app runs as root the whole tree runs as
-// LocalSandboxOptions::sandboxUid. Lives on (and must be used from) the backend's thread.
+// LocalSandboxOptions::sandboxUid. With a LocalSandboxZygote the interpreter is forked by the
+// zygote instead (same isolation, see there): frames go over a socket, and the sandbox's keeper
+// reports its end on a lifeline and kills it when told to. Lives on (and must be used from) the
+// backend's thread.
 class LocalSandboxProcess : public QObject {
     Q_OBJECT
 public:
@@ -40,8 +48,9 @@ public:
     enum class State { NotStarted, Starting, Ready, Running, Exited };
     Q_ENUM(State)
 
+    // `zygote` (isolated only; may be null) forks the interpreter instead of a bwrap of its own.
     LocalSandboxProcess(const LocalSandboxOptions &options, bool isolated,
-                        QObject *parent = nullptr);
+                        LocalSandboxZygote *zygote = nullptr, QObject *parent = nullptr);
     // Kills and reaps the process tree (blocking for at most a few ms: SIGKILL cannot be ignored).
     ~LocalSandboxProcess() override;
 
@@ -50,6 +59,9 @@ public:
     State state() const { return m_state; }
     bool isAlive() const { return m_state != State::NotStarted && m_state != State::Exited; }
     bool isIsolated() const { return m_isolated; }
+    bool isForked() const { return m_forked; }
+    // Host pid of the outer bwrap (or unisolated python), or of the keeper when forked by the
+    // zygote (known once it reported, at the latest when the interpreter is ready).
     qint64 processId() const;
     // Host pid of the sandbox's PID-namespace init (bwrap's inner process, from --info-fd), 0 if
     // not known (unisolated, not reported yet) or no longer the outer bwrap's child.
@@ -59,6 +71,8 @@ public:
     bool setNice(int nice);
     // Why the interpreter is gone (empty while it lives).
     QString exitReason() const { return m_exitReason; }
+    // Whether the driver ever reported ready (a start that failed did not).
+    bool becameReady() const { return m_becameReady; }
 
     // Finishes with true once the driver reports ready, or with an error if it dies first.
     QFuture<Outcome<bool>> whenReady() const { return m_ready.future(); }
@@ -95,8 +109,14 @@ signals:
 private:
     enum class KillReason { None, Requested, Timeout, StartTimeout, Protocol };
 
+    void startForked(int nice);
+    QJsonObject driverConfig(const QString &workDir) const;
+    bool hasTransport() const { return m_process || m_channel; }
+    void sendToDriver(const QByteArray &bytes);
     void onStdout();
     void onStderr();
+    void onLifeline();
+    void finishForked();
     void onFinished(int exitCode, bool crashed);
     void onFailedToStart();
     void handleFrame(const QByteArray &payload);
@@ -115,11 +135,20 @@ private:
     LocalSandboxOptions m_options;
     bool m_isolated;
     State m_state = State::NotStarted;
-    QProcess *m_process = nullptr;                // child of this
+    QProcess *m_process = nullptr; // child of this (bwrap or unisolated python)
+    // Forked mode: the backend's zygote (which may go first: the backend falls back or shuts down).
+    QPointer<LocalSandboxZygote> m_zygote;
+    bool m_forked = false;
+    QLocalSocket *m_channel = nullptr;     // forked mode: the driver's frames; child
+    int m_lifelineFd = -1;                 // forked mode: see LocalSandboxZygote
+    QSocketNotifier *m_lifeline = nullptr; // child of this
+    QByteArray m_lifelineData;
+    bool m_lifelineClosed = false;
     std::unique_ptr<QTemporaryDir> m_hostWorkDir; // unisolated mode only
     LocalSandboxFrameCodec m_codec;
     QByteArray m_stderrTail;
     QString m_exitReason;
+    bool m_becameReady = false;
     QString m_earlyFailure;
     KillReason m_killReason = KillReason::None;
     qint64 m_pid = 0;

@@ -33,6 +33,11 @@ QByteArray SandboxDriverPayload::driverSource() {
     return source;
 }
 
+QByteArray SandboxDriverPayload::zygoteSource() {
+    static const QByteArray source = resource(QStringLiteral(":/loopscope/sandbox_zygote.py"));
+    return source;
+}
+
 SandboxDriverPayload SandboxDriverPayload::forPython(const QString &pythonPath) {
     static QHash<QString, SandboxDriverPayload> cache;
     static QMutex mutex;

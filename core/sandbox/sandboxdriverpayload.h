@@ -7,7 +7,7 @@
 namespace loopscope {
 
 // The Python that runs in local sandboxes, as it ships inside the binary (resources/): the
-// driver, one per sandbox interpreter.
+// driver (one per sandbox interpreter) and the zygote that forks sandboxes.
 struct SandboxDriverPayload {
     QByteArray frame;        // "M" + the driver's marshalled code, or "S" + its source
     QJsonArray sitePackages; // put on sys.path by the driver (the interpreter runs with -S)
@@ -17,8 +17,9 @@ struct SandboxDriverPayload {
     // skips the compile. Also asks it for its site-packages directories. Falls back to the
     // source and no extra paths if that fails. Blocks the first caller for ~50 ms once per path.
     static SandboxDriverPayload forPython(const QString &pythonPath);
-    // The source, from the resources.
+    // The sources, from the resources.
     static QByteArray driverSource();
+    static QByteArray zygoteSource();
 };
 
 } // namespace loopscope

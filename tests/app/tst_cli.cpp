@@ -87,8 +87,8 @@ runToEnd(const QStringList &arguments,
 }
 
 // Direct children of `pid` whose command line mentions `needle`.
-int childrenRunning(qint64 pid, const QByteArray &needle) {
-    int count = 0;
+QList<qint64> childrenWith(qint64 pid, const QByteArray &needle) {
+    QList<qint64> children;
     const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
     for (const QString &entry : entries) {
         bool numeric = false;
@@ -104,9 +104,9 @@ int childrenRunning(qint64 pid, const QByteArray &needle) {
         const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
         if (fields.size() > 1 && fields.at(1).toLongLong() == pid &&
             cmdline.readAll().contains(needle))
-            ++count;
+            children << entry.toLongLong();
     }
-    return count;
+    return children;
 }
 
 // Processes anywhere whose command line mentions `needle` (zombies have none).
@@ -303,24 +303,48 @@ private slots:
         QCOMPARE(app.out.count('\n'), 1);
     }
 
-    // --sandbox-pool sets how many warm interpreters (one bwrap child each) the binary keeps;
-    // 0 keeps none. SIGTERM leaves no sandbox process behind, pooled ones included.
+    // --sandbox-pool sets how many warm sandboxes the binary keeps; 0 keeps none. With
+    // sandbox.zygote off each is a bwrap child of the app; with the zygote (the default) each is
+    // a keeper forked by the zygote, the app's one bwrap child. SIGTERM leaves no sandbox process
+    // behind, pooled ones and the zygote included.
     void sandboxPoolFlagSizesTheWarmPool_data() {
         QTest::addColumn<int>("pool");
-        QTest::newRow("3") << 3;
-        QTest::newRow("0 (off)") << 0;
+        QTest::addColumn<bool>("zygote");
+        QTest::newRow("3, one bwrap each") << 3 << false;
+        QTest::newRow("0 (off), one bwrap each") << 0 << false;
+        QTest::newRow("3, forked") << 3 << true;
+        QTest::newRow("0 (off), forked") << 0 << true;
     }
     void sandboxPoolFlagSizesTheWarmPool() {
         QFETCH(int, pool);
+        QFETCH(bool, zygote);
+        QTemporaryDir dir;
+        const QString config = dir.filePath(QStringLiteral("config.yaml"));
+        QFile file(config);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(zygote ? "sandbox:\n  zygote: true\n" : "sandbox:\n  zygote: false\n");
+        file.close();
         Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
-                     QStringLiteral("--sandbox-pool"), QString::number(pool)});
+                     QStringLiteral("--config"), config, QStringLiteral("--sandbox-pool"),
+                     QString::number(pool)});
         QVERIFY2(app.waitListening(), app.err.constData());
         const qint64 pid = app.process.processId();
         const QByteArray marker = "loopscope-sandbox:" + QByteArray::number(pid);
         // Give a pool the time it needs to show up (row 3 shows it does here). The count is
         // awaited, not read once: the sandbox self-test's probe is a bwrap child for a moment.
         QTest::qWait(3000);
-        QTRY_COMPARE_WITH_TIMEOUT(childrenRunning(pid, marker), pool, 20000);
+        const auto pooled = [&]() -> qsizetype {
+            const QList<qint64> bwraps = childrenWith(pid, marker);
+            if (!zygote)
+                return bwraps.size();
+            // app → the zygote's bwrap → its PID-namespace init → the zygote → one keeper each.
+            QList<qint64> level = bwraps;
+            for (int depth = 0; depth < 2 && level.size() == 1; ++depth)
+                level = childrenWith(level.first(), marker);
+            return level.size() == 1 ? childrenWith(level.first(), marker).size()
+                                     : (bwraps.isEmpty() ? 0 : -1);
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(pooled(), qsizetype(pool), 20000);
         QVERIFY(app.stop(SIGTERM));
         QCOMPARE(app.process.exitCode(), 0);
         QTRY_COMPARE_WITH_TIMEOUT(processesMentioning(marker), 0, 20000);
@@ -495,7 +519,7 @@ private slots:
         // The session keeps its sandbox: one live kernel.
         QTRY_COMPARE_WITH_TIMEOUT(jupyter.kernelProcesses().size(), 1, 20000);
         // A remote backend is the one in use: no warm local interpreters were started for it.
-        QCOMPARE(childrenRunning(app.process.processId(), "bwrap"), 0);
+        QCOMPARE(childrenWith(app.process.processId(), "bwrap").size(), 0);
 
         QVERIFY(app.stop(signalNumber));
         QCOMPARE(app.process.exitStatus(), QProcess::NormalExit);
@@ -568,7 +592,7 @@ private slots:
         QCOMPARE(first.status, 200);
         // (Also the control for quitDeletesRemoteSandboxes' "no bwrap child": local sandboxes
         // are bwrap children of loopscope.)
-        QVERIFY(childrenRunning(app.process.processId(), "bwrap") >= 1);
+        QVERIFY(childrenWith(app.process.processId(), "bwrap").size() >= 1);
         const auto second = request(app.port(), "POST", "/v1/responses", body("s2"));
         QCOMPARE(second.status, 429);
         QCOMPARE(second.header("retry-after"), QByteArray("5"));

@@ -80,12 +80,18 @@ export function sandboxProcessCount(loopscopePid) {
   }
 }
 
-// Live sandbox interpreters of one Loopscope (one per sandbox, pooled ones included).
+// Live sandbox interpreters of one Loopscope (one per sandbox, pooled ones included): the
+// marked python processes without a marked child. With the zygote (the default) a sandbox is
+// three forks of it (keeper, namespace init, interpreter) and the zygote itself is one more;
+// with one bwrap per sandbox the interpreter is the only marked python. Leaves count either way.
 export function sandboxInterpreterCount(loopscopePid) {
   const marker = `loopscope-sandbox:${loopscopePid}`;
   try {
-    const out = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' });
-    return out.split('\n').filter((l) => l.startsWith('/usr/bin/python3') && l.includes(marker)).length;
+    const out = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
+    const marked = out.split('\n').map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+      .filter((m) => m && m[3].includes(marker));
+    const parents = new Set(marked.map((m) => m[2]));
+    return marked.filter((m) => m[3].startsWith('/usr/bin/python3') && !parents.has(m[1])).length;
   } catch {
     return 0;
   }

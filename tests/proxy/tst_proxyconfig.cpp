@@ -137,6 +137,9 @@ general_settings:
         QTest::newRow("yaml syntax") << QByteArray("model_list:\n  - model_name: [unclosed\n")
                                      << QStringLiteral("invalid YAML at line");
         QTest::newRow("root not a mapping") << QByteArray("- a\n- b\n") << QStringLiteral("line 1");
+        QTest::newRow("sandbox.zygote not a boolean")
+            << QByteArray("sandbox:\n  zygote: sometimes\n")
+            << QStringLiteral("sandbox.zygote (line 2)");
         QTest::newRow("model_list not a list")
             << QByteArray("model_list: 5\n")
             << QStringLiteral("model_list (line 1): must be a list");
@@ -299,6 +302,21 @@ general_settings:
         QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
         QCOMPARE(config.sandboxPoolSize, size);
         QCOMPARE(config.sandboxPoolMax, max);
+    }
+    void sandboxZygoteSwitch_data() {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::addColumn<bool>("zygote");
+        QTest::newRow("default") << QByteArray("sandbox:\n  pool_size: 1\n") << true;
+        QTest::newRow("off") << QByteArray("sandbox:\n  zygote: false\n") << false;
+        QTest::newRow("on") << QByteArray("sandbox:\n  zygote: true\n") << true;
+    }
+    void sandboxZygoteSwitch() {
+        QFETCH(QByteArray, yaml);
+        QFETCH(bool, zygote);
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
+        QCOMPARE(config.sandboxZygote, zygote);
     }
     void configErrorsNameKeyAndLine() {
         QFETCH(QByteArray, yaml);

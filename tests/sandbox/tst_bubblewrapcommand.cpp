@@ -11,7 +11,9 @@ class TestBubblewrapCommand : public QObject {
 private slots:
     void isolationFlagsPresent_data();
     void isolationFlagsPresent();
+    void noHostDirectoriesBound_data();
     void noHostDirectoriesBound();
+    void zygoteLeavesNamespacesAndMountsToItsSandboxes();
     void sizeCappedTmpfsWorkDir();
     void environmentIsClearedAndMinimal();
     void interpreterIsAbsoluteAndIsolatedMode();
@@ -21,14 +23,23 @@ private slots:
 
 void TestBubblewrapCommand::isolationFlagsPresent_data() {
     QTest::addColumn<QString>("flag");
+    QTest::addColumn<bool>("zygote");
     for (const char *flag : {"--unshare-all", "--unshare-user", "--disable-userns",
                              "--die-with-parent", "--new-session", "--clearenv", "--cap-drop"})
-        QTest::newRow(flag) << QString::fromLatin1(flag);
+        QTest::newRow(flag) << QString::fromLatin1(flag) << false;
+    // The zygote's bwrap: the same, but nested user namespaces stay possible (its sandboxes make
+    // their own and then forbid any below them).
+    for (const char *flag : {"--unshare-all", "--unshare-user", "--die-with-parent",
+                             "--new-session", "--clearenv", "--cap-drop"})
+        QTest::newRow(qPrintable(QStringLiteral("zygote ") + QLatin1String(flag)))
+            << QString::fromLatin1(flag) << true;
 }
 
 void TestBubblewrapCommand::isolationFlagsPresent() {
     QFETCH(QString, flag);
-    const QStringList args = BubblewrapCommand::bwrapArguments({});
+    QFETCH(bool, zygote);
+    const QStringList args =
+        zygote ? BubblewrapCommand::zygoteArguments({}) : BubblewrapCommand::bwrapArguments({});
     const qsizetype separator = args.indexOf(QStringLiteral("--"));
     QVERIFY(separator > 0);
     QVERIFY2(args.indexOf(flag) >= 0 && args.indexOf(flag) < separator, qPrintable(flag));
@@ -36,8 +47,16 @@ void TestBubblewrapCommand::isolationFlagsPresent() {
         QCOMPARE(args.at(args.indexOf(flag) + 1), QStringLiteral("ALL"));
 }
 
+void TestBubblewrapCommand::noHostDirectoriesBound_data() {
+    QTest::addColumn<bool>("zygote");
+    QTest::newRow("sandbox") << false;
+    QTest::newRow("zygote") << true;
+}
+
 void TestBubblewrapCommand::noHostDirectoriesBound() {
-    const QStringList args = BubblewrapCommand::bwrapArguments({});
+    QFETCH(bool, zygote);
+    const QStringList args =
+        zygote ? BubblewrapCommand::zygoteArguments({}) : BubblewrapCommand::bwrapArguments({});
     const qsizetype separator = args.indexOf(QStringLiteral("--"));
     for (qsizetype i = 0; i < separator; ++i) {
         const QString &arg = args.at(i);
@@ -50,6 +69,22 @@ void TestBubblewrapCommand::noHostDirectoriesBound() {
                      qPrintable(source));
         }
     }
+}
+
+void TestBubblewrapCommand::zygoteLeavesNamespacesAndMountsToItsSandboxes() {
+    const QStringList args = BubblewrapCommand::zygoteArguments({});
+    const qsizetype separator = args.indexOf(QStringLiteral("--"));
+    QVERIFY(separator > 0);
+    const QStringList own = args.mid(0, separator);
+    QVERIFY(!own.contains(QStringLiteral("--disable-userns")));
+    QVERIFY(!own.contains(QStringLiteral("--seccomp"))); // each sandbox loads the filter itself
+    QVERIFY(!own.contains(QStringLiteral("--tmpfs")));   // and mounts its own capped tmpfs
+    // ... on these, which exist in the read-only root.
+    for (const QString &dir : {QStringLiteral("/tmp"), QStringLiteral("/mnt/data")})
+        QVERIFY2(own.indexOf(dir) > 0 && own.at(own.indexOf(dir) - 1) == QLatin1String("--dir"),
+                 qPrintable(dir));
+    QVERIFY(own.contains(QStringLiteral("--remount-ro")));
+    QCOMPARE(args.at(separator + 1), QStringLiteral("/usr/bin/python3"));
 }
 
 void TestBubblewrapCommand::sizeCappedTmpfsWorkDir() {

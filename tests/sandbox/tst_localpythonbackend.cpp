@@ -12,6 +12,7 @@
 #include <QTest>
 #include <QThread>
 
+#include <csignal>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,7 +22,12 @@ using loopscope::test::sandboxLeftovers;
 
 namespace {
 constexpr int kWaitMs = 60000; // generous: the CI box is a loaded 2-core VM
+
+QByteArray commandLineOf(qint64 pid) {
+    QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+    return pid > 0 && cmdline.open(QIODevice::ReadOnly) ? cmdline.readAll() : QByteArray();
 }
+} // namespace
 
 // Real bubblewrap + python processes. Every test ends (cleanup()) by destroying its backend and
 // proving that no process of our sandboxes is left.
@@ -80,6 +86,9 @@ private slots:
     void poolGrowsUnderDemandAndShrinksWhenIdle();
     void pooledInterpretersStartAtLowerPriority();
     void killingASandboxLeavesNoZombie();
+    void forkedSandboxGoesWithEveryProcess();
+    void zygoteDeathEndsItsSandboxesAndANewOneServes();
+    void forkedSandboxesDrawTheirOwnRandomness();
     void removeKillsTreeAndIsIdempotent();
     void removeWhileRunningEndsTheRun();
     void destructorKillsEverything();
@@ -88,10 +97,13 @@ private slots:
     void unisolatedNeedsExplicitSwitchAndIsFlagged();
 
 private:
-    // Every isolation check runs on both ways a sandbox comes to be: "fresh" (started for the
-    // create, pool off) and "pooled" (a warm interpreter handed out by the pool, checked).
+    // Every isolation check runs on each way a sandbox comes to be: "fresh" (a bwrap started
+    // for the create, pool off), "pooled" (a warm bwrap interpreter handed out by the pool,
+    // checked) and "forked" (forked by the zygote, which makes the namespaces itself, checked).
     static void addPathColumn();
-    static QStringList paths() { return {QStringLiteral("fresh"), QStringLiteral("pooled")}; }
+    static QStringList paths() {
+        return {QStringLiteral("fresh"), QStringLiteral("pooled"), QStringLiteral("forked")};
+    }
     LocalPythonBackend &backendFor(const QString &path,
                                    LocalSandboxOptions options = testOptions());
     SandboxHandle createVia(const QString &path);
@@ -138,10 +150,21 @@ LocalPythonBackend &TestLocalPythonBackend::backendFor(const QString &path,
     const bool pooled = path == QLatin1String("pooled");
     options.poolSize = pooled ? 1 : 0;
     options.poolMaxSize = pooled ? 1 : 0; // a fixed pool: every create waits for its hand-off
+    options.zygote = path == QLatin1String("forked");
     return backend(options);
 }
 
 SandboxHandle TestLocalPythonBackend::createVia(const QString &path) {
+    if (path == QLatin1String("forked")) {
+        const SandboxHandle handle = create();
+        // The zygote's keeper is not a bwrap: its parent is the zygote, inside the zygote's bwrap.
+        if (!m_backend->usesZygote() || m_backend->zygoteProcessId() <= 0 ||
+            commandLineOf(m_backend->processId(handle.id)).contains("bwrap")) {
+            qWarning("the sandbox was not forked by the zygote");
+            return {};
+        }
+        return handle;
+    }
     if (path != QLatin1String("pooled")) {
         if (m_backend->pooledCount() != 0)
             qWarning("a fresh sandbox was asked for, but the backend has a pool");
@@ -667,6 +690,7 @@ void TestLocalPythonBackend::seccompFilterBlocksKernelSurface_data() {
     QTest::addColumn<QString>("via");
     QTest::newRow("filtered/fresh") << true << QStringLiteral("fresh");
     QTest::newRow("filtered/pooled") << true << QStringLiteral("pooled");
+    QTest::newRow("filtered/forked") << true << QStringLiteral("forked");
     // Control: without the filter the same probe sees the kernel (proves the probe can fail).
     QTest::newRow("unfiltered") << false << QStringLiteral("fresh");
 }
@@ -857,9 +881,12 @@ void TestLocalPythonBackend::infiniteLoopTimesOutAndNextRunIsFresh() {
              qPrintable(r.value.error->value));
     QCOMPARE(r.value.executionCount, 2);
     QTRY_VERIFY_WITH_TIMEOUT(!processExists(pid), 10000);
-    // Only the pooled interpreters' trees (outer bwrap, bwrap init, python) may remain; the pool
-    // may have grown past poolSize when the first create found its interpreter still starting.
-    QTRY_VERIFY_WITH_TIMEOUT(sandboxLeftovers().size() <= 3 * m_backend->pooledCount(), 10000);
+    // Only the pooled interpreters' trees (outer bwrap, bwrap init, python; or keeper, init,
+    // python) and the zygote's (bwrap, its init, the zygote) may remain; the pool may have grown
+    // past poolSize when the first create found its interpreter still starting.
+    QTRY_VERIFY_WITH_TIMEOUT(sandboxLeftovers().size() <=
+                                 3 * m_backend->pooledCount() + (m_backend->usesZygote() ? 3 : 0),
+                             10000);
 
     // Same sandbox id, fresh interpreter, one-time notice.
     r = run(sandbox, QStringLiteral("print('state' in globals())"));
@@ -1129,6 +1156,7 @@ void TestLocalPythonBackend::pooledInterpretersStartAtLowerPriority() {
 void TestLocalPythonBackend::killingASandboxLeavesNoZombie() {
     LocalSandboxOptions options = testOptions();
     options.poolSize = 0;
+    options.zygote = false; // bwrap's own tree; forkedSandboxGoesWithEveryProcess for the other
     backend(options);
     const SandboxHandle sandbox = create();
     const qint64 outer = m_backend->processId(sandbox.id);
@@ -1141,6 +1169,87 @@ void TestLocalPythonBackend::killingASandboxLeavesNoZombie() {
     // the init: a `[bwrap] <defunct>` until the system's reaper of orphans gets to it, if ever.)
     QVERIFY(!QFile::exists(QStringLiteral("/proc/%1").arg(inner.first())));
     QVERIFY(!QFile::exists(QStringLiteral("/proc/%1").arg(outer)));
+}
+
+void TestLocalPythonBackend::forkedSandboxGoesWithEveryProcess() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    backend(options);
+    QVERIFY(m_backend->usesZygote());
+    const SandboxHandle sandbox = create();
+    QVERIFY(sandbox.isValid());
+    // A background child that would outlive a careless delete.
+    QVERIFY(
+        run(sandbox, QStringLiteral("import subprocess\nsubprocess.Popen(['/bin/sleep', '300'])"))
+            .ok());
+    // keeper → PID-namespace init → interpreter → sleep, as the host sees them.
+    const qint64 keeper = m_backend->processId(sandbox.id);
+    QList<qint64> tree{keeper};
+    for (int depth = 0; depth < 3; ++depth) {
+        QTRY_COMPARE_WITH_TIMEOUT(childrenOf(tree.last()).size(), 1, 10000);
+        tree << childrenOf(tree.last()).first();
+    }
+    // (Popen's child is a forked python until its exec.)
+    QTRY_VERIFY2_WITH_TIMEOUT(commandLineOf(tree.last()).startsWith("/bin/sleep"),
+                              commandLineOf(tree.last()).constData(), 10000);
+    const qint64 zygote = m_backend->zygoteProcessId();
+    QVERIFY(processExists(zygote));
+    QVERIFY(awaitFuture(m_backend->remove(sandbox, {}), kWaitMs).value);
+    // remove() finishes once the keeper reported the init reaped, so the namespace is empty;
+    // the keeper itself exits right after (the zygote's kernel-side reaping takes it).
+    for (qint64 pid : std::as_const(tree).mid(1))
+        QVERIFY2(!processExists(pid), qPrintable(QString::number(pid)));
+    QTRY_VERIFY_WITH_TIMEOUT(!QFile::exists(QStringLiteral("/proc/%1").arg(keeper)), 10000);
+    // What stays: the zygote in its bwrap (outer bwrap, its init, the zygote), for the next one.
+    QTRY_COMPARE_WITH_TIMEOUT(sandboxLeftovers().size(), 3, 10000);
+    QVERIFY(processExists(zygote));
+}
+
+void TestLocalPythonBackend::zygoteDeathEndsItsSandboxesAndANewOneServes() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    QVERIFY(run(sandbox, QStringLiteral("state = 'old'")).ok());
+    const qint64 keeper = m_backend->processId(sandbox.id);
+    const qint64 zygote = m_backend->zygoteProcessId();
+    QVERIFY(processExists(keeper));
+    // The zygote's bwrap leads its process group: all of the zygote goes at once.
+    QCOMPARE(::kill(-static_cast<pid_t>(zygote), SIGKILL), 0);
+    // Its sandboxes go with it (the keepers die with the zygote, the sandboxes with them).
+    QTRY_VERIFY_WITH_TIMEOUT(!processExists(keeper), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
+                              qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 10000);
+    // The sandbox id lives on with a fresh interpreter from a new zygote.
+    const Outcome<ExecutionResult> r = run(sandbox, QStringLiteral("print('state' in globals())"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("False\n"));
+    QVERIFY2(r.value.stderrText.startsWith(QStringLiteral("[loopscope] This sandbox's previous "
+                                                          "interpreter stopped")),
+             qPrintable(r.value.stderrText));
+    QVERIFY(m_backend->usesZygote());
+    QVERIFY(m_backend->zygoteProcessId() > 0);
+    QVERIFY(m_backend->zygoteProcessId() != zygote);
+}
+
+void TestLocalPythonBackend::forkedSandboxesDrawTheirOwnRandomness() {
+    // Forks share the zygote's memory, but nothing random is drawn there: `random` is seeded in
+    // each sandbox when user code imports it, and the interpreter's own state is fresh per fork.
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    backend(options);
+    QVERIFY(m_backend->usesZygote());
+    const QString code =
+        QStringLiteral("import random, tempfile, uuid\nprint(random.random(), uuid.uuid4(), "
+                       "tempfile.mkdtemp())");
+    QSet<QString> seen;
+    for (int i = 0; i < 3; ++i) {
+        const SandboxHandle sandbox = create();
+        const Outcome<ExecutionResult> r = run(sandbox, code);
+        QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error));
+        seen.insert(r.value.stdoutText);
+    }
+    QCOMPARE(seen.size(), 3);
 }
 
 void TestLocalPythonBackend::poolCanBeDisabled() {
@@ -1254,6 +1363,7 @@ void TestLocalPythonBackend::noStateCrossesSandboxes() {
 void TestLocalPythonBackend::removeKillsTreeAndIsIdempotent() {
     LocalSandboxOptions options = testOptions();
     options.poolSize = 0;
+    options.zygote = false; // see forkedSandboxGoesWithEveryProcess
     backend(options);
     const SandboxHandle sandbox = create();
     // A background child that would outlive a careless delete.

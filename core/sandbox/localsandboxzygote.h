@@ -1,0 +1,67 @@
+#pragma once
+
+#include "common/outcome.h"
+#include "sandbox/localsandboxoptions.h"
+
+#include <QByteArray>
+#include <QObject>
+#include <QString>
+
+class QProcess;
+
+namespace loopscope {
+
+// One pre-initialised interpreter inside one bubblewrap (resources/sandbox_zygote.py) that forks
+// a sandbox per spawn(): a fork and fresh namespaces cost ~3 ms of CPU where a new bwrap and
+// interpreter cost ~20. Each sandbox makes its own user, mount, PID, network, IPC, UTS and cgroup
+// namespaces, size-capped tmpfs, capabilities, no_new_privs and seccomp filter, as bwrap does for
+// a sandbox started on its own (the escape suite runs on both). The zygote never runs user code.
+// It starts on the first spawn() and again after it died; it dies with this object and with the
+// app (bwrap --die-with-parent), its sandboxes with it. Lives on the backend's thread.
+class LocalSandboxZygote : public QObject {
+    Q_OBJECT
+public:
+    // A forked sandbox as the proxy holds it: the driver's frames go over `channelFd`; the
+    // keeper reports on `lifelineFd` (b"P" with its pid in SCM_CREDENTIALS, b"X<wait status>\n"
+    // at the end) and kills the sandbox when anything is written to it or it closes. Both are
+    // connected Unix stream sockets, close-on-exec, owned by the caller.
+    struct Spawned {
+        int channelFd = -1;
+        int lifelineFd = -1;
+    };
+
+    explicit LocalSandboxZygote(const LocalSandboxOptions &options, QObject *parent = nullptr);
+    ~LocalSandboxZygote() override;
+
+    // Asks the zygote for a sandbox whose processes start at `nice`; starts the zygote first if
+    // it is not running. Fails when the zygote cannot be started or has gone.
+    Outcome<Spawned> spawn(int nice = 0);
+    bool isRunning() const;
+    // Host pid of the bwrap the zygote runs in (0 if not running); tests and diagnostics.
+    qint64 processId() const;
+    // The zygote's last line on stderr (a sandbox that could not be set up says why there).
+    QString lastError() const { return m_lastError; }
+
+    // What one non-blocking read of a lifeline found: the keeper's bytes, its host pid when its
+    // b"P" came with them (SCM_CREDENTIALS, translated by the kernel into our PID namespace),
+    // and whether the keeper has closed it (the sandbox is gone).
+    struct LifelineRead {
+        QByteArray data;
+        qint64 keeperPid = 0;
+        bool closed = false;
+    };
+    static LifelineRead readLifeline(int lifelineFd);
+
+private:
+    bool start();
+    void stop();
+    void onStderr();
+
+    LocalSandboxOptions m_options;
+    QProcess *m_process = nullptr; // child of this
+    int m_controlFd = -1;          // our end of the zygote's fd 0
+    QByteArray m_stderr;
+    QString m_lastError;
+};
+
+} // namespace loopscope
