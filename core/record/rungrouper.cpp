@@ -191,11 +191,23 @@ QString RunGrouper::newRunId() {
            QString::number(QRandomGenerator::global()->generate64(), 16).rightJustified(16, u'0');
 }
 
+RunGrouper::RunGrouper(int keysPerGeneration)
+    : m_keysPerGeneration(qMax(1, keysPerGeneration))
+    , m_seed(size_t(QRandomGenerator::system()->generate64())) {}
+
+quint64 RunGrouper::hashOf(const QString &key) const {
+    quint64 hash = qHash(key, m_seed);
+    if constexpr (sizeof(size_t) < sizeof(quint64)) // 32-bit: two seeds for 64 bits
+        hash = (hash << 32) | qHash(key, ~m_seed);
+    return hash;
+}
+
 QString RunGrouper::find(const QStringList &keys) const {
     for (const QString &key : keys) {
-        if (const auto it = m_runs.constFind(key); it != m_runs.constEnd())
+        const quint64 hash = hashOf(key);
+        if (const auto it = m_runs.constFind(hash); it != m_runs.constEnd())
             return it.value();
-        if (const auto it = m_older.constFind(key); it != m_older.constEnd())
+        if (const auto it = m_older.constFind(hash); it != m_older.constEnd())
             return it.value();
     }
     return {};
@@ -207,7 +219,7 @@ void RunGrouper::remember(const QStringList &keys, const QString &runId) {
             m_older = std::exchange(m_runs, {});
             m_runs.reserve(m_keysPerGeneration);
         }
-        m_runs.insert(key, runId);
+        m_runs.insert(hashOf(key), runId);
     }
 }
 

@@ -17,7 +17,10 @@ namespace loopscope {
 //                                        whose model asked for that call (client-side tools)
 //   prefix:<hash>                        Chat `messages` (or a stateless Responses `input`) that
 //                                        extend an earlier flow's messages plus its reply
-// Keys are plain strings so the store can persist them (table run_keys) and reload them.
+// Keys are plain strings so the store can persist them (table run_keys) and reload them; in
+// memory each is kept as a 64-bit keyed hash (SipHash with a per-process seed): ~40 bytes per key
+// instead of ~230 for the string and its node, and a collision between two of the ≤ 50,000 keys
+// held is a one-in-10^10 event that would at worst join two flows into one run.
 class RunGrouper {
 public:
     // Keys of a request that point at earlier flows, strongest first.
@@ -37,8 +40,7 @@ public:
     // (it levels off once both are full, instead of growing until a wholesale clear) and the
     // most recent keysPerGeneration keys are always known.
     static constexpr int kKeysPerGeneration = 25000;
-    explicit RunGrouper(int keysPerGeneration = kKeysPerGeneration)
-        : m_keysPerGeneration(qMax(1, keysPerGeneration)) {}
+    explicit RunGrouper(int keysPerGeneration = kKeysPerGeneration);
 
     // The run of the first known key, or empty.
     QString find(const QStringList &keys) const;
@@ -50,9 +52,13 @@ public:
     int size() const { return int(m_runs.size() + m_older.size()); }
 
 private:
+    quint64 hashOf(const QString &key) const;
+
     int m_keysPerGeneration;
-    QHash<QString, QString> m_runs;  // key → run id, newest generation
-    QHash<QString, QString> m_older; // the generation before
+    size_t m_seed;
+    // Hash of a key → run id (one shared string per run), newest generation and the one before.
+    QHash<quint64, QString> m_runs;
+    QHash<quint64, QString> m_older;
 };
 
 } // namespace loopscope
