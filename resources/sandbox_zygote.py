@@ -58,6 +58,7 @@ _driver_modules = set(sys.modules)
 del _config_frame, _driver_frame
 
 import ctypes  # noqa: E402 (after the driver on purpose, see above)
+import gc  # noqa: E402
 import resource  # noqa: E402
 import select  # noqa: E402
 import signal  # noqa: E402
@@ -239,6 +240,10 @@ def _keeper(zygote, channel, lifeline, nice, config, seccomp):
 
 def _serve(config, seccomp):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
+    # Every object so far goes to the collector's permanent generation: collections in a fork
+    # then never walk (and so never copy-on-write) the zygote's pages.
+    gc.collect()
+    gc.freeze()
     control = socket.socket(fileno=_CONTROL)
     zygote = os.getpid()
     while True:
