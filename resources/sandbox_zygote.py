@@ -177,6 +177,12 @@ def _init(channel, report_fd, config, seccomp):
         os.close(report_fd)
         _interpreter(channel, config)
     os.close(channel)
+    # The init has nothing more to say, and code in the sandbox could make it say things (it
+    # may ptrace its init): its stderr, the zygote's and so the proxy's log, goes. The
+    # interpreter's own stderr is re-pointed by the driver before any user code runs.
+    null = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
     while True:
         try:
             pid, status = os.wait()

@@ -89,6 +89,7 @@ private slots:
     void forkedSandboxGoesWithEveryProcess();
     void zygoteDeathEndsItsSandboxesAndANewOneServes();
     void forkedSandboxesDrawTheirOwnRandomness();
+    void forkedSandboxHoldsNoneOfTheZygotesDescriptors();
     void removeKillsTreeAndIsIdempotent();
     void removeWhileRunningEndsTheRun();
     void destructorKillsEverything();
@@ -99,10 +100,12 @@ private slots:
 private:
     // Every isolation check runs on each way a sandbox comes to be: "fresh" (a bwrap started
     // for the create, pool off), "pooled" (a warm bwrap interpreter handed out by the pool,
-    // checked) and "forked" (forked by the zygote, which makes the namespaces itself, checked).
+    // checked), "forked" (forked by the zygote, which makes the namespaces itself, checked) and
+    // "forked-pooled" (a warm fork handed out by the pool: the default configuration).
     static void addPathColumn();
     static QStringList paths() {
-        return {QStringLiteral("fresh"), QStringLiteral("pooled"), QStringLiteral("forked")};
+        return {QStringLiteral("fresh"), QStringLiteral("pooled"), QStringLiteral("forked"),
+                QStringLiteral("forked-pooled")};
     }
     LocalPythonBackend &backendFor(const QString &path,
                                    LocalSandboxOptions options = testOptions());
@@ -147,39 +150,45 @@ void TestLocalPythonBackend::addPathColumn() {
 
 LocalPythonBackend &TestLocalPythonBackend::backendFor(const QString &path,
                                                        LocalSandboxOptions options) {
-    const bool pooled = path == QLatin1String("pooled");
+    const bool pooled = path.endsWith(QLatin1String("pooled"));
     options.poolSize = pooled ? 1 : 0;
     options.poolMaxSize = pooled ? 1 : 0; // a fixed pool: every create waits for its hand-off
-    options.zygote = path == QLatin1String("forked");
+    options.zygote = path.startsWith(QLatin1String("forked"));
     return backend(options);
 }
 
 SandboxHandle TestLocalPythonBackend::createVia(const QString &path) {
-    if (path == QLatin1String("forked")) {
-        const SandboxHandle handle = create();
-        // The zygote's keeper is not a bwrap: its parent is the zygote, inside the zygote's bwrap.
-        if (!m_backend->usesZygote() || m_backend->zygoteProcessId() <= 0 ||
-            commandLineOf(m_backend->processId(handle.id)).contains("bwrap")) {
-            qWarning("the sandbox was not forked by the zygote");
+    SandboxHandle handle;
+    if (path.endsWith(QLatin1String("pooled"))) {
+        // Only a warm interpreter that is ready counts: one still starting would make this a
+        // fresh start in all but name.
+        if (!QTest::qWaitFor([this] { return m_backend->readyPoolCount() == 1; }, kWaitMs)) {
+            qWarning("the pool did not fill");
             return {};
         }
-        return handle;
-    }
-    if (path != QLatin1String("pooled")) {
-        if (m_backend->pooledCount() != 0)
+        const QList<qint64> pooled = m_backend->pooledProcessIds();
+        handle = create();
+        if (!pooled.contains(m_backend->processId(handle.id))) {
+            qWarning("the sandbox was not the pooled interpreter");
+            return {};
+        }
+    } else {
+        if (m_backend->pooledCount() != 0) {
             qWarning("a fresh sandbox was asked for, but the backend has a pool");
-        return m_backend->pooledCount() == 0 ? create() : SandboxHandle{};
+            return {};
+        }
+        handle = create();
     }
-    // Only a warm interpreter that is ready counts: one still starting would make this a
-    // fresh start in all but name.
-    if (!QTest::qWaitFor([this] { return m_backend->readyPoolCount() == 1; }, kWaitMs)) {
-        qWarning("the pool did not fill");
+    // A forked sandbox's top is the zygote's keeper, not a bwrap: its parent is the zygote,
+    // inside the zygote's bwrap.
+    const bool bwrapTop = commandLineOf(m_backend->processId(handle.id)).contains("bwrap");
+    if (path.startsWith(QLatin1String("forked")) &&
+        (!m_backend->usesZygote() || m_backend->zygoteProcessId() <= 0 || bwrapTop)) {
+        qWarning("the sandbox was not forked by the zygote");
         return {};
     }
-    const QList<qint64> pooled = m_backend->pooledProcessIds();
-    const SandboxHandle handle = create();
-    if (!pooled.contains(m_backend->processId(handle.id))) {
-        qWarning("the sandbox was not the pooled interpreter");
+    if (!path.startsWith(QLatin1String("forked")) && !bwrapTop) {
+        qWarning("the sandbox was not a bwrap of its own");
         return {};
     }
     return handle;
@@ -661,11 +670,20 @@ void TestLocalPythonBackend::escapeIsRefused_data() {
                "try:\n    socket.getaddrinfo('example.com', 80)\n    print('RESOLVED')\n"
                "except OSError:\n    print('no dns')")
         << QStringLiteral("refused\nno dns\n");
+    // Both ways in: unshare() (seccomp refuses it) and clone() with CLONE_NEWUSER, which the
+    // filter lets through and only bwrap's --disable-userns or the fork's
+    // user.max_user_namespaces = 0 stop. (Nested user namespaces do work here: the zygote's
+    // forks make theirs.) Python 3.11 has no os.unshare, hence the raw calls.
     row("no new user namespace")
-        << QStringLiteral(
-               "import os\ntry:\n    os.unshare(os.CLONE_NEWUSER)\n    print('UNSHARED')\n"
-               "except (OSError, AttributeError):\n    print('refused')")
-        << QStringLiteral("refused\n");
+        << QStringLiteral("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                          "out = ['UNSHARED' if libc.syscall(%1, 0x10000000) == 0 else 'refused']\n"
+                          "pid = libc.syscall(%2, 0x10000000 | 17, 0, 0, 0, 0)\n"
+                          "if pid == 0:\n    os._exit(0)\n"
+                          "if pid > 0:\n    os.waitpid(pid, 0)\n"
+                          "out.append('CLONED' if pid > 0 else 'refused')\nprint(*out)")
+               .arg(SYS_unshare)
+               .arg(SYS_clone)
+        << QStringLiteral("refused refused\n");
     for (const auto &[name, code, expected] : std::as_const(rows))
         for (const QString &path : paths())
             QTest::newRow(qPrintable(QString::fromLatin1(name) + u'/' + path))
@@ -691,8 +709,10 @@ void TestLocalPythonBackend::seccompFilterBlocksKernelSurface_data() {
     QTest::newRow("filtered/fresh") << true << QStringLiteral("fresh");
     QTest::newRow("filtered/pooled") << true << QStringLiteral("pooled");
     QTest::newRow("filtered/forked") << true << QStringLiteral("forked");
+    QTest::newRow("filtered/forked-pooled") << true << QStringLiteral("forked-pooled");
     // Control: without the filter the same probe sees the kernel (proves the probe can fail).
     QTest::newRow("unfiltered") << false << QStringLiteral("fresh");
+    QTest::newRow("unfiltered/forked") << false << QStringLiteral("forked");
 }
 
 void TestLocalPythonBackend::seccompFilterBlocksKernelSurface() {
@@ -1250,6 +1270,52 @@ void TestLocalPythonBackend::forkedSandboxesDrawTheirOwnRandomness() {
         seen.insert(r.value.stdoutText);
     }
     QCOMPARE(seen.size(), 3);
+}
+
+void TestLocalPythonBackend::forkedSandboxHoldsNoneOfTheZygotesDescriptors() {
+    // The zygote's fd 0 is its control socket (a sandbox holding it could order forks) and its
+    // fd 2 goes to the proxy's log (a sandbox holding it could write there): once the driver
+    // has wired its streams, no process inside the sandbox may hold either.
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    backend(options);
+    const SandboxHandle sandbox = create();
+    QVERIFY(run(sandbox, QStringLiteral("print(1)")).ok());
+    QList<qint64> zygote{m_backend->zygoteProcessId()}; // bwrap → its init → the zygote
+    for (int depth = 0; depth < 2; ++depth) {
+        QCOMPARE(childrenOf(zygote.last()).size(), 1);
+        zygote << childrenOf(zygote.last()).first();
+    }
+    // The raw link ("pipe:[123]"): QFile::symLinkTarget would make it a path under each
+    // process's own fd directory, and no two would ever compare equal.
+    const auto link = [](qint64 pid, const QString &fd) {
+        const QByteArray path = QStringLiteral("/proc/%1/fd/%2").arg(pid).arg(fd).toLocal8Bit();
+        char target[256];
+        const ssize_t n = ::readlink(path.constData(), target, sizeof target);
+        return n > 0 ? QString::fromLocal8Bit(target, int(n)) : QString();
+    };
+    const QString control = link(zygote.last(), QStringLiteral("0"));
+    const QString log = link(zygote.last(), QStringLiteral("2"));
+    QVERIFY2(control.startsWith(QLatin1String("socket:")), qPrintable(control));
+    QVERIFY2(log.startsWith(QLatin1String("pipe:")), qPrintable(log));
+    const qint64 keeper = m_backend->processId(sandbox.id);
+    QCOMPARE(childrenOf(keeper).size(), 1);
+    const qint64 init = childrenOf(keeper).first();
+    QCOMPARE(childrenOf(init).size(), 1);
+    const qint64 interpreter = childrenOf(init).first();
+    for (qint64 pid : {init, interpreter}) {
+        const QStringList fds =
+            QDir(QStringLiteral("/proc/%1/fd").arg(pid))
+                .entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::System);
+        QVERIFY2(!fds.isEmpty(), "cannot read the sandbox's descriptors");
+        for (const QString &fd : fds) {
+            const QString target = link(pid, fd);
+            QVERIFY2(target != control && target != log,
+                     qPrintable(QStringLiteral("pid %1 fd %2 -> %3").arg(pid).arg(fd, target)));
+        }
+    }
+    // The keeper, outside the sandbox, holds neither either (it closed the control socket).
+    QVERIFY(link(keeper, QStringLiteral("0")) != control);
 }
 
 void TestLocalPythonBackend::poolCanBeDisabled() {
