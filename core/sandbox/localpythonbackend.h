@@ -19,12 +19,14 @@ class LocalSandboxProcess;
 class LocalSandboxZygote;
 
 // The default sandbox backend (provider "local"): one long-lived `/usr/bin/python3 -I` per
-// sandbox inside bubblewrap, kept alive across runs so variables, imports and files persist.
+// sandbox, kept alive across runs so variables, imports and files persist; forked by the
+// zygote (LocalSandboxZygote, the default) or started in a bubblewrap of its own.
 //
 // - Isolation: all namespaces unshared (only a private loopback), read-only minimal /usr, private
-//   size-capped tmpfs work dir (/sandbox) and /tmp, cleared environment, no /home, /root, /run or
-//   host /proc, capabilities dropped, new session, dies with its parent; rlimits on memory,
-//   CPU, processes, file size and open files; an unprivileged uid when the app runs as root.
+//   size-capped tmpfs work dir (/mnt/data), /tmp and /dev/shm, cleared environment, no /home,
+//   /root, /run or host /proc, capabilities dropped, seccomp, new session, dies with its parent;
+//   rlimits on memory, CPU, processes, file size and open files; an unprivileged uid when the
+//   app runs as root. The same either way (tst_localpythonbackend checks both).
 // - Timeouts: a run that exceeds LocalSandboxOptions::timeoutMs kills the interpreter's whole
 //   tree and returns an ExecutionResult with timedOut, error TimeoutError and the output the run
 //   printed until shortly before (the driver sends it a second before the kill, or at half of a
@@ -97,8 +99,8 @@ public:
     int pooledCount() const;    // pooled interpreters, starting or ready
     int readyPoolCount() const; // pooled interpreters ready for an instant hand-off
     int poolTarget() const { return m_poolTarget; } // current size the pool refills to
-    // Host pid of the bwrap (or unisolated python) process currently serving a sandbox, 0 if
-    // none; pids of pooled interpreters.
+    // Host pid of the process tree's top currently serving a sandbox (its bwrap, its keeper when
+    // forked by the zygote, or the unisolated python), 0 if none; the same of pooled ones.
     qint64 processId(const QString &sandboxId) const;
     QList<qint64> pooledProcessIds() const;
 

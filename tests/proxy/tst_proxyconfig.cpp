@@ -280,42 +280,34 @@ general_settings:
         QCOMPARE(config.sandboxPoolMax, 4); // never past max_live
     }
     // The warm pool's bounds: pool_max is raised to pool_size and lowered to max_live.
-    void sandboxPoolBounds_data() {
+    void sandboxSettings_data() {
         QTest::addColumn<QByteArray>("yaml");
         QTest::addColumn<int>("size");
         QTest::addColumn<int>("max");
-        QTest::newRow("off") << QByteArray("sandbox:\n  pool_size: 0\n") << 0 << 6;
-        QTest::newRow("both") << QByteArray("sandbox:\n  pool_size: 3\n  pool_max: 9\n") << 3 << 9;
-        QTest::newRow("max below size")
-            << QByteArray("sandbox:\n  pool_size: 5\n  pool_max: 1\n") << 5 << 5;
-        QTest::newRow("size above max_live")
-            << QByteArray("sandbox:\n  pool_size: 5\n  max_live: 1\n") << 1 << 1;
-        QTest::newRow("max above max_live")
-            << QByteArray("sandbox:\n  pool_size: 1\n  pool_max: 20\n  max_live: 3\n") << 1 << 3;
+        QTest::addColumn<bool>("zygote");
+        QTest::newRow("pool off") << QByteArray("sandbox:\n  pool_size: 0\n") << 0 << 6 << true;
+        QTest::newRow("pool both")
+            << QByteArray("sandbox:\n  pool_size: 3\n  pool_max: 9\n") << 3 << 9 << true;
+        QTest::newRow("pool max below size")
+            << QByteArray("sandbox:\n  pool_size: 5\n  pool_max: 1\n") << 5 << 5 << true;
+        QTest::newRow("pool size above max_live")
+            << QByteArray("sandbox:\n  pool_size: 5\n  max_live: 1\n") << 1 << 1 << true;
+        QTest::newRow("pool max above max_live")
+            << QByteArray("sandbox:\n  pool_size: 1\n  pool_max: 20\n  max_live: 3\n") << 1 << 3
+            << true;
+        QTest::newRow("zygote off") << QByteArray("sandbox:\n  zygote: false\n") << 2 << 6 << false;
+        QTest::newRow("zygote on") << QByteArray("sandbox:\n  zygote: true\n") << 2 << 6 << true;
     }
-    void sandboxPoolBounds() {
+    void sandboxSettings() {
         QFETCH(QByteArray, yaml);
         QFETCH(int, size);
         QFETCH(int, max);
+        QFETCH(bool, zygote);
         ProxyConfig config;
         QString error;
         QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
         QCOMPARE(config.sandboxPoolSize, size);
         QCOMPARE(config.sandboxPoolMax, max);
-    }
-    void sandboxZygoteSwitch_data() {
-        QTest::addColumn<QByteArray>("yaml");
-        QTest::addColumn<bool>("zygote");
-        QTest::newRow("default") << QByteArray("sandbox:\n  pool_size: 1\n") << true;
-        QTest::newRow("off") << QByteArray("sandbox:\n  zygote: false\n") << false;
-        QTest::newRow("on") << QByteArray("sandbox:\n  zygote: true\n") << true;
-    }
-    void sandboxZygoteSwitch() {
-        QFETCH(QByteArray, yaml);
-        QFETCH(bool, zygote);
-        ProxyConfig config;
-        QString error;
-        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
         QCOMPARE(config.sandboxZygote, zygote);
     }
     void configErrorsNameKeyAndLine() {
