@@ -12,12 +12,13 @@ class QProcess;
 namespace loopscope {
 
 // One pre-initialised interpreter inside one bubblewrap (resources/sandbox_zygote.py) that forks
-// a sandbox per spawn(): a fork and fresh namespaces cost ~3 ms of CPU where a new bwrap and
-// interpreter cost ~20. Each sandbox makes its own user, mount, PID, network, IPC, UTS and cgroup
-// namespaces, size-capped tmpfs, capabilities, no_new_privs and seccomp filter, as bwrap does for
-// a sandbox started on its own (the escape suite runs on both). The zygote never runs user code.
-// It starts on the first spawn() and again after it died; it dies with this object and with the
-// app (bwrap --die-with-parent), its sandboxes with it. Lives on the backend's thread.
+// a sandbox per spawn(): a fresh sandbox then costs the machine ~10 ms of CPU where a bwrap and
+// interpreter of its own cost ~17 (docs/benchmarks.md, "The zygote"). Each sandbox makes its own
+// user, mount, PID, network, IPC, UTS and cgroup namespaces, size-capped tmpfs, capabilities,
+// no_new_privs and seccomp filter, as bwrap does for a sandbox started on its own (the escape suite
+// runs on both). The zygote never runs user code. It starts on the first spawn() and again after it
+// died; it dies with this object and with the app (bwrap --die-with-parent), its sandboxes with it.
+// Lives on the backend's thread.
 class LocalSandboxZygote : public QObject {
     Q_OBJECT
 public:
