@@ -110,6 +110,8 @@ private:
     LocalPythonBackend &backendFor(const QString &path,
                                    LocalSandboxOptions options = testOptions());
     SandboxHandle createVia(const QString &path);
+    // A backend with the zygote and no pool, and one sandbox forked by it (checked).
+    SandboxHandle createForkedWithoutPool();
     static LocalSandboxOptions testOptions();
     LocalPythonBackend &backend(const LocalSandboxOptions &options = testOptions());
     SandboxHandle create();
@@ -192,6 +194,18 @@ SandboxHandle TestLocalPythonBackend::createVia(const QString &path) {
         return {};
     }
     return handle;
+}
+
+SandboxHandle TestLocalPythonBackend::createForkedWithoutPool() {
+    LocalSandboxOptions options = testOptions();
+    options.poolSize = 0;
+    options.zygote = true;
+    backend(options);
+    if (!m_backend->usesZygote()) {
+        qWarning("the backend does not use the zygote");
+        return {};
+    }
+    return createVia(QStringLiteral("forked"));
 }
 
 void TestLocalPythonBackend::initTestCase() {
@@ -1192,11 +1206,7 @@ void TestLocalPythonBackend::killingASandboxLeavesNoZombie() {
 }
 
 void TestLocalPythonBackend::forkedSandboxGoesWithEveryProcess() {
-    LocalSandboxOptions options = testOptions();
-    options.poolSize = 0;
-    backend(options);
-    QVERIFY(m_backend->usesZygote());
-    const SandboxHandle sandbox = create();
+    const SandboxHandle sandbox = createForkedWithoutPool();
     QVERIFY(sandbox.isValid());
     // A background child that would outlive a careless delete.
     QVERIFY(
@@ -1226,10 +1236,7 @@ void TestLocalPythonBackend::forkedSandboxGoesWithEveryProcess() {
 }
 
 void TestLocalPythonBackend::zygoteDeathEndsItsSandboxesAndANewOneServes() {
-    LocalSandboxOptions options = testOptions();
-    options.poolSize = 0;
-    backend(options);
-    const SandboxHandle sandbox = create();
+    const SandboxHandle sandbox = createForkedWithoutPool();
     QVERIFY(run(sandbox, QStringLiteral("state = 'old'")).ok());
     const qint64 keeper = m_backend->processId(sandbox.id);
     const qint64 zygote = m_backend->zygoteProcessId();
@@ -1255,16 +1262,12 @@ void TestLocalPythonBackend::zygoteDeathEndsItsSandboxesAndANewOneServes() {
 void TestLocalPythonBackend::forkedSandboxesDrawTheirOwnRandomness() {
     // Forks share the zygote's memory, but nothing random is drawn there: `random` is seeded in
     // each sandbox when user code imports it, and the interpreter's own state is fresh per fork.
-    LocalSandboxOptions options = testOptions();
-    options.poolSize = 0;
-    backend(options);
-    QVERIFY(m_backend->usesZygote());
     const QString code =
         QStringLiteral("import random, tempfile, uuid\nprint(random.random(), uuid.uuid4(), "
                        "tempfile.mkdtemp())");
+    QList<SandboxHandle> sandboxes{createForkedWithoutPool(), create(), create()};
     QSet<QString> seen;
-    for (int i = 0; i < 3; ++i) {
-        const SandboxHandle sandbox = create();
+    for (const SandboxHandle &sandbox : std::as_const(sandboxes)) {
         const Outcome<ExecutionResult> r = run(sandbox, code);
         QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error));
         seen.insert(r.value.stdoutText);
@@ -1276,10 +1279,7 @@ void TestLocalPythonBackend::forkedSandboxHoldsNoneOfTheZygotesDescriptors() {
     // The zygote's fd 0 is its control socket (a sandbox holding it could order forks) and its
     // fd 2 goes to the proxy's log (a sandbox holding it could write there): once the driver
     // has wired its streams, no process inside the sandbox may hold either.
-    LocalSandboxOptions options = testOptions();
-    options.poolSize = 0;
-    backend(options);
-    const SandboxHandle sandbox = create();
+    const SandboxHandle sandbox = createForkedWithoutPool();
     QVERIFY(run(sandbox, QStringLiteral("print(1)")).ok());
     QList<qint64> zygote{m_backend->zygoteProcessId()}; // bwrap → its init → the zygote
     for (int depth = 0; depth < 2; ++depth) {
