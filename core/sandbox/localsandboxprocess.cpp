@@ -19,7 +19,6 @@
 #include <QSet>
 #include <QSocketNotifier>
 #include <QTemporaryDir>
-#include <QThread>
 
 #include <csignal>
 #include <fcntl.h>
@@ -239,10 +238,12 @@ void LocalSandboxProcess::start(int nice) {
     // Queued in QProcess's write buffer until the pipe accepts it.
     const SandboxDriverPayload driver = SandboxDriverPayload::forPython(m_options.pythonPath);
     m_process->write(LocalSandboxFrameCodec::encodeRaw(driver.frame));
-    m_process->write(LocalSandboxFrameCodec::encode(driverConfig(launch.sandboxWorkDir)));
+    m_process->write(
+        LocalSandboxFrameCodec::encode(driverConfig(launch.sandboxWorkDir, driver.sitePackages)));
 }
 
-QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir) const {
+QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir,
+                                              const QJsonArray &sitePackages) const {
     return {
         {QStringLiteral("op"), QStringLiteral("config")},
         {QStringLiteral("nproc"), m_options.maxProcesses},
@@ -257,8 +258,7 @@ QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir) const {
         {QStringLiteral("file_max_bytes"), m_options.fileTransferBytes},
         // Without a user namespace of its own the process count is per uid, machine-wide.
         {QStringLiteral("shared_uid"), !m_isolated},
-        {QStringLiteral("site_packages"),
-         SandboxDriverPayload::forPython(m_options.pythonPath).sitePackages},
+        {QStringLiteral("site_packages"), sitePackages},
         {QStringLiteral("live_interval_ms"), m_options.liveOutputIntervalMs},
         {QStringLiteral("live_chunk_bytes"), m_options.liveOutputChunkBytes},
         {QStringLiteral("live_cap_bytes"), liveCapBytes()},
@@ -286,7 +286,9 @@ void LocalSandboxProcess::startForked(int nice) {
     connect(m_channel, &QLocalSocket::readyRead, this, &LocalSandboxProcess::onStdout);
     m_startTimer.start(m_options.startTimeoutMs);
     // The zygote holds the driver already; only this sandbox's configuration goes over.
-    sendToDriver(LocalSandboxFrameCodec::encode(driverConfig(BubblewrapCommand::sandboxWorkDir())));
+    sendToDriver(LocalSandboxFrameCodec::encode(
+        driverConfig(BubblewrapCommand::sandboxWorkDir(),
+                     SandboxDriverPayload::forPython(m_options.pythonPath).sitePackages)));
 }
 
 void LocalSandboxProcess::sendToDriver(const QByteArray &bytes) {
@@ -310,7 +312,6 @@ void LocalSandboxProcess::onLifeline() {
     m_lifeline = nullptr;
     ::close(m_lifelineFd);
     m_lifelineFd = -1;
-    m_lifelineClosed = true;
     finishForked();
 }
 
@@ -386,40 +387,19 @@ bool LocalSandboxProcess::waitForReady(int timeoutMs) {
     }
     QElapsedTimer clock;
     clock.start();
-    // waitFor* emit the signals synchronously, so the normal handlers run.
-    while (m_state == State::Starting && clock.elapsed() < timeoutMs) {
+    // waitFor* emit QProcess's signals synchronously, so the normal handlers run.
+    while (m_state == State::Starting && m_process && clock.elapsed() < timeoutMs) {
         const int remaining = static_cast<int>(qMax<qint64>(1, timeoutMs - clock.elapsed()));
-        if (m_process) {
-            if (m_process->bytesToWrite() > 0)
-                m_process->waitForBytesWritten(remaining);
-            else if (!m_process->waitForReadyRead(remaining) &&
-                     m_process->state() == QProcess::NotRunning)
-                break;
-        } else if (m_channel) {
-            if (m_channel->bytesToWrite() > 0)
-                m_channel->waitForBytesWritten(remaining);
-            else if (!m_channel->waitForReadyRead(remaining) &&
-                     m_channel->state() != QLocalSocket::ConnectedState)
-                break;
-        } else {
+        if (m_process->bytesToWrite() > 0)
+            m_process->waitForBytesWritten(remaining);
+        else if (!m_process->waitForReadyRead(remaining) &&
+                 m_process->state() == QProcess::NotRunning)
             break;
-        }
     }
     if (m_state == State::Starting && clock.elapsed() >= timeoutMs)
         killTree(KillReason::StartTimeout);
     if (m_state == State::Starting && m_process)
         m_process->waitForFinished(5000);
-    if (m_state == State::Starting && m_forked && m_lifelineFd >= 0) {
-        // The keeper reports once the interpreter is gone; wait for that without an event loop.
-        QElapsedTimer grace;
-        grace.start();
-        while (m_lifelineFd >= 0 && grace.elapsed() < 5000) {
-            onLifeline();
-            if (m_lifelineFd >= 0)
-                QThread::msleep(5);
-        }
-        finishForked();
-    }
     return m_state == State::Ready;
 }
 
@@ -435,11 +415,9 @@ void LocalSandboxProcess::killTree(KillReason reason) {
     m_startTimer.stop();
     m_runTimer.stop();
     if (!m_process) {
-        // Forked: the keeper kills the sandbox's PID namespace and reports on the lifeline.
-        if (m_lifelineFd >= 0)
-            ::send(m_lifelineFd, "k", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        else if (!m_lifelineClosed)
-            finishForked();
+        // Forked: the keeper kills the sandbox's PID namespace and reports on the lifeline (open
+        // for as long as the channel is).
+        ::send(m_lifelineFd, "k", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         return;
     }
     // Killing the PID-namespace init kills every process in the sandbox at once, and its parent,

@@ -8,6 +8,7 @@
 
 #include <QElapsedTimer>
 #include <QFuture>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
@@ -78,6 +79,8 @@ public:
     QFuture<Outcome<bool>> whenReady() const { return m_ready.future(); }
 
     // Blocks until ready or failed, without an event loop (selfTest's probe). Returns ready.
+    // Only for an interpreter of its own (a bwrap, or unisolated): a forked one is not ready
+    // without the event loop, which carries its keeper's reports.
     bool waitForReady(int timeoutMs);
 
     // Runs `code`; requires state() == Ready. Finishes with the driver's result; with a
@@ -110,7 +113,7 @@ private:
     enum class KillReason { None, Requested, Timeout, StartTimeout, Protocol };
 
     void startForked(int nice);
-    QJsonObject driverConfig(const QString &workDir) const;
+    QJsonObject driverConfig(const QString &workDir, const QJsonArray &sitePackages) const;
     bool hasTransport() const { return m_process || m_channel; }
     void sendToDriver(const QByteArray &bytes);
     void onStdout();
@@ -143,7 +146,6 @@ private:
     int m_lifelineFd = -1;                 // forked mode: see LocalSandboxZygote
     QSocketNotifier *m_lifeline = nullptr; // child of this
     QByteArray m_lifelineData;
-    bool m_lifelineClosed = false;
     std::unique_ptr<QTemporaryDir> m_hostWorkDir; // unisolated mode only
     LocalSandboxFrameCodec m_codec;
     QByteArray m_stderrTail;
