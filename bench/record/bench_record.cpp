@@ -338,15 +338,22 @@ int main(int argc, char *argv[]) {
         R"({"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"what is 17*23?"}]})";
     // Exchanges each proxy has been sent, so a phase can wait until the store of the one before
     // it has written everything: otherwise that store's last batch (encode, FTS, commit) lands
-    // in the next phase and is charged to whichever mode runs after it.
+    // in the next phase and is charged to whichever mode runs after it. The same for the
+    // file's checkpoint in the pause after its phase (FlowStoreOptions::idleCheckpointMs).
     std::vector<quint64> sentTo(proxies.size(), 0);
-    const auto waitUntilQuiet = [&](size_t i) {
+    const auto checkpointsOf = [&](size_t i) {
+        return proxies[i]->store ? proxies[i]->store->counters().idleCheckpoints : 0;
+    };
+    const auto waitUntilQuiet = [&](size_t i, quint64 checkpointsBefore) {
         if (!proxies[i]->store)
             return;
         QElapsedTimer waited;
         waited.start();
         while (proxies[i]->store->counters().flowsWritten < sentTo[i] && waited.elapsed() < 5000)
             QThread::msleep(5);
+        if (i == File)
+            while (checkpointsOf(i) == checkpointsBefore && waited.elapsed() < 10000)
+                QThread::msleep(5);
         QThread::msleep(20); // the commit that counted them is still returning
     };
     constexpr int kRounds = 10;
@@ -354,9 +361,10 @@ int main(int argc, char *argv[]) {
     for (bool streaming : {false, true}) {
         const QByteArray body = streaming ? streamBody : jsonBody;
         for (size_t i = 0; i < proxies.size(); ++i) {
+            const quint64 checkpoints = checkpointsOf(i);
             runPhase(proxies[i]->port, httpRequest(proxies[i]->port, body), streaming, 1, 300);
             sentTo[i] += 300;
-            waitUntilQuiet(i);
+            waitUntilQuiet(i, checkpoints);
         }
         // Interleaved rounds so drift on a shared machine hits every mode alike, each round in
         // a rotated order so no mode always follows the same one.
@@ -364,10 +372,11 @@ int main(int argc, char *argv[]) {
         for (int round = 0; round < kRounds; ++round) {
             for (size_t k = 0; k < proxies.size(); ++k) {
                 const size_t i = (k + size_t(round)) % proxies.size();
+                const quint64 checkpoints = checkpointsOf(i);
                 PhaseResult r = runPhase(proxies[i]->port, httpRequest(proxies[i]->port, body),
                                          streaming, 1, perRound);
                 sentTo[i] += quint64(perRound);
-                waitUntilQuiet(i);
+                waitUntilQuiet(i, checkpoints);
                 results[i].samples.insert(results[i].samples.end(), r.samples.begin(),
                                           r.samples.end());
                 results[i].seconds += r.seconds;
@@ -403,6 +412,8 @@ int main(int argc, char *argv[]) {
         QThread::msleep(500); // the last exchanges' events are still queued
         liveFlows = countFlows(p->store.get());
         out << "\n" << p->name << ": " << liveFlows << " flows stored of " << sent << " exchanges";
+        if (const quint64 checkpoints = p->store->counters().idleCheckpoints)
+            out << ", " << checkpoints << " checkpoints in the pauses between phases";
     }
     out << "\n";
     proxies.clear(); // closes the stores (checkpoint)

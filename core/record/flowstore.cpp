@@ -108,7 +108,7 @@ bool FlowStore::open(QString *error) {
             if (!m_db->openWriter(error))
                 return;
             m_writer = new StoreWriter(m_db.get(), m_options.batchIntervalMs, m_options.maxDays,
-                                       m_options.maxBytes);
+                                       m_options.maxBytes, m_options.idleCheckpointMs);
             runKeys = m_writer->recentRunKeys(kSeededRunKeys);
             m_writer->applyRetention();
             ok = true;
@@ -227,6 +227,7 @@ FlowStoreCounters FlowStore::counters() const {
     c.writerQueuedPeak = m_writer->queuedPeak();
     c.retentionPasses = m_writer->retentionPasses();
     c.retentionRemoved = m_writer->retentionRemoved();
+    c.idleCheckpoints = m_writer->idleCheckpoints();
     return c;
 }
 

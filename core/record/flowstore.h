@@ -24,6 +24,7 @@ struct FlowStoreOptions {
     int maxDays = 14;                      // history.max_days
     qint64 maxBytes = 500LL * 1024 * 1024; // history.max_mb
     int batchIntervalMs = 100;             // writer tick; a batch is at most this old (≤ 200 ms)
+    int idleCheckpointMs = 1000;           // WAL checkpoint once nothing was written this long
     QHash<QString, ModelPrice> prices;     // model_list model_name → model_info prices
     QStringList secrets; // configured secrets masked in recorded headers (master key, api keys)
 };
@@ -37,6 +38,7 @@ struct FlowStoreCounters {
     quint64 writerQueuedPeak = 0; // most finished flows ever waiting for the writer at once
     quint64 retentionPasses = 0;  // times retention looked at the stored size and age
     quint64 retentionRemoved = 0; // flows retention deleted (history.max_days / max_mb)
+    quint64 idleCheckpoints = 0;  // WAL checkpoints the writer ran in a pause of the traffic
 };
 
 // The flow store: one FlowRecorder (folds InspectorEvents into flows) on the "loopscope-store"

@@ -31,11 +31,12 @@ bool exec(QSqlDatabase db, const QString &sql, QString *error) {
 constexpr qint64 kQuickCheckMaxBytes = 64LL * 1024 * 1024;
 constexpr int kWriterCacheKiB =
     16 * 1024; // the write connection's page cache (SQLite default: 2 MB)
-// WAL pages before a checkpoint (SQLite default: 1,000, ~4 MB). A checkpoint ends in fsync, and
-// on this VM each one delayed the proxy's requests around it (bench_record: the file store's
-// SSE p99 +0.1 to +0.46 ms over the in-memory one; with synchronous=OFF or no checkpoints, the
-// same as an identical in-memory control). Ten times fewer checkpoints, and each page written
-// to the database once per checkpoint instead of once per 4 MB of WAL.
+// WAL pages before SQLite checkpoints by itself (its default: 1,000, ~4 MB). A checkpoint ends
+// in fsync, and on this VM each one delayed the proxy's requests around it (bench_record: the
+// file store's SSE p99 +0.1 to +0.46 ms over the in-memory one; with synchronous=OFF or no
+// checkpoints, the same as an identical in-memory control). The writer checkpoints in pauses of
+// the traffic (StoreWriter); this is the bound under traffic that never pauses, and each page is
+// written to the database once per checkpoint instead of once per 4 MB of WAL.
 constexpr int kWalCheckpointPages = 10000;
 constexpr qint64 kWalSizeLimitBytes = 48LL * 1024 * 1024; // the WAL shrinks back to this
 

@@ -23,7 +23,7 @@ constexpr int kRetentionChunk = 2000; // flows deleted per retention transaction
 } // namespace
 
 StoreWriter::StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qint64 maxBytes,
-                         QObject *parent)
+                         int idleCheckpointMs, QObject *parent)
     : QObject(parent)
     , m_db(db)
     , m_maxDays(maxDays)
@@ -34,6 +34,34 @@ StoreWriter::StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qi
     m_retention.setInterval(kRetentionIntervalMs);
     connect(&m_retention, &QTimer::timeout, this, &StoreWriter::applyRetention);
     m_retention.start();
+    m_idleCheckpoint.setSingleShot(true);
+    m_idleCheckpoint.setInterval(qMax(1, idleCheckpointMs));
+    connect(&m_idleCheckpoint, &QTimer::timeout, this, &StoreWriter::checkpointWhenIdle);
+}
+
+void StoreWriter::checkpointWhenIdle() {
+    if (!m_walDirty)
+        return;
+    {
+        QMutexLocker lock(&m_queueMutex);
+        if (!m_queue.isEmpty())
+            return; // its commit starts the idle clock again
+    }
+    // PASSIVE: never waits for readers; frames a reader still needs stay for the next try.
+    QSqlQuery q(m_db->writer());
+    if (!q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")) || !q.next()) {
+        qWarning().noquote() << "loopscope: history: checkpoint failed:" << q.lastError().text();
+        return; // SQLite's own checkpoint (wal_autocheckpoint) still bounds the WAL
+    }
+    const int busy = q.value(0).toInt();
+    const int walFrames = q.value(1).toInt();
+    const int checkpointed = q.value(2).toInt();
+    if (busy != 0 || checkpointed < walFrames) {
+        m_idleCheckpoint.start();
+        return;
+    }
+    m_walDirty = false;
+    m_idleCheckpoints.fetch_add(1, std::memory_order_relaxed);
 }
 
 void FlowRow::encode() {
@@ -198,6 +226,10 @@ bool StoreWriter::commit() {
     }
     m_rowsFailed.fetch_add(failed, std::memory_order_relaxed);
     m_rowsWritten.fetch_add(quint64(batch.size()) - failed, std::memory_order_relaxed);
+    if (!m_db->inMemory()) {
+        m_walDirty = true;
+        m_idleCheckpoint.start(); // (re)starts: fires only after a pause in the traffic
+    }
     emit committed(ids);
     // Only with a size limit, and only when over it or the size is not known yet (a pass
     // reads rows; without a limit — maxBytes 0, as benchmarks open stores — it once ran after

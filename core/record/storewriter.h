@@ -51,13 +51,16 @@ struct FlowRow {
 // The only writer of the store (lives on its own "loopscope-writer" thread and owns the
 // write connection there): flows are queued and committed together, one transaction per tick
 // (every batchIntervalMs, so a kill -9 loses at most that much), then retention runs when the
-// size or age limit is passed. It has a thread of its own so that a long commit (a big batch,
+// size or age limit is passed. The WAL is checkpointed once nothing has been written for
+// idleCheckpointMs (a checkpoint ends in fsync, which delays requests in flight on this VM);
+// SQLite's own checkpoint (every 10,000 WAL pages, StoreDatabase) remains the bound under
+// traffic that never pauses. It has a thread of its own so that a long commit (a big batch,
 // FTS5 segment merges, a WAL checkpoint, a slow disk) never stops the recorder taking events.
 class StoreWriter : public QObject {
     Q_OBJECT
 public:
     StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qint64 maxBytes,
-                QObject *parent = nullptr);
+                int idleCheckpointMs, QObject *parent = nullptr);
 
     ~StoreWriter() override;
 
@@ -83,6 +86,7 @@ public:
     quint64 queuedPeak() const { return m_queuedPeak.load(std::memory_order_relaxed); }
     quint64 retentionPasses() const { return m_retentionPasses.load(std::memory_order_relaxed); }
     quint64 retentionRemoved() const { return m_retentionRemoved.load(std::memory_order_relaxed); }
+    quint64 idleCheckpoints() const { return m_idleCheckpoints.load(std::memory_order_relaxed); }
 
 signals:
     // Rows just committed (the recorder drops them from its pending snapshot).
@@ -90,6 +94,8 @@ signals:
 
 private:
     bool insert(const FlowRow &row);
+    // Checkpoints the WAL when nothing was queued since the idle timer started.
+    void checkpointWhenIdle();
     // How runs and run keys left without flows are found after a delete.
     enum class OrphanCleanup {
         Unreferenced,        // any run no flow refers to (a delete of chosen flows; scans)
@@ -114,6 +120,8 @@ private:
     QList<FlowRow> m_queue;
     QTimer m_tick;
     QTimer m_retention;
+    QTimer m_idleCheckpoint;
+    bool m_walDirty = false; // commits since the last complete checkpoint
     int m_maxDays;
     qint64 m_maxBytes;
     qint64 m_storedBytes = -1;
@@ -123,6 +131,7 @@ private:
     std::atomic<quint64> m_queuedPeak{0};
     std::atomic<quint64> m_retentionPasses{0};
     std::atomic<quint64> m_retentionRemoved{0};
+    std::atomic<quint64> m_idleCheckpoints{0};
 };
 
 } // namespace loopscope

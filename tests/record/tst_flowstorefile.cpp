@@ -8,6 +8,7 @@
 #include "record/storedatabase.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
@@ -168,6 +169,32 @@ private slots:
         QCOMPARE(q.value(0).toLongLong(), 48LL * 1024 * 1024);
         q.finish();
         db.closeWriter();
+    }
+
+    // A checkpoint ends in fsync, which delayed requests in flight: the writer runs it once the
+    // traffic pauses, and that is when the database file itself takes the flows from the WAL.
+    void writerCheckpointsInAPause() {
+        FlowStoreOptions options;
+        options.idleCheckpointMs = 200;
+        auto store = openStore(options);
+        QVERIFY(store);
+        const qint64 before = QFileInfo(dbPath()).size();
+        EventBus bus;
+        store->attach(&bus);
+        for (int i = 0; i < 40; ++i)
+            publishExchange(bus, QStringLiteral("req_%1").arg(i),
+                            QStringLiteral("question %1").arg(i));
+        store->flush();
+        QTRY_VERIFY_WITH_TIMEOUT(store->counters().idleCheckpoints >= 1, 10000);
+        QCOMPARE(store->counters().flowsWritten, quint64(40));
+        QVERIFY2(QFileInfo(dbPath()).size() > before,
+                 qPrintable(QStringLiteral("%1 bytes before, %2 after")
+                                .arg(before)
+                                .arg(QFileInfo(dbPath()).size())));
+        // Nothing written since: no second checkpoint for an unchanged WAL.
+        const quint64 checkpoints = store->counters().idleCheckpoints;
+        QTest::qWait(600);
+        QCOMPARE(store->counters().idleCheckpoints, checkpoints);
     }
 
     void roundTripAcrossReopen() {
