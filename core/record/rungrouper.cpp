@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QRandomGenerator>
 
+#include <optional>
 #include <utility>
 
 namespace loopscope {
@@ -186,9 +187,52 @@ int RunGrouper::toolCallCount(const QString &api, const QJsonObject &response) {
     return count;
 }
 
-QString RunGrouper::newRunId() {
+namespace {
+
+constexpr int kRunNumberDigits = 16;
+
+QString runIdOf(quint64 number) {
     return QStringLiteral("run_") +
-           QString::number(QRandomGenerator::global()->generate64(), 16).rightJustified(16, u'0');
+           QString::number(number, 16).rightJustified(kRunNumberDigits, u'0');
+}
+
+// The number in a run id of newRunId()'s form, or nothing (then the id is kept as a string).
+std::optional<quint64> runNumberOf(const QString &runId) {
+    if (runId.size() != 4 + kRunNumberDigits || !runId.startsWith(QLatin1String("run_")))
+        return std::nullopt;
+    for (qsizetype i = 4; i < runId.size(); ++i) {
+        const QChar c = runId.at(i);
+        if (!((c >= u'0' && c <= u'9') || (c >= u'a' && c <= u'f')))
+            return std::nullopt;
+    }
+    bool ok = false;
+    const quint64 number = QStringView(runId).mid(4).toULongLong(&ok, 16);
+    return ok ? std::optional<quint64>(number) : std::nullopt;
+}
+
+} // namespace
+
+QString RunGrouper::newRunId() {
+    return runIdOf(QRandomGenerator::global()->generate64());
+}
+
+QString RunGrouper::Generation::find(quint64 keyHash) const {
+    if (const auto it = numbered.constFind(keyHash); it != numbered.constEnd())
+        return runIdOf(it.value());
+    if (const auto it = named.constFind(keyHash); it != named.constEnd())
+        return it.value();
+    return {};
+}
+
+void RunGrouper::Generation::insert(quint64 keyHash, const QString &runId) {
+    // A key remembered again belongs to its newest run: only one of the two maps holds it.
+    if (const std::optional<quint64> number = runNumberOf(runId)) {
+        named.remove(keyHash);
+        numbered.insert(keyHash, *number);
+    } else {
+        numbered.remove(keyHash);
+        named.insert(keyHash, runId);
+    }
 }
 
 RunGrouper::RunGrouper(int keysPerGeneration)
@@ -205,21 +249,21 @@ quint64 RunGrouper::hashOf(const QString &key) const {
 QString RunGrouper::find(const QStringList &keys) const {
     for (const QString &key : keys) {
         const quint64 hash = hashOf(key);
-        if (const auto it = m_runs.constFind(hash); it != m_runs.constEnd())
-            return it.value();
-        if (const auto it = m_older.constFind(hash); it != m_older.constEnd())
-            return it.value();
+        if (QString run = m_newer.find(hash); !run.isEmpty())
+            return run;
+        if (QString run = m_older.find(hash); !run.isEmpty())
+            return run;
     }
     return {};
 }
 
 void RunGrouper::remember(const QStringList &keys, const QString &runId) {
     for (const QString &key : keys) {
-        if (m_runs.size() >= m_keysPerGeneration) {
-            m_older = std::exchange(m_runs, {});
-            m_runs.reserve(m_keysPerGeneration);
+        if (m_newer.size() >= m_keysPerGeneration) {
+            m_older = std::exchange(m_newer, {});
+            m_newer.numbered.reserve(m_keysPerGeneration);
         }
-        m_runs.insert(hashOf(key), runId);
+        m_newer.insert(hashOf(key), runId);
     }
 }
 

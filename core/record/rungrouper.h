@@ -18,9 +18,10 @@ namespace loopscope {
 //   prefix:<hash>                        Chat `messages` (or a stateless Responses `input`) that
 //                                        extend an earlier flow's messages plus its reply
 // Keys are plain strings so the store can persist them (table run_keys) and reload them; in
-// memory each is kept as a 64-bit keyed hash (SipHash with a per-process seed): ~40 bytes per key
-// instead of ~230 for the string and its node, and a collision between two of the ≤ 50,000 keys
-// held is a one-in-10^10 event that would at worst join two flows into one run.
+// memory each is kept as a 64-bit keyed hash (SipHash with a per-process seed), and a run id
+// newRunId() made as its 64-bit number: ~20 bytes per key instead of ~230 for the strings and
+// their node (a soak's keys were its one growing structure). A collision between two of the
+// ≤ 50,000 keys held is a one-in-10^10 event that would at worst join two flows into one run.
 class RunGrouper {
 public:
     // Keys of a request that point at earlier flows, strongest first.
@@ -46,19 +47,31 @@ public:
     QString find(const QStringList &keys) const;
     void remember(const QStringList &keys, const QString &runId);
     void clear() {
-        m_runs.clear();
+        m_newer.clear();
         m_older.clear();
     }
-    int size() const { return int(m_runs.size() + m_older.size()); }
+    int size() const { return int(m_newer.size() + m_older.size()); }
 
 private:
+    // Hash of a key → its run. Run ids of newRunId()'s form ("run_" and 16 lowercase hex
+    // digits) are held as that number; any other (a run imported with the history) as itself.
+    struct Generation {
+        QHash<quint64, quint64> numbered;
+        QHash<quint64, QString> named;
+        qsizetype size() const { return numbered.size() + named.size(); }
+        void clear() {
+            numbered.clear();
+            named.clear();
+        }
+        QString find(quint64 keyHash) const;
+        void insert(quint64 keyHash, const QString &runId);
+    };
     quint64 hashOf(const QString &key) const;
 
     int m_keysPerGeneration;
     size_t m_seed;
-    // Hash of a key → run id (one shared string per run), newest generation and the one before.
-    QHash<quint64, QString> m_runs;
-    QHash<quint64, QString> m_older;
+    Generation m_newer; // newest generation
+    Generation m_older; // the one before
 };
 
 } // namespace loopscope

@@ -1,5 +1,5 @@
 // RunGrouper's key memory: bounded in two generations, recent keys always found, the newest
-// run winning a key remembered twice.
+// run winning a key remembered twice, every run id given back exactly as it was remembered.
 #include "record/rungrouper.h"
 
 #include <QTest>
@@ -27,6 +27,38 @@ private slots:
         // Keys many generations old are gone.
         QVERIFY(runs.find({key(0)}).isEmpty());
         QVERIFY(runs.find({key(kRemembered - 3 * kGeneration)}).isEmpty());
+    }
+
+    // Ids of newRunId()'s form are held as numbers, any other as strings: both come back as given.
+    void runIdsComeBackExactly_data() {
+        QTest::addColumn<QString>("runId");
+        QTest::newRow("made here") << RunGrouper::newRunId();
+        QTest::newRow("leading zeros") << QStringLiteral("run_0000000000000001");
+        QTest::newRow("all ones") << QStringLiteral("run_ffffffffffffffff");
+        QTest::newRow("upper case") << QStringLiteral("run_ABCDEF0123456789");
+        QTest::newRow("short") << QStringLiteral("run_123");
+        QTest::newRow("one digit more") << QStringLiteral("run_0123456789abcdef0");
+        QTest::newRow("other prefix") << QStringLiteral("req_0123456789abcdef");
+        QTest::newRow("not hex") << QStringLiteral("run_0123456789abcdeg");
+        QTest::newRow("sign") << QStringLiteral("run_+123456789abcdef");
+    }
+    void runIdsComeBackExactly() {
+        QFETCH(QString, runId);
+        RunGrouper runs(4);
+        runs.remember({QStringLiteral("session:a")}, runId);
+        QCOMPARE(runs.find({QStringLiteral("session:a")}), runId);
+        for (int i = 0; i < 4; ++i) // into the older generation
+            runs.remember({key(i)}, RunGrouper::newRunId());
+        QCOMPARE(runs.find({QStringLiteral("session:a")}), runId);
+        // Remembered again with a run of the other form, the key follows it in both directions.
+        const QString other = runId.startsWith(QLatin1String("run_")) && runId.size() == 20 &&
+                                      runId == runId.toLower()
+                                  ? QStringLiteral("imported-run")
+                                  : RunGrouper::newRunId();
+        runs.remember({QStringLiteral("session:a")}, other);
+        QCOMPARE(runs.find({QStringLiteral("session:a")}), other);
+        runs.remember({QStringLiteral("session:a")}, runId);
+        QCOMPARE(runs.find({QStringLiteral("session:a")}), runId);
     }
 
     void newestRunWinsAKeyRememberedAgain() {
