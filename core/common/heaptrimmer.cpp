@@ -2,10 +2,12 @@
 
 #include "common/threadniceness.h"
 
+#include <QFile>
 #include <QTimer>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <unistd.h>
 #endif
 
 namespace loopscope {
@@ -44,12 +46,35 @@ qint64 HeapTrimmer::freeHeapBytes() {
 #endif
 }
 
+qint64 HeapTrimmer::residentFreeBytes() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    // statm: size resident shared … in pages; resident − shared is the anonymous part.
+    QFile statm(QStringLiteral("/proc/self/statm"));
+    if (!statm.open(QIODevice::ReadOnly))
+        return -1;
+    const QList<QByteArray> pages = statm.readAll().split(' ');
+    if (pages.size() < 3)
+        return -1;
+    const qint64 pageSize = ::sysconf(_SC_PAGESIZE);
+    const qint64 anonymous = (pages[1].toLongLong() - pages[2].toLongLong()) * pageSize;
+    const struct mallinfo2 info = mallinfo2();
+    return qMax<qint64>(0, anonymous - qint64(info.uordblks) - qint64(info.hblkhd));
+#else
+    return -1;
+#endif
+}
+
 bool HeapTrimmer::trimIfWorthIt() {
-    if (freeHeapBytes() < m_minFreeBytes)
+    const qint64 free = residentFreeBytes();
+    if (free < 0)
+        return false;
+    m_floorBytes = qMin(m_floorBytes, free);
+    if (free - m_floorBytes < m_minFreeBytes)
         return false;
 #if defined(__GLIBC__)
     ::malloc_trim(0);
     ++m_trims;
+    m_floorBytes = qMax<qint64>(0, residentFreeBytes());
     return true;
 #else
     return false;

@@ -11,15 +11,20 @@ namespace loopscope {
 // Hands memory that glibc's malloc keeps after a burst back to the system. A burst of 500 held
 // streams leaves the heap mostly free but fragmented (the soak, docs/benchmarks.md: ~20 MB in
 // use, ~110 MB resident); glibc returns free pages in the middle of a heap only on malloc_trim.
-// Every intervalMs this looks at the free heap bytes (mallinfo2) and trims when at least
-// minFreeBytes are free: a few µs when not. No-op without glibc.
+// Every intervalMs this compares the resident anonymous memory with what malloc has handed out
+// and trims when at least minFreeBytes of it is free: a few µs when not. Resident, not free:
+// trimmed chunks stay free in malloc's books, so a rule on free bytes trimmed again every
+// interval once a burst had left 16 MB free, and never trimmed the few MB a quieter hour
+// accumulates (the soak's RSS grew ~1 MB per 5 minutes that way). What a trim could not give
+// back (free space in pages still partly used) is the new floor: the next trim waits until
+// minFreeBytes more than that are free. No-op without glibc.
 // The timer runs on a thread of its own: a trim of a large fragmented heap takes tens of ms
 // (bench_window: 34–40 ms at 2,000 req/s), which on the GUI thread was the window's longest stall.
 class HeapTrimmer : public QObject {
     Q_OBJECT
 public:
     static constexpr int kDefaultIntervalMs = 10000;
-    static constexpr qint64 kDefaultMinFreeBytes = 16 * 1024 * 1024;
+    static constexpr qint64 kDefaultMinFreeBytes = 4 * 1024 * 1024;
 
     explicit HeapTrimmer(QObject *parent = nullptr, int intervalMs = kDefaultIntervalMs,
                          qint64 minFreeBytes = kDefaultMinFreeBytes);
@@ -27,13 +32,18 @@ public:
 
     // Free bytes inside malloc's heaps (all arenas), -1 when unknown (not glibc).
     static qint64 freeHeapBytes();
-    // Trims if at least minFreeBytes are free; true when it trimmed.
+    // Resident anonymous memory malloc has not handed out (free heap pages still resident, plus
+    // thread stacks), -1 when unknown.
+    static qint64 residentFreeBytes();
+    // Trims if at least minFreeBytes more resident memory are free than a trim last left (or
+    // than ever since); true when it trimmed.
     bool trimIfWorthIt();
     int trims() const { return m_trims.load(); }
 
 private:
     QThread m_thread;
     qint64 m_minFreeBytes = 0;
+    qint64 m_floorBytes = 0; // resident free memory no trim could give back
     std::atomic<int> m_trims = 0;
 };
 

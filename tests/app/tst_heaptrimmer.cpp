@@ -1,5 +1,6 @@
 // HeapTrimmer: free pages in the middle of the heap (what a burst of streams leaves behind) go
-// back to the system when enough of the heap is free, and nothing happens when little is.
+// back to the system when enough of them are resident, and nothing happens when few are — nor
+// again once they are gone, though malloc still counts them free.
 #include "common/heaptrimmer.h"
 
 #include <QFile>
@@ -55,6 +56,42 @@ private slots:
         // ~32 MiB were free; at least a quarter of it must have left the resident set.
         QVERIFY2(before - after >= 8 * 1024,
                  qPrintable(QStringLiteral("RSS %1 -> %2 KiB").arg(before).arg(after)));
+        // The pages are gone but the chunks are still free in malloc's books: no second trim.
+        QVERIFY(HeapTrimmer::freeHeapBytes() >= qint64(kBlocks / 2) * qint64(kBlock));
+        QVERIFY2(HeapTrimmer::residentFreeBytes() < 16 * 1024 * 1024,
+                 qPrintable(QString::number(HeapTrimmer::residentFreeBytes())));
+        QVERIFY(!trimmer.trimIfWorthIt());
+        QCOMPARE(trimmer.trims(), 1);
+    }
+
+    // Free space in pages that are still partly used cannot go back: one trim finds that out,
+    // and the next waits until more is free than that one left.
+    void doesNotRepeatATrimThatGaveNothingBack() {
+        constexpr size_t kSmall = 2048;    // above tcache sizes, below a page: never a whole page
+        constexpr int kSmalls = 16 * 1024; // 32 MiB
+        std::vector<std::unique_ptr<char[]>> blocks;
+        for (int i = 0; i < kSmalls; ++i) {
+            blocks.emplace_back(new char[kSmall]);
+            memset(blocks.back().get(), 0x5a, kSmall);
+        }
+        for (int i = 0; i < kSmalls; i += 2)
+            blocks[size_t(i)].reset();
+        HeapTrimmer trimmer(nullptr, 0, 4 * 1024 * 1024);
+        QVERIFY(trimmer.trimIfWorthIt());
+        const qint64 left = HeapTrimmer::residentFreeBytes();
+        QVERIFY2(left >= 8 * 1024 * 1024, qPrintable(QString::number(left))); // still resident
+        QVERIFY(!trimmer.trimIfWorthIt());
+        QCOMPARE(trimmer.trims(), 1);
+        // 8 MiB more of whole free pages: worth a trim again.
+        std::vector<std::unique_ptr<char[]>> big;
+        for (int i = 0; i < 256; ++i) {
+            big.emplace_back(new char[kBlock]);
+            memset(big.back().get(), 0x5a, kBlock);
+        }
+        for (int i = 0; i < 256; i += 2)
+            big[size_t(i)].reset();
+        QVERIFY(trimmer.trimIfWorthIt());
+        QCOMPARE(trimmer.trims(), 2);
     }
 
     void leavesASmallHeapAlone() {
