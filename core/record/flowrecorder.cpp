@@ -9,6 +9,8 @@
 #include <QSet>
 #include <QTimer>
 
+#include <utility>
+
 namespace loopscope {
 
 namespace {
@@ -169,6 +171,25 @@ void FlowRecorder::assignRun(RecordedFlow &flow) {
 RecordedFlow *FlowRecorder::flowFor(const InspectorEvent &event) {
     auto it = m_running.find(event.requestId);
     return it == m_running.end() ? nullptr : &it.value();
+}
+
+void FlowRecorder::take(const InspectorEvent &event) {
+    QMutexLocker lock(&m_intakeMutex);
+    m_intake.append(event);
+    // Posted under the lock: a call another thread posts after this event (FlowStore::flush's
+    // barrier) then runs after the drain that records it.
+    if (m_intake.size() == 1)
+        QMetaObject::invokeMethod(this, &FlowRecorder::drainIntake, Qt::QueuedConnection);
+}
+
+void FlowRecorder::drainIntake() {
+    QList<InspectorEvent> batch;
+    {
+        QMutexLocker lock(&m_intakeMutex);
+        batch = std::exchange(m_intake, {});
+    }
+    for (const InspectorEvent &event : std::as_const(batch))
+        record(event);
 }
 
 void FlowRecorder::record(const InspectorEvent &event) {

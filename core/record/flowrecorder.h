@@ -33,6 +33,11 @@ public:
 
     // Store thread: one event.
     void record(const loopscope::InspectorEvent &event);
+    // Any thread (the publisher's): queues an event for record() on the store thread, in
+    // order. One posted call per batch and a queue swapped out whole: through Qt's posted-event
+    // list (a queued connection, before) each event cost an allocation, and the list keeps the
+    // capacity of its longest backlog for good — a likely source of the soak's RSS steps.
+    void take(const loopscope::InspectorEvent &event);
     // Whether anyone listens to flowStarted/flowUpdated (a summary per event is a good part of
     // recording; unobserved, it is skipped). Set before events arrive; default: always.
     void setObserved(std::function<bool()> observed) { m_observed = std::move(observed); }
@@ -66,6 +71,8 @@ signals:
     void flowFinished(const QJsonObject &summary);
 
 private:
+    // Store thread: records every event taken so far.
+    void drainIntake();
     RecordedFlow *flowFor(const InspectorEvent &event);
     RecordedFlow &start(const QString &id, qint64 at);
     void assignRun(RecordedFlow &flow);
@@ -76,6 +83,8 @@ private:
     StoreWriter *m_writer;
     QHash<QString, ModelPrice> m_prices;
     RunGrouper m_runs;
+    QMutex m_intakeMutex; // guards m_intake: publishers append from their threads
+    QList<InspectorEvent> m_intake;
     mutable QMutex m_mutex; // guards m_running and m_pending
     QHash<QString, RecordedFlow> m_running;
     // Finished, not committed yet: the summary kept apart from the hops, so listing them

@@ -153,8 +153,8 @@ bool FlowStore::open(QString *error) {
 void FlowStore::attach(EventBus *bus) {
     if (!bus || !m_recorder)
         return;
-    connect(bus, &EventBus::eventPublished, m_recorder, &FlowRecorder::record,
-            Qt::QueuedConnection);
+    // Direct: take() is thread-safe and queues for the store thread itself.
+    connect(bus, &EventBus::eventPublished, m_recorder, &FlowRecorder::take, Qt::DirectConnection);
 }
 
 int FlowStore::clear() {

@@ -16,12 +16,14 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTimer>
 #include <QtTest>
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 using namespace loopscope;
 using Kind = InspectorEvent::Kind;
@@ -195,6 +197,38 @@ private slots:
         const quint64 checkpoints = store->counters().idleCheckpoints;
         QTest::qWait(600);
         QCOMPARE(store->counters().idleCheckpoints, checkpoints);
+    }
+
+    // Publishers on several threads at once (the recorder's intake is its own queue, drained in
+    // batches): every event is recorded, each exchange in its order, and flush() returns only
+    // after all of them.
+    void eventsFromManyThreadsAreAllRecordedBeforeFlushReturns() {
+        auto store = openStore();
+        QVERIFY(store);
+        EventBus bus;
+        store->attach(&bus);
+        constexpr int kThreads = 4;
+        constexpr int kEach = 300;
+        std::vector<std::unique_ptr<QThread>> publishers;
+        for (int t = 0; t < kThreads; ++t) {
+            publishers.emplace_back(QThread::create([&bus, t] {
+                for (int i = 0; i < kEach; ++i)
+                    publishExchange(bus, QStringLiteral("req_%1_%2").arg(t).arg(i),
+                                    QStringLiteral("question %1").arg(i));
+            }));
+            publishers.back()->start();
+        }
+        for (auto &publisher : publishers)
+            QVERIFY(publisher->wait(60000));
+        store->flush();
+        const FlowStoreCounters c = store->counters();
+        QCOMPARE(c.eventsReceived, quint64(kThreads * kEach * 5));
+        QCOMPARE(c.eventsUnmatched, quint64(0));
+        QCOMPARE(c.flowsWritten, quint64(kThreads * kEach));
+        const auto last = store->query()->flow(QStringLiteral("req_3_299"));
+        QVERIFY(last);
+        QCOMPARE(last->value("state").toString(), QString("completed"));
+        QCOMPARE(last->value("hops").toArray().size(), 4);
     }
 
     void roundTripAcrossReopen() {
