@@ -36,7 +36,7 @@ public:
     // Any thread (the publisher's): queues an event for record() on the store thread, in
     // order. One posted call per batch and a queue swapped out whole: through Qt's posted-event
     // list (a queued connection, before) each event cost an allocation, and the list keeps the
-    // capacity of its longest backlog for good — a likely source of the soak's RSS steps.
+    // capacity of its longest backlog for good (suspected of the soak's RSS steps; it was not).
     void take(const loopscope::InspectorEvent &event);
     // Whether anyone listens to flowStarted/flowUpdated (a summary per event is a good part of
     // recording; unobserved, it is skipped). Set before events arrive; default: always.
