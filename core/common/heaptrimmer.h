@@ -14,8 +14,8 @@ namespace loopscope {
 // Every intervalMs this compares the resident anonymous memory with what malloc has handed out
 // and trims when at least minFreeBytes of it is free: a few µs when not. Resident, not free:
 // trimmed chunks stay free in malloc's books, so a rule on free bytes trimmed again every
-// interval once a burst had left 16 MB free, and never trimmed the few MB a quieter hour
-// accumulates (the soak's RSS grew ~1 MB per 5 minutes that way). What a trim could not give
+// interval once a burst had left 16 MB free, and could not see the 5–8 MB resident free memory
+// at the soak's quiet points (docs/benchmarks.md). What a trim could not give
 // back (free space in pages still partly used) is the new floor: the next trim waits until
 // minFreeBytes more than that are free. No-op without glibc.
 // The timer runs on a thread of its own: a trim of a large fragmented heap takes tens of ms
