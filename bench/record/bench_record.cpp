@@ -9,7 +9,8 @@
 //     JSON and SSE pass-through alternating) for a while (default 60 s): every flow in the
 //     store, no event lost (published vs received by the recorder, unmatched, failed writes),
 //     RSS sampled every second and its growth after warm-up (default 10 s).
-// Usage: bench_record [requests-per-phase (default 3000)] [stored flows (default 100000)]
+// Usage: bench_record [requests-per-mode (default 3000)] [stored flows (default 100000)]
+//                     [rounds (default 10)]
 //        bench_record --sustained [rate (2000)] [seconds (60)] [warm-up seconds (10)]
 #include "common/instantchatupstream.h"
 #include "common/passthroughload.h"
@@ -36,6 +37,8 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <random>
+#include <utility>
 #include <vector>
 
 using namespace loopscope;
@@ -284,6 +287,43 @@ int sustained(int rate, int seconds, int warmup) {
                : 1;
 }
 
+// p99 of the samples of the given rounds, pooled, in ms.
+double pooledP99(const std::vector<PhaseResult> &rounds, const std::vector<size_t> &pick,
+                 std::vector<qint64> &scratch) {
+    scratch.clear();
+    for (size_t r : pick)
+        scratch.insert(scratch.end(), rounds[r].samples.begin(), rounds[r].samples.end());
+    if (scratch.empty())
+        return 0;
+    const auto nth =
+        scratch.begin() +
+        std::ptrdiff_t(std::min(scratch.size() - 1, size_t(0.99 * double(scratch.size()))));
+    std::nth_element(scratch.begin(), nth, scratch.end());
+    return double(*nth) / 1e6;
+}
+
+// How sure a p99 difference is: a paired bootstrap over rounds. Rounds, not single requests,
+// are resampled because slow requests come in bursts (a checkpoint, a busy core), and the same
+// rounds for both modes because a round of one ran minutes apart from the next round but
+// seconds apart from the same round of the other. Returns the 2.5th and 97.5th percentiles of
+// p99(a) - p99(b) over 2,000 resamples (fixed seed: the same samples give the same interval).
+std::pair<double, double> p99DifferenceInterval(const std::vector<PhaseResult> &a,
+                                                const std::vector<PhaseResult> &b) {
+    std::mt19937 random(20261201);
+    std::uniform_int_distribution<size_t> anyRound(0, a.size() - 1);
+    std::vector<double> differences;
+    std::vector<size_t> pick(a.size());
+    std::vector<qint64> scratch;
+    for (int i = 0; i < 2000; ++i) {
+        for (size_t &r : pick)
+            r = anyRound(random);
+        differences.push_back(pooledP99(a, pick, scratch) - pooledP99(b, pick, scratch));
+    }
+    std::sort(differences.begin(), differences.end());
+    return {differences[size_t(0.025 * double(differences.size()))],
+            differences[size_t(0.975 * double(differences.size()))]};
+}
+
 template<typename Fn> double medianMs(int times, Fn fn) {
     std::vector<qint64> samples;
     for (int i = 0; i < times; ++i) {
@@ -306,6 +346,7 @@ int main(int argc, char *argv[]) {
                          argc > 4 ? std::max(1, atoi(argv[4])) : 10);
     const int requests = argc > 1 ? std::max(100, atoi(argv[1])) : 3000;
     const int stored = argc > 2 ? std::max(1000, atoi(argv[2])) : 100000;
+    const int rounds = argc > 3 ? std::max(2, atoi(argv[3])) : 10;
     QTemporaryDir dir;
     QTextStream out(stdout);
 
@@ -328,8 +369,8 @@ int main(int argc, char *argv[]) {
     proxies.push_back(std::make_unique<ProxyUnderTest>(QStringLiteral("history file (SQLite)"),
                                                        upstreamPort, 2, livePath));
 
-    out << "bench_record: " << requests << " requests per phase, concurrency 1, "
-        << QThread::idealThreadCount() << " cores\n\n";
+    out << "bench_record: " << requests << " requests per mode in " << rounds
+        << " interleaved rounds, concurrency 1, " << QThread::idealThreadCount() << " cores\n\n";
     out << "| mode | proxy | p50 ms | p99 ms | added p50 vs no recording | added p99 | req/s |\n";
     out << "|---|---|---|---|---|---|---|\n";
     const QByteArray jsonBody =
@@ -356,8 +397,7 @@ int main(int argc, char *argv[]) {
                 QThread::msleep(5);
         QThread::msleep(20); // the commit that counted them is still returning
     };
-    constexpr int kRounds = 10;
-    const int perRound = std::max(1, requests / kRounds);
+    const int perRound = std::max(1, requests / rounds);
     for (bool streaming : {false, true}) {
         const QByteArray body = streaming ? streamBody : jsonBody;
         for (size_t i = 0; i < proxies.size(); ++i) {
@@ -369,7 +409,8 @@ int main(int argc, char *argv[]) {
         // Interleaved rounds so drift on a shared machine hits every mode alike, each round in
         // a rotated order so no mode always follows the same one.
         std::vector<PhaseResult> results(proxies.size());
-        for (int round = 0; round < kRounds; ++round) {
+        std::vector<std::vector<PhaseResult>> byRound(proxies.size());
+        for (int round = 0; round < rounds; ++round) {
             for (size_t k = 0; k < proxies.size(); ++k) {
                 const size_t i = (k + size_t(round)) % proxies.size();
                 const quint64 checkpoints = checkpointsOf(i);
@@ -380,6 +421,7 @@ int main(int argc, char *argv[]) {
                 results[i].samples.insert(results[i].samples.end(), r.samples.begin(),
                                           r.samples.end());
                 results[i].seconds += r.seconds;
+                byRound[i].push_back(std::move(r));
             }
         }
         for (size_t i = 0; i < proxies.size(); ++i) {
@@ -394,9 +436,12 @@ int main(int argc, char *argv[]) {
                 << " | " << QString::number(r.rps(), 'f', 0) << " |\n";
         }
         const auto difference = [&](size_t a, size_t b) {
-            return QStringLiteral("p50 %1 ms, p99 %2 ms")
+            const auto [low, high] = p99DifferenceInterval(byRound[a], byRound[b]);
+            return QStringLiteral("p50 %1 ms, p99 %2 ms (95 % interval %3 to %4)")
                 .arg(results[a].percentile(0.5) - results[b].percentile(0.5), 0, 'f', 3)
-                .arg(results[a].percentile(0.99) - results[b].percentile(0.99), 0, 'f', 3);
+                .arg(results[a].percentile(0.99) - results[b].percentile(0.99), 0, 'f', 3)
+                .arg(low, 0, 'f', 3)
+                .arg(high, 0, 'f', 3);
         };
         out << "| " << (streaming ? "SSE" : "JSON")
             << ": history file minus --no-history: " << difference(File, Memory)
