@@ -188,8 +188,10 @@ void FlowRecorder::drainIntake() {
         QMutexLocker lock(&m_intakeMutex);
         batch = std::exchange(m_intake, {});
     }
-    for (const InspectorEvent &event : std::as_const(batch))
+    for (const InspectorEvent &event : std::as_const(batch)) {
         record(event);
+        m_yield.afterUnitOfWork(batch.size());
+    }
 }
 
 void FlowRecorder::record(const InspectorEvent &event) {

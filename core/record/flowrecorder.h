@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/cooperativeyield.h"
 #include "inspect/inspectorevent.h"
 #include "record/modelprice.h"
 #include "record/recordedflow.h"
@@ -85,7 +86,8 @@ private:
     RunGrouper m_runs;
     QMutex m_intakeMutex; // guards m_intake: publishers append from their threads
     QList<InspectorEvent> m_intake;
-    mutable QMutex m_mutex; // guards m_running and m_pending
+    CooperativeYield m_yield{{}}; // between events, see the class
+    mutable QMutex m_mutex;       // guards m_running and m_pending
     QHash<QString, RecordedFlow> m_running;
     // Finished, not committed yet: the summary kept apart from the hops, so listing them
     // (every page, every count) copies no hops.

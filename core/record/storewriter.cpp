@@ -191,6 +191,7 @@ bool StoreWriter::commit() {
     for (FlowRow &row : batch) {
         row.encode(); // before the transaction: it holds the file's write lock
         ids << row.id;
+        m_yield.afterUnitOfWork(batch.size());
     }
     const qint64 encodedMs = clock.elapsed();
 
@@ -203,9 +204,11 @@ bool StoreWriter::commit() {
         return false;
     }
     quint64 failed = 0;
-    for (const FlowRow &row : batch)
+    for (const FlowRow &row : batch) {
         if (!insert(row))
             ++failed;
+        m_yield.afterUnitOfWork(batch.size());
+    }
     const qint64 insertedMs = clock.elapsed();
     const bool ok = db.commit();
     // A commit this slow means the writer falls behind the traffic: say where the time went.

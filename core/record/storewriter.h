@@ -1,5 +1,7 @@
 #pragma once
 
+#include "common/cooperativeyield.h"
+
 #include <QByteArray>
 #include <QJsonArray>
 #include <QJsonObject>
@@ -121,7 +123,8 @@ private:
     QTimer m_tick;
     QTimer m_retention;
     QTimer m_idleCheckpoint;
-    bool m_walDirty = false; // commits since the last complete checkpoint
+    bool m_walDirty = false;      // commits since the last complete checkpoint
+    CooperativeYield m_yield{{}}; // between rows, see the class
     int m_maxDays;
     qint64 m_maxBytes;
     qint64 m_storedBytes = -1;
