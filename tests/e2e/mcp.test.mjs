@@ -150,6 +150,14 @@ test('replay_flow runs the recorded request again as a new flow', async () => {
   assert.ok(newId, t);
   await waitFor(async () => !(await mcp.callTool({ name: 'get_flow', arguments: { flow_id: newId } })).isError, 10000);
   await waitFor(async () => /replay of/.test(text(await mcp.callTool({ name: 'list_flows', arguments: { limit: 3 } }))), 10000);
+  // The replay is listed while it runs; the next test needs its loop over (both upstream calls
+  // made), or a breakpoint set there pauses the replay instead of that test's own request.
+  await waitFor(async () => {
+    const r = await fetch(`${app.baseURL}/loopscope/v1/flows/${newId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return r.ok && (await r.json()).state === 'completed';
+  }, 10000);
 });
 
 test('list_paused and resolve_paused steer a loop paused before its code runs', async () => {
