@@ -1,6 +1,5 @@
 #include "record/flowstore.h"
 
-#include "common/threadniceness.h"
 #include "inspect/eventbus.h"
 #include "record/flowrecorder.h"
 #include "record/storedatabase.h"
@@ -16,8 +15,6 @@ namespace {
 
 // Run keys reloaded at start: enough for any run still going on after a restart.
 constexpr int kSeededRunKeys = 50000;
-constexpr int kRecorderNiceness = 5; // see the constructor
-constexpr int kWriterNiceness = 10;
 
 } // namespace
 
@@ -42,16 +39,11 @@ FlowStore::FlowStore(FlowStoreOptions options, QObject *parent)
     , m_options(std::move(options)) {
     m_thread.setObjectName(QStringLiteral("loopscope-store"));
     m_writerThread.setObjectName(QStringLiteral("loopscope-writer"));
-    // The store yields to the proxy when the CPU is contended: a commit of a batch (tens of ms
-    // of encoding and FTS work) on a 2-core machine otherwise delays the next request's relay
-    // (bench_record: p99 +0.4–1.1 ms for the file store over the in-memory one). Still a
-    // fair share, not idle priority: at 2,000 flows/s the writer needs a third of a core.
-    connect(
-        &m_thread, &QThread::started, this, [] { setCurrentThreadNiceness(kRecorderNiceness); },
-        Qt::DirectConnection);
-    connect(
-        &m_writerThread, &QThread::started, this, [] { setCurrentThreadNiceness(kWriterNiceness); },
-        Qt::DirectConnection);
+    // The store's threads run at normal priority and give way to woken proxy threads by
+    // yielding between events and rows (CooperativeYield in FlowRecorder and StoreWriter). They
+    // ran at nice 5 and 10 before: that did not stop a woken proxy thread from waiting out their
+    // slice, and it left the writer a tenth of a core when the machine was busy, so at 2,000
+    // flows/s it fell 18,000 flows behind (bench_record --sustained, docs/benchmarks.md).
     if (!m_options.inMemory && m_options.path.isEmpty())
         m_options.path = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
                          QStringLiteral("/history.sqlite3");
