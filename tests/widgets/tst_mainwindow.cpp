@@ -127,6 +127,10 @@ private slots:
         // following.
         QTRY_COMPARE_WITH_TIMEOUT(requests->currentRequestId(), QStringLiteral("req_b"), 10'000);
         QVERIFY(requests->autoFollow());
+        // Shown, not only selected: the detail load drops a stale answer, so selecting req_a
+        // before req_b's detail arrived would leave nothing "shown before" for Compare below.
+        QTRY_COMPARE_WITH_TIMEOUT(window.currentFlow().value(QLatin1String("id")).toString(),
+                                  QStringLiteral("req_b"), 10'000);
         const QRect newest = requests->view()->visualRect(requests->view()->model()->index(0, 0));
         QTest::mouseClick(requests->view()->viewport(), Qt::LeftButton, {}, newest.center());
         QVERIFY(requests->autoFollow());
