@@ -36,6 +36,15 @@ async function connect(headers) {
   return client;
 }
 
+// The control API beside MCP, with the same token.
+function control(method, route, body) {
+  return fetch(`${app.baseURL}/loopscope/v1${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+}
+
 function text(result) {
   assert.equal(result.content[0].type, 'text');
   return result.content.map((c) => c.text).join('\n');
@@ -153,19 +162,12 @@ test('replay_flow runs the recorded request again as a new flow', async () => {
   // The replay is listed while it runs; the next test needs its loop over (both upstream calls
   // made), or a breakpoint set there pauses the replay instead of that test's own request.
   await waitFor(async () => {
-    const r = await fetch(`${app.baseURL}/loopscope/v1/flows/${newId}`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
+    const r = await control('GET', `/flows/${newId}`);
     return r.ok && (await r.json()).state === 'completed';
   }, 10000);
 });
 
 test('list_paused and resolve_paused steer a loop paused before its code runs', async () => {
-  const control = (method, route, body) => fetch(`${app.baseURL}/loopscope/v1${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body ? JSON.stringify(body) : undefined,
-  });
   // Earlier tests' loops (the replay included) have finished: two upstream calls each, so the
   // scripted model answers this request with code first.
   await waitFor(() => upstream.requests.length % 2 === 0, 10000);
