@@ -113,10 +113,15 @@ QStringList BubblewrapCommand::arguments(const LocalSandboxOptions &options, Kin
     args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
          << QStringLiteral("/dev");
     if (zygote) {
-        // Each sandbox mounts its own capped tmpfs on these (resources/sandbox_zygote.py).
+        // Each sandbox mounts its own capped tmpfs on these (core/sandbox/zygote).
         args << QStringLiteral("--remount-ro") << QStringLiteral("/dev");
         args << QStringLiteral("--dir") << QStringLiteral("/tmp");
         args << QStringLiteral("--dir") << sandboxWorkDir();
+        // The zygote's C extension, copied by bwrap from a descriptor (no host path inside),
+        // under /tmp: every sandbox's own tmpfs on /tmp covers it.
+        args << QStringLiteral("--perms") << QStringLiteral("0444")
+             << QStringLiteral("--ro-bind-data") << QString::number(kZygoteModuleFd)
+             << QString::fromLatin1(kZygoteModulePath);
     } else {
         // bwrap's /dev is a writable, unbounded tmpfs: give shared memory (multiprocessing needs
         // it) its own capped tmpfs and seal the rest.

@@ -45,8 +45,11 @@ public:
 
     // bwrap arguments for the sandbox zygote (LocalSandboxZygote): the same tree, but no
     // --disable-userns, no filter and no tmpfs of its own (each sandbox it forks makes its user
-    // namespace, tmpfs mounts and filter itself), then the interpreter command line.
+    // namespace, tmpfs mounts and filter itself), and the zygote's C extension, which bwrap
+    // copies from descriptor kZygoteModuleFd to kZygoteModulePath; then the interpreter.
     static QStringList zygoteArguments(const LocalSandboxOptions &options);
+    static constexpr int kZygoteModuleFd = 3;
+    static constexpr const char *kZygoteModulePath = "/tmp/_loopscope_zygote.abi3.so";
 
     static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int seccompFd = -1,
                                        int infoFd = -1);

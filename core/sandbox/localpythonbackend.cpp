@@ -513,7 +513,7 @@ void LocalPythonBackend::shutdown() {
     // Every interpreter still around (pooled, or being deleted by remove()) goes now, while this
     // object is intact: their futures have continuations bound to it.
     qDeleteAll(findChildren<LocalSandboxProcess *>(Qt::FindDirectChildrenOnly));
-    // Forked sandboxes die with their keepers, the keepers with the zygote.
+    // Forked sandboxes die with the zygote (their inits have it as parent-death signal).
     delete std::exchange(m_zygote, nullptr);
 }
 

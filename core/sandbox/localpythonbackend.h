@@ -99,7 +99,7 @@ public:
     int pooledCount() const;    // pooled interpreters, starting or ready
     int readyPoolCount() const; // pooled interpreters ready for an instant hand-off
     int poolTarget() const { return m_poolTarget; } // current size the pool refills to
-    // Host pid of the process tree's top currently serving a sandbox (its bwrap, its keeper when
+    // Host pid of the process tree's top currently serving a sandbox (its bwrap, its init when
     // forked by the zygote, or the unisolated python), 0 if none; the same of pooled ones.
     qint64 processId(const QString &sandboxId) const;
     QList<qint64> pooledProcessIds() const;

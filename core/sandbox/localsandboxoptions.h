@@ -50,6 +50,9 @@ struct LocalSandboxOptions {
     // sandbox cannot be set up (nested user namespaces refused), the backend goes back to one
     // bwrap per sandbox by itself.
     bool zygote = true;
+    // The zygote's C extension (core/sandbox/zygote); empty: beside the app's binary, else
+    // where this build put it.
+    QString zygoteModulePath;
 
     int poolSize = 2; // pre-started interpreters; 0 disables the pool
     // While create() has to wait for an interpreter (a burst), the pool grows by one per wait up

@@ -95,7 +95,7 @@ LocalSandboxProcess::~LocalSandboxProcess() {
     if (m_lifelineFd >= 0) {
         delete m_lifeline;
         m_lifeline = nullptr;
-        ::close(m_lifelineFd); // the keeper kills the sandbox when its lifeline closes
+        ::close(m_lifelineFd); // the zygote kills the sandbox when its lifeline closes
         m_lifelineFd = -1;
     }
     if (m_process) {
@@ -302,12 +302,13 @@ void LocalSandboxProcess::onLifeline() {
     if (m_lifelineFd < 0)
         return;
     const LocalSandboxZygote::LifelineRead read = LocalSandboxZygote::readLifeline(m_lifelineFd);
-    if (read.keeperPid > 0)
-        m_pid = read.keeperPid;
+    if (read.initPid > 0)
+        m_pid = read.initPid;
     m_lifelineData += read.data;
     if (!read.closed)
         return;
-    // The keeper is gone: it reported the interpreter's end (or could not set the sandbox up).
+    // The zygote closed it: it reported the interpreter's end (or the sandbox could not be set
+    // up).
     delete m_lifeline;
     m_lifeline = nullptr;
     ::close(m_lifelineFd);
@@ -316,9 +317,9 @@ void LocalSandboxProcess::onLifeline() {
 }
 
 void LocalSandboxProcess::finishForked() {
-    // A keeper that reported has reaped the namespace's init, so the interpreter is gone and
+    // A zygote that reported has reaped the namespace's init, so the interpreter is gone and
     // everything it wrote is in the channel's buffer: read it now (waitForReadyRead(0) reads
-    // what is there and emits readyRead). One that died unreported took the sandbox with it.
+    // what is there and emits readyRead). A zygote that died took the sandbox with it.
     while (m_channel && m_state != State::Exited && m_channel->waitForReadyRead(0)) {
     }
     if (m_state == State::Exited)
@@ -415,7 +416,7 @@ void LocalSandboxProcess::killTree(KillReason reason) {
     m_startTimer.stop();
     m_runTimer.stop();
     if (!m_process) {
-        // Forked: the keeper kills the sandbox's PID namespace and reports on the lifeline (open
+        // Forked: the zygote kills the sandbox's PID namespace and reports on the lifeline (open
         // for as long as the channel is).
         ::send(m_lifelineFd, "k", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         return;
@@ -550,7 +551,7 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
         m_startTimer.stop();
         readInfo(); // bwrap wrote it before starting the interpreter
         if (m_lifelineFd >= 0 && m_pid == 0) {
-            onLifeline(); // the keeper's pid came before it made the sandbox
+            onLifeline(); // the init's pid came before it made the sandbox
             if (m_state == State::Exited)
                 return;
         }

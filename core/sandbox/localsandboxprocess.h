@@ -35,8 +35,8 @@ class LocalSandboxZygote;
 // process group and gets SIGKILL if this process dies (PR_SET_PDEATHSIG), and killing bwrap kills
 // the sandbox's PID namespace. When the app runs as root the whole tree runs as
 // LocalSandboxOptions::sandboxUid. With a LocalSandboxZygote the interpreter is forked by the
-// zygote instead (same isolation, see there): frames go over a socket, and the sandbox's keeper
-// reports its end on a lifeline and kills it when told to. Lives on (and must be used from) the
+// zygote instead (same isolation, see there): frames go over a socket, and the zygote reports
+// the sandbox's end on a lifeline and kills it when told to. Lives on (and must be used from) the
 // backend's thread.
 class LocalSandboxProcess : public QObject {
     Q_OBJECT
@@ -61,8 +61,9 @@ public:
     bool isAlive() const { return m_state != State::NotStarted && m_state != State::Exited; }
     bool isIsolated() const { return m_isolated; }
     bool isForked() const { return m_forked; }
-    // Host pid of the outer bwrap (or unisolated python), or of the keeper when forked by the
-    // zygote (known once it reported, at the latest when the interpreter is ready).
+    // Host pid of the outer bwrap (or unisolated python), or of the sandbox's PID-namespace init
+    // when forked by the zygote (known once it reported, at the latest when the interpreter is
+    // ready).
     qint64 processId() const;
     // Host pid of the sandbox's PID-namespace init (bwrap's inner process, from --info-fd), 0 if
     // not known (unisolated, not reported yet) or no longer the outer bwrap's child.
@@ -80,7 +81,7 @@ public:
 
     // Blocks until ready or failed, without an event loop (selfTest's probe). Returns ready.
     // Only for an interpreter of its own (a bwrap, or unisolated): a forked one is not ready
-    // without the event loop, which carries its keeper's reports.
+    // without the event loop, which carries the zygote's reports.
     bool waitForReady(int timeoutMs);
 
     // Runs `code`; requires state() == Ready. Finishes with the driver's result; with a

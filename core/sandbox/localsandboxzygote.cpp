@@ -8,6 +8,9 @@
 #include "sandbox/sandboxdriverpayload.h"
 #include "sandbox/sandboxtypes.h"
 
+#include <QCoreApplication>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonObject>
 #include <QLoggingCategory>
 #include <QProcess>
@@ -64,11 +67,34 @@ qint64 LocalSandboxZygote::processId() const {
     return isRunning() ? m_process->processId() : 0;
 }
 
+QString LocalSandboxZygote::modulePath(const LocalSandboxOptions &options) {
+    if (!options.zygoteModulePath.isEmpty())
+        return options.zygoteModulePath;
+    const QString beside =
+        QCoreApplication::applicationDirPath() + QStringLiteral("/_loopscope_zygote.abi3.so");
+    if (QFileInfo::exists(beside))
+        return beside;
+    return QStringLiteral(LOOPSCOPE_ZYGOTE_MODULE_BUILD_PATH);
+}
+
+int LocalSandboxZygote::openModule() {
+    const QString path = modulePath(m_options);
+    const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        m_lastError =
+            QStringLiteral("cannot read %1: %2").arg(path, QString::fromLocal8Bit(strerror(errno)));
+    return fd;
+}
+
 bool LocalSandboxZygote::start() {
     stop();
+    const int module = openModule();
+    if (module < 0)
+        return false;
     int control[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0) {
         m_lastError = QStringLiteral("socketpair: ") + QString::fromLocal8Bit(strerror(errno));
+        ::close(module);
         return false;
     }
     m_controlFd = control[0];
@@ -84,7 +110,9 @@ bool LocalSandboxZygote::start() {
     m_process->setChildProcessModifier([=] {
         setup.apply();
         ::dup2(childEnd, 0); // the zygote's fd 0 is the control socket (dup2 clears CLOEXEC)
-        LocalSandboxProcess::markInheritedCloseOnExec(-1, setup.fdLimit, true);
+        ::dup2(module, BubblewrapCommand::kZygoteModuleFd); // bwrap copies it in
+        LocalSandboxProcess::markInheritedCloseOnExec(BubblewrapCommand::kZygoteModuleFd,
+                                                      setup.fdLimit, true);
     });
     connect(m_process, &QProcess::readyReadStandardError, this, &LocalSandboxZygote::onStderr);
     connect(m_process, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
@@ -101,6 +129,7 @@ bool LocalSandboxZygote::start() {
     });
     m_process->start(QIODevice::ReadOnly);
     ::close(childEnd);
+    ::close(module);
     if (!m_process->waitForStarted(m_options.startTimeoutMs)) {
         m_lastError = QStringLiteral("could not start %1: %2")
                           .arg(m_options.bwrapPath, m_process->errorString());
@@ -109,6 +138,7 @@ bool LocalSandboxZygote::start() {
     }
     // The bootstrap runs the first frame (the zygote); the zygote reads the other three.
     const QJsonObject config{
+        {QStringLiteral("module"), QString::fromLatin1(BubblewrapCommand::kZygoteModulePath)},
         {QStringLiteral("tmp_bytes"), m_options.tmpDirBytes},
         {QStringLiteral("workdir_bytes"), m_options.workDirBytes},
         {QStringLiteral("workdir"), BubblewrapCommand::sandboxWorkDir()},
@@ -134,7 +164,7 @@ bool LocalSandboxZygote::start() {
 
 void LocalSandboxZygote::stop() {
     if (m_controlFd >= 0) {
-        ::close(m_controlFd); // the zygote exits on EOF; its keepers and sandboxes follow
+        ::close(m_controlFd); // the zygote exits on EOF; its sandboxes follow
         m_controlFd = -1;
     }
     if (!m_process)
@@ -180,7 +210,7 @@ Outcome<LocalSandboxZygote::Spawned> LocalSandboxZygote::spawn(int nice) {
             closeBoth(channel);
             return Outcome<Spawned>::failure(QStringLiteral("socketpair failed"));
         }
-        // Before the keeper exists: credentials are attached only while this is set.
+        // Before the sandbox's init exists: credentials are attached only while this is set.
         const int one = 1;
         ::setsockopt(lifeline[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
         ::fcntl(lifeline[0], F_SETFL, ::fcntl(lifeline[0], F_GETFL) | O_NONBLOCK);
@@ -238,12 +268,12 @@ LocalSandboxZygote::LifelineRead LocalSandboxZygote::readLifeline(int lifelineFd
             read.closed = true;
             return read;
         }
-        const bool fromKeeper = n >= 1 && buffer[0] == 'P';
+        const bool fromInit = n >= 1 && buffer[0] == 'P';
         for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-            if (fromKeeper && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+            if (fromInit && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
                 ucred cred{};
                 std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
-                read.keeperPid = cred.pid;
+                read.initPid = cred.pid;
             }
         }
         read.data.append(buffer, n);

@@ -11,9 +11,10 @@ class QProcess;
 
 namespace loopscope {
 
-// One pre-initialised interpreter inside one bubblewrap (resources/sandbox_zygote.py) that forks
-// a sandbox per spawn(): a fresh sandbox then costs the machine ~10 ms of CPU where a bwrap and
-// interpreter of its own cost ~17 (docs/benchmarks.md, "The zygote"). Each sandbox makes its own
+// One pre-initialised interpreter inside one bubblewrap (resources/sandbox_zygote.py, forking in
+// C through its extension core/sandbox/zygote) that forks a sandbox per spawn(), far cheaper
+// than a bwrap and interpreter of its own (docs/benchmarks.md, "The native zygote"). Each sandbox
+// makes its own
 // user, mount, PID, network, IPC, UTS and cgroup namespaces, size-capped tmpfs, capabilities,
 // no_new_privs and seccomp filter, as bwrap does for a sandbox started on its own (the escape suite
 // runs on both). The zygote never runs user code. It starts on the first spawn() and again after it
@@ -22,9 +23,10 @@ namespace loopscope {
 class LocalSandboxZygote : public QObject {
     Q_OBJECT
 public:
-    // A forked sandbox as the proxy holds it: the driver's frames go over `channelFd`; the
-    // keeper reports on `lifelineFd` (b"P" with its pid in SCM_CREDENTIALS, b"X<wait status>\n"
-    // at the end) and kills the sandbox when anything is written to it or it closes. Both are
+    // A forked sandbox as the proxy holds it: the driver's frames go over `channelFd`. On
+    // `lifelineFd` the sandbox's init says b"P" (its pid comes in SCM_CREDENTIALS) and the
+    // zygote b"X<wait status>\n" at the end; the zygote kills the sandbox when anything is
+    // written to it or it closes. Both are
     // connected Unix stream sockets, close-on-exec, owned by the caller.
     struct Spawned {
         int channelFd = -1;
@@ -43,18 +45,23 @@ public:
     // The zygote's last line on stderr (a sandbox that could not be set up says why there).
     QString lastError() const { return m_lastError; }
 
-    // What one non-blocking read of a lifeline found: the keeper's bytes, its host pid when its
-    // b"P" came with them (SCM_CREDENTIALS, translated by the kernel into our PID namespace),
-    // and whether the keeper has closed it (the sandbox is gone).
+    // What one non-blocking read of a lifeline found: the bytes, the sandbox init's host pid
+    // when its b"P" came with them (SCM_CREDENTIALS, translated by the kernel into our PID
+    // namespace), and whether the zygote has closed it (the sandbox is gone).
     struct LifelineRead {
         QByteArray data;
-        qint64 keeperPid = 0;
+        qint64 initPid = 0;
         bool closed = false;
     };
     static LifelineRead readLifeline(int lifelineFd);
 
+    // The zygote's C extension (LocalSandboxOptions::zygoteModulePath, else beside the app's
+    // binary, else where this build put it).
+    static QString modulePath(const LocalSandboxOptions &options);
+
 private:
     bool start();
+    int openModule();
     void stop();
     void onStderr();
 

@@ -305,8 +305,8 @@ private slots:
 
     // --sandbox-pool sets how many warm sandboxes the binary keeps; 0 keeps none. With
     // sandbox.zygote off each is a bwrap child of the app; with the zygote (the default) each is
-    // a keeper forked by the zygote, the app's one bwrap child. SIGTERM leaves no sandbox process
-    // behind, pooled ones and the zygote included.
+    // a PID-namespace init forked by the zygote, the app's one bwrap child. SIGTERM leaves no
+    // sandbox process behind, pooled ones and the zygote included.
     void sandboxPoolFlagSizesTheWarmPool_data() {
         QTest::addColumn<int>("pool");
         QTest::addColumn<bool>("zygote");
@@ -337,7 +337,8 @@ private slots:
             const QList<qint64> bwraps = childrenWith(pid, marker);
             if (!zygote)
                 return bwraps.size();
-            // app → the zygote's bwrap → its PID-namespace init → the zygote → one keeper each.
+            // app → the zygote's bwrap → its PID-namespace init → the zygote → one sandbox
+            // init each.
             QList<qint64> level = bwraps;
             for (int depth = 0; depth < 2 && level.size() == 1; ++depth)
                 level = childrenWith(level.first(), marker);

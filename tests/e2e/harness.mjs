@@ -82,8 +82,8 @@ export function sandboxProcessCount(loopscopePid) {
 
 // Live sandbox interpreters of one Loopscope (one per sandbox, pooled ones included): the
 // marked python processes without a marked child. With the zygote (the default) a sandbox is
-// three forks of it (keeper, namespace init, interpreter) and the zygote itself is one more;
-// with one bwrap per sandbox the interpreter is the only marked python. Leaves count either way.
+// two forks of it (namespace init, interpreter) and the zygote itself is one more; with one bwrap
+// per sandbox the interpreter is the only marked python. Leaves count either way.
 export function sandboxInterpreterCount(loopscopePid) {
   const marker = `loopscope-sandbox:${loopscopePid}`;
   try {

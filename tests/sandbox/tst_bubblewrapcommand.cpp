@@ -84,6 +84,15 @@ void TestBubblewrapCommand::zygoteLeavesNamespacesAndMountsToItsSandboxes() {
         QVERIFY2(own.indexOf(dir) > 0 && own.at(own.indexOf(dir) - 1) == QLatin1String("--dir"),
                  qPrintable(dir));
     QVERIFY(own.contains(QStringLiteral("--remount-ro")));
+    // The zygote's C extension, copied in from the descriptor LocalSandboxZygote passes, under
+    // the /tmp each sandbox covers with its own tmpfs.
+    const qsizetype data = own.indexOf(QStringLiteral("--ro-bind-data"));
+    QVERIFY(data > own.indexOf(QStringLiteral("/tmp")));
+    QCOMPARE(own.mid(data - 2, 5),
+             QStringList({QStringLiteral("--perms"), QStringLiteral("0444"),
+                          QStringLiteral("--ro-bind-data"),
+                          QString::number(BubblewrapCommand::kZygoteModuleFd),
+                          QString::fromLatin1(BubblewrapCommand::kZygoteModulePath)}));
     QCOMPARE(args.at(separator + 1), QStringLiteral("/usr/bin/python3"));
 }
 

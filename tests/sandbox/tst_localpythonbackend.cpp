@@ -90,6 +90,7 @@ private slots:
     void zygoteDeathEndsItsSandboxesAndANewOneServes();
     void forkedSandboxesDrawTheirOwnRandomness();
     void forkedSandboxHoldsNoneOfTheZygotesDescriptors();
+    void forkedSandboxSeesNoneOfTheZygotesFiles();
     void removeKillsTreeAndIsIdempotent();
     void removeWhileRunningEndsTheRun();
     void destructorKillsEverything();
@@ -181,7 +182,7 @@ SandboxHandle TestLocalPythonBackend::createVia(const QString &path) {
         }
         handle = create();
     }
-    // A forked sandbox's top is the zygote's keeper, not a bwrap: its parent is the zygote,
+    // A forked sandbox's top is its PID-namespace init, not a bwrap: its parent is the zygote,
     // inside the zygote's bwrap.
     const bool bwrapTop = commandLineOf(m_backend->processId(handle.id)).contains("bwrap");
     if (path.startsWith(QLatin1String("forked")) &&
@@ -915,8 +916,8 @@ void TestLocalPythonBackend::infiniteLoopTimesOutAndNextRunIsFresh() {
              qPrintable(r.value.error->value));
     QCOMPARE(r.value.executionCount, 2);
     QTRY_VERIFY_WITH_TIMEOUT(!processExists(pid), 10000);
-    // Only the pooled interpreters' trees (outer bwrap, bwrap init, python; or keeper, init,
-    // python) and the zygote's (bwrap, its init, the zygote) may remain; the pool may have grown
+    // Only the pooled interpreters' trees (outer bwrap, bwrap init, python; or init, python)
+    // and the zygote's (bwrap, its init, the zygote) may remain; the pool may have grown
     // past poolSize when the first create found its interpreter still starting.
     QTRY_VERIFY_WITH_TIMEOUT(sandboxLeftovers().size() <=
                                  3 * m_backend->pooledCount() + (m_backend->usesZygote() ? 3 : 0),
@@ -1212,24 +1213,25 @@ void TestLocalPythonBackend::forkedSandboxGoesWithEveryProcess() {
     QVERIFY(
         run(sandbox, QStringLiteral("import subprocess\nsubprocess.Popen(['/bin/sleep', '300'])"))
             .ok());
-    // keeper → PID-namespace init → interpreter → sleep, as the host sees them.
-    const qint64 keeper = m_backend->processId(sandbox.id);
-    QList<qint64> tree{keeper};
-    for (int depth = 0; depth < 3; ++depth) {
+    // PID-namespace init → interpreter → sleep, as the host sees them; the init is the zygote's
+    // child.
+    const qint64 init = m_backend->processId(sandbox.id);
+    const qint64 zygote = m_backend->zygoteProcessId();
+    QList<qint64> tree{init};
+    for (int depth = 0; depth < 2; ++depth) {
         QTRY_COMPARE_WITH_TIMEOUT(childrenOf(tree.last()).size(), 1, 10000);
         tree << childrenOf(tree.last()).first();
     }
     // (Popen's child is a forked python until its exec.)
     QTRY_VERIFY2_WITH_TIMEOUT(commandLineOf(tree.last()).startsWith("/bin/sleep"),
                               commandLineOf(tree.last()).constData(), 10000);
-    const qint64 zygote = m_backend->zygoteProcessId();
     QVERIFY(processExists(zygote));
     QVERIFY(awaitFuture(m_backend->remove(sandbox, {}), kWaitMs).value);
-    // remove() finishes once the keeper reported the init reaped, so the namespace is empty;
-    // the keeper itself exits right after (the zygote's kernel-side reaping takes it).
-    for (qint64 pid : std::as_const(tree).mid(1))
-        QVERIFY2(!processExists(pid), qPrintable(QString::number(pid)));
-    QTRY_VERIFY_WITH_TIMEOUT(!QFile::exists(QStringLiteral("/proc/%1").arg(keeper)), 10000);
+    // remove() finishes once the zygote reported the init killed and reaped, so the namespace
+    // is empty and no zombie of it is left.
+    for (qint64 pid : std::as_const(tree))
+        QVERIFY2(!QFile::exists(QStringLiteral("/proc/%1").arg(pid)),
+                 qPrintable(QString::number(pid)));
     // What stays: the zygote in its bwrap (outer bwrap, its init, the zygote), for the next one.
     QTRY_COMPARE_WITH_TIMEOUT(sandboxLeftovers().size(), 3, 10000);
     QVERIFY(processExists(zygote));
@@ -1238,13 +1240,13 @@ void TestLocalPythonBackend::forkedSandboxGoesWithEveryProcess() {
 void TestLocalPythonBackend::zygoteDeathEndsItsSandboxesAndANewOneServes() {
     const SandboxHandle sandbox = createForkedWithoutPool();
     QVERIFY(run(sandbox, QStringLiteral("state = 'old'")).ok());
-    const qint64 keeper = m_backend->processId(sandbox.id);
+    const qint64 init = m_backend->processId(sandbox.id);
     const qint64 zygote = m_backend->zygoteProcessId();
-    QVERIFY(processExists(keeper));
+    QVERIFY(processExists(init));
     // The zygote's bwrap leads its process group: all of the zygote goes at once.
     QCOMPARE(::kill(-static_cast<pid_t>(zygote), SIGKILL), 0);
-    // Its sandboxes go with it (the keepers die with the zygote, the sandboxes with them).
-    QTRY_VERIFY_WITH_TIMEOUT(!processExists(keeper), 10000);
+    // Its sandboxes go with it (each init has the zygote's death as its parent-death signal).
+    QTRY_VERIFY_WITH_TIMEOUT(!processExists(init), 10000);
     QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
                               qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 10000);
     // The sandbox id lives on with a fresh interpreter from a new zygote.
@@ -1298,9 +1300,7 @@ void TestLocalPythonBackend::forkedSandboxHoldsNoneOfTheZygotesDescriptors() {
     const QString log = link(zygote.last(), QStringLiteral("2"));
     QVERIFY2(control.startsWith(QLatin1String("socket:")), qPrintable(control));
     QVERIFY2(log.startsWith(QLatin1String("pipe:")), qPrintable(log));
-    const qint64 keeper = m_backend->processId(sandbox.id);
-    QCOMPARE(childrenOf(keeper).size(), 1);
-    const qint64 init = childrenOf(keeper).first();
+    const qint64 init = m_backend->processId(sandbox.id);
     QCOMPARE(childrenOf(init).size(), 1);
     const qint64 interpreter = childrenOf(init).first();
     for (qint64 pid : {init, interpreter}) {
@@ -1314,8 +1314,19 @@ void TestLocalPythonBackend::forkedSandboxHoldsNoneOfTheZygotesDescriptors() {
                      qPrintable(QStringLiteral("pid %1 fd %2 -> %3").arg(pid).arg(fd, target)));
         }
     }
-    // The keeper, outside the sandbox, holds neither either (it closed the control socket).
-    QVERIFY(link(keeper, QStringLiteral("0")) != control);
+}
+
+void TestLocalPythonBackend::forkedSandboxSeesNoneOfTheZygotesFiles() {
+    // The zygote's C extension sits in the zygote's /tmp (bwrap copied it there); a sandbox's
+    // own tmpfs on /tmp covers it, and no other path leads to it.
+    const SandboxHandle sandbox = createForkedWithoutPool();
+    const Outcome<ExecutionResult> r =
+        run(sandbox, QStringLiteral("import os, sys\n"
+                                    "print(sorted(os.listdir('/tmp')), '_loopscope_zygote' in "
+                                    "sys.modules, os.path.exists('%1'))")
+                         .arg(QString::fromLatin1(BubblewrapCommand::kZygoteModulePath)));
+    QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("[] False False\n"));
 }
 
 void TestLocalPythonBackend::poolCanBeDisabled() {
