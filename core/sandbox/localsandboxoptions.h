@@ -45,10 +45,10 @@ struct LocalSandboxOptions {
     // Install LocalSandboxSeccomp's filter (bubblewrap --seccomp) in isolated sandboxes.
     bool seccompFilter = true;
 
-    // Isolated sandboxes are forked by one pre-initialised interpreter (LocalSandboxZygote: ~10 ms
-    // of CPU per sandbox instead of ~17 for a bwrap and interpreter of its own). Where a forked
-    // sandbox cannot be set up (nested user namespaces refused), the backend goes back to one
-    // bwrap per sandbox by itself.
+    // Isolated sandboxes are forked by one pre-initialised interpreter (LocalSandboxZygote: ~7-8
+    // ms of CPU per sandbox instead of ~17 for a bwrap and interpreter of its own). Where a forked
+    // sandbox cannot be set up (nested user namespaces refused, the zygote's extension missing),
+    // the backend goes back to one bwrap per sandbox by itself.
     bool zygote = true;
     // The zygote's C extension (core/sandbox/zygote); empty: beside the app's binary, else
     // where this build put it.
