@@ -211,9 +211,12 @@ void runInit(int nice) {
 
 struct Sandbox {
     pid_t init = 0;
+    int pidfd = -1; // readable once the init has exited (-1: kernel before 5.3)
     int lifeline = -1;
     int report = -1;
     std::string reported; // "R" once the interpreter runs, then its wait status
+    bool killed = false;  // by the proxy (through the lifeline)
+    bool ending = false;  // SIGKILL sent; waiting for the init to be gone
 };
 
 // True only in a new sandbox's interpreter.
@@ -251,15 +254,29 @@ bool spawn(std::vector<Sandbox> &sandboxes, int channel, int lifeline, int nice)
         close(report[0]);
         return false;
     }
-    sandboxes.push_back(Sandbox{pid_t(init), lifeline, report[0], {}});
+    Sandbox sandbox;
+    sandbox.init = pid_t(init);
+    sandbox.pidfd = int(syscall(SYS_pidfd_open, init, 0));
+    sandbox.lifeline = lifeline;
+    sandbox.report = report[0];
+    sandboxes.push_back(std::move(sandbox));
     return false;
 }
 
-// The proxy's kill (`killed`), or the init's report or end: the init goes either way (it would
-// exit by itself after a report; killing it means that code which made the init report early
-// cannot keep the namespace alive past that).
-void finish(Sandbox &sandbox, bool killed) {
-    kill(sandbox.init, SIGKILL);
+// The proxy's kill, or the init's report or end: the init goes either way (it would exit by
+// itself after a report; killing it means that code which made the init report early cannot
+// keep the namespace alive past that). Its end is awaited in the loop (the pidfd), not here: an
+// init takes its whole PID namespace with it, which can take a while, and other sandboxes must
+// not wait for that.
+void end(Sandbox &sandbox, bool killed) {
+    sandbox.killed = sandbox.killed || killed;
+    if (!sandbox.ending)
+        kill(sandbox.init, SIGKILL);
+    sandbox.ending = true;
+}
+
+// Once the init has exited: reap it and report.
+void finish(Sandbox &sandbox) {
     int status = 0;
     while (waitpid(sandbox.init, &status, 0) < 0 && errno == EINTR) {
     }
@@ -269,15 +286,17 @@ void finish(Sandbox &sandbox, bool killed) {
         sandbox.reported.append(buffer, size_t(n));
     // Not killed and no "R": the init died setting the sandbox up (it said why on stderr); the
     // proxy reads a lifeline closed without "X" as that.
-    if (killed || (!sandbox.reported.empty() && sandbox.reported[0] == 'R')) {
+    if (sandbox.killed || (!sandbox.reported.empty() && sandbox.reported[0] == 'R')) {
         const std::string interpreter =
             sandbox.reported.size() > 1 ? sandbox.reported.substr(1) : std::string();
-        const std::string end =
+        const std::string report =
             "X" + (interpreter.empty() ? std::to_string(status) : interpreter) + "\n";
-        send(sandbox.lifeline, end.data(), end.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        send(sandbox.lifeline, report.data(), report.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     close(sandbox.lifeline);
     close(sandbox.report);
+    if (sandbox.pidfd >= 0)
+        close(sandbox.pidfd);
 }
 
 } // namespace
@@ -302,28 +321,34 @@ static PyObject *serve(PyObject *, PyObject *args) {
     std::vector<Sandbox> sandboxes;
     std::vector<pollfd> polled;
     for (;;) {
+        // Per sandbox: its lifeline and report pipe until it is ending, then its pidfd (negative
+        // descriptors are skipped by poll).
         polled.assign(1, pollfd{control, POLLIN, 0});
         for (const Sandbox &sandbox : sandboxes) {
-            polled.push_back(pollfd{sandbox.lifeline, POLLIN, 0});
-            polled.push_back(pollfd{sandbox.report, POLLIN, 0});
+            polled.push_back(pollfd{sandbox.ending ? -1 : sandbox.lifeline, POLLIN, 0});
+            polled.push_back(pollfd{sandbox.ending ? -1 : sandbox.report, POLLIN, 0});
+            polled.push_back(pollfd{sandbox.ending ? sandbox.pidfd : -1, POLLIN, 0});
         }
         if (poll(polled.data(), polled.size(), -1) < 0)
             continue;
         for (size_t i = sandboxes.size(); i-- > 0;) {
             Sandbox &sandbox = sandboxes[i];
-            const short lifeline = polled[1 + 2 * i].revents;
-            const short report = polled[2 + 2 * i].revents;
-            bool done = lifeline != 0;
-            if (!done && report != 0) {
+            const short lifeline = polled[1 + 3 * i].revents;
+            const short report = polled[2 + 3 * i].revents;
+            if (lifeline != 0) {
+                end(sandbox, true);
+            } else if (report != 0) {
                 char buffer[64];
                 const ssize_t n = read(sandbox.report, buffer, sizeof buffer);
                 if (n > 0)
                     sandbox.reported.append(buffer, size_t(n));
                 // Anything after "R" is the interpreter's end; EOF is the init's.
-                done = n <= 0 || sandbox.reported.size() > 1 || sandbox.reported[0] != 'R';
+                if (n <= 0 || sandbox.reported.size() > 1 || sandbox.reported[0] != 'R')
+                    end(sandbox, false);
             }
-            if (done) {
-                finish(sandbox, lifeline != 0);
+            // Without a pidfd (kernels before 5.3) the init is awaited here, as it goes.
+            if (sandbox.ending && (sandbox.pidfd < 0 || polled[3 + 3 * i].revents != 0)) {
+                finish(sandbox);
                 sandboxes.erase(sandboxes.begin() + std::ptrdiff_t(i));
             }
         }
