@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Soak of the real loopscope binary (issue 16): a mixed workload for --duration seconds while
-sampling the process's RSS, open fds, threads and live sandbox processes. Not a CTest test.
+sampling the process's RSS, open fds, threads and live sandbox processes, and the sandbox
+zygote's descriptors beyond those its live sandboxes need. Not a CTest test.
 
 Workload, from --workers client threads plus periodic bursts of open streams:
   pass-through chat JSON and SSE, code-interpreter loops on /v1/responses and
@@ -326,6 +327,29 @@ def sandbox_processes(app_pid):
     return count
 
 
+def zygote_descriptors(app_pid):
+    """The sandbox zygote's open descriptors beyond its own three and the three it holds per live
+    sandbox (lifeline, report pipe, pidfd): 0 unless it leaks (a sandbox starting or ending
+    between the two reads can show as +-3). None without a zygote."""
+    marker = b"loopscope-sandbox:%d" % app_pid
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % entry, "rb") as f:
+                if f.read().strip() != b"sandbox-zygote":
+                    continue
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                if marker not in f.read():
+                    continue
+            with open("/proc/%s/task/%s/children" % (entry, entry)) as f:
+                sandboxes = len(f.read().split())
+            return len(os.listdir("/proc/%s/fd" % entry)) - 3 - 3 * sandboxes
+        except OSError:
+            pass
+    return None
+
+
 STORE_FILES = []  # the history file and its WAL (set in main)
 
 
@@ -340,7 +364,7 @@ def sample(pid):
             "rss_file_kb": int(status["RssFile"].split()[0]) + int(status["RssShmem"].split()[0]),
             "threads": int(status["Threads"]),
             "fds": len(os.listdir("/proc/%d/fd" % pid)), "sandbox_procs": sandbox_processes(pid),
-            "store_kb": store_kb()}
+            "zygote_extra_fds": zygote_descriptors(pid), "store_kb": store_kb()}
 
 
 def stored_flows(port, token):
@@ -535,6 +559,7 @@ def main():
 
     with open(os.path.join(args.out, "samples.csv"), "w") as f:
         keys = ["t", "rss_kb", "rss_anon_kb", "rss_file_kb", "fds", "threads", "sandbox_procs",
+                "zygote_extra_fds",
                 "store_kb", "requests", "errors", "load"]
         f.write(",".join(keys) + "\n")
         for s in samples:
@@ -578,6 +603,11 @@ def main():
                           "max": max(s["sandbox_procs"] for s in samples),
                           "settled": settled["sandbox_procs"],
                           "after_exit": leftover},
+        # Per sample: the zygote's descriptors beyond 3 + 3 per live sandbox (0: no leak).
+        "zygote_extra_fds": {
+            "values": sorted({s["zygote_extra_fds"] for s in samples
+                              if s["zygote_extra_fds"] is not None}),
+            "settled": settled["zygote_extra_fds"]},
         "passthrough_json_p99_first_last_minute": [
             per_minute[0]["passthrough_json_p99"] if per_minute else None,
             per_minute[-1]["passthrough_json_p99"] if per_minute else None],
