@@ -312,35 +312,32 @@ def proc_status(pid):
     return values
 
 
-def sandbox_processes(app_pid):
+def marked_processes(app_pid):
+    """The pids (as /proc entries) whose command line carries this app's sandbox marker."""
     marker = b"loopscope-sandbox:%d" % app_pid
-    count = 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open("/proc/%s/cmdline" % entry, "rb") as f:
                 if marker in f.read():
-                    count += 1
+                    yield entry
         except OSError:
             pass
-    return count
+
+
+def sandbox_processes(app_pid):
+    return sum(1 for _ in marked_processes(app_pid))
 
 
 def zygote_descriptors(app_pid):
     """The sandbox zygote's open descriptors beyond its own three and the three it holds per live
     sandbox (lifeline, report pipe, pidfd): 0 unless it leaks (a sandbox starting or ending
     between the two reads can show as +-3). None without a zygote."""
-    marker = b"loopscope-sandbox:%d" % app_pid
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for entry in marked_processes(app_pid):
         try:
             with open("/proc/%s/comm" % entry, "rb") as f:
                 if f.read().strip() != b"sandbox-zygote":
-                    continue
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                if marker not in f.read():
                     continue
             with open("/proc/%s/task/%s/children" % (entry, entry)) as f:
                 sandboxes = len(f.read().split())
