@@ -466,8 +466,22 @@ qint64 LocalSandboxProcess::namespaceInitPid() {
 }
 
 bool LocalSandboxProcess::setNice(int nice) {
+    if (m_forked && m_pid <= 0 && m_lifelineFd >= 0) {
+        // The init's "P" may still wait behind the channel's ready frame; an end stays for
+        // onLifeline() (a closed socket stays readable).
+        const LocalSandboxZygote::LifelineRead read =
+            LocalSandboxZygote::readLifeline(m_lifelineFd);
+        if (read.initPid > 0)
+            m_pid = read.initPid;
+        m_lifelineData += read.data;
+    }
     if (m_pid <= 0 || !isAlive())
         return false;
+    if (m_forked) {
+        // The init made the sandbox its own process group (setsid): one call reaches every
+        // thread of every process in it, where walking /proc cost more than the fork.
+        return ::setpriority(PRIO_PGRP, static_cast<id_t>(m_pid), nice) == 0;
+    }
     // Every task of every process below the outer bwrap (or the unisolated python).
     bool all = true;
     QList<qint64> pending{m_pid};

@@ -68,8 +68,9 @@ public:
     // Host pid of the sandbox's PID-namespace init (bwrap's inner process, from --info-fd), 0 if
     // not known (unisolated, not reported yet) or no longer the outer bwrap's child.
     qint64 namespaceInitPid();
-    // Sets every process and thread of the tree to `nice`; lowering it (raising the priority)
-    // works only where the system allows it. Returns whether every task took it.
+    // Sets every process and thread of the tree to `nice` (forked: of the sandbox's process
+    // group); lowering it (raising the priority) works only where the system allows it. Returns
+    // whether every task took it.
     bool setNice(int nice);
     // Why the interpreter is gone (empty while it lives).
     QString exitReason() const { return m_exitReason; }
