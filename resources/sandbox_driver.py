@@ -42,44 +42,10 @@ MAX_IN_FRAME = 64 * 1024 * 1024
 
 
 # Threads and locks through _thread: `import threading` pulls in functools and collections, ~3 ms
-# of CPU on every sandbox start. The driver's threads are daemons in all but name (nothing waits
-# for them at exit); user code importing threading gets the real module as usual.
+# of CPU on every sandbox start. The driver's thread is a daemon in all but name (nothing waits
+# for it at exit); user code importing threading gets the real module as usual.
 def _start_thread(target):
     _thread.start_new_thread(target, ())
-
-
-class _Condition:
-    """threading.Condition's wait/notify on one lock, for the driver's two waiting threads."""
-
-    def __init__(self):
-        self._lock = _thread.allocate_lock()
-        self._waiters = []
-
-    def __enter__(self):
-        self._lock.acquire()
-        return self
-
-    def __exit__(self, *exc):
-        self._lock.release()
-
-    def wait(self, timeout=None):
-        waiter = _thread.allocate_lock()
-        waiter.acquire()
-        self._waiters.append(waiter)
-        self._lock.release()
-        try:
-            if timeout is None:
-                waiter.acquire()
-            else:
-                waiter.acquire(True, max(timeout, 0))
-        finally:
-            self._lock.acquire()
-            if waiter in self._waiters:  # timed out: nobody notified this one
-                self._waiters.remove(waiter)
-
-    def notify(self):
-        if self._waiters:
-            self._waiters.pop(0).release()
 
 
 def _read_exact(fd, n):
@@ -274,21 +240,72 @@ class _TextStream(io.TextIOBase):
         pass
 
 
-class _FdDrain:
-    """Output written to fd 1/2 below Python (C code, child processes) goes into a pipe that a
-    thread drains into the capture, so writers never block on a full pipe."""
+class _Service:
+    """The driver's one helper thread, for the interpreter's lifetime: it drains the pipes
+    behind fd 1 and 2 (so writers below Python never block on a full pipe) and runs the
+    watchdog's and the live output's timed sends. One thread rather than one per job: every
+    thread is paid for at each sandbox start (docs/benchmarks.md, "One helper thread"). It
+    sleeps in select() until a pipe has bytes or the earliest due time of its jobs; whoever
+    brings a due time forward wakes it through a pipe of its own."""
 
-    def __init__(self, capture):
+    def __init__(self):
+        self.drains = []
+        self.jobs = []  # due() -> monotonic time or None; fire(now)
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.lock = _thread.allocate_lock()
+        self.sleeping_until = None  # None: awake; float("inf"): asleep with nothing due
+
+    def start(self):
+        _start_thread(self._loop)
+
+    def wake_by(self, when):
+        """A job is due at `when` now: wakes the thread if it sleeps past that. Called after
+        the job's state changed, so a thread that has not gone to sleep yet sees the change."""
+        with self.lock:
+            if self.sleeping_until is None or self.sleeping_until <= when:
+                return
+            self.sleeping_until = None
+        try:
+            os.write(self.wake_w, b"!")
+        except BlockingIOError:
+            pass  # a wake is pending already
+
+    def _loop(self):
+        fds = [self.wake_r] + [drain.read_fd for drain in self.drains]
+        while True:
+            with self.lock:
+                due = [when for when in (job.due() for job in self.jobs) if when is not None]
+                self.sleeping_until = min(due) if due else float("inf")
+                timeout = None if not due else max(0.0, self.sleeping_until - time.monotonic())
+            ready = select.select(fds, [], [], timeout)[0]
+            with self.lock:
+                self.sleeping_until = None
+            if self.wake_r in ready:
+                try:
+                    while os.read(self.wake_r, 64):
+                        pass
+                except BlockingIOError:
+                    pass
+            for drain in self.drains:
+                if drain.read_fd in ready:
+                    drain.drain()
+            now = time.monotonic()
+            for job in self.jobs:
+                job.fire(now)
+
+
+class _FdDrain:
+    """Output written to fd 1/2 below Python (C code, child processes) goes into a pipe that
+    the service thread drains into the capture."""
+
+    def __init__(self, capture, service):
         self.capture = capture
         self.read_fd, self.write_fd = os.pipe()
         os.set_blocking(self.read_fd, False)
         self.lock = _thread.allocate_lock()
-        _start_thread(self._loop)
-
-    def _loop(self):
-        while True:
-            select.select([self.read_fd], [], [])
-            self.drain()
+        service.drains.append(self)
 
     def drain(self):
         with self.lock:
@@ -304,74 +321,66 @@ class _FdDrain:
 
 class _Watchdog:
     """Shortly before the proxy kills a run that overstays its time limit, sends what the run has
-    printed so far (a "partial" frame), so a timed-out run still shows its output. One thread for
-    the interpreter's lifetime. Arming is a lock and two assignments: the thread is woken only
-    when it sleeps without a deadline; otherwise it finds the new deadline when it next wakes
-    (deadlines only grow), which keeps thread switches off the run's critical path."""
+    printed so far (a "partial" frame), so a timed-out run still shows its output. Arming is a
+    lock, two assignments and, when the service thread would sleep past the deadline, a wake."""
 
-    def __init__(self, driver):
+    def __init__(self, driver, service):
         self.driver = driver
-        self.cond = _Condition()
+        self.service = service
+        self.lock = _thread.allocate_lock()
         self.deadline = None
         self.run_id = None
-        self.idle = False
-        _start_thread(self._loop)
+        service.jobs.append(self)
 
     def arm(self, run_id, seconds):
-        with self.cond:
+        deadline = time.monotonic() + seconds
+        with self.lock:
             self.run_id = run_id
-            self.deadline = time.monotonic() + seconds
-            if self.idle:
-                self.cond.notify()
+            self.deadline = deadline
+        self.service.wake_by(deadline)
 
     def disarm(self):
-        with self.cond:
+        with self.lock:
             self.deadline = None
 
-    def _loop(self):
-        while True:
-            with self.cond:
-                while True:
-                    if self.deadline is None:
-                        self.idle = True
-                        self.cond.wait()
-                        self.idle = False
-                        continue
-                    remaining = self.deadline - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    self.cond.wait(remaining)
-                run_id, self.deadline = self.run_id, None
-            self.driver.send_partial(run_id)
+    def due(self):
+        return self.deadline
+
+    def fire(self, now):
+        with self.lock:
+            if self.deadline is None or self.deadline > now:
+                return
+            run_id, self.deadline = self.run_id, None
+        self.driver.send_partial(run_id)
 
 
 class _LiveOutput:
     """Sends what a run prints while it runs: "output" frames with the bytes the captures gained
-    since the last frame. One thread for the interpreter's lifetime, woken only for the first
-    byte after a quiet spell or when `chunk` bytes pile up; it then sends once the oldest unsent
-    byte is `interval` old (or at once for a full chunk), so frames are coalesced to >= 50 ms or
-    >= 4 KiB. After `cap` bytes in a run it stops (the captures, and so the result, keep all).
-    Frames of a run are written under `cond`, and end() takes it too: no output frame of a run
-    can follow that run's result frame."""
+    since the last frame. The service thread is woken only for the first byte after a quiet
+    spell or when `chunk` bytes pile up; it sends once the oldest unsent byte is `interval` old
+    (or at once for a full chunk), so frames are coalesced to >= 50 ms or >= 4 KiB. After `cap`
+    bytes in a run it stops (the captures, and so the result, keep all). Frames of a run are
+    written under `lock`, and end() takes it too: no output frame of a run can follow that run's
+    result frame."""
 
-    def __init__(self, driver, interval_ms, chunk, cap):
+    def __init__(self, driver, service, interval_ms, chunk, cap):
         self.driver = driver
+        self.service = service
         self.interval = interval_ms / 1000.0
         self.chunk = chunk
         self.cap = cap
-        self.cond = _Condition()
+        self.lock = _thread.allocate_lock()
         self.run_id = None
         self.sent = {}
         self.total = 0
         self.first = None  # monotonic time of the oldest unsent byte
-        self.idle = False
         if cap > 0:
             for capture in (driver.out, driver.err):
                 capture.listener = self.notify
-            _start_thread(self._loop)
+            service.jobs.append(self)
 
     def begin(self, run_id):
-        with self.cond:
+        with self.lock:
             self.run_id = run_id
             self.sent = {self.driver.out: 0, self.driver.err: 0}
             self.total = 0
@@ -379,7 +388,7 @@ class _LiveOutput:
 
     def end(self):
         """Sends the rest if the run streamed already (so its chunks add up to its output)."""
-        with self.cond:
+        with self.lock:
             if self.run_id is not None and self.total > 0 and self.first is not None:
                 self._send_locked()
             self.run_id = None
@@ -388,18 +397,36 @@ class _LiveOutput:
     def _pending(self):
         return sum(len(c.buf) - self.sent.get(c, 0) for c in (self.driver.out, self.driver.err))
 
+    def _waiting(self):
+        return self.run_id is None or self.first is None or self.total >= self.cap
+
     def notify(self):
         if self.run_id is None:
             return
-        with self.cond:
+        with self.lock:
             if self.run_id is None or self.total >= self.cap:
                 return
             if self.first is None:
                 self.first = time.monotonic()
-                if self.idle:
-                    self.cond.notify()
-            elif self.idle or self._pending() >= self.chunk:
-                self.cond.notify()
+                when = self.first + self.interval
+            elif self._pending() >= self.chunk:
+                when = 0.0
+            else:
+                return
+        self.service.wake_by(when)
+
+    def due(self):
+        with self.lock:
+            if self._waiting():
+                return None
+            return 0.0 if self._pending() >= self.chunk else self.first + self.interval
+
+    def fire(self, now):
+        with self.lock:
+            if self._waiting():
+                return
+            if self.first + self.interval <= now or self._pending() >= self.chunk:
+                self._send_locked()
 
     def _send_locked(self):
         parts = []
@@ -417,21 +444,6 @@ class _LiveOutput:
             self.driver._write(_json({"op": "output", "id": self.run_id,
                                       "capped": self.total >= self.cap}), parts[0], parts[1])
 
-    def _loop(self):
-        while True:
-            with self.cond:
-                while True:
-                    if self.run_id is None or self.first is None or self.total >= self.cap:
-                        self.idle = True
-                        self.cond.wait()
-                        self.idle = False
-                        continue
-                    remaining = self.first + self.interval - time.monotonic()
-                    if remaining <= 0 or self._pending() >= self.chunk:
-                        break
-                    self.cond.wait(remaining)
-                self._send_locked()
-
 
 class Driver:
     def __init__(self, proto_in, proto_out, config):
@@ -440,8 +452,9 @@ class Driver:
         self.traceback_cap = int(config.get("traceback_cap", 65536))
         self.out = Capture(int(config.get("stdout_cap", 1 << 20)))
         self.err = Capture(int(config.get("stderr_cap", 1 << 20)))
-        self.out_drain = _FdDrain(self.out)
-        self.err_drain = _FdDrain(self.err)
+        self.service = _Service()
+        self.out_drain = _FdDrain(self.out, self.service)
+        self.err_drain = _FdDrain(self.err, self.service)
         self.stdout = _TextStream(self.out, 1, "<stdout>")
         self.stderr = _TextStream(self.err, 2, "<stderr>")
         self.stdin = open(os.devnull, "r")
@@ -449,10 +462,11 @@ class Driver:
         self.cells = 0
         self.sources = {}
         self.write_lock = _thread.allocate_lock()  # the watchdog writes frames too
-        self.watchdog = _Watchdog(self)
-        self.live = _LiveOutput(self, int(config.get("live_interval_ms", 50)),
+        self.watchdog = _Watchdog(self, self.service)
+        self.live = _LiveOutput(self, self.service, int(config.get("live_interval_ms", 50)),
                                 int(config.get("live_chunk_bytes", 4096)),
                                 int(config.get("live_cap_bytes", 0)))
+        self.service.start()
         self.media = _Media(self, config)
         self.files = _Files(config)
         self._wire_streams()
