@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 namespace loopscope {
 
@@ -85,6 +86,7 @@ ControlApi::ControlApi(EventBus *events, QObject *parent)
     m_pool.setObjectName(S("loopscope-control"));
     if (events)
         connect(events, &EventBus::eventPublished, m_stream, &ControlEventStream::publishEvent);
+    connect(m_stream, &ControlEventStream::subscribersChanged, this, &ControlApi::followLiveFlows);
 }
 
 ControlApi::~ControlApi() {
@@ -94,15 +96,32 @@ ControlApi::~ControlApi() {
 void ControlApi::setFlowStore(FlowStore *store) {
     if (m_store)
         disconnect(m_store, nullptr, m_stream, nullptr);
+    m_liveFlows = {};
     m_store = store;
     if (!store)
         return;
-    connect(store, &FlowStore::flowStarted, m_stream,
-            [this](const QJsonObject &s) { m_stream->publishFlow("flow.started", s); });
-    connect(store, &FlowStore::flowUpdated, m_stream,
-            [this](const QJsonObject &s) { m_stream->publishFlow("flow.updated", s); });
     connect(store, &FlowStore::flowFinished, m_stream,
             [this](const QJsonObject &s) { m_stream->publishFlow("flow.finished", s); });
+    followLiveFlows(m_stream->subscriberCount() > 0);
+}
+
+void ControlApi::followLiveFlows(bool follow) {
+    // The recorder builds a started/updated summary only while someone listens to those
+    // signals (FlowStore's observed check): with nobody on the event stream, that is work on
+    // every event of every flow for nothing.
+    if (!m_store || follow == bool(m_liveFlows[0]))
+        return;
+    if (!follow) {
+        for (QMetaObject::Connection &c : m_liveFlows)
+            disconnect(std::exchange(c, {}));
+        return;
+    }
+    m_liveFlows = {
+        connect(m_store, &FlowStore::flowStarted, m_stream,
+                [this](const QJsonObject &s) { m_stream->publishFlow("flow.started", s); }),
+        connect(m_store, &FlowStore::flowUpdated, m_stream,
+                [this](const QJsonObject &s) { m_stream->publishFlow("flow.updated", s); }),
+    };
 }
 
 void ControlApi::setPauseBroker(PauseBroker *broker) {

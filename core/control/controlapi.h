@@ -9,6 +9,7 @@
 #include <QPointer>
 #include <QThreadPool>
 
+#include <array>
 #include <functional>
 
 namespace loopscope {
@@ -90,8 +91,11 @@ private:
     void importHar(const HttpRequest &request, ResponseSink *sink);
     void startReplay(const QJsonObject &flow, const QJsonValue &editedBody, ResponseSink *sink);
     bool needStore(ResponseSink *sink) const;
+    void followLiveFlows(bool follow);
 
     QPointer<FlowStore> m_store;
+    // flow.started/updated while the event stream has a subscriber (see followLiveFlows()).
+    std::array<QMetaObject::Connection, 2> m_liveFlows;
     QPointer<SandboxRegistry> m_registry;
     ControlEventStream *m_stream;
     BreakpointsApi *m_breakpoints;

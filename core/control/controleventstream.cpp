@@ -120,6 +120,7 @@ void ControlEventStream::subscribe(ResponseSink *sink) {
             Qt::QueuedConnection);
     if (!m_heartbeat.isActive())
         m_heartbeat.start();
+    announce();
 }
 
 int ControlEventStream::subscriberCount() const {
@@ -137,6 +138,7 @@ void ControlEventStream::shutdown() {
     for (const auto &s : subscribers)
         if (s && !s->isFinished())
             s->endStream();
+    announce();
 }
 
 void ControlEventStream::prune() {
@@ -144,6 +146,14 @@ void ControlEventStream::prune() {
         [](const QPointer<ResponseSink> &s) { return !s || s->isClientGone() || s->isFinished(); });
     if (m_subscribers.isEmpty())
         m_heartbeat.stop();
+    announce();
+}
+
+void ControlEventStream::announce() {
+    if (m_announcedAny == !m_subscribers.isEmpty())
+        return;
+    m_announcedAny = !m_subscribers.isEmpty();
+    emit subscribersChanged(m_announcedAny);
 }
 
 void ControlEventStream::publishEvent(const InspectorEvent &event) {

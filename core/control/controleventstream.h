@@ -47,12 +47,18 @@ public slots:
     // `name` is flow.started / flow.updated / flow.finished; `summary` a spec flow summary.
     void publishFlow(const QByteArray &name, const QJsonObject &summary);
 
+signals:
+    // The first subscriber came (true) or the last one went (false).
+    void subscribersChanged(bool any);
+
 private:
     void broadcast(const QByteArray &name, const QJsonObject &data);
     void heartbeat();
     void prune();
+    void announce();
 
     QList<QPointer<ResponseSink>> m_subscribers;
+    bool m_announcedAny = false;
     QTimer m_heartbeat;
 };
 

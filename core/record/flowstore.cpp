@@ -121,11 +121,7 @@ bool FlowStore::open(QString *error) {
         anchor,
         [this, &runKeys] {
             m_recorder = new FlowRecorder(m_writer, m_options.prices);
-            // Any thread may (dis)connect; isSignalConnected is the lock-free check emit uses.
-            m_recorder->setObserved([this] {
-                return isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowStarted)) ||
-                       isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowUpdated));
-            });
+            m_recorder->setObserved([this] { return hasLiveObservers(); });
             m_recorder->seedRunKeys(runKeys);
         },
         Qt::BlockingQueuedConnection);
@@ -206,6 +202,12 @@ void FlowStore::applyRetention() {
         return;
     flush();
     onThread(&m_writerThread, m_writer, [this] { return m_writer->applyRetention(); });
+}
+
+bool FlowStore::hasLiveObservers() const {
+    // Any thread may (dis)connect; isSignalConnected is the lock-free check emit uses.
+    return isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowStarted)) ||
+           isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowUpdated));
 }
 
 FlowStoreCounters FlowStore::counters() const {

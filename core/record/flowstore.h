@@ -75,6 +75,9 @@ public:
     // Applies retention now (normally hourly and at open).
     void applyRetention();
     FlowStoreCounters counters() const;
+    // Whether anything listens to flowStarted/flowUpdated: only then does the recorder build
+    // those summaries. Any thread.
+    bool hasLiveObservers() const;
 
 signals:
     // A flow changed: summary as the spec. Emitted on the store thread (forwarded directly,

@@ -265,10 +265,13 @@ private slots:
         RawHttpClient a(m_proxy->port());
         RawHttpClient b(m_proxy->port());
         const Headers auth{{"Authorization", "Bearer " + kToken}};
+        // Nobody listens yet, so the recorder builds no started/updated summaries.
+        QVERIFY(!m_store->hasLiveObservers());
         a.request("GET", "/loopscope/v1/events", {}, auth);
         b.request("GET", "/loopscope/v1/events", {}, auth);
         QTRY_VERIFY_WITH_TIMEOUT(a.received().contains(": connected"), 20000);
         QTRY_VERIFY_WITH_TIMEOUT(b.received().contains(": connected"), 20000);
+        QVERIFY(m_store->hasLiveObservers());
         QVERIFY(a.received().contains("text/event-stream"));
 
         m_upstream->enqueue(ScriptedUpstream::Response::json(
@@ -293,6 +296,18 @@ private slots:
         a.close();
         QTRY_COMPARE_WITH_TIMEOUT(m_stack->controlApi()->eventStream()->subscriberCount(), 1,
                                   20000);
+        QVERIFY(m_store->hasLiveObservers());
+        b.close();
+        QTRY_VERIFY_WITH_TIMEOUT(!m_store->hasLiveObservers(), 20000);
+        // A subscriber after a quiet spell gets flows again from its start.
+        RawHttpClient c(m_proxy->port());
+        c.request("GET", "/loopscope/v1/events", {}, auth);
+        QTRY_VERIFY_WITH_TIMEOUT(c.received().contains(": connected"), 20000);
+        QVERIFY(m_store->hasLiveObservers());
+        m_upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("again"))));
+        QCOMPARE(call("POST", "/v1/responses", "{\"model\":\"m\",\"input\":\"y\"}").status, 200);
+        QTRY_VERIFY_WITH_TIMEOUT(c.received().contains("event: flow.finished"), 20000);
+        QVERIFY(c.received().contains("event: flow.started"));
         QCOMPARE(call("POST", "/loopscope/v1/events").status, 405);
     }
 
