@@ -3,26 +3,63 @@
 #include <QJsonArray>
 
 #include <algorithm>
+#include <utility>
 
 namespace loopscope {
 
 namespace {
 
-QJsonValue maskValue(const QJsonValue &value);
+// Each returns whether anything below needed masking, and only then fills `out`: an object or
+// array without secrets is returned as it came (shared, not rebuilt), which for the bodies the
+// recorder masks (nearly all without secrets) is a read instead of a copy.
+bool maskObject(const QJsonObject &object, QJsonObject &out);
+bool maskArray(const QJsonArray &array, QJsonArray &out);
 
-QJsonArray maskArray(const QJsonArray &array) {
-    QJsonArray out;
-    for (const QJsonValue &v : array)
-        out.append(maskValue(v));
-    return out;
+bool maskChild(const QString &key, const QJsonValue &value, QJsonValue &out) {
+    if (!key.isNull() && SecretMasker::isSecretKey(key) && value.isString()) {
+        out = SecretMasker::mask(value.toString());
+        return true;
+    }
+    if (value.isObject()) {
+        QJsonObject object;
+        if (maskObject(value.toObject(), object)) {
+            out = object;
+            return true;
+        }
+    } else if (value.isArray()) {
+        QJsonArray array;
+        if (maskArray(value.toArray(), array)) {
+            out = array;
+            return true;
+        }
+    }
+    return false;
 }
 
-QJsonValue maskValue(const QJsonValue &value) {
-    if (value.isObject())
-        return SecretMasker::maskJson(value.toObject());
-    if (value.isArray())
-        return maskArray(value.toArray());
-    return value;
+bool maskObject(const QJsonObject &object, QJsonObject &out) {
+    bool changed = false;
+    for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
+        QJsonValue masked;
+        if (!maskChild(it.key(), it.value(), masked))
+            continue;
+        if (!std::exchange(changed, true))
+            out = object;
+        out.insert(it.key(), masked);
+    }
+    return changed;
+}
+
+bool maskArray(const QJsonArray &array, QJsonArray &out) {
+    bool changed = false;
+    for (qsizetype i = 0; i < array.size(); ++i) {
+        QJsonValue masked;
+        if (!maskChild(QString(), array.at(i), masked))
+            continue;
+        if (!std::exchange(changed, true))
+            out = array;
+        out.replace(i, masked);
+    }
+    return changed;
 }
 
 } // namespace
@@ -62,13 +99,7 @@ bool SecretMasker::isSecretKey(const QString &key) {
 
 QJsonObject SecretMasker::maskJson(const QJsonObject &object) {
     QJsonObject out;
-    for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
-        if (isSecretKey(it.key()) && it.value().isString())
-            out.insert(it.key(), mask(it.value().toString()));
-        else
-            out.insert(it.key(), maskValue(it.value()));
-    }
-    return out;
+    return maskObject(object, out) ? out : object;
 }
 
 bool SecretMasker::isSecretHeader(const QByteArray &lowerName) {

@@ -53,6 +53,30 @@ private slots:
         QVERIFY(text.contains("9999"));
         QCOMPARE(out.value(QStringLiteral("model")).toString(), QStringLiteral("gpt-5"));
     }
+
+    // Only the secrets change, at any depth (arrays in arrays, a secret key over an object);
+    // the caller's object is not touched, and one without secrets comes back equal.
+    void changesOnlyTheSecretsAndNotTheInput() {
+        const auto parse = [](const char *json) {
+            return QJsonDocument::fromJson(QByteArray(json)).object();
+        };
+        const QJsonObject in = parse(
+            R"({"model":"m","input":[[{"type":"x","token":"tok-12345678"}],"plain",[1,2]],)"
+            R"("token":{"api_key":"abcdefgh1234","n":1},"tools":[{"type":"code_interpreter"}],)"
+            R"("meta":{"deep":{"x_api_key":"short","keep":"sk-not-a-key-name"}}})");
+        const QByteArray before = QJsonDocument(in).toJson();
+        // "@" stands for the mask's ellipsis.
+        const QJsonObject expected = parse(
+            QByteArray(R"({"model":"m","input":[[{"type":"x","token":"@5678"}],"plain",[1,2]],)"
+                       R"("token":{"api_key":"@1234","n":1},"tools":[{"type":"code_interpreter"}],)"
+                       R"("meta":{"deep":{"x_api_key":"@","keep":"sk-not-a-key-name"}}})")
+                .replace("@", QString(QChar(0x2026)).toUtf8())
+                .constData());
+        QCOMPARE(SecretMasker::maskJson(in), expected);
+        QCOMPARE(QJsonDocument(in).toJson(), before);
+        const QJsonObject clean = parse(R"({"a":[{"b":[{"c":"d"}]}],"e":{"f":1}})");
+        QCOMPARE(SecretMasker::maskJson(clean), clean);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSecretMasker)
