@@ -171,9 +171,11 @@ int main(int argc, char *argv[]) {
                          QTextStream(stderr) << entry.toLine() << Qt::endl;
                      });
     // Problems a user must see in a headless log: failed requests, sandbox trouble, warnings.
+    // Picked out where the event is published (any thread); only such a line travels to this
+    // thread, not a queued copy of every event.
     QObject::connect(
         &events, &loopscope::EventBus::eventPublished, app.get(),
-        [](const loopscope::InspectorEvent &event) {
+        [target = app.get()](const loopscope::InspectorEvent &event) {
             using Kind = loopscope::InspectorEvent::Kind;
             QString line;
             if (event.kind == Kind::RequestFailed)
@@ -187,8 +189,10 @@ int main(int argc, char *argv[]) {
             else if (event.kind == Kind::Log)
                 line = event.data.value(QStringLiteral("message")).toString();
             if (!line.isEmpty())
-                QTextStream(stderr) << "loopscope: " << line << Qt::endl;
-        });
+                QMetaObject::invokeMethod(
+                    target, [line] { QTextStream(stderr) << "loopscope: " << line << Qt::endl; });
+        },
+        Qt::DirectConnection);
     // The sandbox self-test answers after start-up (it runs a real probe sandbox).
     QObject::connect(&service, &ProxyService::sandboxHealthChanged, app.get(),
                      [&service, warned = false]() mutable {
