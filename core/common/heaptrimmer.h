@@ -24,7 +24,10 @@ class HeapTrimmer : public QObject {
     Q_OBJECT
 public:
     static constexpr int kDefaultIntervalMs = 10000;
-    static constexpr qint64 kDefaultMinFreeBytes = 4 * 1024 * 1024;
+    // 1 MB: with 4 MB, resident free memory up to that much stayed between trims, 7–9 % of the
+    // soak's ~56 MB at some quiet points (docs/benchmarks.md); a trim is a few ms every 10 s at
+    // most, on this thread.
+    static constexpr qint64 kDefaultMinFreeBytes = 1024 * 1024;
 
     explicit HeapTrimmer(QObject *parent = nullptr, int intervalMs = kDefaultIntervalMs,
                          qint64 minFreeBytes = kDefaultMinFreeBytes);
