@@ -244,9 +244,9 @@ class _Service:
     """The driver's one helper thread, for the interpreter's lifetime: it drains the pipes
     behind fd 1 and 2 (so writers below Python never block on a full pipe) and runs the
     watchdog's and the live output's timed sends. One thread rather than one per job: every
-    thread is paid for at each sandbox start (docs/benchmarks.md, "One helper thread"). It
-    sleeps in select() until a pipe has bytes or the earliest due time of its jobs; whoever
-    brings a due time forward wakes it through a pipe of its own."""
+    thread is paid for at each sandbox start (docs/benchmarks.md, "Less work per fresh
+    request"). It sleeps in select() until a pipe has bytes or the earliest due time of its
+    jobs; whoever brings a due time forward wakes it through a pipe of its own."""
 
     def __init__(self):
         self.drains = []
