@@ -271,7 +271,8 @@ private slots:
         b.request("GET", "/loopscope/v1/events", {}, auth);
         QTRY_VERIFY_WITH_TIMEOUT(a.received().contains(": connected"), 20000);
         QTRY_VERIFY_WITH_TIMEOUT(b.received().contains(": connected"), 20000);
-        QVERIFY(m_store->hasLiveObservers());
+        // Waited for: the client can read ": connected" before subscribe() has returned.
+        QTRY_VERIFY_WITH_TIMEOUT(m_store->hasLiveObservers(), 20000);
         QVERIFY(a.received().contains("text/event-stream"));
 
         m_upstream->enqueue(ScriptedUpstream::Response::json(
@@ -303,7 +304,7 @@ private slots:
         RawHttpClient c(m_proxy->port());
         c.request("GET", "/loopscope/v1/events", {}, auth);
         QTRY_VERIFY_WITH_TIMEOUT(c.received().contains(": connected"), 20000);
-        QVERIFY(m_store->hasLiveObservers());
+        QTRY_VERIFY_WITH_TIMEOUT(m_store->hasLiveObservers(), 20000);
         m_upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("again"))));
         QCOMPARE(call("POST", "/v1/responses", "{\"model\":\"m\",\"input\":\"y\"}").status, 200);
         QTRY_VERIFY_WITH_TIMEOUT(c.received().contains("event: flow.finished"), 20000);
