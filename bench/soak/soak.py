@@ -332,16 +332,23 @@ def sandbox_processes(app_pid):
 
 def zygote_descriptors(app_pid):
     """The sandbox zygote's open descriptors beyond its own three and the three it holds per live
-    sandbox (lifeline, report pipe, pidfd): 0 unless it leaks (a sandbox starting or ending
-    between the two reads can show as +-3). None without a zygote."""
+    sandbox (lifeline, report pipe, pidfd): 0 unless it leaks (+2 or +4 while it is forking one).
+    Read between two identical reads of its children, so sandboxes started or reaped while this
+    sampler was descheduled under load do not count. None without a zygote or a quiet moment."""
     for entry in marked_processes(app_pid):
         try:
             with open("/proc/%s/comm" % entry, "rb") as f:
                 if f.read().strip() != b"sandbox-zygote":
                     continue
-            with open("/proc/%s/task/%s/children" % (entry, entry)) as f:
-                sandboxes = len(f.read().split())
-            return len(os.listdir("/proc/%s/fd" % entry)) - 3 - 3 * sandboxes
+            children = "/proc/%s/task/%s/children" % (entry, entry)
+            for _ in range(20):
+                with open(children) as f:
+                    before = f.read().split()
+                fds = len(os.listdir("/proc/%s/fd" % entry))
+                with open(children) as f:
+                    if f.read().split() == before:
+                        return fds - 3 - 3 * len(before)
+            return None
         except OSError:
             pass
     return None
