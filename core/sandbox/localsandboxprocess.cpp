@@ -298,14 +298,16 @@ void LocalSandboxProcess::sendToDriver(const QByteArray &bytes) {
         m_channel->write(bytes);
 }
 
-void LocalSandboxProcess::onLifeline() {
-    if (m_lifelineFd < 0)
-        return;
+bool LocalSandboxProcess::readLifeline() {
     const LocalSandboxZygote::LifelineRead read = LocalSandboxZygote::readLifeline(m_lifelineFd);
     if (read.initPid > 0)
         m_pid = read.initPid;
     m_lifelineData += read.data;
-    if (!read.closed)
+    return read.closed;
+}
+
+void LocalSandboxProcess::onLifeline() {
+    if (m_lifelineFd < 0 || !readLifeline())
         return;
     // The zygote closed it: it reported the interpreter's end (or the sandbox could not be set
     // up).
@@ -466,15 +468,10 @@ qint64 LocalSandboxProcess::namespaceInitPid() {
 }
 
 bool LocalSandboxProcess::setNice(int nice) {
-    if (m_forked && m_pid <= 0 && m_lifelineFd >= 0) {
-        // The init's "P" may still wait behind the channel's ready frame; an end stays for
-        // onLifeline() (a closed socket stays readable).
-        const LocalSandboxZygote::LifelineRead read =
-            LocalSandboxZygote::readLifeline(m_lifelineFd);
-        if (read.initPid > 0)
-            m_pid = read.initPid;
-        m_lifelineData += read.data;
-    }
+    // The init's "P" may still wait behind the channel's ready frame; an end stays for
+    // onLifeline() (a closed socket stays readable).
+    if (m_forked && m_pid <= 0 && m_lifelineFd >= 0)
+        readLifeline();
     if (m_pid <= 0 || !isAlive())
         return false;
     if (m_forked) {

@@ -121,6 +121,8 @@ private:
     void onStdout();
     void onStderr();
     void onLifeline();
+    // Takes what the lifeline holds now (the init's pid, the zygote's report); true once closed.
+    bool readLifeline();
     void finishForked();
     void onFinished(int exitCode, bool crashed);
     void onFailedToStart();
