@@ -397,8 +397,10 @@ class _LiveOutput:
     def _pending(self):
         return sum(len(c.buf) - self.sent.get(c, 0) for c in (self.driver.out, self.driver.err))
 
-    def _waiting(self):
-        return self.run_id is None or self.first is None or self.total >= self.cap
+    def _due_locked(self):
+        if self.run_id is None or self.first is None or self.total >= self.cap:
+            return None
+        return 0.0 if self._pending() >= self.chunk else self.first + self.interval
 
     def notify(self):
         if self.run_id is None:
@@ -417,15 +419,12 @@ class _LiveOutput:
 
     def due(self):
         with self.lock:
-            if self._waiting():
-                return None
-            return 0.0 if self._pending() >= self.chunk else self.first + self.interval
+            return self._due_locked()
 
     def fire(self, now):
         with self.lock:
-            if self._waiting():
-                return
-            if self.first + self.interval <= now or self._pending() >= self.chunk:
+            when = self._due_locked()
+            if when is not None and when <= now:
                 self._send_locked()
 
     def _send_locked(self):
