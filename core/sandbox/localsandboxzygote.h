@@ -13,21 +13,20 @@ namespace loopscope {
 
 // One pre-initialised interpreter inside one bubblewrap (resources/sandbox_zygote.py, forking in
 // C through its extension core/sandbox/zygote) that forks a sandbox per spawn(), far cheaper
-// than a bwrap and interpreter of its own (docs/benchmarks.md, "The native zygote"). Each sandbox
-// makes its own
-// user, mount, PID, network, IPC, UTS and cgroup namespaces, size-capped tmpfs, capabilities,
-// no_new_privs and seccomp filter, as bwrap does for a sandbox started on its own (the escape suite
-// runs on both). The zygote never runs user code. It starts on the first spawn() and again after it
-// died; it dies with this object and with the app (bwrap --die-with-parent), its sandboxes with it.
-// Lives on the backend's thread.
+// than a bwrap and interpreter of its own (docs/benchmarks.md, "The native zygote"). Each
+// sandbox makes its own user, mount, PID, network, IPC, UTS and cgroup namespaces, size-capped
+// tmpfs, capabilities, no_new_privs and seccomp filter, as bwrap does for a sandbox started on
+// its own (the escape suite runs on both). The zygote never runs user code. It starts on the
+// first spawn() and again after it died; it dies with this object and with the app (bwrap
+// --die-with-parent), its sandboxes with it. Lives on the backend's thread.
 class LocalSandboxZygote : public QObject {
     Q_OBJECT
 public:
     // A forked sandbox as the proxy holds it: the driver's frames go over `channelFd`. On
     // `lifelineFd` the sandbox's init says b"P" (its pid comes in SCM_CREDENTIALS) and the
     // zygote b"X<wait status>\n" at the end; the zygote kills the sandbox when anything is
-    // written to it or it closes. Both are
-    // connected Unix stream sockets, close-on-exec, owned by the caller.
+    // written to it or it closes. Both are connected Unix stream sockets, close-on-exec, owned
+    // by the caller.
     struct Spawned {
         int channelFd = -1;
         int lifelineFd = -1;
