@@ -204,7 +204,7 @@ UpstreamRoute ProxyServer::withClientAuth(UpstreamRoute route, const HttpRequest
     route.forwardHeaders = UpstreamClient::forwardableRequestHeaders(request.headers);
     // With a master key the client's credential is Loopscope's own, never the provider's.
     if (m_config.masterKey.isEmpty())
-        route.clientAuthorization = request.header("authorization");
+        route.clientCredentials = UpstreamClient::clientCredentialHeaders(request.headers);
     return route;
 }
 

@@ -22,14 +22,28 @@ const char *const kTooLargeProperty = "loopscope_too_large";
 constexpr int kConnectionsPerLane = 6; // QNAM's fixed HTTP/1.1 limit per host in Qt 6.4
 constexpr int kMaxLanes = 96;          // 576 connections: 500 open streams (the soak) never queue
 
-bool isHopOrSecretRequestHeader(const QByteArray &lower) {
+// Hop-by-hop headers (RFC 9110 §7.6.1) and what describes this hop's framing or this
+// machine: never forwarded. Credentials are not here: they travel separately
+// (UpstreamRoute::credentialHeaders), so the route decides whose key goes.
+bool isHopRequestHeader(const QByteArray &lower) {
     static const QList<QByteArray> dropped = {
-        "host",      "content-length", "connection",          "accept-encoding",   "authorization",
-        "x-api-key", "api-key",        "keep-alive",          "transfer-encoding", "expect",
-        "te",        "upgrade",        "proxy-authorization", "proxy-connection",  "trailer",
-        "cookie",
+        "host",   "content-length",    "connection", "accept-encoding",     "keep-alive",
+        "te",     "upgrade",           "trailer",    "proxy-authorization", "proxy-connection",
+        "expect", "transfer-encoding",
+        "cookie", // a browser's cookies for 127.0.0.1 are nobody's upstream business
     };
-    return dropped.contains(lower);
+    return dropped.contains(lower) || lower.startsWith("x-loopscope-"); // Loopscope's own
+}
+
+// The names a Connection header lists are hop-by-hop for this request too.
+QList<QByteArray> connectionOptions(const HttpHeaders &headers) {
+    QList<QByteArray> names;
+    for (const auto &h : headers)
+        if (h.first.toLower() == "connection")
+            for (const QByteArray &name : h.second.split(','))
+                if (const QByteArray n = name.trimmed().toLower(); !n.isEmpty())
+                    names << n;
+    return names;
 }
 
 } // namespace
@@ -38,11 +52,29 @@ UpstreamClient::UpstreamClient(QObject *parent)
     : QObject(parent)
     , m_manager(new UpstreamNetworkManager(this)) {}
 
+bool UpstreamClient::isCredentialHeader(const QByteArray &lowerName) {
+    return lowerName == "authorization" || lowerName == "x-api-key" || lowerName == "api-key";
+}
+
 HttpHeaders UpstreamClient::forwardableRequestHeaders(const HttpHeaders &clientHeaders) {
+    const QList<QByteArray> named = connectionOptions(clientHeaders);
     HttpHeaders out;
-    for (const auto &h : clientHeaders)
-        if (!isHopOrSecretRequestHeader(h.first.toLower()))
+    for (const auto &h : clientHeaders) {
+        const QByteArray lower = h.first.toLower();
+        if (!isHopRequestHeader(lower) && !isCredentialHeader(lower) && !named.contains(lower))
             out.append(h);
+    }
+    return out;
+}
+
+HttpHeaders UpstreamClient::clientCredentialHeaders(const HttpHeaders &clientHeaders) {
+    const QList<QByteArray> named = connectionOptions(clientHeaders);
+    HttpHeaders out;
+    for (const auto &h : clientHeaders) {
+        const QByteArray lower = h.first.toLower();
+        if (isCredentialHeader(lower) && !named.contains(lower))
+            out.append(h);
+    }
     return out;
 }
 
@@ -102,9 +134,8 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
     }
     if (!hasContentType && !body.isEmpty())
         request.setRawHeader("Content-Type", "application/json");
-    const auto auth = route.authHeader();
-    if (!auth.first.isEmpty())
-        request.setRawHeader(auth.first, auth.second);
+    for (const auto &credential : route.credentialHeaders())
+        request.setRawHeader(credential.first, credential.second);
 
     QNetworkReply *reply = nullptr;
     if (method == "GET")

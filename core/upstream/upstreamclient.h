@@ -56,9 +56,14 @@ public:
     // (Access-Control-*): which browser origins may read an answer is Loopscope's decision,
     // never a provider's.
     static HttpHeaders relayableHeaders(const QNetworkReply *reply);
-    // Client request headers that may be forwarded upstream: drops host, content-length,
-    // connection, accept-encoding, auth headers and other hop-by-hop headers.
+    // Client request headers that may be forwarded upstream: every header a provider may need
+    // (anthropic-version, anthropic-beta, openai-*, user-agent, …) minus host, framing,
+    // hop-by-hop headers (also those the client's Connection header names), cookies,
+    // Loopscope's own x-loopscope-* and the credentials, which clientCredentialHeaders() keeps.
     static HttpHeaders forwardableRequestHeaders(const HttpHeaders &clientHeaders);
+    // The client's credential headers (Authorization, x-api-key, api-key) exactly as sent.
+    static HttpHeaders clientCredentialHeaders(const HttpHeaders &clientHeaders);
+    static bool isCredentialHeader(const QByteArray &lowerName);
 
     QNetworkAccessManager *manager() const { return m_manager; }
 

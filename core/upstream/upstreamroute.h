@@ -18,7 +18,10 @@ struct UpstreamRoute {
     QUrl baseUrl;          // OpenAI-style base including /v1, e.g. https://api.openai.com/v1
     Provider provider = Provider::OpenAi;
     QString apiKey; // configured key (os.environ/ resolved); empty = forward the client's
-    QByteArray clientAuthorization; // the client's Authorization header, forwarded when no apiKey
+    // The client's own credential headers (Authorization, x-api-key, api-key) as it sent them:
+    // forwarded when the route has no configured key and Loopscope has no master key, so a
+    // provider that authenticates another way than OpenAI (Anthropic's x-api-key) still can.
+    HttpHeaders clientCredentials;
     HttpHeaders forwardHeaders; // client headers safe to send upstream (openai-*, user-agent…)
     int timeoutMs = 600000;     // no upstream byte for this long → 504
     int maxAgenticLoops = 0;    // litellm_params.max_agentic_loops (0 = not set)
@@ -42,16 +45,20 @@ struct UpstreamRoute {
             base.chop(1);
         return QUrl::fromEncoded(base.toUtf8() + pathAndQuery.toUtf8());
     }
-    // The authentication header to send upstream, if any.
+    // The header that carries the configured key in this provider's scheme (empty: no key).
     QPair<QByteArray, QByteArray> authHeader() const {
-        if (!apiKey.isEmpty()) {
-            if (provider == Provider::Azure)
-                return {QByteArrayLiteral("api-key"), apiKey.toUtf8()};
-            return {QByteArrayLiteral("Authorization"), "Bearer " + apiKey.toUtf8()};
-        }
-        if (!clientAuthorization.isEmpty())
-            return {QByteArrayLiteral("Authorization"), clientAuthorization};
-        return {};
+        if (apiKey.isEmpty())
+            return {};
+        if (provider == Provider::Azure)
+            return {QByteArrayLiteral("api-key"), apiKey.toUtf8()};
+        return {QByteArrayLiteral("Authorization"), "Bearer " + apiKey.toUtf8()};
+    }
+    // What authenticates the call upstream: the configured key alone when there is one (a
+    // client's key never travels beside it), else the client's own credential headers.
+    HttpHeaders credentialHeaders() const {
+        if (!apiKey.isEmpty())
+            return {authHeader()};
+        return clientCredentials;
     }
 };
 

@@ -3,6 +3,7 @@
 // the interceptor seam.
 #include "common/futurechain.h"
 #include "http/responsesink.h"
+#include "inspect/eventbus.h"
 #include "loop/requestinterceptor.h"
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
@@ -547,6 +548,96 @@ private slots:
         QCOMPARE(m_upstream->requests().at(1).header("authorization"), QByteArray());
     }
 
+    // Every provider shape the config table knows authenticates with what its clients send:
+    // OpenAI-style Bearer, Azure's api-key, Anthropic's x-api-key with its version and beta
+    // headers. Without a configured key the client's credential goes upstream as sent; with
+    // one, only the configured key goes (in the provider's header); with a master key, the
+    // client's credential is Loopscope's own and never leaves.
+    void credentialsReachTheUpstream_data() {
+        QTest::addColumn<int>("provider"); // UpstreamRoute::Provider
+        QTest::addColumn<QString>("apiKey");
+        QTest::addColumn<QString>("masterKey");
+        QTest::addColumn<QByteArray>("clientHeader");
+        QTest::addColumn<QByteArray>("clientValue");
+        QTest::addColumn<QByteArray>("upstreamHeader");
+        QTest::addColumn<QByteArray>("upstreamValue");
+        const int openai = int(UpstreamRoute::Provider::OpenAi);
+        const int azure = int(UpstreamRoute::Provider::Azure);
+        QTest::newRow("anthropic x-api-key, no configured key")
+            << openai << QString() << QString() << QByteArray("x-api-key")
+            << QByteArray("sk-ant-client-1") << QByteArray("x-api-key")
+            << QByteArray("sk-ant-client-1");
+        QTest::newRow("azure api-key, no configured key")
+            << azure << QString() << QString() << QByteArray("api-key") << QByteArray("az-client-2")
+            << QByteArray("api-key") << QByteArray("az-client-2");
+        QTest::newRow("bearer, no configured key")
+            << openai << QString() << QString() << QByteArray("Authorization")
+            << QByteArray("Bearer sk-client-3") << QByteArray("authorization")
+            << QByteArray("Bearer sk-client-3");
+        QTest::newRow("configured key replaces a client's x-api-key")
+            << openai << QStringLiteral("sk-route-4") << QString() << QByteArray("x-api-key")
+            << QByteArray("sk-ant-client-4") << QByteArray("authorization")
+            << QByteArray("Bearer sk-route-4");
+        QTest::newRow("configured azure key replaces a client's bearer")
+            << azure << QStringLiteral("az-route-5") << QString() << QByteArray("Authorization")
+            << QByteArray("Bearer sk-client-5") << QByteArray("api-key")
+            << QByteArray("az-route-5");
+        QTest::newRow("master key sent as x-api-key stays here")
+            << openai << QString() << QStringLiteral("sk-master-6") << QByteArray("x-api-key")
+            << QByteArray("sk-master-6") << QByteArray() << QByteArray();
+    }
+    void credentialsReachTheUpstream() {
+        QFETCH(int, provider);
+        QFETCH(QString, apiKey);
+        QFETCH(QString, masterKey);
+        QFETCH(QByteArray, clientHeader);
+        QFETCH(QByteArray, clientValue);
+        QFETCH(QByteArray, upstreamHeader);
+        QFETCH(QByteArray, upstreamValue);
+        ProxyConfig config = upstreamConfig();
+        config.defaultRoute->provider = UpstreamRoute::Provider(provider);
+        config.defaultRoute->apiKey = apiKey;
+        config.masterKey = masterKey;
+        startProxy(config);
+        EventBus events;
+        m_proxy->setEventBus(&events);
+        QList<InspectorEvent> upstreamRequests;
+        connect(&events, &EventBus::eventPublished, this, [&](const InspectorEvent &e) {
+            if (e.kind == InspectorEvent::Kind::UpstreamRequest)
+                upstreamRequests << e;
+        });
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{\"type\":\"message\"}"));
+        const auto r =
+            roundTrip("POST", "/v1/messages", "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":8}",
+                      {{clientHeader, clientValue},
+                       {"anthropic-version", "2023-06-01"},
+                       {"anthropic-beta", "code-execution-2025-08-25"},
+                       {"Connection", "keep-alive, x-hop-only"},
+                       {"x-hop-only", "1"},
+                       {"x-loopscope-internal", "1"}});
+        QCOMPARE(r.status, 200);
+        QCOMPARE(m_upstream->requestCount(), 1);
+        const auto sent = m_upstream->requests().first();
+        for (const char *credential : {"authorization", "x-api-key", "api-key"})
+            QCOMPARE(sent.header(credential),
+                     credential == upstreamHeader ? upstreamValue : QByteArray());
+        QCOMPARE(sent.header("anthropic-version"), QByteArray("2023-06-01"));
+        QCOMPARE(sent.header("anthropic-beta"), QByteArray("code-execution-2025-08-25"));
+        QCOMPARE(sent.header("x-hop-only"), QByteArray()); // named in Connection: hop-by-hop
+        QCOMPARE(sent.header("x-loopscope-internal"), QByteArray());
+        // What is shown and stored of the hop has the key masked.
+        QTRY_COMPARE(upstreamRequests.size(), 1);
+        const QJsonObject shown =
+            upstreamRequests.first().data.value(QStringLiteral("headers")).toObject();
+        const QByteArray secret =
+            upstreamValue.startsWith("Bearer ") ? upstreamValue.mid(7) : upstreamValue;
+        if (!secret.isEmpty()) {
+            QVERIFY(!QJsonDocument(shown).toJson().contains(secret));
+            QVERIFY(shown.contains(QString::fromLatin1(upstreamHeader)) ||
+                    shown.contains(QString::fromLatin1(upstreamHeader).toLower()));
+        }
+    }
+
     void otherPathsPassThrough() {
         startProxy(upstreamConfig());
         m_upstream->enqueue(
@@ -616,7 +707,8 @@ private slots:
             QString::fromLatin1(
                 QCryptographicHash::hash("sk-caller-0001", QCryptographicHash::Sha256).toHex()));
         QVERIFY(got.requestId.startsWith(QStringLiteral("req_")));
-        QCOMPARE(got.route.clientAuthorization, QByteArray("Bearer sk-caller-0001"));
+        QCOMPARE(headerValue(got.route.clientCredentials, "authorization"),
+                 QByteArray("Bearer sk-caller-0001"));
         QTRY_COMPARE(m_log.size(), 1);
         QCOMPARE(m_log.first().iterations, 2);
         QCOMPARE(m_log.first().requestId, got.requestId);
