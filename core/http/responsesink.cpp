@@ -192,10 +192,15 @@ void ResponseSink::writeChunk(const QByteArray &bytes) {
         event.raw = bytes;
         m_events->publish(std::move(event));
     }
-    if (m_chunked)
-        write(QByteArray::number(bytes.size(), 16) + "\r\n" + bytes + "\r\n");
-    else
+    if (m_chunked) {
+        // Three writes, not one concatenation: the socket's buffer keeps a large chunk as the
+        // shared QByteArray it is, so a relayed stream is not copied once more per read.
+        write(QByteArray::number(bytes.size(), 16) + "\r\n");
         write(bytes);
+        write(QByteArrayLiteral("\r\n"));
+    } else {
+        write(bytes);
+    }
     if (m_socket)
         m_socket->flush();
 }

@@ -10,7 +10,6 @@
 #include <QPromise>
 #include <QTimer>
 
-#include <algorithm>
 #include <memory>
 
 namespace loopscope {
@@ -19,8 +18,6 @@ namespace {
 
 const char *const kTimedOutProperty = "loopscope_timed_out";
 const char *const kTooLargeProperty = "loopscope_too_large";
-constexpr int kConnectionsPerLane = 6; // QNAM's fixed HTTP/1.1 limit per host in Qt 6.4
-constexpr int kMaxLanes = 96;          // 576 connections: 500 open streams (the soak) never queue
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) and what describes this hop's framing or this
 // machine: never forwarded. Credentials are not here: they travel separately
@@ -83,8 +80,7 @@ HttpHeaders UpstreamClient::relayableHeaders(const QNetworkReply *reply) {
     for (const auto &pair : reply->rawHeaderPairs()) {
         const QByteArray lower = pair.first.toLower();
         if (lower == "content-length" || lower == "transfer-encoding" || lower == "connection" ||
-            lower == "content-encoding" || lower == "keep-alive" ||
-            lower.startsWith("access-control-"))
+            lower == "keep-alive" || lower.startsWith("access-control-"))
             continue;
         out.append(pair);
     }
@@ -106,27 +102,6 @@ int UpstreamClient::httpStatus(const QNetworkReply *reply) {
 QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray &method,
                                     const QString &pathAndQuery, const QByteArray &body) {
     QNetworkRequest request(route.urlFor(pathAndQuery));
-    QString laneKey;
-    int lane = 0;
-    if (request.url().scheme() == QLatin1String("http")) {
-        request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
-        // The connection cache key includes peerVerifyName (used only for TLS): a distinct
-        // name is a distinct pool of 6 connections. Low concurrency stays on lane 0.
-        // The first lane with a free connection, not the lane the total in flight points
-        // at: with lane 0's calls done and lane 1's six held by long streams, a total of 6
-        // picked lane 1 and the call waited behind the streams (the soak's ~21 s answers).
-        laneKey = request.url().host() + u':' + QString::number(request.url().port(80));
-        QList<int> &lanes = m_inFlight[laneKey];
-        lane = 0;
-        while (lane < lanes.size() && lanes.at(lane) >= kConnectionsPerLane)
-            ++lane;
-        if (lane >= kMaxLanes) // every lane full: the least busy one
-            lane = int(std::min_element(lanes.cbegin(), lanes.cend()) - lanes.cbegin());
-        if (lane >= lanes.size())
-            lanes.resize(lane + 1);
-        if (lane > 0)
-            request.setPeerVerifyName(QStringLiteral("loopscope-lane-%1").arg(lane));
-    }
     bool hasContentType = false;
     for (const auto &h : route.forwardHeaders) {
         hasContentType = hasContentType || h.first.toLower() == "content-type";
@@ -148,18 +123,6 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
         reply = m_manager->put(request, body);
     else
         reply = m_manager->sendCustomRequest(request, method, body);
-
-    if (!laneKey.isEmpty()) {
-        ++m_inFlight[laneKey][lane];
-        connect(reply, &QNetworkReply::finished, this, [this, laneKey, lane] {
-            const auto it = m_inFlight.find(laneKey);
-            if (it == m_inFlight.end() || lane >= it->size())
-                return;
-            --(*it)[lane];
-            if (std::all_of(it->cbegin(), it->cend(), [](int n) { return n <= 0; }))
-                m_inFlight.erase(it);
-        });
-    }
 
     // Inactivity timeout: restarted by every byte, so long streams are fine while they flow.
     auto *timer = new QTimer(reply);

@@ -5,7 +5,6 @@
 #include "upstream/upstreamroute.h"
 
 #include <QFuture>
-#include <QHash>
 #include <QJsonObject>
 #include <QObject>
 
@@ -14,13 +13,11 @@ class QNetworkReply;
 
 namespace loopscope {
 
-// All upstream HTTP goes through here: ONE QNetworkAccessManager (which also serves the
-// in-process demo model under the demo:// scheme), the route's auth, header hygiene
-// (platform.md), HTTP/2 off for plain-http upstreams, and an inactivity timeout (no byte for
-// route.timeoutMs → aborted and reported as timed out → 504).
-// Qt 6.4's QNAM opens at most 6 HTTP/1.1 connections per host, which would queue the 7th
-// concurrent (minutes-long) model call to a plain-http upstream; calls beyond 6 in flight are
-// spread over extra connection pools ("lanes", keyed by the otherwise unused peerVerifyName).
+// All upstream HTTP goes through here: ONE UpstreamNetworkManager (keep-alive HTTP/1.1 with
+// Nagle off, and the in-process demo model under the demo:// scheme), the route's auth, header
+// hygiene (platform.md), and an inactivity timeout (no byte for route.timeoutMs → aborted and
+// reported as timed out → 504). No limit of connections per host: a 7th concurrent
+// (minutes-long) model call never queues behind six others, as it did under QNAM's six.
 // Lives in the proxy thread; call it only from there.
 class UpstreamClient : public QObject {
     Q_OBJECT
@@ -52,7 +49,8 @@ public:
     static constexpr qint64 kDefaultMaxBodyBytes = 64 * 1024 * 1024;
     static int httpStatus(const QNetworkReply *reply);
     // The reply's headers minus framing ones (content-length, transfer-encoding, connection,
-    // content-encoding — QNAM has already decoded the body) and the upstream's CORS headers
+    // keep-alive; a content-encoding stays, as the body is relayed as it came) and the
+    // upstream's CORS headers
     // (Access-Control-*): which browser origins may read an answer is Loopscope's decision,
     // never a provider's.
     static HttpHeaders relayableHeaders(const QNetworkReply *reply);
@@ -69,8 +67,6 @@ public:
 
 private:
     QNetworkAccessManager *m_manager;
-    // Plain-http calls in flight per host:port, per lane (index = lane).
-    QHash<QString, QList<int>> m_inFlight;
     qint64 m_maxBodyBytes = kDefaultMaxBodyBytes;
 };
 

@@ -21,7 +21,10 @@ RawHttpClient::RawHttpClient(quint16 port, QObject *parent)
     : QObject(parent)
     , m_socket(new QTcpSocket(this))
     , m_port(port) {
-    connect(m_socket, &QTcpSocket::readyRead, this, [this] { m_data += m_socket->readAll(); });
+    connect(m_socket, &QTcpSocket::readyRead, this, [this] {
+        m_data += m_socket->readAll();
+        emit bytesArrived();
+    });
     connect(m_socket, &QTcpSocket::disconnected, this, [this] { m_disconnected = true; });
     connect(m_socket, &QTcpSocket::connected, this, [this] {
         if (!m_outbox.isEmpty())

@@ -45,6 +45,10 @@ public:
 
     static Response parse(const QByteArray &data, qsizetype *consumed);
 
+signals:
+    // Bytes arrived: lets a timing test wake on them instead of QTest::qWaitFor's 10 ms polls.
+    void bytesArrived();
+
 private:
     QTcpSocket *m_socket;
     QByteArray m_data;
