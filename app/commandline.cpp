@@ -37,6 +37,12 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         QStringLiteral("OpenAI-compatible base URL every model goes to (e.g. "
                        "https://api.openai.com/v1), or 'demo' for the built-in scripted model."),
         QStringLiteral("URL|demo"));
+    const QCommandLineOption anthropicUpstream(
+        QStringLiteral("anthropic-upstream"),
+        QStringLiteral("Where /v1/messages goes for a model the config has no route for: an "
+                       "Anthropic API base (default https://api.anthropic.com; the demo model "
+                       "when --upstream is demo or absent), or 'demo'."),
+        QStringLiteral("URL|demo"));
     const QCommandLineOption config(QStringLiteral("config"),
                                     QStringLiteral("LiteLLM-style config.yaml (model_list, "
                                                    "general_settings, litellm_settings, "
@@ -114,9 +120,9 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         QStringLiteral("Allow a non-loopback --host without general_settings.master_key: anyone "
                        "who reaches the port can run code and spend the configured key."));
     parser.addOption(sandboxPool);
-    parser.addOptions({headless, host, port, upstream, config, maxLoops, execTimeout, dataDir,
-                       noHistory, controlToken, allowOrigin, insecurePublic, checkConfig,
-                       printMcpConfig});
+    parser.addOptions({headless, host, port, upstream, anthropicUpstream, config, maxLoops,
+                       execTimeout, dataDir, noHistory, controlToken, allowOrigin, insecurePublic,
+                       checkConfig, printMcpConfig});
     auto fail = [&cli](const QString &message) {
         cli.error = message;
         cli.exitCode = 2;
@@ -244,6 +250,13 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
         cli.upstreamOption = QStringLiteral("--upstream ") + parser.value(upstream);
     } else if (!parser.isSet(config)) {
         c.defaultRoute = ProxyConfig::demoRoute(); // a newcomer with no key sees it work
+    }
+    if (parser.isSet(anthropicUpstream)) {
+        QString error;
+        c.anthropicUpstream =
+            ProxyConfig::routeForAnthropicUpstream(parser.value(anthropicUpstream), &error);
+        if (!c.anthropicUpstream)
+            return fail(error);
     }
     if (isPublicHost(c.host) && c.masterKey.isEmpty() && !cli.insecurePublic)
         return fail(QStringLiteral("--host %1 is reachable beyond this machine: set "

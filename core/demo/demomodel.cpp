@@ -1,5 +1,6 @@
 #include "demo/demomodel.h"
 
+#include "common/anthropicerror.h"
 #include "common/openaierror.h"
 
 #include <QCryptographicHash>
@@ -425,6 +426,123 @@ DemoModel::Reply chat(const QJsonObject &request, const QByteArray &raw) {
     return reply;
 }
 
+// ---- Anthropic Messages ----
+
+Conversation readMessages(const QJsonObject &body) {
+    Conversation c;
+    for (const QJsonValue &v : body.value(QStringLiteral("messages")).toArray()) {
+        const QJsonObject message = v.toObject();
+        if (message.value(QStringLiteral("role")).toString() != QLatin1String("user"))
+            continue;
+        const QJsonValue content = message.value(QStringLiteral("content"));
+        bool toolResult = false;
+        for (const QJsonValue &b : content.toArray()) {
+            const QJsonObject block = b.toObject();
+            if (block.value(QStringLiteral("type")).toString() == QLatin1String("tool_result")) {
+                toolResult = true;
+                c.lastToolOutput = textOf(block.value(QStringLiteral("content")));
+            }
+        }
+        if (toolResult) {
+            c.hasToolOutput = true;
+        } else {
+            c.lastUserText = textOf(content);
+            c.hasToolOutput = false; // a new question starts a new turn
+        }
+    }
+    for (const QJsonValue &v : body.value(QStringLiteral("tools")).toArray()) {
+        const QJsonObject tool = v.toObject();
+        // Client tools carry an input_schema; server tools (web_search_…) are typed instead.
+        if (tool.contains(QStringLiteral("input_schema")))
+            chooseTool(c, tool.value(QStringLiteral("name")).toString(),
+                       tool.value(QStringLiteral("input_schema")).toObject());
+    }
+    return c;
+}
+
+QJsonObject messagesUsage(int in, int out) {
+    return {{QStringLiteral("input_tokens"), in},
+            {QStringLiteral("cache_creation_input_tokens"), 0},
+            {QStringLiteral("cache_read_input_tokens"), 0},
+            {QStringLiteral("output_tokens"), out}};
+}
+
+DemoModel::Reply messages(const QJsonObject &request, const QByteArray &raw) {
+    const Decision d = decide(readMessages(request));
+    const Ids ids(raw);
+    const int in = tokensOf(raw.size());
+    const int out = tokensOf((d.toolCall ? d.arguments : d.text).size());
+    const QString model = request.value(QStringLiteral("model")).toString(DemoModel::modelId());
+    const QJsonObject toolUse{
+        {QStringLiteral("type"), QStringLiteral("tool_use")},
+        {QStringLiteral("id"), ids.with("toolu_")},
+        {QStringLiteral("name"), d.toolName},
+        {QStringLiteral("input"), QJsonDocument::fromJson(d.arguments.toUtf8()).object()}};
+    const QString stopReason = d.toolCall ? QStringLiteral("tool_use") : QStringLiteral("end_turn");
+    QJsonObject message{{QStringLiteral("id"), ids.with("msg_")},
+                        {QStringLiteral("type"), QStringLiteral("message")},
+                        {QStringLiteral("role"), QStringLiteral("assistant")},
+                        {QStringLiteral("model"), model},
+                        {QStringLiteral("content"), QJsonArray()},
+                        {QStringLiteral("stop_reason"), QJsonValue()},
+                        {QStringLiteral("stop_sequence"), QJsonValue()},
+                        {QStringLiteral("usage"), messagesUsage(in, 1)}};
+    DemoModel::Reply reply;
+    if (!request.value(QStringLiteral("stream")).toBool()) {
+        message.insert(
+            QStringLiteral("content"),
+            QJsonArray{d.toolCall ? toolUse
+                                  : QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
+                                                {QStringLiteral("text"), d.text}}});
+        message.insert(QStringLiteral("stop_reason"), stopReason);
+        message.insert(QStringLiteral("usage"), messagesUsage(in, out));
+        reply.contentType = "application/json";
+        reply.chunks << QJsonDocument(message).toJson(QJsonDocument::Compact);
+        return reply;
+    }
+    // Anthropic's event order: message_start, ping, per block start / deltas / stop,
+    // message_delta (stop reason, output tokens), message_stop.
+    reply.contentType = "text/event-stream";
+    const auto event = [&reply](const char *type, QJsonObject data) {
+        data.insert(QStringLiteral("type"), QLatin1String(type));
+        reply.chunks << sse(type, data);
+    };
+    event("message_start", {{QStringLiteral("message"), message}});
+    event("ping", {});
+    QJsonObject opening = d.toolCall ? toolUse
+                                     : QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
+                                                   {QStringLiteral("text"), QString()}};
+    if (d.toolCall)
+        opening.insert(QStringLiteral("input"), QJsonObject());
+    event("content_block_start",
+          {{QStringLiteral("index"), 0}, {QStringLiteral("content_block"), opening}});
+    const QStringList pieces = d.toolCall ? QStringList{d.arguments} : deltasOf(d.text);
+    for (const QString &piece : pieces)
+        event(
+            "content_block_delta",
+            {{QStringLiteral("index"), 0},
+             {QStringLiteral("delta"),
+              d.toolCall ? QJsonObject{{QStringLiteral("type"), QStringLiteral("input_json_delta")},
+                                       {QStringLiteral("partial_json"), piece}}
+                         : QJsonObject{{QStringLiteral("type"), QStringLiteral("text_delta")},
+                                       {QStringLiteral("text"), piece}}}});
+    event("content_block_stop", {{QStringLiteral("index"), 0}});
+    event("message_delta",
+          {{QStringLiteral("delta"), QJsonObject{{QStringLiteral("stop_reason"), stopReason},
+                                                 {QStringLiteral("stop_sequence"), QJsonValue()}}},
+           {QStringLiteral("usage"), QJsonObject{{QStringLiteral("output_tokens"), out}}}});
+    event("message_stop", {});
+    return reply;
+}
+
+DemoModel::Reply messagesError(int status, const QString &message) {
+    DemoModel::Reply reply;
+    reply.status = status;
+    reply.contentType = "application/json";
+    reply.chunks << AnthropicError::json(status, message);
+    return reply;
+}
+
 DemoModel::Reply error(int status, const QString &message, const QString &code) {
     DemoModel::Reply reply;
     reply.status = status;
@@ -510,6 +628,26 @@ DemoModel::Reply DemoModel::handle(const QByteArray &method, const QString &path
                               {QStringLiteral("data"), QJsonArray{model}}}
                 : model;
         reply.chunks << QJsonDocument(out).toJson(QJsonDocument::Compact);
+        return reply;
+    }
+    if (AnthropicError::isMessagesPath(path)) {
+        const bool count = path == QLatin1String("/messages/count_tokens");
+        if (path != QLatin1String("/messages") && !count)
+            return messagesError(
+                404, QStringLiteral("The Loopscope demo model does not serve %1").arg(path));
+        if (method != "POST")
+            return messagesError(405, QStringLiteral("Use POST for %1").arg(path));
+        QJsonParseError parseError;
+        const QJsonDocument doc = QJsonDocument::fromJson(body, &parseError);
+        if (parseError.error != QJsonParseError::NoError || !doc.isObject())
+            return messagesError(400, QStringLiteral("Request body must be a JSON object"));
+        if (!count)
+            return messages(doc.object(), body);
+        Reply reply;
+        reply.contentType = "application/json";
+        reply.chunks << QJsonDocument(
+                            QJsonObject{{QStringLiteral("input_tokens"), tokensOf(body.size())}})
+                            .toJson(QJsonDocument::Compact);
         return reply;
     }
     const bool isResponses = path == QLatin1String("/responses");

@@ -15,7 +15,8 @@ namespace loopscope {
 // - Once a tool output is present: answers in text using it ("The result is 391.").
 // - Otherwise: a short, clearly labelled text answer.
 // Speaks POST /responses and /chat/completions (JSON and SSE with stream:true) and GET /models
-// in OpenAI's exact shapes.
+// in OpenAI's exact shapes, and POST /messages (+ /messages/count_tokens) in Anthropic's, with
+// client tools (an input_schema) as its function tools.
 class DemoModel {
 public:
     static QString modelId() { return QStringLiteral("loopscope-demo"); }

@@ -1,5 +1,6 @@
 #include "http/responsesink.h"
 
+#include "common/anthropicerror.h"
 #include "common/openaierror.h"
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
@@ -71,7 +72,8 @@ ResponseSink::ResponseSink(QTcpSocket *socket, const HttpRequest &request, bool 
     , m_received(request.received)
     , m_keepAlive(keepAlive)
     , m_head(request.method == "HEAD")
-    , m_httpMinor(request.httpMinor) {}
+    , m_httpMinor(request.httpMinor)
+    , m_anthropicErrors(AnthropicError::isMessagesPath(request.path)) {}
 
 double ResponseSink::overheadMs() const {
     const qint64 ns = m_received.nsecsElapsed() - m_externalNs;
@@ -157,8 +159,10 @@ void ResponseSink::sendJson(int status, const QJsonObject &body, const HttpHeade
 
 void ResponseSink::sendError(int status, const QString &message, const QString &type,
                              const QString &code, const QString &param) {
+    // An error in the client's dialect: Anthropic's envelope on the Messages surface.
     send(status, {{QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")}},
-         OpenAiError::json(message, type, code, param));
+         m_anthropicErrors ? AnthropicError::json(status, message, m_requestId)
+                           : OpenAiError::json(message, type, code, param));
 }
 
 void ResponseSink::beginStream(int status, const HttpHeaders &headers) {

@@ -36,7 +36,9 @@ public:
     // never pass them (or Transfer-Encoding) in `headers`.
     void send(int status, const HttpHeaders &headers, const QByteArray &body);
     void sendJson(int status, const QJsonObject &body, const HttpHeaders &extraHeaders = {});
-    // OpenAI-shaped error: {"error":{"message","type","param","code"}}.
+    // An error in the client's dialect: OpenAI's {"error":{"message","type","param","code"}},
+    // or on the Messages surface (/v1/messages…) Anthropic's {"type":"error","error":{…}}
+    // with the type its status has there.
     void sendError(int status, const QString &message, const QString &type,
                    const QString &code = {}, const QString &param = {});
 
@@ -111,6 +113,7 @@ private:
     bool m_keepAlive = true;
     bool m_head = false;
     int m_httpMinor = 1;
+    bool m_anthropicErrors = false; // sendError speaks Anthropic's envelope (Messages paths)
     bool m_chunked = false;
     bool m_started = false;
     bool m_finished = false;

@@ -43,6 +43,15 @@ QList<LiteLlmProvider> buildTable() {
     azure.apiBaseEnv = L{s("AZURE_API_BASE")};
     azure.source = s("litellm/llms/azure (AZURE_API_BASE); the key is api_key or the client's");
     table << azure;
+    LiteLlmProvider anthropic;
+    anthropic.name = QStringLiteral("anthropic");
+    anthropic.wire = Wire::Anthropic;
+    anthropic.defaultApiBase = QStringLiteral("https://api.anthropic.com");
+    anthropic.apiBaseEnv = L{s("ANTHROPIC_API_BASE"), s("ANTHROPIC_BASE_URL")};
+    anthropic.apiKeyEnv = L{s("ANTHROPIC_API_KEY")};
+    anthropic.source =
+        s("litellm/llms/anthropic/chat/transformation.py (api_base without /v1, x-api-key)");
+    table << anthropic;
     LiteLlmProvider demo;
     demo.name = QStringLiteral("loopscope");
     demo.wire = Wire::Demo;
@@ -111,9 +120,9 @@ QList<LiteLlmProvider> buildTable() {
           << openAi("databricks", "", L{s("DATABRICKS_API_BASE")}, {}, s("api_base required"));
 
     for (const char *name :
-         {"anthropic", "bedrock", "bedrock_converse", "sagemaker", "vertex_ai", "vertex_ai_beta",
-          "gemini", "cohere", "cohere_chat", "azure_ai", "huggingface", "replicate", "watsonx",
-          "cloudflare", "vllm", "text-completion-openai", "ai21", "voyage", "palm"})
+         {"bedrock", "bedrock_converse", "sagemaker", "vertex_ai", "vertex_ai_beta", "gemini",
+          "cohere", "cohere_chat", "azure_ai", "huggingface", "replicate", "watsonx", "cloudflare",
+          "vllm", "text-completion-openai", "ai21", "voyage", "palm"})
         table << own(name);
     return table;
 }

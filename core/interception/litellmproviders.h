@@ -14,7 +14,8 @@ struct LiteLlmProvider {
         OpenAi,     // speaks OpenAI's /chat/completions (and often /responses): forwarded
         Azure,      // Azure OpenAI: OpenAI's wire under /openai/v1 with an api-key header
         Demo,       // loopscope/…: the built-in scripted model
-        Unsupported // its own API (Anthropic Messages, Bedrock, Vertex, …): listed, not routed
+        Anthropic,  // Anthropic's Messages API (/v1/messages, x-api-key)
+        Unsupported // its own API (Bedrock, Vertex, Gemini, …): listed, not routed
     };
 
     QString name;

@@ -206,12 +206,16 @@ bool resolveProvider(Validator &v, const QJsonObject &params, const QString &lpK
         return true;
     case LiteLlmProvider::Wire::Azure:
     case LiteLlmProvider::Wire::OpenAi:
+    case LiteLlmProvider::Wire::Anthropic:
     case LiteLlmProvider::Wire::Unsupported:
         break;
     }
     const bool azure = provider->wire == LiteLlmProvider::Wire::Azure;
+    const bool anthropic = provider->wire == LiteLlmProvider::Wire::Anthropic;
     if (azure)
         route->provider = UpstreamRoute::Provider::Azure;
+    if (anthropic)
+        route->provider = UpstreamRoute::Provider::Anthropic;
     QString base = apiBase;
     QString baseOrigin = lpKey + QStringLiteral(".api_base");
     for (qsizetype i = 0; base.isEmpty() && i < provider->apiBaseEnv.size(); ++i) {
@@ -246,6 +250,11 @@ bool resolveProvider(Validator &v, const QJsonObject &params, const QString &lpK
         // Azure OpenAI's v1 API lives under /openai/v1 and takes an api-key header.
         if (!path.contains(QLatin1String("/openai")))
             route->baseUrl.setPath(path + QStringLiteral("/openai/v1"));
+    } else if (anthropic) {
+        // LiteLLM's anthropic api_base has no /v1 (it appends /v1/messages); one given with it
+        // means the same place.
+        route->baseUrl.setPath(path.endsWith(QLatin1String("/v1")) ? path
+                                                                   : path + QStringLiteral("/v1"));
     } else if (provider->bareHostGetsV1 && path.isEmpty()) {
         route->baseUrl.setPath(QStringLiteral("/v1"));
     }
@@ -541,7 +550,7 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
     return finish(true, {});
 }
 
-std::optional<UpstreamRoute> ProxyConfig::routeFor(const QString &model) const {
+std::optional<UpstreamRoute> ProxyConfig::configRouteFor(const QString &model) const {
     // Exact model_name first, then the longest matching pattern ("*", "openai/*", …).
     const UpstreamRoute *pattern = nullptr;
     qsizetype patternLength = -1;
@@ -556,23 +565,85 @@ std::optional<UpstreamRoute> ProxyConfig::routeFor(const QString &model) const {
             patternLength = stem.size();
         }
     }
-    UpstreamRoute route;
-    if (pattern) {
-        route = *pattern;
-        const QString matched = model.mid(patternLength);
-        if (route.upstreamModel.isEmpty())
-            route.upstreamModel = model;
-        else if (route.upstreamModel.contains(u'*'))
-            route.upstreamModel.replace(u'*', matched);
-    } else if (defaultRoute) {
-        route = *defaultRoute;
-        route.upstreamModel = model;
-        route.timeoutMs = requestTimeoutMs;
-    } else {
+    if (!pattern)
         return std::nullopt;
-    }
+    UpstreamRoute route = *pattern;
+    const QString matched = model.mid(patternLength);
+    if (route.upstreamModel.isEmpty())
+        route.upstreamModel = model;
+    else if (route.upstreamModel.contains(u'*'))
+        route.upstreamModel.replace(u'*', matched);
     route.modelName = model;
     return route;
+}
+
+std::optional<UpstreamRoute> ProxyConfig::routeFor(const QString &model) const {
+    if (auto route = configRouteFor(model))
+        return route;
+    if (!defaultRoute)
+        return std::nullopt;
+    UpstreamRoute route = *defaultRoute;
+    route.upstreamModel = model;
+    route.timeoutMs = requestTimeoutMs;
+    route.modelName = model;
+    return route;
+}
+
+std::optional<UpstreamRoute> ProxyConfig::routeForAnthropicUpstream(const QString &url,
+                                                                    QString *error) {
+    if (url == QLatin1String("demo"))
+        return demoRoute();
+    QUrl base(url, QUrl::StrictMode);
+    if (!base.isValid() || base.host().isEmpty() ||
+        (base.scheme() != QLatin1String("http") && base.scheme() != QLatin1String("https"))) {
+        if (error)
+            *error = QStringLiteral("--anthropic-upstream: '%1' is not an http(s) URL or 'demo'")
+                         .arg(url);
+        return std::nullopt;
+    }
+    QString path = base.path();
+    while (path.endsWith(u'/'))
+        path.chop(1);
+    base.setPath(path.endsWith(QLatin1String("/v1")) ? path : path + QStringLiteral("/v1"));
+    UpstreamRoute route;
+    route.modelName = QStringLiteral("*");
+    route.baseUrl = base;
+    route.provider = UpstreamRoute::Provider::Anthropic;
+    route.providerName = QStringLiteral("anthropic");
+    return route;
+}
+
+std::optional<UpstreamRoute> ProxyConfig::messagesRouteFor(const QString &model) const {
+    if (auto route = configRouteFor(model)) {
+        // A pattern ("*", "openai/*") of another wire is a catch-all for OpenAI's surface, not
+        // a claim on Claude models; a model named exactly is the config's word.
+        const bool exact =
+            std::any_of(modelRoutes.cbegin(), modelRoutes.cend(),
+                        [&model](const UpstreamRoute &r) { return r.modelName == model; });
+        if (route->isAnthropic() || route->isDemo())
+            return route;
+        if (exact) {
+            if (route->isAvailable())
+                route->unavailableReason =
+                    QStringLiteral("its route speaks OpenAI's API (provider '%1'); /v1/messages "
+                                   "needs an anthropic/ route")
+                        .arg(route->providerName);
+            return route;
+        }
+    }
+    UpstreamRoute route = messagesFallbackRoute();
+    route.modelName = model;
+    route.upstreamModel = model;
+    route.timeoutMs = requestTimeoutMs;
+    return route;
+}
+
+UpstreamRoute ProxyConfig::messagesFallbackRoute() const {
+    if (anthropicUpstream)
+        return *anthropicUpstream;
+    if (defaultRoute && defaultRoute->isDemo())
+        return demoRoute(); // the demo answers in the Messages dialect too
+    return *routeForAnthropicUpstream(QString::fromLatin1(kDefaultAnthropicUpstream), nullptr);
 }
 
 QStringList ProxyConfig::modelNames() const {
@@ -613,7 +684,8 @@ QStringList ProxyConfig::describeRoutesRaw() const {
         }
         const QString header = route.provider == UpstreamRoute::Provider::Azure
                                    ? QStringLiteral("api-key")
-                                   : QStringLiteral("Authorization: Bearer");
+                               : route.isAnthropic() ? QStringLiteral("x-api-key")
+                                                     : QStringLiteral("Authorization: Bearer");
         QString key;
         if (route.apiKeySource == QLatin1String("api_key"))
             key = QStringLiteral("api_key from the config (%1)").arg(header);
@@ -623,16 +695,25 @@ QStringList ProxyConfig::describeRoutesRaw() const {
             key = QStringLiteral("the client's, forwarded");
         else
             key = QStringLiteral("none (master_key is set)");
-        lines << QStringLiteral("%1: %2 → %3 model=%4 key=%5 (%6)")
-                     .arg(route.modelName, route.providerName,
-                          route.urlFor(QStringLiteral("/chat/completions")).toString(),
-                          route.upstreamModel, key, where);
+        // An Anthropic route serves the Messages surface natively; Chat and Responses are not
+        // bridged onto it.
+        const QString endpoint =
+            route.isAnthropic() ? QStringLiteral("/messages") : QStringLiteral("/chat/completions");
+        lines << QStringLiteral("%1: %2 → %3 model=%4 key=%5 (%6)%7")
+                     .arg(route.modelName, route.providerName, route.urlFor(endpoint).toString(),
+                          route.upstreamModel, key, where,
+                          route.isAnthropic() ? QStringLiteral(" native Messages only")
+                                              : QString());
     }
     if (defaultRoute) {
         lines << QStringLiteral("any other model: %1")
                      .arg(defaultRoute->isDemo() ? QStringLiteral("built-in demo model")
                                                  : defaultRoute->baseUrl.toString());
     }
+    const UpstreamRoute messages = messagesFallbackRoute();
+    lines << QStringLiteral("any other model on /v1/messages: %1")
+                 .arg(messages.isDemo() ? QStringLiteral("built-in demo model")
+                                        : messages.baseUrl.toString());
     return lines;
 }
 

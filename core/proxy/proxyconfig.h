@@ -31,6 +31,11 @@ public:
     // route (--upstream URL, or the demo model when neither --upstream nor --config is given).
     QList<UpstreamRoute> modelRoutes;
     std::optional<UpstreamRoute> defaultRoute;
+    // Where a /v1/messages request goes when the config has no route for its model
+    // (--anthropic-upstream); unset: kDefaultAnthropicUpstream, or the demo model when the
+    // default route is the demo.
+    std::optional<UpstreamRoute> anthropicUpstream;
+    static constexpr const char *kDefaultAnthropicUpstream = "https://api.anthropic.com";
     QString masterKey; // general_settings.master_key: clients must present it when set
     // Access (control-api.md "Access"): the control API's bearer token (--control-token, env
     // LOOPSCOPE_CONTROL_TOKEN, general_settings.control_token; else minted at start by the app)
@@ -86,6 +91,10 @@ public:
     // without a path gets "/v1"). nullopt and `error` set when the URL is unusable.
     static std::optional<UpstreamRoute> routeForUpstream(const QString &urlOrDemo, QString *error);
     static UpstreamRoute demoRoute();
+    // "demo", or an Anthropic base URL as LiteLLM writes it (https://api.anthropic.com; a
+    // trailing /v1 is accepted): the route's base then ends in /v1.
+    static std::optional<UpstreamRoute> routeForAnthropicUpstream(const QString &url,
+                                                                  QString *error);
 
     // Reads model_list, general_settings, litellm_settings and sandbox_tools; keys LiteLLM has
     // and Loopscope does not use are ignored. A model whose provider Loopscope cannot reach is
@@ -99,6 +108,10 @@ public:
     // exact model_name wins over a pattern ending in "*" (the longest one), which wins over the
     // default route; a route that is not isAvailable() → 400 with its reason.
     std::optional<UpstreamRoute> routeFor(const QString &model) const;
+    // The route of a Messages request (/v1/messages): the config's route for the model (an
+    // OpenAI-wire one comes back unavailable, saying why), else anthropicUpstream, the demo or
+    // Anthropic's API (see anthropicUpstream). Never nullopt.
+    std::optional<UpstreamRoute> messagesRouteFor(const QString &model) const;
     // Available, non-pattern model names (what /v1/models lists).
     QStringList modelNames() const;
     // Models the config names but Loopscope cannot reach (kept, answered with 400).
@@ -108,6 +121,9 @@ public:
     QStringList describeRoutes() const;
 
 private:
+    // model_list only: an exact model_name, else the longest matching pattern.
+    std::optional<UpstreamRoute> configRouteFor(const QString &model) const;
+    UpstreamRoute messagesFallbackRoute() const;
     QStringList describeRoutesRaw() const;
 };
 

@@ -300,6 +300,9 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
         handleModelCall(ApiSurface::Responses, request, path, sink);
     else if (request.method == "POST" && path == QLatin1String("/chat/completions"))
         handleModelCall(ApiSurface::ChatCompletions, request, path, sink);
+    else if (request.method == "POST" && (path == QLatin1String("/messages") ||
+                                          path == QLatin1String("/messages/count_tokens")))
+        handleMessages(request, path, sink);
     else if (request.method == "GET" && path == QLatin1String("/models"))
         handleModels(request, sink);
     else if (m_containers && ContainersApi::matches(path))
@@ -379,6 +382,16 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
         sendUnavailable(*route, sink);
         return;
     }
+    if (route->isAnthropic()) {
+        UpstreamRoute refused = *route;
+        refused.unavailableReason =
+            QStringLiteral("it is an Anthropic route, served on /v1/messages; %1 over Anthropic "
+                           "is not bridged yet")
+                .arg(surface == ApiSurface::Responses ? QStringLiteral("Responses")
+                                                      : QStringLiteral("Chat Completions"));
+        sendUnavailable(refused, sink);
+        return;
+    }
     const UpstreamRoute upstreamRoute = withClientAuth(*route, request);
 
     if (!m_interceptors.isEmpty()) {
@@ -413,6 +426,44 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
     if (!request.query.isEmpty())
         upstreamPath += u'?' + QString::fromLatin1(request.query);
     passThrough(upstreamRoute, request.method, upstreamPath, out, sink);
+}
+
+void ProxyServer::handleMessages(const HttpRequest &request, const QString &path,
+                                 ResponseSink *sink) {
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(request.body, &parseError);
+    if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
+        sink->sendError(400,
+                        parseError.error != QJsonParseError::NoError
+                            ? QStringLiteral("The request body is not valid JSON: %1 at offset %2")
+                                  .arg(parseError.errorString())
+                                  .arg(parseError.offset)
+                            : QStringLiteral("The request body must be a JSON object"),
+                        invalidRequest());
+        return;
+    }
+    QJsonObject body = doc.object();
+    const QStringList stripped = stripControlKeys(body);
+    const QString model = body.value(QStringLiteral("model")).toString();
+    if (model.isEmpty()) {
+        sink->sendError(400, QStringLiteral("model: Field required"), invalidRequest());
+        return;
+    }
+    sink->setLogModel(model);
+    const std::optional<UpstreamRoute> route = m_config.messagesRouteFor(model);
+    if (!route->isAvailable()) {
+        sendUnavailable(*route, sink);
+        return;
+    }
+    QByteArray out = request.body;
+    if (!stripped.isEmpty() || route->upstreamModel != model) {
+        body.insert(QStringLiteral("model"), route->upstreamModel);
+        out = QJsonDocument(body).toJson(QJsonDocument::Compact);
+    }
+    QString upstreamPath = path;
+    if (!request.query.isEmpty())
+        upstreamPath += u'?' + QString::fromLatin1(request.query);
+    passThrough(withClientAuth(*route, request), request.method, upstreamPath, out, sink);
 }
 
 void ProxyServer::handleModels(const HttpRequest &request, ResponseSink *sink) {

@@ -88,6 +88,9 @@ private:
     void handleModelCall(ApiSurface surface, const HttpRequest &request, const QString &path,
                          ResponseSink *sink);
     void handleModels(const HttpRequest &request, ResponseSink *sink);
+    // POST /v1/messages and /v1/messages/count_tokens: Anthropic's surface, routed by
+    // ProxyConfig::messagesRouteFor, errors in Anthropic's envelope (ResponseSink does that).
+    void handleMessages(const HttpRequest &request, const QString &path, ResponseSink *sink);
     void handleOther(const HttpRequest &request, const QString &path, ResponseSink *sink);
     void passThrough(const UpstreamRoute &route, const QByteArray &method,
                      const QString &upstreamPathAndQuery, const QByteArray &body,

@@ -11,11 +11,13 @@ namespace loopscope {
 // Where one model's calls go and how they authenticate: resolved from the config (model_list)
 // or from --upstream, never from a request body (the CVE-2024-6587 class).
 struct UpstreamRoute {
-    enum class Provider { OpenAi, Azure, Demo };
+    // The wire a route speaks: OpenAI's (OpenAI and every compatible server), Azure's flavour
+    // of it, Anthropic's Messages, or the built-in demo model (which speaks both).
+    enum class Provider { OpenAi, Azure, Anthropic, Demo };
 
     QString modelName;     // what clients ask for (config model_name, or the client's model)
     QString upstreamModel; // what is sent upstream (litellm_params.model without "openai/" etc.)
-    QUrl baseUrl;          // OpenAI-style base including /v1, e.g. https://api.openai.com/v1
+    QUrl baseUrl; // API base including /v1: https://api.openai.com/v1, https://api.anthropic.com/v1
     Provider provider = Provider::OpenAi;
     QString apiKey; // configured key (os.environ/ resolved); empty = forward the client's
     // The client's own credential headers (Authorization, x-api-key, api-key) as it sent them:
@@ -38,6 +40,7 @@ struct UpstreamRoute {
     bool isAvailable() const { return unavailableReason.isEmpty(); }
 
     bool isDemo() const { return provider == Provider::Demo; }
+    bool isAnthropic() const { return provider == Provider::Anthropic; }
     // Base URL joined with an API path such as "/responses" (query kept when given).
     QUrl urlFor(const QString &pathAndQuery) const {
         QString base = baseUrl.toString(QUrl::FullyEncoded);
@@ -51,6 +54,8 @@ struct UpstreamRoute {
             return {};
         if (provider == Provider::Azure)
             return {QByteArrayLiteral("api-key"), apiKey.toUtf8()};
+        if (provider == Provider::Anthropic)
+            return {QByteArrayLiteral("x-api-key"), apiKey.toUtf8()};
         return {QByteArrayLiteral("Authorization"), "Bearer " + apiKey.toUtf8()};
     }
     // What authenticates the call upstream: the configured key alone when there is one (a

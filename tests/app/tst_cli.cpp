@@ -160,6 +160,7 @@ QProcessEnvironment litellmEnvironment(const QString &azureBase) {
     env.insert(QStringLiteral("AZURE_API_KEY"), QStringLiteral("az-test"));
     env.insert(QStringLiteral("OPENROUTER_API_KEY"), QStringLiteral("or-test"));
     env.insert(QStringLiteral("HOSTED_VLLM_API_KEY"), QStringLiteral("vllm-test"));
+    env.insert(QStringLiteral("ANTHROPIC_API_KEY"), QStringLiteral("sk-ant-test"));
     return env;
 }
 
@@ -668,6 +669,9 @@ private slots:
                             "      model: openrouter/anthropic/claude-3.5-sonnet\n"
                             "      api_base: " +
                                 local + "/api/v1\n"));
+        QVERIFY(replaceOnce(yaml, "      api_key: os.environ/ANTHROPIC_API_KEY\n",
+                            "      api_key: os.environ/ANTHROPIC_API_KEY\n      api_base: " +
+                                local + "/anthropic\n"));
         QVERIFY(replaceOnce(yaml, "      model: \"*\"\n",
                             "      model: \"*\"\n      api_base: " + local + "/wild/v1\n"));
         QTemporaryDir dir;
@@ -682,16 +686,14 @@ private slots:
                     litellmEnvironment(QString::fromLatin1(local + "/az")));
         QVERIFY2(app.waitListening(), app.err.constData());
         // One warning line per skipped model, at start (lines of the copy: one more than the
-        // fixture's, for the api_base added to gpt-4o).
+        // fixture's for the api_base added to gpt-4o, two more after the one of claude).
         for (const char *line :
-             {"loopscope: WARNING: model 'claude-3-5-sonnet' (model_list[2], line 19) skipped: "
-              "provider 'anthropic' has its own API",
-              "loopscope: WARNING: model 'bedrock-claude' (model_list[3], line 23) skipped: "
+             {"loopscope: WARNING: model 'bedrock-claude' (model_list[3], line 24) skipped: "
               "provider 'bedrock' has its own API",
-              "loopscope: WARNING: model 'gemini-pro' (model_list[4], line 27) skipped: "
+              "loopscope: WARNING: model 'gemini-pro' (model_list[4], line 28) skipped: "
               "provider 'vertex_ai' has its own API"})
             QVERIFY2(app.err.contains(line), app.err.constData());
-        QCOMPARE(app.err.count("WARNING: model"), 3);
+        QCOMPARE(app.err.count("WARNING: model"), 2);
 
         struct Expect {
             const char *model, *target, *header, *value, *upstreamModel;
@@ -724,9 +726,10 @@ private slots:
         }
         const int forwarded = upstream.requestCount();
         const QList<QPair<const char *, const char *>> unavailable = {
-            {"claude-3-5-sonnet", "(config line 19): provider 'anthropic' has its own API"},
-            {"bedrock-claude", "(config line 23): provider 'bedrock' has its own API"},
-            {"gemini-pro", "(config line 27): provider 'vertex_ai' has its own API"}};
+            {"claude-3-5-sonnet", "(config line 19): it is an Anthropic route, served on "
+                                  "/v1/messages"},
+            {"bedrock-claude", "(config line 24): provider 'bedrock' has its own API"},
+            {"gemini-pro", "(config line 28): provider 'vertex_ai' has its own API"}};
         for (const auto &[model, reason] : unavailable) {
             for (const QByteArray path : {"/v1/chat/completions", "/v1/responses"}) {
                 const auto r = request(app.port(), "POST", path,
@@ -746,13 +749,26 @@ private slots:
         }
         QCOMPARE(upstream.requestCount(), forwarded); // nothing of theirs left Loopscope
 
+        // The Anthropic entry serves the Messages surface: its api_base (+ /v1), its key in
+        // x-api-key, the upstream model name.
+        const auto messages =
+            request(app.port(), "POST", "/v1/messages",
+                    "{\"model\":\"claude-3-5-sonnet\",\"max_tokens\":8,\"messages\":[]}", master);
+        QCOMPARE(messages.status, 200);
+        const ScriptedUpstream::Request got = upstream.requests().last();
+        QCOMPARE(got.target, QByteArray("/anthropic/v1/messages"));
+        QCOMPARE(got.header("x-api-key"), QByteArray("sk-ant-test"));
+        QCOMPARE(got.header("authorization"), QByteArray()); // the master key stays here
+        QCOMPARE(got.json().value(QStringLiteral("model")).toString(),
+                 QStringLiteral("claude-3-5-sonnet-20240620"));
+
         const auto models = request(app.port(), "GET", "/v1/models", {}, master);
         QStringList ids;
         for (const QJsonValue &m : models.json().value(QStringLiteral("data")).toArray())
             ids << m.toObject().value(QStringLiteral("id")).toString();
         QCOMPARE(ids, QStringList({QStringLiteral("gpt-4o"), QStringLiteral("azure-gpt-4o"),
-                                   QStringLiteral("qwen"), QStringLiteral("llama3"),
-                                   QStringLiteral("openrouter-claude")}));
+                                   QStringLiteral("claude-3-5-sonnet"), QStringLiteral("qwen"),
+                                   QStringLiteral("llama3"), QStringLiteral("openrouter-claude")}));
         QVERIFY(app.stop(SIGTERM));
         QCOMPARE(app.process.exitCode(), 0);
     }
@@ -776,8 +792,9 @@ private slots:
                  QStringLiteral("azure-gpt-4o: azure → https://my-resource.openai.azure.com/openai/"
                                 "v1/chat/completions model=my-gpt-4o-deployment key=api_key from "
                                 "the config (api-key) (line 12)"),
-                 QStringLiteral("claude-3-5-sonnet: skipped (line 18): provider 'anthropic'") +
-                     skip,
+                 QStringLiteral("claude-3-5-sonnet: anthropic → https://api.anthropic.com/v1/"
+                                "messages model=claude-3-5-sonnet-20240620 key=api_key from the "
+                                "config (x-api-key) (line 18) native Messages only"),
                  QStringLiteral("bedrock-claude: skipped (line 22): provider 'bedrock'") + skip,
                  QStringLiteral("gemini-pro: skipped (line 26): provider 'vertex_ai'") + skip,
                  QStringLiteral(
@@ -791,7 +808,8 @@ private slots:
                                 "key=$OPENROUTER_API_KEY (Authorization: Bearer) (line 39)"),
                  QStringLiteral("*: openai → https://api.openai.com/v1/chat/completions model=* "
                                 "key=none (master_key is set) (line 42)"),
-                 QStringLiteral("6 routable, 3 skipped"), QString()}));
+                 QStringLiteral("any other model on /v1/messages: https://api.anthropic.com/v1"),
+                 QStringLiteral("7 routable, 2 skipped"), QString()}));
         QVERIFY(!f.out.contains("test")); // no key value, only where it comes from
 
         // A malformed file is still refused, with key and line.

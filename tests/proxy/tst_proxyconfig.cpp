@@ -331,25 +331,23 @@ general_settings:
         e.insert(QStringLiteral("AZURE_API_KEY"), QStringLiteral("az-key"));
         e.insert(QStringLiteral("OPENROUTER_API_KEY"), QStringLiteral("or-key"));
         e.insert(QStringLiteral("HOSTED_VLLM_API_KEY"), QStringLiteral("vllm-key"));
+        e.insert(QStringLiteral("ANTHROPIC_API_KEY"), QStringLiteral("sk-ant-key"));
         ProxyConfig config;
         QString error;
         QVERIFY2(config.loadFile(path, e, &error), qPrintable(error));
         QCOMPARE(config.modelNames(),
                  QStringList({QStringLiteral("gpt-4o"), QStringLiteral("azure-gpt-4o"),
-                              QStringLiteral("qwen"), QStringLiteral("llama3"),
-                              QStringLiteral("openrouter-claude")}));
-        QCOMPARE(config.unavailableCount(), 3);
-        QCOMPARE(config.warnings,
-                 QStringList(
-                     {QStringLiteral("model 'claude-3-5-sonnet' (model_list[2], line 18) skipped: "
-                                     "provider 'anthropic' has its own API, not OpenAI's; "
-                                     "Loopscope forwards only OpenAI-compatible providers"),
-                      QStringLiteral("model 'bedrock-claude' (model_list[3], line 22) skipped: "
-                                     "provider 'bedrock' has its own API, not OpenAI's; "
-                                     "Loopscope forwards only OpenAI-compatible providers"),
-                      QStringLiteral("model 'gemini-pro' (model_list[4], line 26) skipped: "
-                                     "provider 'vertex_ai' has its own API, not OpenAI's; "
-                                     "Loopscope forwards only OpenAI-compatible providers")}));
+                              QStringLiteral("claude-3-5-sonnet"), QStringLiteral("qwen"),
+                              QStringLiteral("llama3"), QStringLiteral("openrouter-claude")}));
+        QCOMPARE(config.unavailableCount(), 2);
+        QCOMPARE(
+            config.warnings,
+            QStringList({QStringLiteral("model 'bedrock-claude' (model_list[3], line 22) skipped: "
+                                        "provider 'bedrock' has its own API, not OpenAI's; "
+                                        "Loopscope forwards only OpenAI-compatible providers"),
+                         QStringLiteral("model 'gemini-pro' (model_list[4], line 26) skipped: "
+                                        "provider 'vertex_ai' has its own API, not OpenAI's; "
+                                        "Loopscope forwards only OpenAI-compatible providers")}));
 
         struct Expect {
             const char *model, *url, *upstream, *provider;
@@ -382,7 +380,13 @@ general_settings:
             QCOMPARE(route->authHeader().first, x.header);
             QCOMPARE(route->authHeader().second, x.value);
         }
-        for (const char *skipped : {"claude-3-5-sonnet", "bedrock-claude", "gemini-pro"}) {
+        // The Anthropic entry is a Messages route (ANTHROPIC_API_KEY as LiteLLM reads it).
+        const auto claude = config.routeFor(QStringLiteral("claude-3-5-sonnet"));
+        QVERIFY(claude && claude->isAvailable() && claude->isAnthropic());
+        QCOMPARE(claude->urlFor(QStringLiteral("/messages")).toString(),
+                 QStringLiteral("https://api.anthropic.com/v1/messages"));
+        QCOMPARE(claude->upstreamModel, QStringLiteral("claude-3-5-sonnet-20240620"));
+        for (const char *skipped : {"bedrock-claude", "gemini-pro"}) {
             const auto route = config.routeFor(QString::fromLatin1(skipped));
             QVERIFY2(route && !route->isAvailable(), skipped);
             QVERIFY(route->configLine > 0);
@@ -514,8 +518,6 @@ general_settings:
     void unreachableModelsAreSkippedNotRefused_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<QString>("reason");
-        QTest::newRow("anthropic") << QStringLiteral("anthropic/claude-3-opus")
-                                   << QStringLiteral("provider 'anthropic' has its own API");
         QTest::newRow("bedrock") << QStringLiteral("bedrock/amazon.titan-text-express-v1")
                                  << QStringLiteral("provider 'bedrock' has its own API");
         QTest::newRow("vertex_ai") << QStringLiteral("vertex_ai/gemini-pro")
@@ -618,9 +620,13 @@ general_settings:
         const auto anything = config.routeFor(QStringLiteral("gpt-4.1"));
         QCOMPARE(anything->upstreamModel, QStringLiteral("gpt-4.1"));
         QCOMPARE(anything->baseUrl, QUrl(QStringLiteral("https://api.openai.com/v1")));
+        // The longer pattern wins over "*": an Anthropic route for the Messages surface.
         const auto claude = config.routeFor(QStringLiteral("anthropic/claude-3-haiku"));
-        QVERIFY(claude && !claude->isAvailable()); // the longer pattern wins over "*"
-        QCOMPARE(config.unavailableCount(), 1);
+        QVERIFY(claude && claude->isAvailable() && claude->isAnthropic());
+        QCOMPARE(claude->upstreamModel, QStringLiteral("claude-3-haiku"));
+        QCOMPARE(claude->urlFor(QStringLiteral("/messages")),
+                 QUrl(QStringLiteral("https://api.anthropic.com/v1/messages")));
+        QCOMPARE(config.unavailableCount(), 0);
         const auto mine = config.routeFor(QStringLiteral("mine"));
         QCOMPARE(mine->providerName, QStringLiteral("together_ai"));
         QCOMPARE(mine->upstreamModel, QStringLiteral("my-model"));
@@ -657,11 +663,73 @@ general_settings:
                       QStringLiteral("gpt: openai → https://api.openai.com/v1/chat/completions "
                                      "model=gpt-4o key=api_key from the config (Authorization: "
                                      "Bearer) (line 5)"),
-                      QStringLiteral("claude: skipped (line 9): provider 'anthropic' has its own "
-                                     "API, not OpenAI's; Loopscope forwards only "
-                                     "OpenAI-compatible providers"),
-                      QStringLiteral("demo: built-in demo model (line 12)")}));
+                      QStringLiteral("claude: anthropic → https://api.anthropic.com/v1/messages "
+                                     "model=claude-3-opus key=the client's, forwarded (line 9) "
+                                     "native Messages only"),
+                      QStringLiteral("demo: built-in demo model (line 12)"),
+                      QStringLiteral("any other model on /v1/messages: "
+                                     "https://api.anthropic.com/v1")}));
         QVERIFY(!lines.join(u'\n').contains(QStringLiteral("secret")));
+    }
+
+    // Where a /v1/messages request goes (dialects.md §3): the config's anthropic/ route with
+    // LiteLLM's api_base (no /v1) and its key in x-api-key; an OpenAI-wire route refused with
+    // the reason; any other model to --anthropic-upstream, else the demo when the default route
+    // is the demo, else Anthropic's API.
+    void messagesRoutes() {
+        QProcessEnvironment e = env();
+        e.insert(QStringLiteral("ANTHROPIC_API_KEY"), QStringLiteral("sk-ant-env"));
+        const QByteArray yaml = R"(model_list:
+  - model_name: claude-sonnet
+    litellm_params:
+      model: anthropic/claude-sonnet-4-5
+      api_base: http://127.0.0.1:9/anthropic
+  - model_name: claude-keyed
+    litellm_params:
+      model: anthropic/claude-haiku-4-5
+      api_key: sk-ant-config
+      api_base: https://gateway.example/v1/
+  - model_name: gpt
+    litellm_params:
+      model: openai/gpt-4o
+)";
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), e, &error), qPrintable(error));
+        const auto sonnet = config.messagesRouteFor(QStringLiteral("claude-sonnet"));
+        QVERIFY(sonnet->isAvailable() && sonnet->isAnthropic());
+        QCOMPARE(sonnet->urlFor(QStringLiteral("/messages")),
+                 QUrl(QStringLiteral("http://127.0.0.1:9/anthropic/v1/messages")));
+        QCOMPARE(sonnet->upstreamModel, QStringLiteral("claude-sonnet-4-5"));
+        QCOMPARE(sonnet->apiKey, QStringLiteral("sk-ant-env")); // LiteLLM reads the variable
+        QCOMPARE(sonnet->authHeader().first, QByteArray("x-api-key"));
+        const auto keyed = config.messagesRouteFor(QStringLiteral("claude-keyed"));
+        QCOMPARE(keyed->urlFor(QStringLiteral("/messages")),
+                 QUrl(QStringLiteral("https://gateway.example/v1/messages")));
+        QCOMPARE(keyed->authHeader(),
+                 qMakePair(QByteArray("x-api-key"), QByteArray("sk-ant-config")));
+        const auto gpt = config.messagesRouteFor(QStringLiteral("gpt"));
+        QVERIFY(!gpt->isAvailable());
+        QVERIFY2(gpt->unavailableReason.contains(QStringLiteral("anthropic/ route")),
+                 qPrintable(gpt->unavailableReason));
+        // Not in the config: Anthropic's API by default …
+        const auto other = config.messagesRouteFor(QStringLiteral("claude-opus-4-1"));
+        QVERIFY(other->isAnthropic() && other->isAvailable());
+        QCOMPARE(other->urlFor(QStringLiteral("/messages")),
+                 QUrl(QStringLiteral("https://api.anthropic.com/v1/messages")));
+        QCOMPARE(other->upstreamModel, QStringLiteral("claude-opus-4-1"));
+        QVERIFY(other->apiKey.isEmpty()); // the client's own key goes
+        // … --anthropic-upstream when given …
+        config.anthropicUpstream =
+            ProxyConfig::routeForAnthropicUpstream(QStringLiteral("http://127.0.0.1:7"), &error);
+        QCOMPARE(config.messagesRouteFor(QStringLiteral("x"))->urlFor(QStringLiteral("/messages")),
+                 QUrl(QStringLiteral("http://127.0.0.1:7/v1/messages")));
+        QVERIFY(!ProxyConfig::routeForAnthropicUpstream(QStringLiteral("ftp://x"), &error));
+        QVERIFY(error.contains(QStringLiteral("--anthropic-upstream")));
+        // … and the demo when the default route is the demo.
+        ProxyConfig demo;
+        demo.defaultRoute = ProxyConfig::demoRoute();
+        QVERIFY(demo.messagesRouteFor(QStringLiteral("loopscope-demo"))->isDemo());
     }
 
     void missingFileIsAnError() {

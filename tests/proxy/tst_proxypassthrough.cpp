@@ -613,28 +613,36 @@ private slots:
         QTest::addColumn<QByteArray>("upstreamValue");
         const int openai = int(UpstreamRoute::Provider::OpenAi);
         const int azure = int(UpstreamRoute::Provider::Azure);
+        const int anthropic = int(UpstreamRoute::Provider::Anthropic);
         QTest::newRow("anthropic x-api-key, no configured key")
-            << openai << QString() << QString() << QByteArray("x-api-key")
+            << anthropic << QString() << QString() << QByteArray("x-api-key")
             << QByteArray("sk-ant-client-1") << QByteArray("x-api-key")
             << QByteArray("sk-ant-client-1");
+        QTest::newRow("anthropic bearer, no configured key")
+            << anthropic << QString() << QString() << QByteArray("Authorization")
+            << QByteArray("Bearer sk-ant-client-2") << QByteArray("authorization")
+            << QByteArray("Bearer sk-ant-client-2");
+        QTest::newRow("configured anthropic key replaces a client's bearer")
+            << anthropic << QStringLiteral("sk-ant-route-3") << QString()
+            << QByteArray("Authorization") << QByteArray("Bearer sk-client-3")
+            << QByteArray("x-api-key") << QByteArray("sk-ant-route-3");
         QTest::newRow("azure api-key, no configured key")
-            << azure << QString() << QString() << QByteArray("api-key") << QByteArray("az-client-2")
-            << QByteArray("api-key") << QByteArray("az-client-2");
-        QTest::newRow("bearer, no configured key")
-            << openai << QString() << QString() << QByteArray("Authorization")
-            << QByteArray("Bearer sk-client-3") << QByteArray("authorization")
-            << QByteArray("Bearer sk-client-3");
+            << azure << QString() << QString() << QByteArray("api-key") << QByteArray("az-client-4")
+            << QByteArray("api-key") << QByteArray("az-client-4");
+        QTest::newRow("x-api-key to an OpenAI-style route, no configured key")
+            << openai << QString() << QString() << QByteArray("x-api-key")
+            << QByteArray("sk-client-5") << QByteArray("x-api-key") << QByteArray("sk-client-5");
         QTest::newRow("configured key replaces a client's x-api-key")
-            << openai << QStringLiteral("sk-route-4") << QString() << QByteArray("x-api-key")
-            << QByteArray("sk-ant-client-4") << QByteArray("authorization")
-            << QByteArray("Bearer sk-route-4");
+            << openai << QStringLiteral("sk-route-6") << QString() << QByteArray("x-api-key")
+            << QByteArray("sk-ant-client-6") << QByteArray("authorization")
+            << QByteArray("Bearer sk-route-6");
         QTest::newRow("configured azure key replaces a client's bearer")
-            << azure << QStringLiteral("az-route-5") << QString() << QByteArray("Authorization")
-            << QByteArray("Bearer sk-client-5") << QByteArray("api-key")
-            << QByteArray("az-route-5");
+            << azure << QStringLiteral("az-route-7") << QString() << QByteArray("Authorization")
+            << QByteArray("Bearer sk-client-7") << QByteArray("api-key")
+            << QByteArray("az-route-7");
         QTest::newRow("master key sent as x-api-key stays here")
-            << openai << QString() << QStringLiteral("sk-master-6") << QByteArray("x-api-key")
-            << QByteArray("sk-master-6") << QByteArray() << QByteArray();
+            << anthropic << QString() << QStringLiteral("sk-master-8") << QByteArray("x-api-key")
+            << QByteArray("sk-master-8") << QByteArray() << QByteArray();
     }
     void credentialsReachTheUpstream() {
         QFETCH(int, provider);
@@ -644,9 +652,18 @@ private slots:
         QFETCH(QByteArray, clientValue);
         QFETCH(QByteArray, upstreamHeader);
         QFETCH(QByteArray, upstreamValue);
+        // Anthropic's shape on its own surface (/v1/messages, routed by --anthropic-upstream);
+        // the others through an OpenAI-style default route.
+        const bool anthropic = provider == int(UpstreamRoute::Provider::Anthropic);
         ProxyConfig config = upstreamConfig();
-        config.defaultRoute->provider = UpstreamRoute::Provider(provider);
-        config.defaultRoute->apiKey = apiKey;
+        if (anthropic) {
+            config.anthropicUpstream =
+                ProxyConfig::routeForAnthropicUpstream(m_upstream->baseUrl(), nullptr);
+            config.anthropicUpstream->apiKey = apiKey;
+        } else {
+            config.defaultRoute->provider = UpstreamRoute::Provider(provider);
+            config.defaultRoute->apiKey = apiKey;
+        }
         config.masterKey = masterKey;
         startProxy(config);
         EventBus events;
@@ -657,17 +674,18 @@ private slots:
                 upstreamRequests << e;
         });
         m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{\"type\":\"message\"}"));
-        const auto r =
-            roundTrip("POST", "/v1/messages", "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":8}",
-                      {{clientHeader, clientValue},
-                       {"anthropic-version", "2023-06-01"},
-                       {"anthropic-beta", "code-execution-2025-08-25"},
-                       {"Connection", "keep-alive, x-hop-only"},
-                       {"x-hop-only", "1"},
-                       {"x-loopscope-internal", "1"}});
+        const QByteArray path = anthropic ? "/v1/messages" : "/v1/responses";
+        const auto r = roundTrip("POST", path, "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":8}",
+                                 {{clientHeader, clientValue},
+                                  {"anthropic-version", "2023-06-01"},
+                                  {"anthropic-beta", "code-execution-2025-08-25"},
+                                  {"Connection", "keep-alive, x-hop-only"},
+                                  {"x-hop-only", "1"},
+                                  {"x-loopscope-internal", "1"}});
         QCOMPARE(r.status, 200);
         QCOMPARE(m_upstream->requestCount(), 1);
         const auto sent = m_upstream->requests().first();
+        QCOMPARE(sent.target, QByteArray(anthropic ? "/v1/messages" : "/v1/responses"));
         for (const char *credential : {"authorization", "x-api-key", "api-key"})
             QCOMPARE(sent.header(credential),
                      credential == upstreamHeader ? upstreamValue : QByteArray());
@@ -683,9 +701,85 @@ private slots:
             upstreamValue.startsWith("Bearer ") ? upstreamValue.mid(7) : upstreamValue;
         if (!secret.isEmpty()) {
             QVERIFY(!QJsonDocument(shown).toJson().contains(secret));
-            QVERIFY(shown.contains(QString::fromLatin1(upstreamHeader)) ||
-                    shown.contains(QString::fromLatin1(upstreamHeader).toLower()));
+            QVERIFY(shown.contains(QString::fromLatin1(upstreamHeader).toLower()));
         }
+    }
+
+    // The Messages surface speaks Anthropic's errors, its own and the early ones alike.
+    void messagesErrorsAreAnthropicShaped_data() {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QString>("masterKey");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("type");
+        QTest::newRow("not json") << QByteArray("{nope") << QString() << 400
+                                  << QStringLiteral("invalid_request_error");
+        QTest::newRow("no model") << QByteArray("{\"max_tokens\":1}") << QString() << 400
+                                  << QStringLiteral("invalid_request_error");
+        QTest::newRow("wrong master key")
+            << QByteArray("{\"model\":\"m\"}") << QStringLiteral("sk-master") << 401
+            << QStringLiteral("authentication_error");
+    }
+    void messagesErrorsAreAnthropicShaped() {
+        QFETCH(QByteArray, body);
+        QFETCH(QString, masterKey);
+        QFETCH(int, status);
+        QFETCH(QString, type);
+        ProxyConfig config = upstreamConfig();
+        config.anthropicUpstream =
+            ProxyConfig::routeForAnthropicUpstream(m_upstream->baseUrl(), nullptr);
+        config.masterKey = masterKey;
+        startProxy(config);
+        const auto r = roundTrip("POST", "/v1/messages", body, {{"x-api-key", "sk-wrong"}});
+        QCOMPARE(r.status, status);
+        const QJsonObject json = r.json();
+        QCOMPARE(json.value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+        QCOMPARE(
+            json.value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+            type);
+        QVERIFY(!json.value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("message"))
+                     .toString()
+                     .isEmpty());
+        QVERIFY(
+            json.value(QStringLiteral("request_id")).toString().startsWith(QStringLiteral("req_")));
+        QCOMPARE(m_upstream->requestCount(), 0);
+        // An upstream's own error is relayed as it came.
+        if (masterKey.isEmpty()) {
+            m_upstream->enqueue(ScriptedUpstream::Response::json(
+                401, "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\","
+                     "\"message\":\"invalid x-api-key\"}}"));
+            const auto relayed = roundTrip("POST", "/v1/messages", "{\"model\":\"m\"}");
+            QCOMPARE(relayed.status, 401);
+            QVERIFY(relayed.body.contains("invalid x-api-key"));
+        }
+    }
+
+    // The demo model answers the Messages surface offline: text, and a tool_use for a tool.
+    void demoAnswersMessages() {
+        ProxyConfig config;
+        config.defaultRoute = ProxyConfig::demoRoute();
+        startProxy(config);
+        const auto text = roundTrip(
+            "POST", "/v1/messages",
+            "{\"model\":\"loopscope-demo\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\","
+            "\"content\":\"hello\"}]}");
+        QCOMPARE(text.status, 200);
+        QCOMPARE(text.json().value(QStringLiteral("type")).toString(), QStringLiteral("message"));
+        QCOMPARE(text.json().value(QStringLiteral("stop_reason")).toString(),
+                 QStringLiteral("end_turn"));
+        const auto tool = roundTrip(
+            "POST", "/v1/messages",
+            "{\"model\":\"loopscope-demo\",\"max_tokens\":64,\"stream\":true,\"tools\":[{\"name\":"
+            "\"run_python\",\"input_schema\":{\"type\":\"object\",\"properties\":{\"code\":{"
+            "\"type\":\"string\"}}}}],\"messages\":[{\"role\":\"user\",\"content\":\"what is "
+            "17*23?\"}]}");
+        QCOMPARE(tool.status, 200);
+        QCOMPARE(tool.header("content-type"), QByteArray("text/event-stream"));
+        for (const char *event :
+             {"event: message_start", "event: content_block_start", "\"type\":\"tool_use\"",
+              "\"partial_json\"", "\"stop_reason\":\"tool_use\"", "event: message_stop"})
+            QVERIFY2(tool.body.contains(event), event);
     }
 
     void otherPathsPassThrough() {
