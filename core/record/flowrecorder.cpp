@@ -115,6 +115,70 @@ QJsonObject responsesFromEvents(const QJsonArray &events) {
     return {};
 }
 
+// The final Anthropic message rebuilt from its stream as the SDK's accumulator does:
+// message_start's message, each content block from its start plus its deltas (text, the tool
+// input's JSON pieces, thinking and its signature, citations), message_delta's stop reason and
+// usage (output counts are cumulative, so they replace).
+QJsonObject messagesFromEvents(const QJsonArray &events) {
+    QJsonObject message;
+    QMap<int, QJsonObject> blocks;
+    QMap<int, QString> partialJson;
+    for (const QJsonValue &e : events) {
+        const QJsonObject data = e.toObject().value(QStringLiteral("data")).toObject();
+        const QString type = data.value(QStringLiteral("type")).toString();
+        const int index = data.value(QStringLiteral("index")).toInt();
+        if (type == QLatin1String("message_start")) {
+            message = data.value(QStringLiteral("message")).toObject();
+        } else if (type == QLatin1String("content_block_start")) {
+            blocks[index] = data.value(QStringLiteral("content_block")).toObject();
+        } else if (type == QLatin1String("content_block_delta")) {
+            const QJsonObject delta = data.value(QStringLiteral("delta")).toObject();
+            const QString kind = delta.value(QStringLiteral("type")).toString();
+            QJsonObject &block = blocks[index];
+            const auto append = [&block, &delta](const char *field, const char *from) {
+                const QString joined = block.value(QLatin1String(field)).toString() +
+                                       delta.value(QLatin1String(from)).toString();
+                block.insert(QLatin1String(field), joined);
+            };
+            if (kind == QLatin1String("text_delta"))
+                append("text", "text");
+            else if (kind == QLatin1String("thinking_delta"))
+                append("thinking", "thinking");
+            else if (kind == QLatin1String("signature_delta"))
+                append("signature", "signature");
+            else if (kind == QLatin1String("input_json_delta"))
+                partialJson[index] += delta.value(QStringLiteral("partial_json")).toString();
+            else if (kind == QLatin1String("citations_delta")) {
+                QJsonArray citations = block.value(QStringLiteral("citations")).toArray();
+                citations.append(delta.value(QStringLiteral("citation")));
+                block.insert(QStringLiteral("citations"), citations);
+            }
+        } else if (type == QLatin1String("message_delta")) {
+            const QJsonObject delta = data.value(QStringLiteral("delta")).toObject();
+            for (auto it = delta.constBegin(); it != delta.constEnd(); ++it)
+                message.insert(it.key(), it.value());
+            QJsonObject usage = message.value(QStringLiteral("usage")).toObject();
+            const QJsonObject more = data.value(QStringLiteral("usage")).toObject();
+            for (auto it = more.constBegin(); it != more.constEnd(); ++it)
+                if (!it.value().isNull())
+                    usage.insert(it.key(), it.value());
+            message.insert(QStringLiteral("usage"), usage);
+        }
+    }
+    if (message.isEmpty())
+        return {};
+    QJsonArray content;
+    for (auto it = blocks.begin(); it != blocks.end(); ++it) {
+        if (partialJson.contains(it.key())) // an empty input stays the start's {}
+            if (const QString json = partialJson.value(it.key()); !json.isEmpty())
+                it->insert(QStringLiteral("input"),
+                           QJsonDocument::fromJson(json.toUtf8()).object());
+        content.append(*it);
+    }
+    message.insert(QStringLiteral("content"), content);
+    return message;
+}
+
 // The stored row of a finished (or imported) flow; run keys are the caller's.
 FlowRow rowOf(const RecordedFlow &flow, const QJsonObject &summary, const QJsonArray &hops) {
     FlowRow row;
@@ -158,14 +222,15 @@ RecordedFlow &FlowRecorder::start(const QString &id, qint64 at) {
 }
 
 void FlowRecorder::assignRun(RecordedFlow &flow) {
-    const bool modelCall =
-        flow.api == QLatin1String("responses") || flow.api == QLatin1String("chat_completions");
+    const bool modelCall = flow.api == QLatin1String("responses") ||
+                           flow.api == QLatin1String("chat_completions") ||
+                           flow.api == QLatin1String("messages");
     if (!modelCall || flow.method != QLatin1String("POST"))
         return;
-    flow.runId = m_runs.find(RunGrouper::lookupKeys(flow.api, flow.requestBody));
+    flow.runId = m_runs.find(RunGrouper::lookupKeys(flow.api, flow.requestBody, flow.sessionId));
     if (flow.runId.isEmpty())
         flow.runId = RunGrouper::newRunId();
-    m_runs.remember(RunGrouper::requestKeys(flow.requestBody), flow.runId);
+    m_runs.remember(RunGrouper::requestKeys(flow.requestBody, flow.sessionId), flow.runId);
 }
 
 RecordedFlow *FlowRecorder::flowFor(const InspectorEvent &event) {
@@ -213,10 +278,8 @@ void FlowRecorder::record(const InspectorEvent &event) {
         f.requestBody = body.toObject();
         f.model = f.requestBody.value(QStringLiteral("model")).toString();
         f.stream = isTruthy(f.requestBody.value(QStringLiteral("stream")));
-        f.sessionId = f.requestBody.value(QStringLiteral("metadata"))
-                          .toObject()
-                          .value(QStringLiteral("session_id"))
-                          .toString();
+        f.sessionId = RunGrouper::clientSessionId(f.requestBody,
+                                                  d.value(QStringLiteral("headers")).toObject());
         QJsonObject hop{{QStringLiteral("kind"), QStringLiteral("client_request")},
                         {QStringLiteral("at"), event.timestampMs},
                         {QStringLiteral("method"), f.method},
@@ -487,6 +550,8 @@ void FlowRecorder::resolveFinalResponse(RecordedFlow &flow) {
         return;
     if (flow.api == QLatin1String("chat_completions"))
         flow.finalResponse = chatFromEvents(flow.clientEvents);
+    else if (flow.api == QLatin1String("messages"))
+        flow.finalResponse = messagesFromEvents(flow.clientEvents);
     else
         flow.finalResponse = responsesFromEvents(flow.clientEvents);
 }
@@ -522,7 +587,7 @@ void FlowRecorder::finalize(const QString &id) {
     const QJsonArray hops = flow.hopsJson();
     FlowRow row = rowOf(flow, summary, hops);
     if (!flow.runId.isEmpty()) {
-        row.runKeys = RunGrouper::requestKeys(flow.requestBody) +
+        row.runKeys = RunGrouper::requestKeys(flow.requestBody, flow.sessionId) +
                       RunGrouper::responseKeys(flow.api, flow.requestBody, flow.finalResponse);
         m_runs.remember(row.runKeys, flow.runId);
     }

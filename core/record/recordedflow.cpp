@@ -33,6 +33,8 @@ QString RecordedFlow::apiForPath(const QString &rawPath) {
         return QStringLiteral("responses");
     if (path == QLatin1String("/chat/completions"))
         return QStringLiteral("chat_completions");
+    if (path == QLatin1String("/messages"))
+        return QStringLiteral("messages");
     if (path == QLatin1String("/models") || path.startsWith(QLatin1String("/models/")))
         return QStringLiteral("models");
     if (path == QLatin1String("/containers") || path.startsWith(QLatin1String("/containers/")))
@@ -52,9 +54,24 @@ QJsonObject RecordedFlow::normalizedUsage(const QJsonObject &usage) {
     qint64 total = qint64(usage.value(QStringLiteral("total_tokens")).toDouble());
     if (total == 0)
         total = in + out;
-    return {{QStringLiteral("input_tokens"), in},
-            {QStringLiteral("output_tokens"), out},
-            {QStringLiteral("total_tokens"), total}};
+    QJsonObject n{{QStringLiteral("input_tokens"), in},
+                  {QStringLiteral("output_tokens"), out},
+                  {QStringLiteral("total_tokens"), total}};
+    QJsonValue read = usage.value(QStringLiteral("cache_read_input_tokens"));
+    if (!read.isDouble())
+        read = usage.value(QStringLiteral("input_tokens_details"))
+                   .toObject()
+                   .value(QStringLiteral("cached_tokens"));
+    if (!read.isDouble())
+        read = usage.value(QStringLiteral("prompt_tokens_details"))
+                   .toObject()
+                   .value(QStringLiteral("cached_tokens"));
+    const QJsonValue write = usage.value(QStringLiteral("cache_creation_input_tokens"));
+    if (read.isDouble() || write.isDouble()) {
+        n.insert(QStringLiteral("cache_read_tokens"), qint64(read.toDouble()));
+        n.insert(QStringLiteral("cache_write_tokens"), qint64(write.toDouble()));
+    }
+    return n;
 }
 
 void RecordedFlow::addUsage(const QJsonObject &usage) {
@@ -64,13 +81,23 @@ void RecordedFlow::addUsage(const QJsonObject &usage) {
     inputTokens += qint64(n.value(QStringLiteral("input_tokens")).toDouble());
     outputTokens += qint64(n.value(QStringLiteral("output_tokens")).toDouble());
     totalTokens += qint64(n.value(QStringLiteral("total_tokens")).toDouble());
+    if (n.contains(QStringLiteral("cache_read_tokens"))) {
+        cacheReadTokens += qint64(n.value(QStringLiteral("cache_read_tokens")).toDouble());
+        cacheWriteTokens += qint64(n.value(QStringLiteral("cache_write_tokens")).toDouble());
+        cacheSeen = true;
+    }
     usageSeen = true;
 }
 
 QJsonObject RecordedFlow::usageJson() const {
-    return {{QStringLiteral("input_tokens"), inputTokens},
-            {QStringLiteral("output_tokens"), outputTokens},
-            {QStringLiteral("total_tokens"), totalTokens}};
+    QJsonObject usage{{QStringLiteral("input_tokens"), inputTokens},
+                      {QStringLiteral("output_tokens"), outputTokens},
+                      {QStringLiteral("total_tokens"), totalTokens}};
+    if (cacheSeen) {
+        usage.insert(QStringLiteral("cache_read_tokens"), cacheReadTokens);
+        usage.insert(QStringLiteral("cache_write_tokens"), cacheWriteTokens);
+    }
+    return usage;
 }
 
 QJsonObject RecordedFlow::summary() const {

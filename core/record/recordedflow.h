@@ -38,6 +38,9 @@ struct RecordedFlow {
     qint64 inputTokens = 0;
     qint64 outputTokens = 0;
     qint64 totalTokens = 0;
+    qint64 cacheReadTokens = 0;  // prompt tokens read from the provider's cache
+    qint64 cacheWriteTokens = 0; // prompt tokens written to it (Anthropic's cache creation)
+    bool cacheSeen = false;      // the upstream reported either (then both are in usageJson)
     bool usageSeen = false;
     QJsonValue costUsd = QJsonValue::Null;
     QString runId;
@@ -75,7 +78,10 @@ struct RecordedFlow {
 
     // Restores a flow from its stored JSON (imports).
     static RecordedFlow fromJson(const QJsonObject &flow);
-    // Accepts both usage shapes: Responses (input/output_tokens), Chat (prompt/completion).
+    // Accepts every usage shape: Responses (input/output_tokens, input_tokens_details
+    // .cached_tokens), Chat (prompt/completion, prompt_tokens_details.cached_tokens), Messages
+    // (input/output_tokens, cache_read_input_tokens, cache_creation_input_tokens). Cache
+    // counts come as cache_read_tokens / cache_write_tokens, only when reported.
     static QJsonObject normalizedUsage(const QJsonObject &usage);
     static QString apiForPath(const QString &path);
 };

@@ -41,6 +41,16 @@ QByteArray normalized(const QJsonObject &item) {
         QJsonArray calls;
         for (const QJsonValue &call : item.value(QStringLiteral("tool_calls")).toArray())
             calls.append(call.toObject().value(QStringLiteral("id")));
+        // Anthropic content blocks: the calls a turn made and the results it answers with.
+        for (const QJsonValue &b : item.value(QStringLiteral("content")).toArray()) {
+            const QJsonObject block = b.toObject();
+            const QString blockType = block.value(QStringLiteral("type")).toString();
+            if (blockType == QLatin1String("tool_use") ||
+                blockType == QLatin1String("server_tool_use"))
+                calls.append(block.value(QStringLiteral("id")));
+            else if (blockType == QLatin1String("tool_result"))
+                calls.append(block.value(QStringLiteral("tool_use_id")));
+        }
         if (!calls.isEmpty())
             n.insert(QStringLiteral("t"), calls);
         if (item.contains(QStringLiteral("tool_call_id")))
@@ -58,7 +68,7 @@ bool isReply(const QJsonObject &item) {
 }
 
 QJsonArray conversationOf(const QString &api, const QJsonObject &request) {
-    if (api == QLatin1String("chat_completions"))
+    if (api == QLatin1String("chat_completions") || api == QLatin1String("messages"))
         return request.value(QStringLiteral("messages")).toArray();
     const QJsonValue input = request.value(QStringLiteral("input"));
     if (input.isString())
@@ -68,6 +78,13 @@ QJsonArray conversationOf(const QString &api, const QJsonObject &request) {
 }
 
 QJsonArray replyOf(const QString &api, const QJsonObject &response) {
+    if (api == QLatin1String("messages")) { // one assistant turn of content blocks
+        if (!response.value(QStringLiteral("content")).isArray())
+            return {};
+        return QJsonArray{
+            QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
+                        {QStringLiteral("content"), response.value(QStringLiteral("content"))}}};
+    }
     if (api == QLatin1String("chat_completions")) {
         const QJsonObject message = response.value(QStringLiteral("choices"))
                                         .toArray()
@@ -101,12 +118,35 @@ QString conversationId(const QJsonObject &request) {
 
 } // namespace
 
-QStringList RunGrouper::requestKeys(const QJsonObject &request) {
+QString RunGrouper::clientSessionId(const QJsonObject &request, const QJsonObject &headers) {
+    const QJsonObject metadata = request.value(QStringLiteral("metadata")).toObject();
+    if (const QString s = metadata.value(QStringLiteral("session_id")).toString(); !s.isEmpty())
+        return s;
+    for (const char *header : {"x-claude-code-session-id", "session-id", "thread-id"})
+        if (const QString s = headers.value(QLatin1String(header)).toString(); !s.isEmpty())
+            return s;
+    const QJsonObject turn =
+        QJsonDocument::fromJson(
+            headers.value(QStringLiteral("x-codex-turn-metadata")).toString().toUtf8())
+            .object();
+    if (const QString s = turn.value(QStringLiteral("session_id")).toString(); !s.isEmpty())
+        return s;
+    if (const QString s = request.value(QStringLiteral("prompt_cache_key")).toString();
+        !s.isEmpty())
+        return s;
+    const QJsonObject user =
+        QJsonDocument::fromJson(metadata.value(QStringLiteral("user_id")).toString().toUtf8())
+            .object();
+    return user.value(QStringLiteral("session_id")).toString();
+}
+
+QStringList RunGrouper::requestKeys(const QJsonObject &request, const QString &sessionId) {
     QStringList keys;
-    const QString session = request.value(QStringLiteral("metadata"))
-                                .toObject()
-                                .value(QStringLiteral("session_id"))
-                                .toString();
+    const QString session = !sessionId.isEmpty() ? sessionId
+                                                 : request.value(QStringLiteral("metadata"))
+                                                       .toObject()
+                                                       .value(QStringLiteral("session_id"))
+                                                       .toString();
     if (!session.isEmpty())
         keys << QStringLiteral("session:") + session;
     if (const QString conv = conversationId(request); !conv.isEmpty())
@@ -114,8 +154,9 @@ QStringList RunGrouper::requestKeys(const QJsonObject &request) {
     return keys;
 }
 
-QStringList RunGrouper::lookupKeys(const QString &api, const QJsonObject &request) {
-    QStringList keys = requestKeys(request);
+QStringList RunGrouper::lookupKeys(const QString &api, const QJsonObject &request,
+                                   const QString &sessionId) {
+    QStringList keys = requestKeys(request, sessionId);
     const QString previous = request.value(QStringLiteral("previous_response_id")).toString();
     if (!previous.isEmpty())
         keys.insert(keys.isEmpty() ? 0 : 1, QStringLiteral("resp:") + previous);
@@ -126,6 +167,11 @@ QStringList RunGrouper::lookupKeys(const QString &api, const QJsonObject &reques
             keys << QStringLiteral("call:") + item.value(QStringLiteral("call_id")).toString();
         else if (item.value(QStringLiteral("role")).toString() == QLatin1String("tool"))
             keys << QStringLiteral("call:") + item.value(QStringLiteral("tool_call_id")).toString();
+        for (const QJsonValue &b : item.value(QStringLiteral("content")).toArray())
+            if (b.toObject().value(QStringLiteral("type")).toString() ==
+                QLatin1String("tool_result"))
+                keys << QStringLiteral("call:") +
+                            b.toObject().value(QStringLiteral("tool_use_id")).toString();
     }
     // Longest earlier conversation first: the most recent flow this one continues.
     QByteArray hash;
@@ -156,6 +202,10 @@ QStringList RunGrouper::responseKeys(const QString &api, const QJsonObject &requ
         for (const QJsonValue &call : item.value(QStringLiteral("tool_calls")).toArray())
             keys << QStringLiteral("call:") +
                         call.toObject().value(QStringLiteral("id")).toString();
+        for (const QJsonValue &b : item.value(QStringLiteral("content")).toArray())
+            if (b.toObject().value(QStringLiteral("type")).toString() == QLatin1String("tool_use"))
+                keys << QStringLiteral("call:") +
+                            b.toObject().value(QStringLiteral("id")).toString();
     }
     if (reply.isEmpty())
         return keys;
@@ -183,6 +233,10 @@ int RunGrouper::toolCallCount(const QString &api, const QJsonObject &response) {
         if (item.value(QStringLiteral("type")).toString() == QLatin1String("function_call"))
             ++count;
         count += int(item.value(QStringLiteral("tool_calls")).toArray().size());
+        for (const QJsonValue &b : item.value(QStringLiteral("content")).toArray()) {
+            const QString type = b.toObject().value(QStringLiteral("type")).toString();
+            count += type == QLatin1String("tool_use") || type == QLatin1String("server_tool_use");
+        }
     }
     return count;
 }

@@ -10,13 +10,14 @@ namespace loopscope {
 
 // Groups flows into agent runs (spec: GET /runs). A flow joins the run of an earlier flow when
 // they share a key, looked up in this order:
-//   session:<metadata.session_id>        the caller's own session
+//   session:<id>                         the client's own session (clientSessionId: Loopscope's
+//                                        metadata.session_id, Claude Code's and Codex's headers)
 //   resp:<id>                            previous_response_id → the flow that produced <id>
 //   conv:<id>                            the Responses `conversation`
-//   call:<call_id>                       a function_call_output / role:"tool" answer → the flow
-//                                        whose model asked for that call (client-side tools)
-//   prefix:<hash>                        Chat `messages` (or a stateless Responses `input`) that
-//                                        extend an earlier flow's messages plus its reply
+//   call:<call_id>                       a function_call_output / role:"tool" answer / Anthropic
+//                                        tool_result → the flow whose model asked for that call
+//   prefix:<hash>                        Chat or Messages `messages` (or a stateless Responses
+//                                        `input`) that extend an earlier flow's messages + reply
 // Keys are plain strings so the store can persist them (table run_keys) and reload them; in
 // memory each is kept as a 64-bit keyed hash (SipHash with a per-process seed), and a run id
 // newRunId() made as its 64-bit number: ~20 bytes per key instead of ~230 for the strings and
@@ -24,15 +25,23 @@ namespace loopscope {
 // ≤ 50,000 keys held is a one-in-10^10 event that would at worst join two flows into one run.
 class RunGrouper {
 public:
-    // Keys of a request that point at earlier flows, strongest first.
-    static QStringList lookupKeys(const QString &api, const QJsonObject &request);
+    // The session a client says a request belongs to (dialects.md §6), first match wins:
+    // metadata.session_id, x-claude-code-session-id, session-id, thread-id,
+    // x-codex-turn-metadata's session_id, prompt_cache_key, Anthropic metadata.user_id when it
+    // is JSON holding session_id. `headers` as a flow's hop keeps them (lower-case names).
+    static QString clientSessionId(const QJsonObject &request, const QJsonObject &headers);
+    // Keys of a request that point at earlier flows, strongest first. `sessionId` empty:
+    // the request's metadata.session_id.
+    static QStringList lookupKeys(const QString &api, const QJsonObject &request,
+                                  const QString &sessionId = {});
     // Keys a request establishes for later flows (session, conversation).
-    static QStringList requestKeys(const QJsonObject &request);
+    static QStringList requestKeys(const QJsonObject &request, const QString &sessionId = {});
     // Keys a finished flow establishes: its response id, the function calls its model asked
     // for, the prefix hash of its messages plus reply.
     static QStringList responseKeys(const QString &api, const QJsonObject &request,
                                     const QJsonObject &response);
-    // Client-side function calls the model asked for in `response` (Responses or Chat shape).
+    // Tool calls the model asked for in `response` (Responses, Chat or Messages shape; in
+    // Messages also the server tools it used).
     static int toolCallCount(const QString &api, const QJsonObject &response);
     static QString newRunId();
 

@@ -601,6 +601,132 @@ private slots:
         QCOMPARE(m_store->query()->run(chatRun)->value("flows").toArray().size(), 3);
     }
 
+    // Claude Code's traffic, pass-through on /v1/messages: api "messages", usage from the stream
+    // (message_start's input and cache counts, message_delta's cumulative output), the tool_use
+    // counted, the price applied, the session from x-claude-code-session-id, the next turn's
+    // tool_result joining the run, the x-api-key masked wherever the flow shows it.
+    void messagesFlowsReadLikeOpenAiOnes() {
+        const QByteArray yaml = "  - model_name: claude-sonnet-4-5\n"
+                                "    litellm_params:\n"
+                                "      model: anthropic/claude-sonnet-4-5-20250929\n"
+                                "      api_base: " +
+                                m_upstream->baseUrl().chopped(3).toUtf8() +
+                                "\n"
+                                "    model_info:\n"
+                                "      input_cost_per_token: 0.000003\n"
+                                "      output_cost_per_token: 0.000015\n";
+        start(config(yaml));
+        const QJsonObject startMessage{{"id", "msg_1"},
+                                       {"type", "message"},
+                                       {"role", "assistant"},
+                                       {"model", "claude-sonnet-4-5-20250929"},
+                                       {"content", QJsonArray()},
+                                       {"stop_reason", QJsonValue::Null},
+                                       {"usage", QJsonObject{{"input_tokens", 120},
+                                                             {"cache_read_input_tokens", 9000},
+                                                             {"cache_creation_input_tokens", 300},
+                                                             {"output_tokens", 1}}}};
+        m_upstream->enqueue(ScriptedUpstream::Response::events(
+            {sse("message_start", {{"type", "message_start"}, {"message", startMessage}}),
+             sse("content_block_start",
+                 {{"type", "content_block_start"},
+                  {"index", 0},
+                  {"content_block", QJsonObject{{"type", "text"}, {"text", ""}}}}),
+             sse("content_block_delta",
+                 {{"type", "content_block_delta"},
+                  {"index", 0},
+                  {"delta", QJsonObject{{"type", "text_delta"}, {"text", "Let me look."}}}}),
+             sse("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}),
+             sse("content_block_start", {{"type", "content_block_start"},
+                                         {"index", 1},
+                                         {"content_block", QJsonObject{{"type", "tool_use"},
+                                                                       {"id", "toolu_1"},
+                                                                       {"name", "Bash"},
+                                                                       {"input", QJsonObject()}}}}),
+             sse("content_block_delta",
+                 {{"type", "content_block_delta"},
+                  {"index", 1},
+                  {"delta",
+                   QJsonObject{{"type", "input_json_delta"}, {"partial_json", "{\"command\":"}}}}),
+             sse("content_block_delta", {{"type", "content_block_delta"},
+                                         {"index", 1},
+                                         {"delta", QJsonObject{{"type", "input_json_delta"},
+                                                               {"partial_json", "\"ls\"}"}}}}),
+             sse("content_block_stop", {{"type", "content_block_stop"}, {"index", 1}}),
+             sse("message_delta", {{"type", "message_delta"},
+                                   {"delta", QJsonObject{{"stop_reason", "tool_use"}}},
+                                   {"usage", QJsonObject{{"output_tokens", 40}}}}),
+             sse("message_stop", {{"type", "message_stop"}})}));
+        m_upstream->enqueue(ScriptedUpstream::Response::json(QJsonObject{
+            {"id", "msg_2"},
+            {"type", "message"},
+            {"role", "assistant"},
+            {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "Two files."}}}},
+            {"stop_reason", "end_turn"},
+            {"usage", QJsonObject{{"input_tokens", 10}, {"output_tokens", 5}}}}));
+        const QList<QPair<QByteArray, QByteArray>> claudeCode{
+            {"x-api-key", "sk-ant-api03-client-secret-9876"},
+            {"anthropic-version", "2023-06-01"},
+            {"x-claude-code-session-id", "5f1c-session"}};
+        const QJsonObject user{{"role", "user"}, {"content", "list files"}};
+        QCOMPARE(roundTrip("POST", "/v1/messages",
+                           json({{"model", "claude-sonnet-4-5"},
+                                 {"max_tokens", 1024},
+                                 {"stream", true},
+                                 {"messages", QJsonArray{user}}}),
+                           claudeCode)
+                     .status,
+                 200);
+        const QJsonArray assistant{QJsonObject{{"type", "text"}, {"text", "Let me look."}},
+                                   QJsonObject{{"type", "tool_use"},
+                                               {"id", "toolu_1"},
+                                               {"name", "Bash"},
+                                               {"input", QJsonObject{{"command", "ls"}}}}};
+        const QJsonObject result{{"role", "user"},
+                                 {"content", QJsonArray{QJsonObject{{"type", "tool_result"},
+                                                                    {"tool_use_id", "toolu_1"},
+                                                                    {"content", "a\nb"}}}}};
+        QCOMPARE(
+            roundTrip(
+                "POST", "/v1/messages",
+                json({{"model", "claude-sonnet-4-5"},
+                      {"max_tokens", 1024},
+                      {"messages",
+                       QJsonArray{user, QJsonObject{{"role", "assistant"}, {"content", assistant}},
+                                  result}}}),
+                {{"x-api-key", "sk-ant-api03-client-secret-9876"}})
+                .status,
+            200);
+        const QJsonObject first = flowOf(0);
+        QCOMPARE(first.value("api").toString(), QStringLiteral("messages"));
+        QCOMPARE(first.value("stream").toBool(), true);
+        QCOMPARE(first.value("tool_calls").toInt(), 1);
+        QCOMPARE(first.value("session_id").toString(), QStringLiteral("5f1c-session"));
+        const QJsonObject expected{{"input_tokens", 120},
+                                   {"output_tokens", 40},
+                                   {"total_tokens", 160},
+                                   {"cache_read_tokens", 9000},
+                                   {"cache_write_tokens", 300}};
+        QCOMPARE(first.value("usage").toObject(), expected);
+        // 120 * 3e-6 + 40 * 15e-6
+        QVERIFY(qAbs(first.value("cost_usd").toDouble() - 0.00096) < 1e-12);
+        const QJsonObject second = flowOf(1);
+        QCOMPARE(second.value("usage").toObject(), usage(10, 5));
+        QCOMPARE(second.value("run_id").toString(), first.value("run_id").toString());
+        QCOMPARE(
+            m_store->query()->run(first.value("run_id").toString())->value("tool_calls").toInt(),
+            1);
+        for (const QJsonObject &flow : {first, second}) {
+            const QString everything = QString::fromUtf8(QJsonDocument(flow).toJson());
+            QVERIFY(!everything.contains(QStringLiteral("client-secret-9876")));
+            QCOMPARE(hop(flow, "client_request").value("headers").toObject().value("x-api-key"),
+                     QJsonValue(QStringLiteral("…9876")));
+            QCOMPARE(hop(flow, "upstream_request").value("headers").toObject().value("x-api-key"),
+                     QJsonValue(QStringLiteral("…9876")));
+        }
+        QVERIFY(m_upstream->requests().first().header("x-api-key").endsWith("9876"));
+    }
+
     void searchFindsBodiesAndPagingWorks() {
         start(config());
         for (int i = 0; i < 5; ++i) {

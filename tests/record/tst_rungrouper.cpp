@@ -2,6 +2,8 @@
 // run winning a key remembered twice, every run id given back exactly as it was remembered.
 #include "record/rungrouper.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTest>
 
 using loopscope::RunGrouper;
@@ -13,6 +15,52 @@ private:
     static QString run(int i) { return QStringLiteral("run_%1").arg(i); }
 
 private slots:
+    // dialects.md §6: what each agent client sends, first match wins.
+    void clientSessionIdFollowsTheOrder_data() {
+        QTest::addColumn<QJsonObject>("request");
+        QTest::addColumn<QJsonObject>("headers");
+        QTest::addColumn<QString>("session");
+        const auto o = [](const char *k, const QJsonValue &v) {
+            return QJsonObject{{QLatin1String(k), v}};
+        };
+        const auto meta = [&o](const char *k, const char *v) {
+            return o("metadata", o(k, QLatin1String(v)));
+        };
+        const auto turn = QString::fromUtf8(
+            QJsonDocument(QJsonObject{{QStringLiteral("session_id"), QStringLiteral("tm-3")},
+                                      {QStringLiteral("turn_id"), QStringLiteral("u")}})
+                .toJson(QJsonDocument::Compact));
+        const auto user = QString::fromUtf8(
+            QJsonDocument(o("session_id", QStringLiteral("u-5"))).toJson(QJsonDocument::Compact));
+        QJsonObject both = meta("session_id", "own");
+        both.insert(QStringLiteral("prompt_cache_key"), QStringLiteral("pck"));
+        QTest::newRow("metadata.session_id wins")
+            << both << o("x-claude-code-session-id", QStringLiteral("cc")) << QStringLiteral("own");
+        QTest::newRow("Claude Code header")
+            << QJsonObject() << o("x-claude-code-session-id", QStringLiteral("cc-1"))
+            << QStringLiteral("cc-1");
+        QJsonObject codex = o("session-id", QStringLiteral("cx-1"));
+        codex.insert(QStringLiteral("thread-id"), QStringLiteral("t"));
+        QTest::newRow("Codex session-id") << QJsonObject() << codex << QStringLiteral("cx-1");
+        QTest::newRow("Codex thread-id")
+            << QJsonObject() << o("thread-id", QStringLiteral("t-2")) << QStringLiteral("t-2");
+        QTest::newRow("Codex turn metadata")
+            << QJsonObject() << o("x-codex-turn-metadata", turn) << QStringLiteral("tm-3");
+        QTest::newRow("prompt_cache_key") << o("prompt_cache_key", QStringLiteral("pck-4"))
+                                          << QJsonObject() << QStringLiteral("pck-4");
+        QTest::newRow("Anthropic metadata.user_id holding JSON")
+            << o("metadata", o("user_id", user)) << QJsonObject() << QStringLiteral("u-5");
+        QTest::newRow("Anthropic metadata.user_id plain")
+            << meta("user_id", "user_abc") << QJsonObject() << QString();
+        QTest::newRow("nothing") << QJsonObject() << QJsonObject() << QString();
+    }
+    void clientSessionIdFollowsTheOrder() {
+        QFETCH(QJsonObject, request);
+        QFETCH(QJsonObject, headers);
+        QFETCH(QString, session);
+        QCOMPARE(RunGrouper::clientSessionId(request, headers), session);
+    }
+
     void recentKeysStayAndMemoryIsBounded() {
         constexpr int kGeneration = 100;
         RunGrouper runs(kGeneration);
