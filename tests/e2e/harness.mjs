@@ -154,3 +154,89 @@ export function chatMessage(content) {
     usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 },
   };
 }
+
+// The control API of a started Loopscope, with the token it printed at start.
+export async function controlClient(app) {
+  await waitFor(() => /loopscope control token: [0-9a-f]{64}/.test(app.stderr()), 10000);
+  const token = app.stderr().match(/loopscope control token: ([0-9a-f]{64})/)[1];
+  return async (method, route, body) => {
+    const res = await fetch(`${app.baseURL}/loopscope/v1${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json = null;
+    try { json = JSON.parse(text); } catch { /* not JSON */ }
+    return { status: res.status, json, text };
+  };
+}
+
+// A fake Anthropic Messages upstream on the real wire protocol, its auth included: a request
+// without the expected key (x-api-key, or Authorization: Bearer as the SDK now sends it) gets
+// Anthropic's 401. `handler({body, index, headers})` returns
+// a whole Message (or {status, error}); with stream:true it is sent as Anthropic streams it
+// (message_start, per block start / deltas / stop, message_delta, message_stop).
+export async function startScriptedAnthropicUpstream(handler, { apiKey = 'sk-ant-e2e-key-0001' } = {}) {
+  const requests = [];
+  const server = http.createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    let body = null;
+    try { body = JSON.parse(raw); } catch { body = raw; }
+    const entry = { path: req.url, method: req.method, headers: req.headers, body };
+    requests.push(entry);
+    const fail = (status, type, message) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_upstream' });
+      res.end(JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_upstream' }));
+    };
+    const presented = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
+    if (presented !== apiKey) return fail(401, 'authentication_error', 'invalid x-api-key');
+    if (!req.url.startsWith('/v1/messages')) return fail(404, 'not_found_error', `no route ${req.url}`);
+    if (req.url.startsWith('/v1/messages/count_tokens')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ input_tokens: 42 }));
+    }
+    const reply = await handler({ ...entry, index: requests.length - 1 });
+    if (reply.error) return fail(reply.status ?? 400, reply.error.type, reply.error.message);
+    const message = { id: `msg_${requests.length}`, type: 'message', role: 'assistant', model: body.model,
+      stop_sequence: null, ...reply };
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(message));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const event = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    event('message_start', { message: { ...message, content: [], stop_reason: null,
+      usage: { ...message.usage, output_tokens: 1 } } });
+    event('ping', {});
+    message.content.forEach((block, index) => {
+      if (block.type === 'text') {
+        event('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        for (const piece of block.text.match(/.{1,7}/gs) ?? [''])
+          event('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      } else if (block.type === 'tool_use') {
+        event('content_block_start', { index, content_block: { ...block, input: {} } });
+        const json = JSON.stringify(block.input);
+        for (let i = 0; i < json.length; i += 9)
+          event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 9) } });
+      } else {
+        event('content_block_start', { index, content_block: block });
+      }
+      event('content_block_stop', { index });
+    });
+    event('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      usage: { output_tokens: message.usage.output_tokens } });
+    event('message_stop', {});
+    res.end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    apiKey,
+    requests,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
