@@ -86,6 +86,35 @@ QJsonArray normalizeToolCalls(const QJsonObject &gatePayload) {
     return out;
 }
 
+// Terminal colour and cursor sequences (IPython colours its tracebacks): noise to a model.
+QString withoutAnsi(QString text) {
+    static const QRegularExpression ansi(QStringLiteral("\x1b\\[[0-9;?]*[ -/]*[@-~]"));
+    return text.remove(ansi);
+}
+
+// A traceback for the model: its end matters most (the failing line and the exception), so a
+// long one keeps the end.
+QString tracebackForModel(const QString &traceback, int maxChars) {
+    QString text = withoutAnsi(traceback);
+    if (text.size() <= maxChars)
+        return text;
+    qsizetype keep = maxChars;
+    if (text.at(text.size() - keep).isLowSurrogate())
+        --keep;
+    return QStringLiteral("[... %1 characters of the traceback omitted ...]\n")
+               .arg(text.size() - keep) +
+           text.right(keep);
+}
+
+QString onNewLine(const QString &text) {
+    return text.isEmpty() || text.endsWith(u'\n') ? text : text + u'\n';
+}
+
+// Notes for the model start on a line of their own.
+QString withNotes(const QString &output, const QString &notes) {
+    return notes.isEmpty() ? output : onNewLine(output) + notes;
+}
+
 // Plan kwargs: the request's litellm params minus what must not travel into a follow-up.
 QJsonObject followUpPlanKwargs(const QJsonObject &kwargs) {
     QJsonObject out;
@@ -344,13 +373,30 @@ ParsedCodeArguments CodeInterpreterInterception::parseCodeArguments(const QStrin
 }
 
 QString CodeInterpreterInterception::toolOutputFor(const ExecutionResult &result) {
-    if (result.error) {
-        QString message = result.error->value;
-        if (message.isEmpty())
-            message = result.error->name;
-        return keys::kExecutionErrorPrefix + message;
+    if (!result.error)
+        return result.stdoutText;
+    // What the program printed before it failed is often what explains the failure.
+    QString message = result.error->value;
+    if (message.isEmpty())
+        message = result.error->name;
+    QString out = onNewLine(result.stdoutText) + keys::kExecutionErrorPrefix + message;
+    const QString traceback = tracebackForModel(result.error->traceback, kMaxTracebackChars);
+    if (!traceback.isEmpty())
+        out += u'\n' + traceback;
+    return out;
+}
+
+QString CodeInterpreterInterception::clientLogsFor(const ExecutionResult &result) {
+    if (!result.error)
+        return result.stdoutText;
+    QString traceback = withoutAnsi(result.error->traceback);
+    if (traceback.isEmpty()) {
+        traceback = result.error->value.isEmpty()
+                        ? result.error->name
+                        : result.error->name + QStringLiteral(": ") + result.error->value;
+        traceback += u'\n';
     }
-    return result.stdoutText;
+    return onNewLine(result.stdoutText) + traceback;
 }
 
 QString CodeInterpreterInterception::capForModel(const QString &text, int maxChars) {
@@ -615,6 +661,7 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
         ToolCallRun refused;
         refused.fedBack = keys::kInvalidArgumentsText;
         refused.toModel = refused.fedBack;
+        refused.logs = refused.fedBack; // nothing ran: the client sees why
         return QtFuture::makeReadyFuture(Outcome<ToolCallRun>::success(refused));
     }
     const int maxChars = m_maxOutputChars;
@@ -636,8 +683,9 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
             ToolCallRun run;
             run.executed = true;
             run.result = ran.value;
+            run.logs = clientLogsFor(ran.value);
             if (!store || !backend) {
-                run.fedBack = toolOutputFor(ran.value) + mediaNotes(ran.value, {});
+                run.fedBack = withNotes(toolOutputFor(ran.value), mediaNotes(ran.value, {}));
                 run.toModel = capForModel(run.fedBack, maxChars);
                 finishPromise(promise, Outcome<ToolCallRun>::success(run));
                 return;
@@ -652,7 +700,8 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
                         resultOr(listed, Outcome<QList<SandboxFileInfo>>::failure(QString()));
                     if (files.ok() && store)
                         run.files = store->sync(container.handle.id, files.value);
-                    run.fedBack = toolOutputFor(run.result) + mediaNotes(run.result, run.files);
+                    run.fedBack =
+                        withNotes(toolOutputFor(run.result), mediaNotes(run.result, run.files));
                     run.toModel = capForModel(run.fedBack, maxChars);
                     finishPromise(promise, Outcome<ToolCallRun>::success(run));
                 });
@@ -824,6 +873,7 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
         // The model's code is what the record shows; it never ran.
         ToolCallRun denied;
         denied.fedBack = verdict.message;
+        denied.logs = verdict.message;
         denied.decision = verdict.decision;
         job->outputs.append(denied.fedBack);
         QJsonObject record = codeInterpreterCallRecord(parsed.code, containerId, denied.fedBack);
@@ -875,8 +925,8 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
             if (edited)
                 run.value.editedFrom = modelCode;
             job->outputs.append(run.value.toModel); // the model's copy is capped
-            // ...the client's code_interpreter_call logs carry the whole output.
-            QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.fedBack);
+            // ...the client's code_interpreter_call logs are what the program wrote.
+            QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.logs);
             appendImageOutputs(record, run.value.result.images);
             record.insert(kId, itemId); // the id announced by toolCallStarting
             job->records.append(record);

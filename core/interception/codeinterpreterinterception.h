@@ -51,10 +51,15 @@ struct ParsedCodeArguments {
 // One executed (or refused) tool call: what is fed back to the model and, when code ran, the
 // sandbox's full result (stderr, error, duration) for the inspector.
 struct ToolCallRun {
-    QString fedBack; // the whole output (up to the sandbox cap): client logs, inspector
+    // The tool result for the model, whole (LiteLLM's _run_tool_call result): stdout, on an
+    // exception the error line and traceback, then notes on the images and files it produced.
+    QString fedBack;
     // What the model is sent: fedBack, or its head and tail around a marker when it is longer
-    // than max_output_chars (context and bill; the client still gets fedBack whole).
+    // than max_output_chars (context and bill).
     QString toModel;
+    // What the client's code_interpreter_call shows: only what the program wrote (clientLogsFor),
+    // never a note meant for the model.
+    QString logs;
     bool executed = false;
     ExecutionResult result;
     // Set when a breakpoint decided (continued|edited|denied|aborted|timed_out); editedFrom is
@@ -188,8 +193,15 @@ public:
 
     // --- pure helpers (§2.9, §2.14) ---
     static ParsedCodeArguments parseCodeArguments(const QString &arguments);
-    // The string fed back for one execution result (stdout, or the execution-error string).
+    // The string fed back for one execution result: stdout, then on an exception
+    // "[execution error] <value>" (the name when there is no value) and the traceback (ANSI
+    // colours removed, at most kMaxTracebackChars, its end kept). With no stdout and no
+    // traceback exactly LiteLLM's "[execution error] <value>".
     static QString toolOutputFor(const ExecutionResult &result);
+    // What the client sees of a run: stdout exactly, and after an exception what Python itself
+    // prints then (the traceback, or "<name>: <value>" when the backend gave none).
+    static QString clientLogsFor(const ExecutionResult &result);
+    static constexpr int kMaxTracebackChars = 8000;
     // At most about maxChars of `text` for the model: the head and the tail, with a marker in
     // between saying how much was left out and why. Unchanged when it already fits.
     static QString capForModel(const QString &text, int maxChars);

@@ -247,6 +247,37 @@ private slots:
 
     // Shutdown with a plan in flight: its future is cancelled (never left hanging), and the
     // sandbox that arrives afterwards is still owned (and deleted) by the registry.
+    // LiteLLM feeds back only "[execution error] <value>": what the code printed before it
+    // failed, and where it failed, are lost. The client's logs hold no model notes either.
+    void anExceptionFeedsBackStdoutAndTraceback() {
+        backend->stdoutText = QStringLiteral("loaded 3 rows\n");
+        const QString traceback = QStringLiteral("Traceback (most recent call last):\n"
+                                                 "  File \"<cell>\", line 2, in <module>\n"
+                                                 "ZeroDivisionError: division by zero\n");
+        backend->executionError = ExecutionError{QStringLiteral("ZeroDivisionError"),
+                                                 QStringLiteral("division by zero"), traceback};
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception->buildAgenticLoopPlan(
+            payloadWithArguments(QStringLiteral("{\"code\":\"print(1)\"}")),
+            QStringLiteral("gpt-5"), userMessage(), J(R"j({"tools":[]})j"),
+            J(R"j({"_code_interpreter_interception_sandbox_key":"k"})j")));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+        QCOMPARE(
+            plan.value.requestPatch->messages->last().toObject().value(QLatin1String("output")),
+            QJsonValue(
+                QString(QStringLiteral("loaded 3 rows\n[execution error] division by zero\n") +
+                        traceback)));
+        const QJsonObject record =
+            plan.value.metadata.value(QLatin1String("code_interpreter_calls"))
+                .toArray()
+                .first()
+                .toObject();
+        QCOMPARE(record.value(QLatin1String("outputs")),
+                 QJsonValue(QJsonArray{
+                     QJsonObject{{QStringLiteral("type"), QStringLiteral("logs")},
+                                 {QStringLiteral("logs"),
+                                  QString(QStringLiteral("loaded 3 rows\n") + traceback)}}}));
+    }
+
     void destroyingTheInterceptionCancelsAPendingPlan() {
         backend->deferCreates = true;
         const QFuture<Outcome<AgenticLoopPlan>> pending = interception->buildAgenticLoopPlan(

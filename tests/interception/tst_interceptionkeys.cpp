@@ -442,33 +442,71 @@ private slots:
         QCOMPARE(parsed.code, code);
     }
 
+    // What the model gets (toolOutputFor) and what the client's logs show (clientLogsFor).
     void toolOutput_data() {
         QTest::addColumn<QString>("stdoutText");
         QTest::addColumn<QString>("errorName");
         QTest::addColumn<QString>("errorValue");
+        QTest::addColumn<QString>("traceback");
         QTest::addColumn<bool>("hasError");
         QTest::addColumn<QString>("fedBack");
-        QTest::newRow("stdout") << QStringLiteral("42\n") << QString() << QString() << false
-                                << QStringLiteral("42\n");
-        QTest::newRow("error value wins, stdout dropped")
+        QTest::addColumn<QString>("logs");
+        const QString tb = QStringLiteral("Traceback (most recent call last):\n"
+                                          "  File \"<stdin>\", line 2, in <module>\n"
+                                          "ValueError: boom\n");
+        QTest::newRow("stdout") << QStringLiteral("42\n") << QString() << QString() << QString()
+                                << false << QStringLiteral("42\n") << QStringLiteral("42\n");
+        QTest::newRow("stdout, then the error, then the traceback")
             << QStringLiteral("partial") << QStringLiteral("ValueError") << QStringLiteral("boom")
-            << true << QStringLiteral("[execution error] boom");
+            << tb << true << QString(QStringLiteral("partial\n[execution error] boom\n") + tb)
+            << QString(QStringLiteral("partial\n") + tb);
+        QTest::newRow("no stdout, no traceback: LiteLLM's string")
+            << QString() << QStringLiteral("ValueError") << QStringLiteral("boom") << QString()
+            << true << QStringLiteral("[execution error] boom")
+            << QStringLiteral("ValueError: boom\n");
         QTest::newRow("error name when no value")
-            << QString() << QStringLiteral("KeyboardInterrupt") << QString() << true
-            << QStringLiteral("[execution error] KeyboardInterrupt");
+            << QString() << QStringLiteral("KeyboardInterrupt") << QString() << QString() << true
+            << QStringLiteral("[execution error] KeyboardInterrupt")
+            << QStringLiteral("KeyboardInterrupt\n");
+        QTest::newRow("colours removed")
+            << QStringLiteral("a\n") << QStringLiteral("ZeroDivisionError")
+            << QStringLiteral("division by zero")
+            << QStringLiteral("\x1b[0;31mZeroDivisionError\x1b[0m: division by zero\n") << true
+            << QStringLiteral("a\n[execution error] division by zero\n"
+                              "ZeroDivisionError: division by zero\n")
+            << QStringLiteral("a\nZeroDivisionError: division by zero\n");
     }
     void toolOutput() {
         QFETCH(QString, stdoutText);
         QFETCH(QString, errorName);
         QFETCH(QString, errorValue);
+        QFETCH(QString, traceback);
         QFETCH(bool, hasError);
         QFETCH(QString, fedBack);
+        QFETCH(QString, logs);
         ExecutionResult result;
         result.stdoutText = stdoutText;
         result.stderrText = QStringLiteral("never fed back");
         if (hasError)
-            result.error = ExecutionError{errorName, errorValue, QStringLiteral("Traceback ...")};
+            result.error = ExecutionError{errorName, errorValue, traceback};
         QCOMPARE(CodeInterpreterInterception::toolOutputFor(result), fedBack);
+        QCOMPARE(CodeInterpreterInterception::clientLogsFor(result), logs);
+    }
+
+    void longTracebackKeepsItsEnd() {
+        ExecutionResult result;
+        result.error = ExecutionError{
+            QStringLiteral("RecursionError"), QStringLiteral("maximum recursion depth exceeded"),
+            QStringLiteral("Traceback (most recent call last):\n") +
+                QStringLiteral("  File \"<stdin>\", line 1, in f\n").repeated(2000) +
+                QStringLiteral("RecursionError: maximum recursion depth exceeded\n")};
+        const QString fed = CodeInterpreterInterception::toolOutputFor(result);
+        QVERIFY2(fed.size() < CodeInterpreterInterception::kMaxTracebackChars + 200,
+                 qPrintable(QString::number(fed.size())));
+        QVERIFY(fed.startsWith(
+            QStringLiteral("[execution error] maximum recursion depth exceeded\n[... ")));
+        QVERIFY(fed.contains(QStringLiteral("characters of the traceback omitted")));
+        QVERIFY(fed.endsWith(QStringLiteral("RecursionError: maximum recursion depth exceeded\n")));
     }
 
     void injectBeforeFirstMessage_data() {
