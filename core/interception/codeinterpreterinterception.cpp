@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QRegularExpression>
+#include <QSet>
 #include <QUrl>
 
 namespace loopscope {
@@ -113,6 +114,52 @@ QString onNewLine(const QString &text) {
 // Notes for the model start on a line of their own.
 QString withNotes(const QString &output, const QString &notes) {
     return notes.isEmpty() ? output : onNewLine(output) + notes;
+}
+
+bool isToolCallItem(const QString &type) {
+    // Calls the loop answers become code_interpreter_call items; any other call would be left
+    // unanswered (an input error upstream); a hosted code_interpreter_call never ran here.
+    return type == QLatin1String("function_call") || type == QLatin1String("custom_tool_call") ||
+           type == QLatin1String("code_interpreter_call");
+}
+
+// The model's turn for the next request, as received: its reasoning (encrypted_content, id,
+// summary), its messages and each intercepted call with the arguments that ran (edited at a
+// breakpoint or not); calls the loop does not answer are left out. A call missing from the
+// response (an edited answer) is added LiteLLM's way so every result has its call.
+QJsonArray replayedTurn(const QJsonObject &response, const QJsonArray &toolCalls) {
+    QHash<QString, QJsonValue> ranArguments;
+    for (const QJsonValue &value : toolCalls) {
+        const QJsonObject call = value.toObject();
+        ranArguments.insert(call.value(kCallId).toString(), call.value(kArguments));
+    }
+    QJsonArray turn;
+    QSet<QString> replayed;
+    for (const QJsonValue &value : response.value(kOutput).toArray()) {
+        QJsonObject item = value.toObject();
+        const QString type = item.value(kType).toString();
+        if (type == QLatin1String("function_call") &&
+            item.value(kName).toString() == keys::kCodeExecutionToolName) {
+            const QString callId = item.value(kCallId).toString();
+            if (!ranArguments.contains(callId))
+                continue;
+            item.insert(kArguments, ranArguments.value(callId));
+            replayed.insert(callId);
+        } else if (isToolCallItem(type)) {
+            continue;
+        }
+        turn.append(item);
+    }
+    for (const QJsonValue &value : toolCalls) {
+        const QJsonObject call = value.toObject();
+        if (replayed.contains(call.value(kCallId).toString()))
+            continue;
+        turn.append(QJsonObject{{kType, QStringLiteral("function_call")},
+                                {kCallId, call.value(kCallId)},
+                                {kName, QString(keys::kCodeExecutionToolName)},
+                                {kArguments, call.value(kArguments)}});
+    }
+    return turn;
 }
 
 // Plan kwargs: the request's litellm params minus what must not travel into a follow-up.
@@ -397,6 +444,14 @@ QString CodeInterpreterInterception::clientLogsFor(const ExecutionResult &result
         traceback += u'\n';
     }
     return onNewLine(result.stdoutText) + traceback;
+}
+
+bool CodeInterpreterInterception::keepsStateUpstream(const QJsonObject &optionalParams) {
+    const QJsonValue previous = optionalParams.value(QLatin1String("previous_response_id"));
+    const QJsonValue conversation = optionalParams.value(QLatin1String("conversation"));
+    return (previous.isString() && !previous.toString().isEmpty()) ||
+           (!conversation.isNull() && !conversation.isUndefined()) ||
+           keys::isTruthy(optionalParams.value(QLatin1String("store")));
 }
 
 QString CodeInterpreterInterception::capForModel(const QString &text, int maxChars) {
@@ -732,6 +787,7 @@ struct CodeInterpreterInterception::PlanJob {
     QJsonValue messages;
     QJsonObject optionalParams;
     QJsonObject kwargs;
+    QJsonObject response; // the upstream answer that made the calls ({} when not given)
     QJsonArray toolCalls;
     QString sandboxKey;
     bool keyMinted = false;
@@ -750,8 +806,10 @@ struct CodeInterpreterInterception::PlanJob {
 
 QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopPlan(
     const QJsonObject &gatePayload, const QString &model, const QJsonValue &messages,
-    const QJsonObject &optionalParams, const QJsonObject &kwargs, CodeRunGate gate) {
+    const QJsonObject &optionalParams, const QJsonObject &kwargs, CodeRunGate gate,
+    const QJsonObject &response) {
     auto job = std::make_shared<PlanJob>();
+    job->response = response;
     job->gate = std::move(gate);
     job->promise = startedPromise<Outcome<AgenticLoopPlan>>();
     const QFuture<Outcome<AgenticLoopPlan>> result = job->promise->future();
@@ -964,20 +1022,56 @@ void CodeInterpreterInterception::finishPlan(const std::shared_ptr<PlanJob> &job
                                             {QStringLiteral("tool_call_id"), id},
                                             {QStringLiteral("content"), job->outputs.at(i)}});
         }
-        conversation.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
-                                        {kToolCalls, assistantCalls}});
+        QJsonObject assistant{{QStringLiteral("role"), QStringLiteral("assistant")},
+                              {kToolCalls, assistantCalls}};
+        // What the model said along with its calls goes back too; Chat Completions takes
+        // nothing else of the turn as input (no reasoning fields).
+        const QJsonValue content = job->response.value(QLatin1String("choices"))
+                                       .toArray()
+                                       .at(0) // Undefined without choices
+                                       .toObject()
+                                       .value(QLatin1String("message"))
+                                       .toObject()
+                                       .value(QLatin1String("content"));
+        if ((content.isString() && !content.toString().isEmpty()) ||
+            (content.isArray() && !content.toArray().isEmpty()))
+            assistant.insert(QStringLiteral("content"), content);
+        conversation.append(assistant);
         for (const QJsonValue &message : std::as_const(toolMessages))
             conversation.append(message);
     } else {
+        QJsonArray results;
         for (qsizetype i = 0; i < job->toolCalls.size(); ++i) {
             const QJsonObject call = job->toolCalls.at(i).toObject();
-            conversation.append(QJsonObject{{kType, QStringLiteral("function_call")},
-                                            {kCallId, call.value(kCallId)},
-                                            {kName, QString(keys::kCodeExecutionToolName)},
-                                            {kArguments, call.value(kArguments)}});
-            conversation.append(QJsonObject{{kType, QStringLiteral("function_call_output")},
-                                            {kCallId, call.value(kCallId)},
-                                            {kOutput, job->outputs.at(i)}});
+            results.append(QJsonObject{{kType, QStringLiteral("function_call_output")},
+                                       {kCallId, call.value(kCallId)},
+                                       {kOutput, job->outputs.at(i)}});
+        }
+        const bool conversationParam = job->optionalParams.contains(QLatin1String("conversation"));
+        const QString answeredId = job->response.value(kId).toString();
+        if (keepsStateUpstream(job->optionalParams) &&
+            (conversationParam || !answeredId.isEmpty())) {
+            // The upstream holds the conversation and this turn (reasoning included): chain
+            // from the answer being answered and send only the results. A `conversation`
+            // already ends with that answer and may not be combined with previous_response_id.
+            conversation = results;
+            if (!conversationParam)
+                job->optionalParams.insert(QLatin1String("previous_response_id"), answeredId);
+        } else if (job->response.isEmpty()) {
+            // LiteLLM's follow-up: each call (without its id) and its result.
+            for (qsizetype i = 0; i < job->toolCalls.size(); ++i) {
+                const QJsonObject call = job->toolCalls.at(i).toObject();
+                conversation.append(QJsonObject{{kType, QStringLiteral("function_call")},
+                                                {kCallId, call.value(kCallId)},
+                                                {kName, QString(keys::kCodeExecutionToolName)},
+                                                {kArguments, call.value(kArguments)}});
+                conversation.append(results.at(i));
+            }
+        } else {
+            for (const QJsonValue &item : replayedTurn(job->response, job->toolCalls))
+                conversation.append(item);
+            for (const QJsonValue &result : std::as_const(results))
+                conversation.append(result);
         }
     }
     patch.messages = conversation;

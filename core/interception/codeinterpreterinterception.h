@@ -151,10 +151,16 @@ public:
     // the registry while it decides. Edited code runs instead and is what the record and the
     // follow-up carry; a denied call is recorded "failed" with the message as its output; an
     // abort ends the plan with kAbortedByUser (the loop's cleanup then runs as on any failure).
+    // `response` is the upstream answer that made the calls (LiteLLM passes it too). Given, the
+    // follow-up replays the model's whole turn (dialects.md §2): reasoning with its
+    // encrypted_content, commentary, the calls with their ids, then the results — or, when the
+    // client keeps state upstream (keepsStateUpstream), chains from that answer and sends only
+    // the results. Without it the follow-up is LiteLLM's: the calls and their results.
     QFuture<Outcome<AgenticLoopPlan>>
     buildAgenticLoopPlan(const QJsonObject &gatePayload, const QString &model,
                          const QJsonValue &messages, const QJsonObject &optionalParams,
-                         const QJsonObject &kwargs, CodeRunGate gate = {});
+                         const QJsonObject &kwargs, CodeRunGate gate = {},
+                         const QJsonObject &response = {});
     static inline const QString kAbortedByUser = QStringLiteral("aborted by user");
 
     // --- post and cleanup hooks (§2.12, §2.13) ---
@@ -202,6 +208,9 @@ public:
     // prints then (the traceback, or "<name>: <value>" when the backend gave none).
     static QString clientLogsFor(const ExecutionResult &result);
     static constexpr int kMaxTracebackChars = 8000;
+    // Whether the client keeps the conversation upstream: it sent previous_response_id or
+    // conversation, or store: true. Follow-ups then chain instead of re-sending the input.
+    static bool keepsStateUpstream(const QJsonObject &optionalParams);
     // At most about maxChars of `text` for the model: the head and the tail, with a marker in
     // between saying how much was left out and why. Unchanged when it already fits.
     static QString capForModel(const QString &text, int maxChars);

@@ -508,7 +508,8 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
                 }
                 return self->gateCodeRun(ask);
             })
-                     : CodeRunGate()),
+                     : CodeRunGate(),
+            response),
         this,
         [this, agentic, depth, fingerprint, clock](const QFuture<Outcome<AgenticLoopPlan>> &built) {
             const Outcome<AgenticLoopPlan> plan = resultOr(
@@ -623,6 +624,12 @@ void AgenticLoop::finishWith(QJsonObject response, const QString &incompleteReas
         if (m_request.body.contains(QStringLiteral("tool_choice")))
             response.insert(QStringLiteral("tool_choice"),
                             m_request.body.value(QStringLiteral("tool_choice")));
+        // A chained follow-up answers the round before it; the client asked after its own.
+        if (response.contains(QStringLiteral("previous_response_id")))
+            response.insert(QStringLiteral("previous_response_id"),
+                            m_request.body.value(QStringLiteral("previous_response_id")).isString()
+                                ? m_request.body.value(QStringLiteral("previous_response_id"))
+                                : QJsonValue(QJsonValue::Null));
         if (!incompleteReason.isEmpty()) {
             response.insert(QStringLiteral("status"), QStringLiteral("incomplete"));
             response.insert(kIncompleteDetails,
