@@ -446,6 +446,24 @@ QString CodeInterpreterInterception::clientLogsFor(const ExecutionResult &result
     return onNewLine(result.stdoutText) + traceback;
 }
 
+QJsonArray CodeInterpreterInterception::clientTurnItems(const QJsonObject &response) {
+    QJsonArray items;
+    for (const QJsonValue &value : response.value(kOutput).toArray()) {
+        QJsonObject item = value.toObject();
+        const QString type = item.value(kType).toString();
+        if (isToolCallItem(type))
+            continue;
+        if (item.value(kId).toString().isEmpty()) {
+            const QString prefix = type == QLatin1String("message")     ? QStringLiteral("msg_")
+                                   : type == QLatin1String("reasoning") ? QStringLiteral("rs_")
+                                                                        : QStringLiteral("item_");
+            item.insert(kId, QString(prefix + randomHex128()));
+        }
+        items.append(item);
+    }
+    return items;
+}
+
 bool CodeInterpreterInterception::keepsStateUpstream(const QJsonObject &optionalParams) {
     const QJsonValue previous = optionalParams.value(QLatin1String("previous_response_id"));
     const QJsonValue conversation = optionalParams.value(QLatin1String("conversation"));
@@ -588,30 +606,27 @@ QJsonArray CodeInterpreterInterception::normalizeMessages(const QJsonValue &mess
 }
 
 QJsonObject CodeInterpreterInterception::injectCodeInterpreterCalls(const QJsonObject &response,
-                                                                    const QJsonValue &calls) {
-    if (!calls.isArray() || calls.toArray().isEmpty())
+                                                                    const QJsonValue &earlier) {
+    if (!earlier.isArray() || earlier.toArray().isEmpty())
         return response;
     const QJsonValue output = response.value(kOutput);
     if (!output.isArray())
         return response;
-    const QJsonArray items = output.toArray();
-    qsizetype insertAt = items.size();
-    for (qsizetype i = 0; i < items.size(); ++i) {
-        if (items.at(i).toObject().value(kType).toString() == QLatin1String("message")) {
-            insertAt = i;
-            break;
-        }
-    }
-    QJsonArray merged;
-    for (qsizetype i = 0; i < insertAt; ++i)
-        merged.append(items.at(i));
-    for (const QJsonValue &call : calls.toArray())
-        merged.append(call);
-    for (qsizetype i = insertAt; i < items.size(); ++i)
-        merged.append(items.at(i));
+    // LiteLLM inserts before the first message, which puts the calls after the final answer's
+    // reasoning although that reasoning came later; chronological order keeps both rules'
+    // result for a message-only answer.
+    QJsonArray merged = earlier.toArray();
+    for (const QJsonValue &item : output.toArray())
+        merged.append(item);
     QJsonObject out = response;
     out.insert(kOutput, merged);
     return out;
+}
+
+QJsonValue CodeInterpreterInterception::earlierOutputOf(const QJsonObject &planMetadata) {
+    const QJsonValue recorded = planMetadata.value(QLatin1String("earlier_output"));
+    return recorded.isArray() ? recorded
+                              : planMetadata.value(QLatin1String("code_interpreter_calls"));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1112,8 +1127,7 @@ QFuture<QJsonObject> CodeInterpreterInterception::postAgenticLoopResponseHook(
     if (!keys::isTruthy(metadata.value(QLatin1String("is_session_scoped"))))
         deletion = deleteContainerForKey(metadata.value(QLatin1String("sandbox_key")).toString(),
                                          SandboxRemovalReason::Completed);
-    QJsonObject injected = injectCodeInterpreterCalls(
-        response, metadata.value(QLatin1String("code_interpreter_calls")));
+    QJsonObject injected = injectCodeInterpreterCalls(response, earlierOutputOf(metadata));
     // Before the sandbox (and with it its files) may be deleted below.
     const QJsonArray calls = metadata.value(QLatin1String("code_interpreter_calls")).toArray();
     if (m_fileStore && !calls.isEmpty()) {

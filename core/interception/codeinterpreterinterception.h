@@ -164,16 +164,23 @@ public:
     static inline const QString kAbortedByUser = QStringLiteral("aborted by user");
 
     // --- post and cleanup hooks (§2.12, §2.13) ---
-    // Deletes a non-session sandbox, then inserts the recorded calls before the first
-    // "message" output item (Responses; a response without an "output" list is unchanged).
+    // Deletes a non-session sandbox, then puts what happened before the final answer ahead of
+    // the answer's own items (injectCodeInterpreterCalls; Responses only).
     QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
                                                      const AgenticLoopPlan &plan,
                                                      const QJsonObject &kwargs);
     // Deletes a non-session sandbox; a no-op when the post hook already did.
     QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &plan, const QJsonObject &kwargs);
-    // The injection step of the post hook on its own (pure).
+    // The injection step of the post hook on its own (pure): the output becomes `earlier` (the
+    // items of the rounds before the final answer, in the order they happened) followed by the
+    // response's own items. The calls all ran before the final answer, so with nothing else
+    // before it (LiteLLM's case) they simply come first. A response without an "output" list,
+    // or an empty `earlier`, is unchanged.
     static QJsonObject injectCodeInterpreterCalls(const QJsonObject &response,
-                                                  const QJsonValue &calls);
+                                                  const QJsonValue &earlier);
+    // The post hook's `earlier` from a plan's metadata: "earlier_output" when the driver
+    // recorded it (every round's model items and calls), else "code_interpreter_calls".
+    static QJsonValue earlierOutputOf(const QJsonObject &planMetadata);
 
     // --- sandbox building blocks (LiteLLM's underscore helpers, §2.9–2.10) ---
     // The cached sandbox for `cacheKey` (TTL refreshed) or a new one; `identity` set for
@@ -208,6 +215,10 @@ public:
     // prints then (the traceback, or "<name>: <value>" when the backend gave none).
     static QString clientLogsFor(const ExecutionResult &result);
     static constexpr int kMaxTracebackChars = 8000;
+    // The client's copy of one upstream turn: the model's items (reasoning, commentary
+    // messages, ...) without tool calls — intercepted calls become code_interpreter_call items
+    // of their own — each with an id (minted when the upstream gave none: the SDK needs one).
+    static QJsonArray clientTurnItems(const QJsonObject &response);
     // Whether the client keeps the conversation upstream: it sent previous_response_id or
     // conversation, or store: true. Follow-ups then chain instead of re-sending the input.
     static bool keepsStateUpstream(const QJsonObject &optionalParams);

@@ -494,6 +494,16 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
         return;
     }
 
+    if (!isChat()) {
+        // This round's reasoning and commentary keep their place: before its calls, streamed
+        // now, as the model produced them before the code ran.
+        for (const QJsonValue &item : CodeInterpreterInterception::clientTurnItems(response)) {
+            m_earlierOutput.append(item);
+            if (m_stream && m_sink)
+                m_sink->writeChunk(m_writer.modelItem(item.toObject()));
+        }
+    }
+
     auto clock = std::make_shared<QElapsedTimer>();
     clock->start();
     whenFinished(
@@ -542,6 +552,7 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
                 plan.value.metadata.value(QStringLiteral("code_interpreter_calls")).toArray();
             for (const QJsonValue &call : calls) {
                 m_codeCalls.append(call);
+                m_earlierOutput.append(call);
                 if (m_stream && !isChat() && m_sink)
                     m_sink->writeChunk(m_writer.codeCallFinished(call.toObject()));
             }
@@ -714,6 +725,7 @@ AgenticLoopPlan AgenticLoop::hookPlan() const {
                         {QStringLiteral("is_session_scoped"), m_sessionScoped}};
     }
     plan.metadata.insert(QStringLiteral("code_interpreter_calls"), m_codeCalls);
+    plan.metadata.insert(QStringLiteral("earlier_output"), m_earlierOutput);
     return plan;
 }
 

@@ -34,8 +34,10 @@ struct UpstreamReply;
 //   agenticLoopCleanupHook (exactly once per request that got a sandbox key: success, failure,
 //   client hang-up and ceiling alike).
 // The hooks see one plan for the whole request (hookPlan()): its code_interpreter_calls are all
-// rounds' calls in the order the code ran, so the post hook injects them once, chronologically
-// (LiteLLM's nested post hooks would put the latest round first).
+// rounds' calls in the order the code ran, and its earlier_output every round's reasoning and
+// messages with those calls, so the post hook puts them once, chronologically, before the final
+// answer's items: OpenAI's [reasoning, message, code_interpreter_call, reasoning, message]
+// (LiteLLM's nested post hooks would put the latest round first and drop the rest).
 //
 // Streaming clients get OpenAI's SSE shapes: on /v1/responses `response.created` at once and
 // each code_interpreter_call live (in_progress and its code before it runs, completed after); on
@@ -120,6 +122,9 @@ private:
     QJsonObject m_initialKwargs;
     std::optional<AgenticLoopPlan> m_lastPlan;
     QJsonArray m_codeCalls; // every code_interpreter_call, in the order the code ran
+    // What the client gets before the final answer's own items: each round's reasoning and
+    // messages, then the calls it ran (the post hook's "earlier_output").
+    QJsonArray m_earlierOutput;
     ResponsesStreamWriter m_writer;
     QJsonObject m_usage;
     int m_iterations = 0;

@@ -509,20 +509,22 @@ private slots:
         QVERIFY(fed.endsWith(QStringLiteral("RecursionError: maximum recursion depth exceeded\n")));
     }
 
-    void injectBeforeFirstMessage_data() {
+    void injectBeforeTheFinalAnswer_data() {
         QTest::addColumn<QJsonObject>("response");
         QTest::addColumn<QStringList>("types");
         const QStringList ci = {QStringLiteral("code_interpreter_call")};
-        QTest::newRow("before message")
+        // The calls ran before the final answer was written: they come before all of it,
+        // its reasoning included (LiteLLM puts them before the first message).
+        QTest::newRow("before the answer's reasoning")
             << J(R"j({"output":[{"type":"reasoning"},{"type":"message"},{"type":"message"}]})j")
-            << QStringList{QStringLiteral("reasoning"), ci.first(), QStringLiteral("message"),
+            << QStringList{ci.first(), QStringLiteral("reasoning"), QStringLiteral("message"),
                            QStringLiteral("message")};
-        QTest::newRow("no message: at end") << J(R"j({"output":[{"type":"reasoning"}]})j")
-                                            << QStringList{QStringLiteral("reasoning"), ci.first()};
+        QTest::newRow("no message") << J(R"j({"output":[{"type":"reasoning"}]})j")
+                                    << QStringList{ci.first(), QStringLiteral("reasoning")};
         QTest::newRow("chat completion unchanged") << J(R"j({"choices":[]})j") << QStringList{};
         QTest::newRow("output not a list unchanged") << J(R"j({"output":"x"})j") << QStringList{};
     }
-    void injectBeforeFirstMessage() {
+    void injectBeforeTheFinalAnswer() {
         QFETCH(QJsonObject, response);
         QFETCH(QStringList, types);
         const QJsonArray calls{CodeInterpreterInterception::codeInterpreterCallRecord(
@@ -537,6 +539,30 @@ private slots:
         for (const QJsonValue &item : out.value(QLatin1String("output")).toArray())
             got.append(item.toObject().value(QLatin1String("type")).toString());
         QCOMPARE(got, types);
+    }
+
+    // The driver's record of every round comes first as it happened, then the final answer.
+    void earlierOutputKeepsTheOrderItHappened() {
+        const QJsonObject call = CodeInterpreterInterception::codeInterpreterCallRecord(
+            QStringLiteral("print(1)"), QJsonValue(QStringLiteral("sbx")), QStringLiteral("1"));
+        const QJsonObject metadata{
+            {QStringLiteral("code_interpreter_calls"), QJsonArray{call}},
+            {QStringLiteral("earlier_output"),
+             QJsonArray{J(R"j({"type":"reasoning","id":"rs_1","summary":[]})j"),
+                        J(R"j({"type":"message","id":"msg_c"})j"), call}}};
+        const QJsonObject out = CodeInterpreterInterception::injectCodeInterpreterCalls(
+            J(R"j({"output":[{"type":"reasoning","id":"rs_2"},{"type":"message","id":"msg_f"}]})j"),
+            CodeInterpreterInterception::earlierOutputOf(metadata));
+        QStringList ids;
+        for (const QJsonValue &item : out.value(QLatin1String("output")).toArray())
+            ids << item.toObject().value(QLatin1String("id")).toString();
+        QCOMPARE(ids, (QStringList{QStringLiteral("rs_1"), QStringLiteral("msg_c"),
+                                   call.value(QLatin1String("id")).toString(),
+                                   QStringLiteral("rs_2"), QStringLiteral("msg_f")}));
+        // Without the driver's record (LiteLLM's plan metadata) the calls alone come first.
+        QCOMPARE(CodeInterpreterInterception::earlierOutputOf(
+                     {{QStringLiteral("code_interpreter_calls"), QJsonArray{call}}}),
+                 QJsonValue(QJsonArray{call}));
     }
 
     void codeInterpreterCallRecordShape() {
