@@ -812,8 +812,13 @@ struct CodeInterpreterInterception::PlanJob {
     QStringList outputs;
     QJsonArray records;
     CodeRunGate gate;
+    PlanObserver observer;
     QString itemId; // the current call's code_interpreter_call id (announced before it runs)
 
+    void executed(const QString &callId, const QString &code, const ToolCallRun &run) const {
+        if (observer.toolCallExecuted)
+            observer.toolCallExecuted(container.handle.id, callId, code, run);
+    }
     void fail(const QString &error) {
         finishPromise(promise, Outcome<AgenticLoopPlan>::failure(error));
     }
@@ -822,9 +827,10 @@ struct CodeInterpreterInterception::PlanJob {
 QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopPlan(
     const QJsonObject &gatePayload, const QString &model, const QJsonValue &messages,
     const QJsonObject &optionalParams, const QJsonObject &kwargs, CodeRunGate gate,
-    const QJsonObject &response) {
+    const QJsonObject &response, PlanObserver observer) {
     auto job = std::make_shared<PlanJob>();
     job->response = response;
+    job->observer = std::move(observer);
     job->gate = std::move(gate);
     job->promise = startedPromise<Outcome<AgenticLoopPlan>>();
     const QFuture<Outcome<AgenticLoopPlan>> result = job->promise->future();
@@ -894,7 +900,8 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
     QJsonObject pending = codeInterpreterCallRecord(parsed.code, containerId, QString());
     pending.insert(QStringLiteral("status"), QStringLiteral("in_progress"));
     job->itemId = pending.value(kId).toString();
-    emit toolCallStarting(litellmCallId, pending);
+    if (job->observer.toolCallStarting)
+        job->observer.toolCallStarting(pending);
 
     CodeRunVerdict asIs;
     asIs.code = parsed.code;
@@ -926,7 +933,6 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
                                                const CodeRunVerdict &verdict) {
     const QJsonObject call = job->toolCalls.at(job->next).toObject();
     const QString arguments = call.value(kArguments).toString();
-    const QString litellmCallId = job->kwargs.value(QLatin1String("litellm_call_id")).toString();
     const QJsonValue containerId =
         job->container.handle.id.isEmpty() ? QJsonValue() : QJsonValue(job->container.handle.id);
     const QString itemId = job->itemId;
@@ -937,8 +943,7 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
     if (verdict.action == CodeRunVerdict::Action::Abort) {
         ToolCallRun aborted;
         aborted.decision = verdict.decision;
-        emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, parsed.code,
-                              aborted);
+        job->executed(callId, parsed.code, aborted);
         job->fail(kAbortedByUser);
         return;
     }
@@ -953,7 +958,7 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
         record.insert(kId, itemId);
         record.insert(QStringLiteral("status"), QStringLiteral("failed"));
         job->records.append(record);
-        emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, parsed.code, denied);
+        job->executed(callId, parsed.code, denied);
         ++job->next;
         runNextCall(job);
         return;
@@ -973,16 +978,17 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
     // Live output: announced with the code that really runs, then its chunks as printed.
     SandboxOutputSink onOutput;
     if (parsed.ok) {
-        emit codeRunStarted(litellmCallId, job->container.handle.id, callId, verdict.code);
-        const QPointer<CodeInterpreterInterception> self(this);
-        onOutput = [self, litellmCallId, callId](const QString &stream, const QString &text) {
-            if (self)
-                emit self->codeRunOutput(litellmCallId, callId, stream, text);
-        };
+        if (job->observer.codeRunStarted)
+            job->observer.codeRunStarted(job->container.handle.id, callId, verdict.code);
+        if (job->observer.codeRunOutput)
+            onOutput = [output = job->observer.codeRunOutput, callId](const QString &stream,
+                                                                      const QString &text) {
+                output(callId, stream, text);
+            };
     }
     whenFinished(
         executeToolCall(job->container, runArguments, onOutput), this,
-        [this, job, runArguments, containerId, itemId, callId, litellmCallId, verdict, edited,
+        [this, job, runArguments, containerId, itemId, callId, verdict, edited,
          modelCode](const QFuture<Outcome<ToolCallRun>> &done) {
             Outcome<ToolCallRun> run = resultOr(done, Outcome<ToolCallRun>::failure(QStringLiteral(
                                                           "sandbox execution was cancelled")));
@@ -1003,7 +1009,7 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
             appendImageOutputs(record, run.value.result.images);
             record.insert(kId, itemId); // the id announced by toolCallStarting
             job->records.append(record);
-            emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, code, run.value);
+            job->executed(callId, code, run.value);
             ++job->next;
             runNextCall(job);
         });

@@ -4,6 +4,7 @@
 #include "interception/agenticloopplan.h"
 #include "interception/coderungate.h"
 #include "interception/interceptionsettings.h"
+#include "interception/planobserver.h"
 #include "sandbox/containerfilestore.h"
 #include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxregistry.h"
@@ -156,11 +157,12 @@ public:
     // encrypted_content, commentary, the calls with their ids, then the results — or, when the
     // client keeps state upstream (keepsStateUpstream), chains from that answer and sends only
     // the results. Without it the follow-up is LiteLLM's: the calls and their results.
+    // `observer` hears this plan's calls as they start, print and finish (no other plan's).
     QFuture<Outcome<AgenticLoopPlan>>
     buildAgenticLoopPlan(const QJsonObject &gatePayload, const QString &model,
                          const QJsonValue &messages, const QJsonObject &optionalParams,
                          const QJsonObject &kwargs, CodeRunGate gate = {},
-                         const QJsonObject &response = {});
+                         const QJsonObject &response = {}, PlanObserver observer = {});
     static inline const QString kAbortedByUser = QStringLiteral("aborted by user");
 
     // --- post and cleanup hooks (§2.12, §2.13) ---
@@ -247,23 +249,6 @@ public:
 
     static QString noSandboxAvailableError();
     static QString noSandboxToRunCodeError();
-
-signals:
-    // Both carry the request's `litellm_call_id` (the proxy sets one per client request), so a
-    // listener can tell its own calls apart even when requests share a session sandbox.
-    // A tool call is about to run: `item` is its code_interpreter_call with status
-    // "in_progress"; the recorded item later has the same id.
-    void toolCallStarting(const QString &litellmCallId, const QJsonObject &item);
-    // One tool call ran (or was refused): for the inspector.
-    void toolCallExecuted(const QString &litellmCallId, const QString &containerId,
-                          const QString &callId, const QString &code,
-                          const loopscope::ToolCallRun &run);
-    // A tool call's code starts running (its arguments parsed), then prints `text` on `stream`
-    // ("stdout"|"stderr") while it runs; every codeRunOutput precedes its toolCallExecuted.
-    void codeRunStarted(const QString &litellmCallId, const QString &containerId,
-                        const QString &callId, const QString &code);
-    void codeRunOutput(const QString &litellmCallId, const QString &callId, const QString &stream,
-                       const QString &text);
 
 private:
     struct PlanJob;

@@ -2,6 +2,7 @@
 
 #include "interception/agenticloopplan.h"
 #include "interception/coderungate.h"
+#include "interception/planobserver.h"
 #include "loop/pausebroker.h"
 #include "loop/proxyrequest.h"
 #include "loop/responsesstreamwriter.h"
@@ -93,6 +94,13 @@ private:
                    std::function<void(const QJsonObject &)> proceed);
     PauseContext pauseContext(PauseKind kind) const;
     QFuture<CodeRunVerdict> gateCodeRun(const CodeRunRequest &ask);
+    // This request's plans report to this loop alone (never a broadcast to every loop).
+    PlanObserver planObserver();
+    void onToolCallStarting(const QJsonObject &item);
+    void onCodeRunStarted(const QString &containerId, const QString &callId, const QString &code);
+    void onCodeRunOutput(const QString &callId, const QString &stream, const QString &text);
+    void onToolCallExecuted(const QString &containerId, const QString &callId, const QString &code,
+                            const ToolCallRun &run);
     void failAborted();
     void finishWith(QJsonObject response, const QString &incompleteReason = {});
     void deliver(const QJsonObject &response, const QString &incompleteReason);
@@ -130,10 +138,6 @@ private:
     int m_iterations = 0;
     bool m_finished = false;
     bool m_cleanedUp = false;
-    QMetaObject::Connection m_toolCallConnection;
-    QMetaObject::Connection m_toolStartConnection;
-    QMetaObject::Connection m_codeRunStartConnection;  // live code output (CodeRunStarted)
-    QMetaObject::Connection m_codeRunOutputConnection; // and its chunks (CodeRunOutput)
     QPointer<PauseBroker> m_broker;
     QTimer m_heartbeat; // ": paused" to a streaming client while a pause is open
     int m_pausesOpen = 0;

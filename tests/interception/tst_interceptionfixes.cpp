@@ -202,6 +202,62 @@ private slots:
     }
 
     // LiteLLM: JSON that is not an object raises outside the parse guard and aborts the plan.
+    // Each plan reports its calls to its own observer: two plans running at once (in one
+    // session sandbox, as two requests of one session do) never hear each other's calls.
+    void concurrentPlansReportOnlyToTheirOwnObserver() {
+        backend->deferRuns = true;
+        struct Heard {
+            QStringList events; // "<event> <callId>"
+        };
+        const auto observe = [](Heard &heard) {
+            PlanObserver observer;
+            observer.toolCallStarting = [&heard](const QJsonObject &) {
+                heard.events << QStringLiteral("starting");
+            };
+            observer.codeRunStarted = [&heard](const QString &, const QString &callId,
+                                               const QString &) {
+                heard.events << QStringLiteral("started ") + callId;
+            };
+            observer.codeRunOutput = [&heard](const QString &callId, const QString &,
+                                              const QString &text) {
+                heard.events << QStringLiteral("output ") + callId + u' ' + text;
+            };
+            observer.toolCallExecuted = [&heard](const QString &, const QString &callId,
+                                                 const QString &, const ToolCallRun &) {
+                heard.events << QStringLiteral("executed ") + callId;
+            };
+            return observer;
+        };
+        const auto payload = [](const QString &callId) {
+            return QJsonObject{
+                {QStringLiteral("tool_calls"),
+                 QJsonArray{QJsonObject{
+                     {QStringLiteral("call_id"), callId},
+                     {QStringLiteral("name"), QStringLiteral("litellm_code_execution")},
+                     {QStringLiteral("arguments"), QStringLiteral("{\"code\":\"print(1)\"}")}}}}};
+        };
+        const QJsonObject kwargs = J(R"j({"_code_interpreter_interception_sandbox_key":"shared",
+                                         "_code_interpreter_interception_session_scoped":true})j");
+        Heard a;
+        Heard b;
+        const auto planA = interception->buildAgenticLoopPlan(
+            payload(QStringLiteral("a1")), QStringLiteral("gpt-5"), userMessage(), {}, kwargs, {},
+            {}, observe(a));
+        const auto planB = interception->buildAgenticLoopPlan(
+            payload(QStringLiteral("b1")), QStringLiteral("gpt-5"), userMessage(), {}, kwargs, {},
+            {}, observe(b));
+        QVERIFY(QTest::qWaitFor([&] { return backend->pendingRunCount() == 2; }, 5000));
+        QCOMPARE(backend->completePendingRuns(), 2);
+        QVERIFY(awaitFuture(planA).ok());
+        QVERIFY(awaitFuture(planB).ok());
+        QCOMPARE(a.events,
+                 (QStringList{QStringLiteral("starting"), QStringLiteral("started a1"),
+                              QStringLiteral("output a1 42"), QStringLiteral("executed a1")}));
+        QCOMPARE(b.events,
+                 (QStringList{QStringLiteral("starting"), QStringLiteral("started b1"),
+                              QStringLiteral("output b1 42"), QStringLiteral("executed b1")}));
+    }
+
     void nonObjectArgumentsAreRefusedAndRunNothing_data() {
         QTest::addColumn<QString>("arguments");
         QTest::newRow("null") << QStringLiteral("null");

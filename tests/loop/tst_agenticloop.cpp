@@ -323,6 +323,52 @@ private slots:
         QCOMPARE(liveErr, result.value(QStringLiteral("stderr")).toString());
     }
 
+    // Each loop hears only its own plan's calls: two requests running code at the same time get
+    // their own live output, whole, and none of the other's.
+    void concurrentLoopsHearOnlyTheirOwnCodeOutput() {
+        upstream->setResponder([](const ScriptedUpstream::Request &request) {
+            const QJsonValue input = request.json()[QStringLiteral("input")];
+            if (input.isArray())
+                return ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("done")));
+            return ScriptedUpstream::Response::json(responsesFunctionCall(
+                QStringLiteral("import time\nfor i in range(3):\n"
+                               "    print('%1', i, flush=True)\n    time.sleep(0.2)\n")
+                    .arg(input.toString())));
+        });
+        QList<InspectorEvent> events;
+        QObject context;
+        connect(bus.get(), &EventBus::eventPublished, &context,
+                [&](const InspectorEvent &event) { events << event; });
+        const QList<QPair<QByteArray, QByteArray>> headers{{"authorization", kKeyA},
+                                                           {"content-type", "application/json"}};
+        RawHttpClient alpha(server->port());
+        RawHttpClient beta(server->port());
+        alpha.request("POST", "/v1/responses",
+                      QJsonDocument(ciRequest(QStringLiteral("alpha"))).toJson(), headers);
+        beta.request("POST", "/v1/responses",
+                     QJsonDocument(ciRequest(QStringLiteral("beta"))).toJson(), headers);
+        QVERIFY(QTest::qWaitFor(
+            [&] { return alpha.hasCompleteResponse() && beta.hasCompleteResponse(); }, 60000));
+        QCOMPARE(alpha.take().status, 200);
+        QCOMPARE(beta.take().status, 200);
+        QVERIFY(sandboxesGone());
+
+        QHash<QString, QString> tagOfFlow; // from each flow's own request
+        QHash<QString, QString> liveOutput;
+        for (const InspectorEvent &e : std::as_const(events)) {
+            if (e.kind == InspectorEvent::Kind::RequestStarted)
+                tagOfFlow.insert(e.requestId, e.data[QStringLiteral("request")]
+                                                  .toObject()[QStringLiteral("input")]
+                                                  .toString());
+            else if (e.kind == InspectorEvent::Kind::CodeRunOutput)
+                liveOutput[e.requestId] += e.data.value(QStringLiteral("text")).toString();
+        }
+        QCOMPARE(tagOfFlow.size(), 2);
+        for (auto it = tagOfFlow.cbegin(); it != tagOfFlow.cend(); ++it)
+            QCOMPARE(liveOutput.value(it.key()),
+                     QStringLiteral("%1 0\n%1 1\n%1 2\n").arg(it.value()));
+    }
+
     void chatLoopAppendsToolMessage() {
         upstream->enqueue(
             ScriptedUpstream::Response::json(chatToolCall(QStringLiteral("print(2**10)"))));
