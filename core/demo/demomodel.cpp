@@ -602,7 +602,8 @@ QString DemoModel::answerForToolOutput(const QString &output) {
     const QString out = output.trimmed();
     if (out.isEmpty())
         return QStringLiteral("The code ran and printed nothing.");
-    if (out.startsWith(QLatin1String("[execution error]")) ||
+    // The error line follows whatever the code printed before it failed.
+    if (out.contains(QLatin1String("[execution error]")) ||
         out.contains(QLatin1String("Traceback (most recent call last)")))
         return QStringLiteral("The code failed:\n%1").arg(out);
     if (!out.contains(u'\n'))

@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QRegularExpression>
+#include <QSet>
 #include <QUrl>
 
 namespace loopscope {
@@ -84,6 +85,81 @@ QJsonArray normalizeToolCalls(const QJsonObject &gatePayload) {
         });
     }
     return out;
+}
+
+// Terminal colour and cursor sequences (IPython colours its tracebacks): noise to a model.
+QString withoutAnsi(QString text) {
+    static const QRegularExpression ansi(QStringLiteral("\x1b\\[[0-9;?]*[ -/]*[@-~]"));
+    return text.remove(ansi);
+}
+
+// A traceback for the model: its end matters most (the failing line and the exception), so a
+// long one keeps the end.
+QString tracebackForModel(const QString &traceback, int maxChars) {
+    QString text = withoutAnsi(traceback);
+    if (text.size() <= maxChars)
+        return text;
+    qsizetype keep = maxChars;
+    if (text.at(text.size() - keep).isLowSurrogate())
+        --keep;
+    return QStringLiteral("[... %1 characters of the traceback omitted ...]\n")
+               .arg(text.size() - keep) +
+           text.right(keep);
+}
+
+QString onNewLine(const QString &text) {
+    return text.isEmpty() || text.endsWith(u'\n') ? text : text + u'\n';
+}
+
+// Notes for the model start on a line of their own.
+QString withNotes(const QString &output, const QString &notes) {
+    return notes.isEmpty() ? output : onNewLine(output) + notes;
+}
+
+bool isToolCallItem(const QString &type) {
+    // Calls the loop answers become code_interpreter_call items; any other call would be left
+    // unanswered (an input error upstream); a hosted code_interpreter_call never ran here.
+    return type == QLatin1String("function_call") || type == QLatin1String("custom_tool_call") ||
+           type == QLatin1String("code_interpreter_call");
+}
+
+// The model's turn for the next request, as received: its reasoning (encrypted_content, id,
+// summary), its messages and each intercepted call with the arguments that ran (edited at a
+// breakpoint or not); calls the loop does not answer are left out. A call missing from the
+// response (an edited answer) is added LiteLLM's way so every result has its call.
+QJsonArray replayedTurn(const QJsonObject &response, const QJsonArray &toolCalls) {
+    QHash<QString, QJsonValue> ranArguments;
+    for (const QJsonValue &value : toolCalls) {
+        const QJsonObject call = value.toObject();
+        ranArguments.insert(call.value(kCallId).toString(), call.value(kArguments));
+    }
+    QJsonArray turn;
+    QSet<QString> replayed;
+    for (const QJsonValue &value : response.value(kOutput).toArray()) {
+        QJsonObject item = value.toObject();
+        const QString type = item.value(kType).toString();
+        if (type == QLatin1String("function_call") &&
+            item.value(kName).toString() == keys::kCodeExecutionToolName) {
+            const QString callId = item.value(kCallId).toString();
+            if (!ranArguments.contains(callId))
+                continue;
+            item.insert(kArguments, ranArguments.value(callId));
+            replayed.insert(callId);
+        } else if (isToolCallItem(type)) {
+            continue;
+        }
+        turn.append(item);
+    }
+    for (const QJsonValue &value : toolCalls) {
+        const QJsonObject call = value.toObject();
+        if (replayed.contains(call.value(kCallId).toString()))
+            continue;
+        turn.append(QJsonObject{{kType, QStringLiteral("function_call")},
+                                {kCallId, call.value(kCallId)},
+                                {kName, QString(keys::kCodeExecutionToolName)},
+                                {kArguments, call.value(kArguments)}});
+    }
+    return turn;
 }
 
 // Plan kwargs: the request's litellm params minus what must not travel into a follow-up.
@@ -344,13 +420,56 @@ ParsedCodeArguments CodeInterpreterInterception::parseCodeArguments(const QStrin
 }
 
 QString CodeInterpreterInterception::toolOutputFor(const ExecutionResult &result) {
-    if (result.error) {
-        QString message = result.error->value;
-        if (message.isEmpty())
-            message = result.error->name;
-        return keys::kExecutionErrorPrefix + message;
+    if (!result.error)
+        return result.stdoutText;
+    // What the program printed before it failed is often what explains the failure.
+    QString message = result.error->value;
+    if (message.isEmpty())
+        message = result.error->name;
+    QString out = onNewLine(result.stdoutText) + keys::kExecutionErrorPrefix + message;
+    const QString traceback = tracebackForModel(result.error->traceback, kMaxTracebackChars);
+    if (!traceback.isEmpty())
+        out += u'\n' + traceback;
+    return out;
+}
+
+QString CodeInterpreterInterception::clientLogsFor(const ExecutionResult &result) {
+    if (!result.error)
+        return result.stdoutText;
+    QString traceback = withoutAnsi(result.error->traceback);
+    if (traceback.isEmpty()) {
+        traceback = result.error->value.isEmpty()
+                        ? result.error->name
+                        : result.error->name + QStringLiteral(": ") + result.error->value;
+        traceback += u'\n';
     }
-    return result.stdoutText;
+    return onNewLine(result.stdoutText) + traceback;
+}
+
+QJsonArray CodeInterpreterInterception::clientTurnItems(const QJsonObject &response) {
+    QJsonArray items;
+    for (const QJsonValue &value : response.value(kOutput).toArray()) {
+        QJsonObject item = value.toObject();
+        const QString type = item.value(kType).toString();
+        if (isToolCallItem(type))
+            continue;
+        if (item.value(kId).toString().isEmpty()) {
+            const QString prefix = type == QLatin1String("message")     ? QStringLiteral("msg_")
+                                   : type == QLatin1String("reasoning") ? QStringLiteral("rs_")
+                                                                        : QStringLiteral("item_");
+            item.insert(kId, QString(prefix + randomHex128()));
+        }
+        items.append(item);
+    }
+    return items;
+}
+
+bool CodeInterpreterInterception::keepsStateUpstream(const QJsonObject &optionalParams) {
+    const QJsonValue previous = optionalParams.value(QLatin1String("previous_response_id"));
+    const QJsonValue conversation = optionalParams.value(QLatin1String("conversation"));
+    return (previous.isString() && !previous.toString().isEmpty()) ||
+           (!conversation.isNull() && !conversation.isUndefined()) ||
+           keys::isTruthy(optionalParams.value(QLatin1String("store")));
 }
 
 QString CodeInterpreterInterception::capForModel(const QString &text, int maxChars) {
@@ -487,30 +606,27 @@ QJsonArray CodeInterpreterInterception::normalizeMessages(const QJsonValue &mess
 }
 
 QJsonObject CodeInterpreterInterception::injectCodeInterpreterCalls(const QJsonObject &response,
-                                                                    const QJsonValue &calls) {
-    if (!calls.isArray() || calls.toArray().isEmpty())
+                                                                    const QJsonValue &earlier) {
+    if (!earlier.isArray() || earlier.toArray().isEmpty())
         return response;
     const QJsonValue output = response.value(kOutput);
     if (!output.isArray())
         return response;
-    const QJsonArray items = output.toArray();
-    qsizetype insertAt = items.size();
-    for (qsizetype i = 0; i < items.size(); ++i) {
-        if (items.at(i).toObject().value(kType).toString() == QLatin1String("message")) {
-            insertAt = i;
-            break;
-        }
-    }
-    QJsonArray merged;
-    for (qsizetype i = 0; i < insertAt; ++i)
-        merged.append(items.at(i));
-    for (const QJsonValue &call : calls.toArray())
-        merged.append(call);
-    for (qsizetype i = insertAt; i < items.size(); ++i)
-        merged.append(items.at(i));
+    // LiteLLM inserts before the first message, which puts the calls after the final answer's
+    // reasoning although that reasoning came later; chronological order keeps both rules'
+    // result for a message-only answer.
+    QJsonArray merged = earlier.toArray();
+    for (const QJsonValue &item : output.toArray())
+        merged.append(item);
     QJsonObject out = response;
     out.insert(kOutput, merged);
     return out;
+}
+
+QJsonValue CodeInterpreterInterception::earlierOutputOf(const QJsonObject &planMetadata) {
+    const QJsonValue recorded = planMetadata.value(QLatin1String("earlier_output"));
+    return recorded.isArray() ? recorded
+                              : planMetadata.value(QLatin1String("code_interpreter_calls"));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -615,6 +731,7 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
         ToolCallRun refused;
         refused.fedBack = keys::kInvalidArgumentsText;
         refused.toModel = refused.fedBack;
+        refused.logs = refused.fedBack; // nothing ran: the client sees why
         return QtFuture::makeReadyFuture(Outcome<ToolCallRun>::success(refused));
     }
     const int maxChars = m_maxOutputChars;
@@ -636,8 +753,9 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
             ToolCallRun run;
             run.executed = true;
             run.result = ran.value;
+            run.logs = clientLogsFor(ran.value);
             if (!store || !backend) {
-                run.fedBack = toolOutputFor(ran.value) + mediaNotes(ran.value, {});
+                run.fedBack = withNotes(toolOutputFor(ran.value), mediaNotes(ran.value, {}));
                 run.toModel = capForModel(run.fedBack, maxChars);
                 finishPromise(promise, Outcome<ToolCallRun>::success(run));
                 return;
@@ -652,7 +770,8 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
                         resultOr(listed, Outcome<QList<SandboxFileInfo>>::failure(QString()));
                     if (files.ok() && store)
                         run.files = store->sync(container.handle.id, files.value);
-                    run.fedBack = toolOutputFor(run.result) + mediaNotes(run.result, run.files);
+                    run.fedBack =
+                        withNotes(toolOutputFor(run.result), mediaNotes(run.result, run.files));
                     run.toModel = capForModel(run.fedBack, maxChars);
                     finishPromise(promise, Outcome<ToolCallRun>::success(run));
                 });
@@ -683,6 +802,7 @@ struct CodeInterpreterInterception::PlanJob {
     QJsonValue messages;
     QJsonObject optionalParams;
     QJsonObject kwargs;
+    QJsonObject response; // the upstream answer that made the calls ({} when not given)
     QJsonArray toolCalls;
     QString sandboxKey;
     bool keyMinted = false;
@@ -692,8 +812,13 @@ struct CodeInterpreterInterception::PlanJob {
     QStringList outputs;
     QJsonArray records;
     CodeRunGate gate;
+    PlanObserver observer;
     QString itemId; // the current call's code_interpreter_call id (announced before it runs)
 
+    void executed(const QString &callId, const QString &code, const ToolCallRun &run) const {
+        if (observer.toolCallExecuted)
+            observer.toolCallExecuted(container.handle.id, callId, code, run);
+    }
     void fail(const QString &error) {
         finishPromise(promise, Outcome<AgenticLoopPlan>::failure(error));
     }
@@ -701,8 +826,11 @@ struct CodeInterpreterInterception::PlanJob {
 
 QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopPlan(
     const QJsonObject &gatePayload, const QString &model, const QJsonValue &messages,
-    const QJsonObject &optionalParams, const QJsonObject &kwargs, CodeRunGate gate) {
+    const QJsonObject &optionalParams, const QJsonObject &kwargs, CodeRunGate gate,
+    const QJsonObject &response, PlanObserver observer) {
     auto job = std::make_shared<PlanJob>();
+    job->response = response;
+    job->observer = std::move(observer);
     job->gate = std::move(gate);
     job->promise = startedPromise<Outcome<AgenticLoopPlan>>();
     const QFuture<Outcome<AgenticLoopPlan>> result = job->promise->future();
@@ -772,7 +900,8 @@ void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &jo
     QJsonObject pending = codeInterpreterCallRecord(parsed.code, containerId, QString());
     pending.insert(QStringLiteral("status"), QStringLiteral("in_progress"));
     job->itemId = pending.value(kId).toString();
-    emit toolCallStarting(litellmCallId, pending);
+    if (job->observer.toolCallStarting)
+        job->observer.toolCallStarting(pending);
 
     CodeRunVerdict asIs;
     asIs.code = parsed.code;
@@ -804,7 +933,6 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
                                                const CodeRunVerdict &verdict) {
     const QJsonObject call = job->toolCalls.at(job->next).toObject();
     const QString arguments = call.value(kArguments).toString();
-    const QString litellmCallId = job->kwargs.value(QLatin1String("litellm_call_id")).toString();
     const QJsonValue containerId =
         job->container.handle.id.isEmpty() ? QJsonValue() : QJsonValue(job->container.handle.id);
     const QString itemId = job->itemId;
@@ -815,8 +943,7 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
     if (verdict.action == CodeRunVerdict::Action::Abort) {
         ToolCallRun aborted;
         aborted.decision = verdict.decision;
-        emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, parsed.code,
-                              aborted);
+        job->executed(callId, parsed.code, aborted);
         job->fail(kAbortedByUser);
         return;
     }
@@ -824,13 +951,14 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
         // The model's code is what the record shows; it never ran.
         ToolCallRun denied;
         denied.fedBack = verdict.message;
+        denied.logs = verdict.message;
         denied.decision = verdict.decision;
         job->outputs.append(denied.fedBack);
         QJsonObject record = codeInterpreterCallRecord(parsed.code, containerId, denied.fedBack);
         record.insert(kId, itemId);
         record.insert(QStringLiteral("status"), QStringLiteral("failed"));
         job->records.append(record);
-        emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, parsed.code, denied);
+        job->executed(callId, parsed.code, denied);
         ++job->next;
         runNextCall(job);
         return;
@@ -850,16 +978,17 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
     // Live output: announced with the code that really runs, then its chunks as printed.
     SandboxOutputSink onOutput;
     if (parsed.ok) {
-        emit codeRunStarted(litellmCallId, job->container.handle.id, callId, verdict.code);
-        const QPointer<CodeInterpreterInterception> self(this);
-        onOutput = [self, litellmCallId, callId](const QString &stream, const QString &text) {
-            if (self)
-                emit self->codeRunOutput(litellmCallId, callId, stream, text);
-        };
+        if (job->observer.codeRunStarted)
+            job->observer.codeRunStarted(job->container.handle.id, callId, verdict.code);
+        if (job->observer.codeRunOutput)
+            onOutput = [output = job->observer.codeRunOutput, callId](const QString &stream,
+                                                                      const QString &text) {
+                output(callId, stream, text);
+            };
     }
     whenFinished(
         executeToolCall(job->container, runArguments, onOutput), this,
-        [this, job, runArguments, containerId, itemId, callId, litellmCallId, verdict, edited,
+        [this, job, runArguments, containerId, itemId, callId, verdict, edited,
          modelCode](const QFuture<Outcome<ToolCallRun>> &done) {
             Outcome<ToolCallRun> run = resultOr(done, Outcome<ToolCallRun>::failure(QStringLiteral(
                                                           "sandbox execution was cancelled")));
@@ -875,12 +1004,12 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
             if (edited)
                 run.value.editedFrom = modelCode;
             job->outputs.append(run.value.toModel); // the model's copy is capped
-            // ...the client's code_interpreter_call logs carry the whole output.
-            QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.fedBack);
+            // ...the client's code_interpreter_call logs are what the program wrote.
+            QJsonObject record = codeInterpreterCallRecord(code, containerId, run.value.logs);
             appendImageOutputs(record, run.value.result.images);
             record.insert(kId, itemId); // the id announced by toolCallStarting
             job->records.append(record);
-            emit toolCallExecuted(litellmCallId, job->container.handle.id, callId, code, run.value);
+            job->executed(callId, code, run.value);
             ++job->next;
             runNextCall(job);
         });
@@ -914,20 +1043,56 @@ void CodeInterpreterInterception::finishPlan(const std::shared_ptr<PlanJob> &job
                                             {QStringLiteral("tool_call_id"), id},
                                             {QStringLiteral("content"), job->outputs.at(i)}});
         }
-        conversation.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
-                                        {kToolCalls, assistantCalls}});
+        QJsonObject assistant{{QStringLiteral("role"), QStringLiteral("assistant")},
+                              {kToolCalls, assistantCalls}};
+        // What the model said along with its calls goes back too; Chat Completions takes
+        // nothing else of the turn as input (no reasoning fields).
+        const QJsonValue content = job->response.value(QLatin1String("choices"))
+                                       .toArray()
+                                       .at(0) // Undefined without choices
+                                       .toObject()
+                                       .value(QLatin1String("message"))
+                                       .toObject()
+                                       .value(QLatin1String("content"));
+        if ((content.isString() && !content.toString().isEmpty()) ||
+            (content.isArray() && !content.toArray().isEmpty()))
+            assistant.insert(QStringLiteral("content"), content);
+        conversation.append(assistant);
         for (const QJsonValue &message : std::as_const(toolMessages))
             conversation.append(message);
     } else {
+        QJsonArray results;
         for (qsizetype i = 0; i < job->toolCalls.size(); ++i) {
             const QJsonObject call = job->toolCalls.at(i).toObject();
-            conversation.append(QJsonObject{{kType, QStringLiteral("function_call")},
-                                            {kCallId, call.value(kCallId)},
-                                            {kName, QString(keys::kCodeExecutionToolName)},
-                                            {kArguments, call.value(kArguments)}});
-            conversation.append(QJsonObject{{kType, QStringLiteral("function_call_output")},
-                                            {kCallId, call.value(kCallId)},
-                                            {kOutput, job->outputs.at(i)}});
+            results.append(QJsonObject{{kType, QStringLiteral("function_call_output")},
+                                       {kCallId, call.value(kCallId)},
+                                       {kOutput, job->outputs.at(i)}});
+        }
+        const bool conversationParam = job->optionalParams.contains(QLatin1String("conversation"));
+        const QString answeredId = job->response.value(kId).toString();
+        if (keepsStateUpstream(job->optionalParams) &&
+            (conversationParam || !answeredId.isEmpty())) {
+            // The upstream holds the conversation and this turn (reasoning included): chain
+            // from the answer being answered and send only the results. A `conversation`
+            // already ends with that answer and may not be combined with previous_response_id.
+            conversation = results;
+            if (!conversationParam)
+                job->optionalParams.insert(QLatin1String("previous_response_id"), answeredId);
+        } else if (job->response.isEmpty()) {
+            // LiteLLM's follow-up: each call (without its id) and its result.
+            for (qsizetype i = 0; i < job->toolCalls.size(); ++i) {
+                const QJsonObject call = job->toolCalls.at(i).toObject();
+                conversation.append(QJsonObject{{kType, QStringLiteral("function_call")},
+                                                {kCallId, call.value(kCallId)},
+                                                {kName, QString(keys::kCodeExecutionToolName)},
+                                                {kArguments, call.value(kArguments)}});
+                conversation.append(results.at(i));
+            }
+        } else {
+            for (const QJsonValue &item : replayedTurn(job->response, job->toolCalls))
+                conversation.append(item);
+            for (const QJsonValue &result : std::as_const(results))
+                conversation.append(result);
         }
     }
     patch.messages = conversation;
@@ -968,8 +1133,7 @@ QFuture<QJsonObject> CodeInterpreterInterception::postAgenticLoopResponseHook(
     if (!keys::isTruthy(metadata.value(QLatin1String("is_session_scoped"))))
         deletion = deleteContainerForKey(metadata.value(QLatin1String("sandbox_key")).toString(),
                                          SandboxRemovalReason::Completed);
-    QJsonObject injected = injectCodeInterpreterCalls(
-        response, metadata.value(QLatin1String("code_interpreter_calls")));
+    QJsonObject injected = injectCodeInterpreterCalls(response, earlierOutputOf(metadata));
     // Before the sandbox (and with it its files) may be deleted below.
     const QJsonArray calls = metadata.value(QLatin1String("code_interpreter_calls")).toArray();
     if (m_fileStore && !calls.isEmpty()) {

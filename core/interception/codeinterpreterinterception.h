@@ -4,6 +4,7 @@
 #include "interception/agenticloopplan.h"
 #include "interception/coderungate.h"
 #include "interception/interceptionsettings.h"
+#include "interception/planobserver.h"
 #include "sandbox/containerfilestore.h"
 #include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxregistry.h"
@@ -51,10 +52,15 @@ struct ParsedCodeArguments {
 // One executed (or refused) tool call: what is fed back to the model and, when code ran, the
 // sandbox's full result (stderr, error, duration) for the inspector.
 struct ToolCallRun {
-    QString fedBack; // the whole output (up to the sandbox cap): client logs, inspector
+    // The tool result for the model, whole (LiteLLM's _run_tool_call result): stdout, on an
+    // exception the error line and traceback, then notes on the images and files it produced.
+    QString fedBack;
     // What the model is sent: fedBack, or its head and tail around a marker when it is longer
-    // than max_output_chars (context and bill; the client still gets fedBack whole).
+    // than max_output_chars (context and bill).
     QString toModel;
+    // What the client's code_interpreter_call shows: only what the program wrote (clientLogsFor),
+    // never a note meant for the model.
+    QString logs;
     bool executed = false;
     ExecutionResult result;
     // Set when a breakpoint decided (continued|edited|denied|aborted|timed_out); editedFrom is
@@ -146,23 +152,37 @@ public:
     // the registry while it decides. Edited code runs instead and is what the record and the
     // follow-up carry; a denied call is recorded "failed" with the message as its output; an
     // abort ends the plan with kAbortedByUser (the loop's cleanup then runs as on any failure).
+    // `response` is the upstream answer that made the calls (LiteLLM passes it too). Given, the
+    // follow-up replays the model's whole turn (dialects.md §2): reasoning with its
+    // encrypted_content, commentary, the calls with their ids, then the results — or, when the
+    // client keeps state upstream (keepsStateUpstream), chains from that answer and sends only
+    // the results. Without it the follow-up is LiteLLM's: the calls and their results.
+    // `observer` hears this plan's calls as they start, print and finish (no other plan's).
     QFuture<Outcome<AgenticLoopPlan>>
     buildAgenticLoopPlan(const QJsonObject &gatePayload, const QString &model,
                          const QJsonValue &messages, const QJsonObject &optionalParams,
-                         const QJsonObject &kwargs, CodeRunGate gate = {});
+                         const QJsonObject &kwargs, CodeRunGate gate = {},
+                         const QJsonObject &response = {}, PlanObserver observer = {});
     static inline const QString kAbortedByUser = QStringLiteral("aborted by user");
 
     // --- post and cleanup hooks (§2.12, §2.13) ---
-    // Deletes a non-session sandbox, then inserts the recorded calls before the first
-    // "message" output item (Responses; a response without an "output" list is unchanged).
+    // Deletes a non-session sandbox, then puts what happened before the final answer ahead of
+    // the answer's own items (injectCodeInterpreterCalls; Responses only).
     QFuture<QJsonObject> postAgenticLoopResponseHook(const QJsonObject &response,
                                                      const AgenticLoopPlan &plan,
                                                      const QJsonObject &kwargs);
     // Deletes a non-session sandbox; a no-op when the post hook already did.
     QFuture<void> agenticLoopCleanupHook(const AgenticLoopPlan &plan, const QJsonObject &kwargs);
-    // The injection step of the post hook on its own (pure).
+    // The injection step of the post hook on its own (pure): the output becomes `earlier` (the
+    // items of the rounds before the final answer, in the order they happened) followed by the
+    // response's own items. The calls all ran before the final answer, so with nothing else
+    // before it (LiteLLM's case) they simply come first. A response without an "output" list,
+    // or an empty `earlier`, is unchanged.
     static QJsonObject injectCodeInterpreterCalls(const QJsonObject &response,
-                                                  const QJsonValue &calls);
+                                                  const QJsonValue &earlier);
+    // The post hook's `earlier` from a plan's metadata: "earlier_output" when the driver
+    // recorded it (every round's model items and calls), else "code_interpreter_calls".
+    static QJsonValue earlierOutputOf(const QJsonObject &planMetadata);
 
     // --- sandbox building blocks (LiteLLM's underscore helpers, §2.9–2.10) ---
     // The cached sandbox for `cacheKey` (TTL refreshed) or a new one; `identity` set for
@@ -188,8 +208,22 @@ public:
 
     // --- pure helpers (§2.9, §2.14) ---
     static ParsedCodeArguments parseCodeArguments(const QString &arguments);
-    // The string fed back for one execution result (stdout, or the execution-error string).
+    // The string fed back for one execution result: stdout, then on an exception
+    // "[execution error] <value>" (the name when there is no value) and the traceback (ANSI
+    // colours removed, at most kMaxTracebackChars, its end kept). With no stdout and no
+    // traceback exactly LiteLLM's "[execution error] <value>".
     static QString toolOutputFor(const ExecutionResult &result);
+    // What the client sees of a run: stdout exactly, and after an exception what Python itself
+    // prints then (the traceback, or "<name>: <value>" when the backend gave none).
+    static QString clientLogsFor(const ExecutionResult &result);
+    static constexpr int kMaxTracebackChars = 8000;
+    // The client's copy of one upstream turn: the model's items (reasoning, commentary
+    // messages, ...) without tool calls — intercepted calls become code_interpreter_call items
+    // of their own — each with an id (minted when the upstream gave none: the SDK needs one).
+    static QJsonArray clientTurnItems(const QJsonObject &response);
+    // Whether the client keeps the conversation upstream: it sent previous_response_id or
+    // conversation, or store: true. Follow-ups then chain instead of re-sending the input.
+    static bool keepsStateUpstream(const QJsonObject &optionalParams);
     // At most about maxChars of `text` for the model: the head and the tail, with a marker in
     // between saying how much was left out and why. Unchanged when it already fits.
     static QString capForModel(const QString &text, int maxChars);
@@ -215,23 +249,6 @@ public:
 
     static QString noSandboxAvailableError();
     static QString noSandboxToRunCodeError();
-
-signals:
-    // Both carry the request's `litellm_call_id` (the proxy sets one per client request), so a
-    // listener can tell its own calls apart even when requests share a session sandbox.
-    // A tool call is about to run: `item` is its code_interpreter_call with status
-    // "in_progress"; the recorded item later has the same id.
-    void toolCallStarting(const QString &litellmCallId, const QJsonObject &item);
-    // One tool call ran (or was refused): for the inspector.
-    void toolCallExecuted(const QString &litellmCallId, const QString &containerId,
-                          const QString &callId, const QString &code,
-                          const loopscope::ToolCallRun &run);
-    // A tool call's code starts running (its arguments parsed), then prints `text` on `stream`
-    // ("stdout"|"stderr") while it runs; every codeRunOutput precedes its toolCallExecuted.
-    void codeRunStarted(const QString &litellmCallId, const QString &containerId,
-                        const QString &callId, const QString &code);
-    void codeRunOutput(const QString &litellmCallId, const QString &callId, const QString &stream,
-                       const QString &text);
 
 private:
     struct PlanJob;

@@ -80,10 +80,6 @@ AgenticLoop::AgenticLoop(ProxyRequest request, ResponseSink *sink,
     , m_provider(providerFor(m_request)) {}
 
 AgenticLoop::~AgenticLoop() {
-    disconnect(m_toolCallConnection);
-    disconnect(m_toolStartConnection);
-    disconnect(m_codeRunStartConnection);
-    disconnect(m_codeRunOutputConnection);
     if (m_broker && m_pausesOpen > 0) // nobody is left to act on them
         m_broker->abortFlow(m_request.requestId);
 }
@@ -188,84 +184,6 @@ void AgenticLoop::start() {
     if (const auto stash = keys::stashedStreamOptions(request))
         m_streamOptions = *stash;
 
-    m_toolCallConnection = connect(
-        m_interception, &CodeInterpreterInterception::toolCallExecuted, this,
-        [this](const QString &litellmCallId, const QString &containerId, const QString &callId,
-               const QString &code, const ToolCallRun &run) {
-            if (litellmCallId != m_request.requestId || !m_events)
-                return;
-            QJsonObject data{{QStringLiteral("callId"), callId},
-                             {QStringLiteral("code"), code},
-                             {QStringLiteral("stdout"), run.result.stdoutText},
-                             {QStringLiteral("stderr"), run.result.stderrText},
-                             {QStringLiteral("output"), run.fedBack},
-                             {QStringLiteral("executed"), run.executed},
-                             {QStringLiteral("durationMs"), run.result.durationMs},
-                             {QStringLiteral("containerId"), containerId},
-                             {QStringLiteral("truncated"),
-                              run.result.stdoutTruncated || run.result.stderrTruncated},
-                             {QStringLiteral("timedOut"), run.result.timedOut}};
-            if (!run.decision.isEmpty())
-                data.insert(QStringLiteral("decision"), run.decision);
-            if (!run.editedFrom.isEmpty())
-                data.insert(QStringLiteral("edited_from"), run.editedFrom);
-            // Pictures and files for the window and the flow record (control-api.md code_run).
-            QJsonArray images;
-            for (const SandboxImage &image : run.result.images)
-                images.append(QJsonObject{
-                    {QStringLiteral("name"), image.name},
-                    {QStringLiteral("mime"), image.mimeType},
-                    {QStringLiteral("url"),
-                     QString(QStringLiteral("data:") + image.mimeType + QStringLiteral(";base64,") +
-                             QString::fromLatin1(image.data.toBase64()))}});
-            data.insert(QStringLiteral("images"), images);
-            QJsonArray files;
-            for (const ContainerFile &file : run.files)
-                files.append(ContainerFileStore::toJson(file));
-            data.insert(QStringLiteral("files"), files);
-            if (run.result.error) {
-                data.insert(
-                    QStringLiteral("error"),
-                    QJsonObject{{QStringLiteral("name"), run.result.error->name},
-                                {QStringLiteral("value"), run.result.error->value},
-                                {QStringLiteral("traceback"), run.result.error->traceback}});
-            }
-            m_events->publish(Kind::CodeExecuted, m_request.requestId, m_iterations - 1, data);
-        });
-
-    // Live code output for the inspector: the run's start, then its chunks as the code prints
-    // (the backend coalesces and bounds them), all before its CodeExecuted.
-    m_codeRunStartConnection =
-        connect(m_interception, &CodeInterpreterInterception::codeRunStarted, this,
-                [this](const QString &litellmCallId, const QString &containerId,
-                       const QString &callId, const QString &code) {
-                    if (litellmCallId != m_request.requestId || !m_events)
-                        return;
-                    m_events->publish(Kind::CodeRunStarted, m_request.requestId, m_iterations - 1,
-                                      {{QStringLiteral("callId"), callId},
-                                       {QStringLiteral("code"), code},
-                                       {QStringLiteral("containerId"), containerId}});
-                });
-    m_codeRunOutputConnection =
-        connect(m_interception, &CodeInterpreterInterception::codeRunOutput, this,
-                [this](const QString &litellmCallId, const QString &callId, const QString &stream,
-                       const QString &text) {
-                    if (litellmCallId != m_request.requestId || !m_events)
-                        return;
-                    m_events->publish(Kind::CodeRunOutput, m_request.requestId, m_iterations - 1,
-                                      {{QStringLiteral("callId"), callId},
-                                       {QStringLiteral("stream"), stream},
-                                       {QStringLiteral("text"), text}});
-                });
-
-    // Streaming Responses clients see each code_interpreter_call start before its code runs.
-    m_toolStartConnection =
-        connect(m_interception, &CodeInterpreterInterception::toolCallStarting, this,
-                [this](const QString &litellmCallId, const QJsonObject &item) {
-                    if (litellmCallId == m_request.requestId && m_stream && !isChat() && m_sink)
-                        m_sink->writeChunk(m_writer.codeCallStarted(item));
-                });
-
     if (m_sink) {
         // A client that hangs up while paused ends its pauses as aborted.
         connect(m_sink, &ResponseSink::clientGone, this, [this] {
@@ -287,6 +205,102 @@ void AgenticLoop::start() {
         return;
     }
     beginAndIterate(request);
+}
+
+PlanObserver AgenticLoop::planObserver() {
+    // Held by the plan, which may outlive this loop (a hang-up while the code runs): once the
+    // loop is done or gone nothing more is published or written.
+    const QPointer<AgenticLoop> self(this);
+    const auto live = [self] { return self && !self->m_finished; };
+    PlanObserver observer;
+    observer.toolCallStarting = [self, live](const QJsonObject &item) {
+        if (live())
+            self->onToolCallStarting(item);
+    };
+    observer.codeRunStarted = [self, live](const QString &containerId, const QString &callId,
+                                           const QString &code) {
+        if (live())
+            self->onCodeRunStarted(containerId, callId, code);
+    };
+    observer.codeRunOutput = [self, live](const QString &callId, const QString &stream,
+                                          const QString &text) {
+        if (live())
+            self->onCodeRunOutput(callId, stream, text);
+    };
+    observer.toolCallExecuted = [self, live](const QString &containerId, const QString &callId,
+                                             const QString &code, const ToolCallRun &run) {
+        if (live())
+            self->onToolCallExecuted(containerId, callId, code, run);
+    };
+    return observer;
+}
+
+void AgenticLoop::onToolCallStarting(const QJsonObject &item) {
+    // Streaming Responses clients see each code_interpreter_call start before its code runs.
+    if (m_stream && !isChat() && m_sink)
+        m_sink->writeChunk(m_writer.codeCallStarted(item));
+}
+
+// Live code output for the inspector: the run's start, then its chunks as the code prints (the
+// backend coalesces and bounds them), all before its CodeExecuted.
+void AgenticLoop::onCodeRunStarted(const QString &containerId, const QString &callId,
+                                   const QString &code) {
+    if (m_events)
+        m_events->publish(Kind::CodeRunStarted, m_request.requestId, m_iterations - 1,
+                          {{QStringLiteral("callId"), callId},
+                           {QStringLiteral("code"), code},
+                           {QStringLiteral("containerId"), containerId}});
+}
+
+void AgenticLoop::onCodeRunOutput(const QString &callId, const QString &stream,
+                                  const QString &text) {
+    if (m_events)
+        m_events->publish(Kind::CodeRunOutput, m_request.requestId, m_iterations - 1,
+                          {{QStringLiteral("callId"), callId},
+                           {QStringLiteral("stream"), stream},
+                           {QStringLiteral("text"), text}});
+}
+
+void AgenticLoop::onToolCallExecuted(const QString &containerId, const QString &callId,
+                                     const QString &code, const ToolCallRun &run) {
+    if (!m_events)
+        return;
+    QJsonObject data{
+        {QStringLiteral("callId"), callId},
+        {QStringLiteral("code"), code},
+        {QStringLiteral("stdout"), run.result.stdoutText},
+        {QStringLiteral("stderr"), run.result.stderrText},
+        {QStringLiteral("output"), run.fedBack},
+        {QStringLiteral("executed"), run.executed},
+        {QStringLiteral("durationMs"), run.result.durationMs},
+        {QStringLiteral("containerId"), containerId},
+        {QStringLiteral("truncated"), run.result.stdoutTruncated || run.result.stderrTruncated},
+        {QStringLiteral("timedOut"), run.result.timedOut}};
+    if (!run.decision.isEmpty())
+        data.insert(QStringLiteral("decision"), run.decision);
+    if (!run.editedFrom.isEmpty())
+        data.insert(QStringLiteral("edited_from"), run.editedFrom);
+    // Pictures and files for the window and the flow record (control-api.md code_run).
+    QJsonArray images;
+    for (const SandboxImage &image : run.result.images)
+        images.append(QJsonObject{
+            {QStringLiteral("name"), image.name},
+            {QStringLiteral("mime"), image.mimeType},
+            {QStringLiteral("url"),
+             QString(QStringLiteral("data:") + image.mimeType + QStringLiteral(";base64,") +
+                     QString::fromLatin1(image.data.toBase64()))}});
+    data.insert(QStringLiteral("images"), images);
+    QJsonArray files;
+    for (const ContainerFile &file : run.files)
+        files.append(ContainerFileStore::toJson(file));
+    data.insert(QStringLiteral("files"), files);
+    if (run.result.error) {
+        data.insert(QStringLiteral("error"),
+                    QJsonObject{{QStringLiteral("name"), run.result.error->name},
+                                {QStringLiteral("value"), run.result.error->value},
+                                {QStringLiteral("traceback"), run.result.error->traceback}});
+    }
+    m_events->publish(Kind::CodeExecuted, m_request.requestId, m_iterations - 1, data);
 }
 
 QStringList AgenticLoop::autoContainerFileIds(const QJsonObject &body) {
@@ -494,6 +508,16 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
         return;
     }
 
+    if (!isChat()) {
+        // This round's reasoning and commentary keep their place: before its calls, streamed
+        // now, as the model produced them before the code ran.
+        for (const QJsonValue &item : CodeInterpreterInterception::clientTurnItems(response)) {
+            m_earlierOutput.append(item);
+            if (m_stream && m_sink)
+                m_sink->writeChunk(m_writer.modelItem(item.toObject()));
+        }
+    }
+
     auto clock = std::make_shared<QElapsedTimer>();
     clock->start();
     whenFinished(
@@ -508,7 +532,8 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
                 }
                 return self->gateCodeRun(ask);
             })
-                     : CodeRunGate()),
+                     : CodeRunGate(),
+            response, planObserver()),
         this,
         [this, agentic, depth, fingerprint, clock](const QFuture<Outcome<AgenticLoopPlan>> &built) {
             const Outcome<AgenticLoopPlan> plan = resultOr(
@@ -541,6 +566,7 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
                 plan.value.metadata.value(QStringLiteral("code_interpreter_calls")).toArray();
             for (const QJsonValue &call : calls) {
                 m_codeCalls.append(call);
+                m_earlierOutput.append(call);
                 if (m_stream && !isChat() && m_sink)
                     m_sink->writeChunk(m_writer.codeCallFinished(call.toObject()));
             }
@@ -623,6 +649,12 @@ void AgenticLoop::finishWith(QJsonObject response, const QString &incompleteReas
         if (m_request.body.contains(QStringLiteral("tool_choice")))
             response.insert(QStringLiteral("tool_choice"),
                             m_request.body.value(QStringLiteral("tool_choice")));
+        // A chained follow-up answers the round before it; the client asked after its own.
+        if (response.contains(QStringLiteral("previous_response_id")))
+            response.insert(QStringLiteral("previous_response_id"),
+                            m_request.body.value(QStringLiteral("previous_response_id")).isString()
+                                ? m_request.body.value(QStringLiteral("previous_response_id"))
+                                : QJsonValue(QJsonValue::Null));
         if (!incompleteReason.isEmpty()) {
             response.insert(QStringLiteral("status"), QStringLiteral("incomplete"));
             response.insert(kIncompleteDetails,
@@ -707,6 +739,7 @@ AgenticLoopPlan AgenticLoop::hookPlan() const {
                         {QStringLiteral("is_session_scoped"), m_sessionScoped}};
     }
     plan.metadata.insert(QStringLiteral("code_interpreter_calls"), m_codeCalls);
+    plan.metadata.insert(QStringLiteral("earlier_output"), m_earlierOutput);
     return plan;
 }
 
@@ -815,10 +848,6 @@ void AgenticLoop::complete(int status, const QJsonObject &response, const QStrin
         return;
     m_finished = true;
     m_heartbeat.stop();
-    disconnect(m_toolCallConnection);
-    disconnect(m_toolStartConnection);
-    disconnect(m_codeRunStartConnection);
-    disconnect(m_codeRunOutputConnection);
     if (m_events) {
         const double durationMs = m_sink ? double(m_sink->elapsedNanoseconds()) / 1e6
                                          : double(m_request.elapsed.nsecsElapsed()) / 1e6;

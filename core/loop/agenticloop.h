@@ -2,6 +2,7 @@
 
 #include "interception/agenticloopplan.h"
 #include "interception/coderungate.h"
+#include "interception/planobserver.h"
 #include "loop/pausebroker.h"
 #include "loop/proxyrequest.h"
 #include "loop/responsesstreamwriter.h"
@@ -34,8 +35,10 @@ struct UpstreamReply;
 //   agenticLoopCleanupHook (exactly once per request that got a sandbox key: success, failure,
 //   client hang-up and ceiling alike).
 // The hooks see one plan for the whole request (hookPlan()): its code_interpreter_calls are all
-// rounds' calls in the order the code ran, so the post hook injects them once, chronologically
-// (LiteLLM's nested post hooks would put the latest round first).
+// rounds' calls in the order the code ran, and its earlier_output every round's reasoning and
+// messages with those calls, so the post hook puts them once, chronologically, before the final
+// answer's items: OpenAI's [reasoning, message, code_interpreter_call, reasoning, message]
+// (LiteLLM's nested post hooks would put the latest round first and drop the rest).
 //
 // Streaming clients get OpenAI's SSE shapes: on /v1/responses `response.created` at once and
 // each code_interpreter_call live (in_progress and its code before it runs, completed after); on
@@ -91,6 +94,13 @@ private:
                    std::function<void(const QJsonObject &)> proceed);
     PauseContext pauseContext(PauseKind kind) const;
     QFuture<CodeRunVerdict> gateCodeRun(const CodeRunRequest &ask);
+    // This request's plans report to this loop alone (never a broadcast to every loop).
+    PlanObserver planObserver();
+    void onToolCallStarting(const QJsonObject &item);
+    void onCodeRunStarted(const QString &containerId, const QString &callId, const QString &code);
+    void onCodeRunOutput(const QString &callId, const QString &stream, const QString &text);
+    void onToolCallExecuted(const QString &containerId, const QString &callId, const QString &code,
+                            const ToolCallRun &run);
     void failAborted();
     void finishWith(QJsonObject response, const QString &incompleteReason = {});
     void deliver(const QJsonObject &response, const QString &incompleteReason);
@@ -120,15 +130,14 @@ private:
     QJsonObject m_initialKwargs;
     std::optional<AgenticLoopPlan> m_lastPlan;
     QJsonArray m_codeCalls; // every code_interpreter_call, in the order the code ran
+    // What the client gets before the final answer's own items: each round's reasoning and
+    // messages, then the calls it ran (the post hook's "earlier_output").
+    QJsonArray m_earlierOutput;
     ResponsesStreamWriter m_writer;
     QJsonObject m_usage;
     int m_iterations = 0;
     bool m_finished = false;
     bool m_cleanedUp = false;
-    QMetaObject::Connection m_toolCallConnection;
-    QMetaObject::Connection m_toolStartConnection;
-    QMetaObject::Connection m_codeRunStartConnection;  // live code output (CodeRunStarted)
-    QMetaObject::Connection m_codeRunOutputConnection; // and its chunks (CodeRunOutput)
     QPointer<PauseBroker> m_broker;
     QTimer m_heartbeat; // ": paused" to a streaming client while a pause is open
     int m_pausesOpen = 0;

@@ -89,21 +89,54 @@ QByteArray ResponsesStreamWriter::codeCallFinished(const QJsonObject &item) {
     return out;
 }
 
+QByteArray ResponsesStreamWriter::modelItem(const QJsonObject &item) {
+    return streamItem(item);
+}
+
 QByteArray ResponsesStreamWriter::streamItem(QJsonObject item) {
     const QString type = item.value(kType).toString();
-    if (type == QLatin1String("code_interpreter_call")) {
-        if (m_streamedIds.contains(item.value(kId).toString()))
-            return {};
+    if (m_streamedIds.contains(item.value(kId).toString()))
+        return {};
+    if (type == QLatin1String("code_interpreter_call"))
         return codeCallFinished(item); // announces it first
-    }
     // The SDK requires a non-empty id on every item except function calls.
     if (item.value(kId).toString().isEmpty() && type != QLatin1String("function_call"))
         item.insert(kId, mintId(type == QLatin1String("message") ? "msg_" : "item_"));
     const int index = m_nextOutputIndex++;
     const QString id = item.value(kId).toString();
+    if (!id.isEmpty())
+        m_streamedIds.insert(id);
     QByteArray out;
 
-    if (type == QLatin1String("message")) {
+    if (type == QLatin1String("reasoning")) {
+        // Added with an empty summary, then each summary part as OpenAI streams it; the
+        // encrypted_content is in the item from the start (as OpenAI sends it).
+        QJsonObject added = item;
+        added.insert(QStringLiteral("summary"), QJsonArray());
+        out += emitEvent(QStringLiteral("response.output_item.added"),
+                         {{kOutputIndex, index}, {kItem, added}});
+        const QJsonArray summary = item.value(QStringLiteral("summary")).toArray();
+        for (int s = 0; s < summary.size(); ++s) {
+            const QJsonObject part = summary.at(s).toObject();
+            const QString text = part.value(QStringLiteral("text")).toString();
+            const QJsonObject ref{
+                {kOutputIndex, index}, {kItemId, id}, {QStringLiteral("summary_index"), s}};
+            QJsonObject emptyPart = part;
+            emptyPart.insert(QStringLiteral("text"), QString());
+            QJsonObject partAdded = ref;
+            partAdded.insert(QStringLiteral("part"), emptyPart);
+            out += emitEvent(QStringLiteral("response.reasoning_summary_part.added"), partAdded);
+            QJsonObject delta = ref;
+            delta.insert(QStringLiteral("delta"), text);
+            out += emitEvent(QStringLiteral("response.reasoning_summary_text.delta"), delta);
+            QJsonObject done = ref;
+            done.insert(QStringLiteral("text"), text);
+            out += emitEvent(QStringLiteral("response.reasoning_summary_text.done"), done);
+            QJsonObject partDone = ref;
+            partDone.insert(QStringLiteral("part"), part);
+            out += emitEvent(QStringLiteral("response.reasoning_summary_part.done"), partDone);
+        }
+    } else if (type == QLatin1String("message")) {
         QJsonObject added = item;
         added.insert(kStatus, QStringLiteral("in_progress"));
         added.insert(QStringLiteral("content"), QJsonArray());

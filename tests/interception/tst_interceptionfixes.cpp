@@ -40,6 +40,25 @@ QJsonArray userMessage() {
     return QJsonArray{J(R"j({"role":"user","content":"compute"})j")};
 }
 
+// A turn as gpt-5 answers it: reasoning (encrypted), a commentary message, then the call; plus a
+// call of the client's own function that the loop does not answer.
+QJsonObject reasoningTurn() {
+    return J(R"j({"id":"resp_turn1","object":"response","status":"completed","output":[
+        {"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Use Python."}],
+         "encrypted_content":"gAAAA-enc-1"},
+        {"type":"message","id":"msg_c1","role":"assistant","status":"completed",
+         "phase":"commentary",
+         "content":[{"type":"output_text","text":"Let me compute.","annotations":[]}]},
+        {"type":"function_call","id":"fc_1","call_id":"c1","name":"litellm_code_execution",
+         "arguments":"{`code`:`print(1)`}","status":"completed"},
+        {"type":"function_call","id":"fc_2","call_id":"c2","name":"get_weather",
+         "arguments":"{}","status":"completed"}]})j");
+}
+
+QJsonArray outputItems(const QJsonObject &response) {
+    return response.value(QLatin1String("output")).toArray();
+}
+
 } // namespace
 
 class TestInterceptionFixes : public QObject {
@@ -183,6 +202,62 @@ private slots:
     }
 
     // LiteLLM: JSON that is not an object raises outside the parse guard and aborts the plan.
+    // Each plan reports its calls to its own observer: two plans running at once (in one
+    // session sandbox, as two requests of one session do) never hear each other's calls.
+    void concurrentPlansReportOnlyToTheirOwnObserver() {
+        backend->deferRuns = true;
+        struct Heard {
+            QStringList events; // "<event> <callId>"
+        };
+        const auto observe = [](Heard &heard) {
+            PlanObserver observer;
+            observer.toolCallStarting = [&heard](const QJsonObject &) {
+                heard.events << QStringLiteral("starting");
+            };
+            observer.codeRunStarted = [&heard](const QString &, const QString &callId,
+                                               const QString &) {
+                heard.events << QStringLiteral("started ") + callId;
+            };
+            observer.codeRunOutput = [&heard](const QString &callId, const QString &,
+                                              const QString &text) {
+                heard.events << QStringLiteral("output ") + callId + u' ' + text;
+            };
+            observer.toolCallExecuted = [&heard](const QString &, const QString &callId,
+                                                 const QString &, const ToolCallRun &) {
+                heard.events << QStringLiteral("executed ") + callId;
+            };
+            return observer;
+        };
+        const auto payload = [](const QString &callId) {
+            return QJsonObject{
+                {QStringLiteral("tool_calls"),
+                 QJsonArray{QJsonObject{
+                     {QStringLiteral("call_id"), callId},
+                     {QStringLiteral("name"), QStringLiteral("litellm_code_execution")},
+                     {QStringLiteral("arguments"), QStringLiteral("{\"code\":\"print(1)\"}")}}}}};
+        };
+        const QJsonObject kwargs = J(R"j({"_code_interpreter_interception_sandbox_key":"shared",
+                                         "_code_interpreter_interception_session_scoped":true})j");
+        Heard a;
+        Heard b;
+        const auto planA = interception->buildAgenticLoopPlan(
+            payload(QStringLiteral("a1")), QStringLiteral("gpt-5"), userMessage(), {}, kwargs, {},
+            {}, observe(a));
+        const auto planB = interception->buildAgenticLoopPlan(
+            payload(QStringLiteral("b1")), QStringLiteral("gpt-5"), userMessage(), {}, kwargs, {},
+            {}, observe(b));
+        QVERIFY(QTest::qWaitFor([&] { return backend->pendingRunCount() == 2; }, 5000));
+        QCOMPARE(backend->completePendingRuns(), 2);
+        QVERIFY(awaitFuture(planA).ok());
+        QVERIFY(awaitFuture(planB).ok());
+        QCOMPARE(a.events,
+                 (QStringList{QStringLiteral("starting"), QStringLiteral("started a1"),
+                              QStringLiteral("output a1 42"), QStringLiteral("executed a1")}));
+        QCOMPARE(b.events,
+                 (QStringList{QStringLiteral("starting"), QStringLiteral("started b1"),
+                              QStringLiteral("output b1 42"), QStringLiteral("executed b1")}));
+    }
+
     void nonObjectArgumentsAreRefusedAndRunNothing_data() {
         QTest::addColumn<QString>("arguments");
         QTest::newRow("null") << QStringLiteral("null");
@@ -247,6 +322,127 @@ private slots:
 
     // Shutdown with a plan in flight: its future is cancelled (never left hanging), and the
     // sandbox that arrives afterwards is still owned (and deleted) by the registry.
+    // LiteLLM re-sends only the calls (without their ids) and the results: a reasoning model
+    // loses its reasoning and what it said (dialects.md §2).
+    void followUpReplaysTheModelsWholeTurn() {
+        const QJsonObject turn = reasoningTurn();
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception->buildAgenticLoopPlan(
+            payloadWithArguments(QStringLiteral("{\"code\":\"print(1)\"}")),
+            QStringLiteral("gpt-5"), userMessage(), J(R"j({"tools":[]})j"),
+            J(R"j({"_code_interpreter_interception_sandbox_key":"k"})j"), {}, turn));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+        const QJsonArray items = outputItems(turn);
+        const QJsonArray expected{
+            userMessage().first(), items.at(0), items.at(1), items.at(2),
+            J(R"j({"type":"function_call_output","call_id":"c1","output":"42"})j")};
+        QCOMPARE(*plan.value.requestPatch->messages, expected);
+        QVERIFY(!plan.value.requestPatch->optionalParams.contains(
+            QLatin1String("previous_response_id")));
+    }
+
+    // The client keeps state upstream: the follow-up chains from the answer it answers and sends
+    // only the results (re-sending the input under the client's own previous_response_id
+    // skipped that answer).
+    void statefulFollowUpChainsFromTheAnsweredResponse_data() {
+        QTest::addColumn<QJsonObject>("params");
+        QTest::addColumn<QJsonValue>("previousResponseId"); // in the follow-up; undefined = none
+        QTest::addColumn<int>("inputItems");
+        const QJsonValue chained(QStringLiteral("resp_turn1"));
+        QTest::newRow("previous_response_id")
+            << J(R"j({"previous_response_id":"resp_client"})j") << chained << 1;
+        QTest::newRow("store: true") << J(R"j({"store":true})j") << chained << 1;
+        QTest::newRow("conversation (holds the answer already)")
+            << J(R"j({"conversation":"conv_1"})j") << QJsonValue(QJsonValue::Undefined) << 1;
+        QTest::newRow("stateless: the whole conversation")
+            << J(R"j({"store":false})j") << QJsonValue(QJsonValue::Undefined) << 5;
+    }
+    void statefulFollowUpChainsFromTheAnsweredResponse() {
+        QFETCH(QJsonObject, params);
+        QFETCH(QJsonValue, previousResponseId);
+        QFETCH(int, inputItems);
+        params.insert(QStringLiteral("tools"), QJsonArray());
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception->buildAgenticLoopPlan(
+            payloadWithArguments(QStringLiteral("{\"code\":\"print(1)\"}")),
+            QStringLiteral("gpt-5"), userMessage(), params,
+            J(R"j({"_code_interpreter_interception_sandbox_key":"k"})j"), {}, reasoningTurn()));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+        const QJsonArray input = *plan.value.requestPatch->messages;
+        QCOMPARE(input.size(), inputItems);
+        QCOMPARE(
+            input.last(),
+            QJsonValue(J(R"j({"type":"function_call_output","call_id":"c1","output":"42"})j")));
+
+        AgenticRequest request;
+        request.surface = QString(keys::kResponsesSurface);
+        request.model = QStringLiteral("gpt-5");
+        request.messages = userMessage();
+        request.optionalParams = params;
+        FollowUpContext context;
+        context.request = request;
+        const Outcome<QJsonObject> followUp =
+            AgenticFollowUp::buildFollowUpRequest(plan.value, context);
+        QVERIFY2(followUp.ok(), qPrintable(followUp.error));
+        QCOMPARE(followUp.value.value(QLatin1String("previous_response_id")), previousResponseId);
+        QCOMPARE(followUp.value.value(QLatin1String("input")).toArray(), input);
+    }
+
+    // Chat Completions: what the model said with its calls goes back in the assistant message;
+    // provider-only fields (reasoning_content) do not.
+    void chatFollowUpKeepsTheAssistantsContent() {
+        const QJsonObject completion =
+            J(R"j({"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,
+                 "finish_reason":"tool_calls","message":{"role":"assistant",
+                 "content":"Let me compute.","reasoning_content":"private",
+                 "tool_calls":[{"id":"call_1","type":"function","function":{
+                     "name":"litellm_code_execution","arguments":"{`code`:`print(1)`}"}}]}}]})j");
+        const QJsonObject payload =
+            J(R"j({"tool_calls":[{"id":"call_1","call_id":"call_1","type":"function",
+                 "name":"litellm_code_execution","arguments":"{`code`:`print(1)`}"}]})j");
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception->buildAgenticLoopPlan(
+            payload, QStringLiteral("gpt-5"), userMessage(), J(R"j({"tools":[]})j"),
+            J(R"j({"_code_interpreter_interception_sandbox_key":"k",
+                   "_agentic_loop_api_surface":"chat_completions"})j"),
+            {}, completion));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+        const QJsonArray messages = *plan.value.requestPatch->messages;
+        QCOMPARE(messages.size(), 3);
+        QCOMPARE(messages.at(1).toObject(),
+                 J(R"j({"role":"assistant","content":"Let me compute.","tool_calls":[
+                     {"id":"call_1","type":"function","function":{
+                         "name":"litellm_code_execution","arguments":"{`code`:`print(1)`}"}}]})j"));
+    }
+
+    // LiteLLM feeds back only "[execution error] <value>": what the code printed before it
+    // failed, and where it failed, are lost. The client's logs hold no model notes either.
+    void anExceptionFeedsBackStdoutAndTraceback() {
+        backend->stdoutText = QStringLiteral("loaded 3 rows\n");
+        const QString traceback = QStringLiteral("Traceback (most recent call last):\n"
+                                                 "  File \"<cell>\", line 2, in <module>\n"
+                                                 "ZeroDivisionError: division by zero\n");
+        backend->executionError = ExecutionError{QStringLiteral("ZeroDivisionError"),
+                                                 QStringLiteral("division by zero"), traceback};
+        const Outcome<AgenticLoopPlan> plan = awaitFuture(interception->buildAgenticLoopPlan(
+            payloadWithArguments(QStringLiteral("{\"code\":\"print(1)\"}")),
+            QStringLiteral("gpt-5"), userMessage(), J(R"j({"tools":[]})j"),
+            J(R"j({"_code_interpreter_interception_sandbox_key":"k"})j"), {}, reasoningTurn()));
+        QVERIFY2(plan.ok(), qPrintable(plan.error));
+        QCOMPARE(
+            plan.value.requestPatch->messages->last().toObject().value(QLatin1String("output")),
+            QJsonValue(
+                QString(QStringLiteral("loaded 3 rows\n[execution error] division by zero\n") +
+                        traceback)));
+        const QJsonObject record =
+            plan.value.metadata.value(QLatin1String("code_interpreter_calls"))
+                .toArray()
+                .first()
+                .toObject();
+        QCOMPARE(record.value(QLatin1String("outputs")),
+                 QJsonValue(QJsonArray{
+                     QJsonObject{{QStringLiteral("type"), QStringLiteral("logs")},
+                                 {QStringLiteral("logs"),
+                                  QString(QStringLiteral("loaded 3 rows\n") + traceback)}}}));
+    }
+
     void destroyingTheInterceptionCancelsAPendingPlan() {
         backend->deferCreates = true;
         const QFuture<Outcome<AgenticLoopPlan>> pending = interception->buildAgenticLoopPlan(

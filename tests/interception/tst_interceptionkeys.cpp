@@ -442,49 +442,89 @@ private slots:
         QCOMPARE(parsed.code, code);
     }
 
+    // What the model gets (toolOutputFor) and what the client's logs show (clientLogsFor).
     void toolOutput_data() {
         QTest::addColumn<QString>("stdoutText");
         QTest::addColumn<QString>("errorName");
         QTest::addColumn<QString>("errorValue");
+        QTest::addColumn<QString>("traceback");
         QTest::addColumn<bool>("hasError");
         QTest::addColumn<QString>("fedBack");
-        QTest::newRow("stdout") << QStringLiteral("42\n") << QString() << QString() << false
-                                << QStringLiteral("42\n");
-        QTest::newRow("error value wins, stdout dropped")
+        QTest::addColumn<QString>("logs");
+        const QString tb = QStringLiteral("Traceback (most recent call last):\n"
+                                          "  File \"<stdin>\", line 2, in <module>\n"
+                                          "ValueError: boom\n");
+        QTest::newRow("stdout") << QStringLiteral("42\n") << QString() << QString() << QString()
+                                << false << QStringLiteral("42\n") << QStringLiteral("42\n");
+        QTest::newRow("stdout, then the error, then the traceback")
             << QStringLiteral("partial") << QStringLiteral("ValueError") << QStringLiteral("boom")
-            << true << QStringLiteral("[execution error] boom");
+            << tb << true << QString(QStringLiteral("partial\n[execution error] boom\n") + tb)
+            << QString(QStringLiteral("partial\n") + tb);
+        QTest::newRow("no stdout, no traceback: LiteLLM's string")
+            << QString() << QStringLiteral("ValueError") << QStringLiteral("boom") << QString()
+            << true << QStringLiteral("[execution error] boom")
+            << QStringLiteral("ValueError: boom\n");
         QTest::newRow("error name when no value")
-            << QString() << QStringLiteral("KeyboardInterrupt") << QString() << true
-            << QStringLiteral("[execution error] KeyboardInterrupt");
+            << QString() << QStringLiteral("KeyboardInterrupt") << QString() << QString() << true
+            << QStringLiteral("[execution error] KeyboardInterrupt")
+            << QStringLiteral("KeyboardInterrupt\n");
+        QTest::newRow("colours removed")
+            << QStringLiteral("a\n") << QStringLiteral("ZeroDivisionError")
+            << QStringLiteral("division by zero")
+            << QStringLiteral("\x1b[0;31mZeroDivisionError\x1b[0m: division by zero\n") << true
+            << QStringLiteral("a\n[execution error] division by zero\n"
+                              "ZeroDivisionError: division by zero\n")
+            << QStringLiteral("a\nZeroDivisionError: division by zero\n");
     }
     void toolOutput() {
         QFETCH(QString, stdoutText);
         QFETCH(QString, errorName);
         QFETCH(QString, errorValue);
+        QFETCH(QString, traceback);
         QFETCH(bool, hasError);
         QFETCH(QString, fedBack);
+        QFETCH(QString, logs);
         ExecutionResult result;
         result.stdoutText = stdoutText;
         result.stderrText = QStringLiteral("never fed back");
         if (hasError)
-            result.error = ExecutionError{errorName, errorValue, QStringLiteral("Traceback ...")};
+            result.error = ExecutionError{errorName, errorValue, traceback};
         QCOMPARE(CodeInterpreterInterception::toolOutputFor(result), fedBack);
+        QCOMPARE(CodeInterpreterInterception::clientLogsFor(result), logs);
     }
 
-    void injectBeforeFirstMessage_data() {
+    void longTracebackKeepsItsEnd() {
+        ExecutionResult result;
+        result.error = ExecutionError{
+            QStringLiteral("RecursionError"), QStringLiteral("maximum recursion depth exceeded"),
+            QStringLiteral("Traceback (most recent call last):\n") +
+                QStringLiteral("  File \"<stdin>\", line 1, in f\n").repeated(2000) +
+                QStringLiteral("RecursionError: maximum recursion depth exceeded\n")};
+        const QString fed = CodeInterpreterInterception::toolOutputFor(result);
+        QVERIFY2(fed.size() < CodeInterpreterInterception::kMaxTracebackChars + 200,
+                 qPrintable(QString::number(fed.size())));
+        QVERIFY(fed.startsWith(
+            QStringLiteral("[execution error] maximum recursion depth exceeded\n[... ")));
+        QVERIFY(fed.contains(QStringLiteral("characters of the traceback omitted")));
+        QVERIFY(fed.endsWith(QStringLiteral("RecursionError: maximum recursion depth exceeded\n")));
+    }
+
+    void injectBeforeTheFinalAnswer_data() {
         QTest::addColumn<QJsonObject>("response");
         QTest::addColumn<QStringList>("types");
         const QStringList ci = {QStringLiteral("code_interpreter_call")};
-        QTest::newRow("before message")
+        // The calls ran before the final answer was written: they come before all of it,
+        // its reasoning included (LiteLLM puts them before the first message).
+        QTest::newRow("before the answer's reasoning")
             << J(R"j({"output":[{"type":"reasoning"},{"type":"message"},{"type":"message"}]})j")
-            << QStringList{QStringLiteral("reasoning"), ci.first(), QStringLiteral("message"),
+            << QStringList{ci.first(), QStringLiteral("reasoning"), QStringLiteral("message"),
                            QStringLiteral("message")};
-        QTest::newRow("no message: at end") << J(R"j({"output":[{"type":"reasoning"}]})j")
-                                            << QStringList{QStringLiteral("reasoning"), ci.first()};
+        QTest::newRow("no message") << J(R"j({"output":[{"type":"reasoning"}]})j")
+                                    << QStringList{ci.first(), QStringLiteral("reasoning")};
         QTest::newRow("chat completion unchanged") << J(R"j({"choices":[]})j") << QStringList{};
         QTest::newRow("output not a list unchanged") << J(R"j({"output":"x"})j") << QStringList{};
     }
-    void injectBeforeFirstMessage() {
+    void injectBeforeTheFinalAnswer() {
         QFETCH(QJsonObject, response);
         QFETCH(QStringList, types);
         const QJsonArray calls{CodeInterpreterInterception::codeInterpreterCallRecord(
@@ -499,6 +539,30 @@ private slots:
         for (const QJsonValue &item : out.value(QLatin1String("output")).toArray())
             got.append(item.toObject().value(QLatin1String("type")).toString());
         QCOMPARE(got, types);
+    }
+
+    // The driver's record of every round comes first as it happened, then the final answer.
+    void earlierOutputKeepsTheOrderItHappened() {
+        const QJsonObject call = CodeInterpreterInterception::codeInterpreterCallRecord(
+            QStringLiteral("print(1)"), QJsonValue(QStringLiteral("sbx")), QStringLiteral("1"));
+        const QJsonObject metadata{
+            {QStringLiteral("code_interpreter_calls"), QJsonArray{call}},
+            {QStringLiteral("earlier_output"),
+             QJsonArray{J(R"j({"type":"reasoning","id":"rs_1","summary":[]})j"),
+                        J(R"j({"type":"message","id":"msg_c"})j"), call}}};
+        const QJsonObject out = CodeInterpreterInterception::injectCodeInterpreterCalls(
+            J(R"j({"output":[{"type":"reasoning","id":"rs_2"},{"type":"message","id":"msg_f"}]})j"),
+            CodeInterpreterInterception::earlierOutputOf(metadata));
+        QStringList ids;
+        for (const QJsonValue &item : out.value(QLatin1String("output")).toArray())
+            ids << item.toObject().value(QLatin1String("id")).toString();
+        QCOMPARE(ids, (QStringList{QStringLiteral("rs_1"), QStringLiteral("msg_c"),
+                                   call.value(QLatin1String("id")).toString(),
+                                   QStringLiteral("rs_2"), QStringLiteral("msg_f")}));
+        // Without the driver's record (LiteLLM's plan metadata) the calls alone come first.
+        QCOMPARE(CodeInterpreterInterception::earlierOutputOf(
+                     {{QStringLiteral("code_interpreter_calls"), QJsonArray{call}}}),
+                 QJsonValue(QJsonArray{call}));
     }
 
     void codeInterpreterCallRecordShape() {

@@ -49,6 +49,49 @@ inline QJsonObject responsesMessage(const QString &text) {
                                                   {QStringLiteral("total_tokens"), 28}}}};
 }
 
+// How a reasoning model (gpt-5) answers when it calls a tool: a reasoning item with its
+// encrypted_content, a short commentary message, then the call. Ids carry `turn`.
+inline QJsonObject responsesReasoningCall(const QString &code, const QString &turn) {
+    QJsonObject response = responsesFunctionCall(code, QStringLiteral("call_") + turn);
+    response.insert(QStringLiteral("id"), QString(QStringLiteral("resp_turn") + turn));
+    const QJsonObject reasoning{
+        {QStringLiteral("type"), QStringLiteral("reasoning")},
+        {QStringLiteral("id"), QString(QStringLiteral("rs_") + turn)},
+        {QStringLiteral("summary"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("summary_text")},
+                                {QStringLiteral("text"), QStringLiteral("I should run code.")}}}},
+        {QStringLiteral("encrypted_content"), QString(QStringLiteral("gAAAA-enc-") + turn)}};
+    const QJsonObject commentary{
+        {QStringLiteral("type"), QStringLiteral("message")},
+        {QStringLiteral("id"), QString(QStringLiteral("msg_c") + turn)},
+        {QStringLiteral("role"), QStringLiteral("assistant")},
+        {QStringLiteral("status"), QStringLiteral("completed")},
+        {QStringLiteral("phase"), QStringLiteral("commentary")},
+        {QStringLiteral("content"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("output_text")},
+                                {QStringLiteral("text"), QStringLiteral("Let me compute that.")},
+                                {QStringLiteral("annotations"), QJsonArray()}}}}};
+    QJsonArray output{reasoning, commentary};
+    for (const QJsonValue &item : response.value(QStringLiteral("output")).toArray())
+        output.append(item);
+    response.insert(QStringLiteral("output"), output);
+    return response;
+}
+
+// The final answer of a reasoning model: its reasoning, then the message.
+inline QJsonObject responsesReasonedMessage(const QString &text) {
+    QJsonObject response = responsesMessage(text);
+    QJsonArray output{
+        QJsonObject{{QStringLiteral("type"), QStringLiteral("reasoning")},
+                    {QStringLiteral("id"), QStringLiteral("rs_final")},
+                    {QStringLiteral("summary"), QJsonArray()},
+                    {QStringLiteral("encrypted_content"), QStringLiteral("gAAAA-enc-final")}}};
+    for (const QJsonValue &item : response.value(QStringLiteral("output")).toArray())
+        output.append(item);
+    response.insert(QStringLiteral("output"), output);
+    return response;
+}
+
 inline QJsonObject chatCompletion(const QJsonObject &message, const QString &finishReason,
                                   int totalTokens) {
     return {

@@ -172,6 +172,75 @@ private slots:
             QVERIFY2(kinds.contains(QLatin1String(expected)), qPrintable(kinds.join(u',')));
     }
 
+    // The client's logs are what the program printed; what Loopscope tells the model about the
+    // picture and the file it produced is in the model's tool result only.
+    void clientLogsAreExactlyWhatTheProgramPrinted() {
+        const QString code = QStringLiteral("import matplotlib.pyplot as plt\n"
+                                            "print('only this')\n"
+                                            "plt.figure(figsize=(2, 1), dpi=50)\n"
+                                            "plt.plot([1, 2, 3])\n"
+                                            "plt.show()\n"
+                                            "open('/mnt/data/o.txt', 'w').write('x')\n");
+        upstream->enqueue(ScriptedUpstream::Response::json(responsesFunctionCall(code)));
+        upstream->enqueue(ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("ok"))));
+        const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("plot")));
+        QCOMPARE(reply.status, 200);
+        const QJsonObject ci = reply.json()[QStringLiteral("output")][0].toObject();
+        QCOMPARE(ci[QStringLiteral("type")].toString(), QStringLiteral("code_interpreter_call"));
+        const QJsonArray outputs = ci[QStringLiteral("outputs")].toArray();
+        QCOMPARE(outputs.size(), 2);
+        QCOMPARE(outputs[0].toObject(),
+                 (QJsonObject{{QStringLiteral("type"), QStringLiteral("logs")},
+                              {QStringLiteral("logs"), QStringLiteral("only this\n")}}));
+        QCOMPARE(outputs[1][QStringLiteral("type")].toString(), QStringLiteral("image"));
+
+        QCOMPARE(upstream->requestCount(), 2);
+        const QString fed = upstream->requests()[1]
+                                .json()[QStringLiteral("input")]
+                                .toArray()
+                                .last()[QStringLiteral("output")]
+                                .toString();
+        QVERIFY2(fed.startsWith(QStringLiteral("only this\n[image image-1.png (image/png, ")),
+                 qPrintable(fed));
+        QVERIFY2(
+            fed.endsWith(QStringLiteral(
+                "[file /mnt/data/o.txt (1 bytes) saved; link it as sandbox:/mnt/data/o.txt]\n")),
+            qPrintable(fed));
+        QVERIFY(sandboxesGone());
+    }
+
+    // After an exception the model sees what the code printed first and where it failed; the
+    // client sees the output and Python's traceback, without the model's error label.
+    void anExceptionShowsTheModelStdoutAndTraceback() {
+        upstream->enqueue(ScriptedUpstream::Response::json(
+            responsesFunctionCall(QStringLiteral("print('step 1')\n1 / 0\n"))));
+        upstream->enqueue(
+            ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("It failed."))));
+        const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("divide")));
+        QCOMPARE(reply.status, 200);
+        QCOMPARE(upstream->requestCount(), 2);
+        const QString fed = upstream->requests()[1]
+                                .json()[QStringLiteral("input")]
+                                .toArray()
+                                .last()[QStringLiteral("output")]
+                                .toString();
+        QVERIFY2(fed.startsWith(QStringLiteral("step 1\n[execution error] division by zero\n"
+                                               "Traceback (most recent call last):\n")),
+                 qPrintable(fed));
+        QVERIFY2(fed.endsWith(QStringLiteral("ZeroDivisionError: division by zero\n")),
+                 qPrintable(fed));
+        QVERIFY2(fed.contains(QStringLiteral("line 2")), qPrintable(fed)); // where it failed
+        const QString logs = reply
+                                 .json()[QStringLiteral("output")][0][QStringLiteral("outputs")][0]
+                                        [QStringLiteral("logs")]
+                                 .toString();
+        QVERIFY2(logs.startsWith(QStringLiteral("step 1\nTraceback (most recent call last):\n")),
+                 qPrintable(logs));
+        QVERIFY2(logs.endsWith(QStringLiteral("ZeroDivisionError: division by zero\n")),
+                 qPrintable(logs));
+        QVERIFY(sandboxesGone());
+    }
+
     void liveCodeOutputIsPublishedWithTheFlowId_data() {
         QTest::addColumn<bool>("chat");
         QTest::newRow("responses") << false;
@@ -252,6 +321,52 @@ private slots:
         QCOMPARE(result.value(QStringLiteral("stderr")).toString(), QStringLiteral("warn\n"));
         QCOMPARE(liveOut, result.value(QStringLiteral("stdout")).toString());
         QCOMPARE(liveErr, result.value(QStringLiteral("stderr")).toString());
+    }
+
+    // Each loop hears only its own plan's calls: two requests running code at the same time get
+    // their own live output, whole, and none of the other's.
+    void concurrentLoopsHearOnlyTheirOwnCodeOutput() {
+        upstream->setResponder([](const ScriptedUpstream::Request &request) {
+            const QJsonValue input = request.json()[QStringLiteral("input")];
+            if (input.isArray())
+                return ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("done")));
+            return ScriptedUpstream::Response::json(responsesFunctionCall(
+                QStringLiteral("import time\nfor i in range(3):\n"
+                               "    print('%1', i, flush=True)\n    time.sleep(0.2)\n")
+                    .arg(input.toString())));
+        });
+        QList<InspectorEvent> events;
+        QObject context;
+        connect(bus.get(), &EventBus::eventPublished, &context,
+                [&](const InspectorEvent &event) { events << event; });
+        const QList<QPair<QByteArray, QByteArray>> headers{{"authorization", kKeyA},
+                                                           {"content-type", "application/json"}};
+        RawHttpClient alpha(server->port());
+        RawHttpClient beta(server->port());
+        alpha.request("POST", "/v1/responses",
+                      QJsonDocument(ciRequest(QStringLiteral("alpha"))).toJson(), headers);
+        beta.request("POST", "/v1/responses",
+                     QJsonDocument(ciRequest(QStringLiteral("beta"))).toJson(), headers);
+        QVERIFY(QTest::qWaitFor(
+            [&] { return alpha.hasCompleteResponse() && beta.hasCompleteResponse(); }, 60000));
+        QCOMPARE(alpha.take().status, 200);
+        QCOMPARE(beta.take().status, 200);
+        QVERIFY(sandboxesGone());
+
+        QHash<QString, QString> tagOfFlow; // from each flow's own request
+        QHash<QString, QString> liveOutput;
+        for (const InspectorEvent &e : std::as_const(events)) {
+            if (e.kind == InspectorEvent::Kind::RequestStarted)
+                tagOfFlow.insert(e.requestId, e.data[QStringLiteral("request")]
+                                                  .toObject()[QStringLiteral("input")]
+                                                  .toString());
+            else if (e.kind == InspectorEvent::Kind::CodeRunOutput)
+                liveOutput[e.requestId] += e.data.value(QStringLiteral("text")).toString();
+        }
+        QCOMPARE(tagOfFlow.size(), 2);
+        for (auto it = tagOfFlow.cbegin(); it != tagOfFlow.cend(); ++it)
+            QCOMPARE(liveOutput.value(it.key()),
+                     QStringLiteral("%1 0\n%1 1\n%1 2\n").arg(it.value()));
     }
 
     void chatLoopAppendsToolMessage() {

@@ -102,6 +102,62 @@ private slots:
         QCOMPARE(frames[11].json()[QStringLiteral("delta")].toString(), QStringLiteral("It is 1."));
     }
 
+    // An earlier round's reasoning and commentary are streamed when that round's answer
+    // arrives: before its call, once, with the summary events OpenAI sends.
+    void earlierRoundItemsKeepTheirPlace() {
+        ResponsesStreamWriter writer;
+        QByteArray body = writer.begin({{QStringLiteral("created_at"), 1}});
+        const QJsonObject reasoning{
+            {QStringLiteral("id"), QStringLiteral("rs_1")},
+            {QStringLiteral("type"), QStringLiteral("reasoning")},
+            {QStringLiteral("summary"),
+             QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("summary_text")},
+                                    {QStringLiteral("text"), QStringLiteral("Plan.")}}}},
+            {QStringLiteral("encrypted_content"), QStringLiteral("gAAAA-sealed")}};
+        const QJsonObject commentary = message(QStringLiteral("msg_c"), QStringLiteral("Let me."));
+        const QJsonObject call =
+            ciItem(QStringLiteral("ci_a"), QStringLiteral("print(1)"), QStringLiteral("1\n"));
+        body += writer.modelItem(reasoning);
+        body += writer.modelItem(commentary);
+        body += writer.codeCallStarted(call);
+        body += writer.codeCallFinished(call);
+        const QJsonObject answer = message(QStringLiteral("msg_f"), QStringLiteral("1."));
+        body += writer.finish(
+            {{QStringLiteral("output"), QJsonArray{reasoning, commentary, call, answer}}});
+        const QList<SseFrame> frames = parseSse(body);
+
+        QStringList added;
+        QList<int> indexes;
+        for (const SseFrame &frame : frames) {
+            if (frame.event != QLatin1String("response.output_item.added"))
+                continue;
+            added << frame.json()[QStringLiteral("item")][QStringLiteral("id")].toString();
+            indexes << frame.json()[QStringLiteral("output_index")].toInt();
+        }
+        QCOMPARE(added, (QStringList{QStringLiteral("rs_1"), QStringLiteral("msg_c"),
+                                     QStringLiteral("ci_a"), QStringLiteral("msg_f")}));
+        QCOMPARE(indexes, (QList<int>{0, 1, 2, 3}));
+
+        QCOMPARE(types(frames).mid(2, 6),
+                 (QStringList{QStringLiteral("response.output_item.added"),
+                              QStringLiteral("response.reasoning_summary_part.added"),
+                              QStringLiteral("response.reasoning_summary_text.delta"),
+                              QStringLiteral("response.reasoning_summary_text.done"),
+                              QStringLiteral("response.reasoning_summary_part.done"),
+                              QStringLiteral("response.output_item.done")}));
+        const QJsonObject announced = frames.at(2).json()[QStringLiteral("item")].toObject();
+        QCOMPARE(announced[QStringLiteral("summary")].toArray().size(), 0);
+        QCOMPARE(announced[QStringLiteral("encrypted_content")].toString(),
+                 QStringLiteral("gAAAA-sealed"));
+        QCOMPARE(frames.at(4).json()[QStringLiteral("delta")].toString(), QStringLiteral("Plan."));
+        QCOMPARE(frames.at(7).json()[QStringLiteral("item")].toObject(), reasoning);
+        QCOMPARE(frames.last()
+                     .json()[QStringLiteral("response")][QStringLiteral("output")]
+                     .toArray()
+                     .size(),
+                 4);
+    }
+
     void codeCallsNotStreamedLiveAreStreamedAtTheEnd() {
         ResponsesStreamWriter writer;
         QByteArray body = writer.begin({});

@@ -370,11 +370,18 @@ void TestContainersApi::plotsBecomeImagesFilesAndCitations() {
     const QJsonArray outputs = output[0][QStringLiteral("outputs")].toArray();
     QCOMPARE(outputs.size(), 2);
     QCOMPARE(outputs[0][QStringLiteral("type")].toString(), QStringLiteral("logs"));
-    const QString logs = outputs[0][QStringLiteral("logs")].toString();
-    QVERIFY2(logs.startsWith(QStringLiteral("saved\n")) &&
-                 logs.contains(QStringLiteral("image-1.png")) &&
-                 logs.contains(QStringLiteral("/mnt/data/plot.png")),
-             qPrintable(logs));
+    // The client's logs are what the program printed...
+    QCOMPARE(outputs[0][QStringLiteral("logs")].toString(), QStringLiteral("saved\n"));
+    // ...and the model is told about the picture and the file.
+    QString fedBack;
+    for (const QJsonValue &item :
+         upstream->requests().last().json()[QStringLiteral("input")].toArray())
+        if (item[QStringLiteral("type")].toString() == QLatin1String("function_call_output"))
+            fedBack = item[QStringLiteral("output")].toString();
+    QVERIFY2(fedBack.startsWith(QStringLiteral("saved\n")) &&
+                 fedBack.contains(QStringLiteral("image-1.png")) &&
+                 fedBack.contains(QStringLiteral("/mnt/data/plot.png")),
+             qPrintable(fedBack));
     QCOMPARE(outputs[1].toObject().keys(),
              (QStringList{QStringLiteral("type"), QStringLiteral("url")}));
     const QString url = outputs[1][QStringLiteral("url")].toString();

@@ -100,6 +100,9 @@ private slots:
         QTest::newRow("error") << QStringLiteral("[execution error] ZeroDivisionError")
                                << QStringLiteral(
                                       "The code failed:\n[execution error] ZeroDivisionError");
+        QTest::newRow("error after output")
+            << QStringLiteral("step 1\n[execution error] boom")
+            << QStringLiteral("The code failed:\nstep 1\n[execution error] boom");
     }
     void answerForToolOutput() {
         QFETCH(QString, output);
