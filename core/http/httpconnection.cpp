@@ -1,10 +1,12 @@
 #include "http/httpconnection.h"
 
+#include "http/requesttarget.h"
 #include "http/responsesink.h"
 
 #include <QTcpSocket>
 #include <QTimer>
-#include <QUrl>
+
+#include <algorithm>
 
 namespace loopscope {
 
@@ -124,16 +126,30 @@ void HttpConnection::onHeaderTimeout() {
 
 void HttpConnection::parsePending() {
     while (!m_pending.isEmpty() && !isBusy() && !m_closing && !m_rejected) {
+        if (m_head.state() == HeadScanner::State::Scanning) {
+            m_scanned += m_head.feed(QByteArrayView(m_pending).sliced(m_scanned));
+            if (m_head.state() == HeadScanner::State::Invalid) {
+                // The well-formed part still names the method, target and headers in the flow.
+                http_parser_execute(&m_parser, &m_settings, m_pending.constData(),
+                                    size_t(m_scanned - 1));
+                if (!m_rejected) // (a prefix without the head's end cannot complete it)
+                    refuse(400, m_head.error(), m_head.code());
+                return;
+            }
+        }
         const size_t parsed = http_parser_execute(&m_parser, &m_settings, m_pending.constData(),
                                                   size_t(m_pending.size()));
         const auto error = HTTP_PARSER_ERRNO(&m_parser);
         m_pending.remove(0, qsizetype(parsed));
+        m_scanned = std::max<qsizetype>(0, m_scanned - qsizetype(parsed));
         if (error == HPE_PAUSED) {
             http_parser_pause(&m_parser, 0);
             if (m_rejected)
                 return; // failAndClose already answered
             if (m_messageReady) {
                 m_messageReady = false;
+                m_head.reset(); // the parser stopped at the message's end: the next head begins
+                m_scanned = 0;
                 const bool keepAlive = http_should_keep_alive(&m_parser) != 0 && !m_closing;
                 if (!keepAlive)
                     m_closing = true;
@@ -185,6 +201,14 @@ void HttpConnection::failAndClose(int status, const QString &message, const QStr
     m_idleTimer.stop();
     HttpRequest request = m_request;
     request.httpMinor = m_parser.http_minor;
+    if (!request.target.isEmpty() && request.method.isEmpty()) // refused before its headers ended
+        request.method = http_method_str(static_cast<http_method>(m_parser.method));
+    if (!request.target.isEmpty() && request.path.isEmpty()) {
+        // The flow shows the target as sent, undecoded: it was never routed or forwarded.
+        const qsizetype q = request.target.indexOf('?');
+        request.path = QString::fromLatin1(q < 0 ? request.target : request.target.left(q));
+        request.query = q < 0 ? QByteArray() : request.target.mid(q + 1);
+    }
     request.received.start();
     ResponseSink sink(m_socket, request, false);
     if (m_limits.onRejected)
@@ -197,6 +221,21 @@ void HttpConnection::failAndClose(int status, const QString &message, const QStr
         if (m_socket->state() == QAbstractSocket::ConnectedState)
             m_socket->disconnectFromHost();
     });
+}
+
+void HttpConnection::refuse(int status, const QString &message, const QString &code) {
+    // The target as sent, control bytes escaped so it cannot forge a log line.
+    QString shown;
+    for (const char c : m_request.target.left(200)) {
+        const auto u = static_cast<unsigned char>(c);
+        shown += u > 0x20 && u < 0x7f && u != '\\'
+                     ? QString(QLatin1Char(c))
+                     : QStringLiteral("\\x%1").arg(uint(u), 2, 16, QLatin1Char('0'));
+    }
+    qWarning("loopscope: %d %s to %s: %s (target %s)", status, qPrintable(code),
+             qPrintable(m_socket->peerAddress().toString()), qPrintable(message),
+             shown.isEmpty() ? "-" : qPrintable(shown));
+    failAndClose(status, message, code);
 }
 
 int HttpConnection::onMessageBegin(http_parser *parser) {
@@ -246,10 +285,27 @@ int HttpConnection::onHeadersComplete(http_parser *parser) {
     HttpRequest &r = c->m_request;
     r.method = http_method_str(static_cast<http_method>(parser->method));
     r.httpMinor = parser->http_minor;
-    const qsizetype q = r.target.indexOf('?');
-    const QByteArray rawPath = q < 0 ? r.target : r.target.left(q);
-    r.query = q < 0 ? QByteArray() : r.target.mid(q + 1);
-    r.path = QUrl::fromPercentEncoding(rawPath);
+    const RequestTarget target = RequestTarget::parse(r.target);
+    if (!target.isValid()) {
+        c->refuse(400, target.error(), QStringLiteral("invalid_request_target"));
+        http_parser_pause(parser, 1);
+        return 0;
+    }
+    r.path = target.path();
+    r.query = target.query();
+
+    // RFC 9112 3.2: exactly one Host on HTTP/1.1 (HTTP/1.0 may omit it).
+    const auto hosts = std::count_if(r.headers.cbegin(), r.headers.cend(),
+                                     [](const auto &h) { return h.first == "host"; });
+    if (hosts > 1 || (hosts == 0 && parser->http_major == 1 && parser->http_minor >= 1)) {
+        c->refuse(400,
+                  hosts > 1 ? QStringLiteral("Malformed HTTP request: more than one Host header")
+                            : QStringLiteral("Malformed HTTP request: HTTP/1.1 requires a Host "
+                                             "header"),
+                  hosts > 1 ? QStringLiteral("invalid_host") : QStringLiteral("missing_host"));
+        http_parser_pause(parser, 1);
+        return 0;
+    }
 
     if (!c->m_limits.allowedHosts.isEmpty() && r.hasHeader("host") &&
         !c->m_limits.allowedHosts.contains(r.header("host").toLower())) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "http/headscanner.h"
 #include "http/httprequest.h"
 
 #include <QObject>
@@ -36,8 +37,9 @@ struct HttpLimits {
 };
 
 // One client connection: parses HTTP/1.x with libhttp-parser (keep-alive, chunked bodies,
-// Expect: 100-continue), answers protocol errors itself (400, 403 bad Host, 408 too slow, 413
-// too large; limits in HttpLimits) and
+// Expect: 100-continue), answers protocol errors itself (400 for a malformed head, a missing or
+// repeated Host on HTTP/1.1 or a refused RequestTarget, 403 bad Host, 408 too slow, 413 too
+// large; limits in HttpLimits) and
 // hands each complete request to the handler with a ResponseSink. Requests are served one at a
 // time: parsing pauses until the current response is finished, so pipelined requests are
 // answered in order and never interleave.
@@ -72,6 +74,8 @@ private:
     void parsePending();
     void onSinkFinished();
     void failAndClose(int status, const QString &message, const QString &code);
+    // failAndClose for a request refused for its form, with a log line naming it.
+    void refuse(int status, const QString &message, const QString &code);
     // 413 for a body over the cap (declared or received); stops the parser. Returns 0.
     int rejectOversizedBody(http_parser *parser);
     void finishHeader();
@@ -85,7 +89,9 @@ private:
     Handler m_handler;
     http_parser m_parser;
     http_parser_settings m_settings;
-    QByteArray m_pending; // received bytes not yet parsed (while a response is in flight)
+    QByteArray m_pending;    // received bytes not yet parsed (while a response is in flight)
+    HeadScanner m_head;      // the current request's head, checked before the parser sees it
+    qsizetype m_scanned = 0; // bytes of m_pending m_head has already checked
     HttpRequest m_request;
     QByteArray m_field;
     QByteArray m_value;

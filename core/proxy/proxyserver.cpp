@@ -2,6 +2,7 @@
 
 #include "control/controlapi.h"
 #include "http/httpserver.h"
+#include "http/requesttarget.h"
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
@@ -529,7 +530,8 @@ void ProxyServer::handleOther(const HttpRequest &request, const QString &path, R
                         invalidRequest(), QStringLiteral("unknown_url"));
         return;
     }
-    QString upstreamPath = path;
+    // Encoded again: the upstream URL is parsed as encoded, and must decode to this path once.
+    QString upstreamPath = QString::fromLatin1(RequestTarget::encodePath(path));
     if (!request.query.isEmpty())
         upstreamPath += u'?' + QString::fromLatin1(request.query);
     passThrough(withClientAuth(*route, request), request.method, upstreamPath, out, sink);
@@ -544,6 +546,20 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         bool streaming = false;
         QTimer *drain = nullptr; // polls a slow client's write buffer while reading is paused
     };
+    // Defence in depth behind RequestTarget: whatever built the path, the URL that leaves (with
+    // the route's key) must lie under the route's base path and hold nothing to resolve.
+    const QUrl url = route.urlFor(upstreamPathAndQuery);
+    if (!RequestTarget::staysUnder(url.path(QUrl::FullyEncoded).toLatin1(),
+                                   route.baseUrl.path(QUrl::FullyEncoded).toLatin1())) {
+        qWarning("loopscope: not forwarding %s %s: it leaves the route's base path %s",
+                 method.constData(), url.path(QUrl::FullyEncoded).left(200).toLatin1().constData(),
+                 route.baseUrl.path(QUrl::FullyEncoded).toLatin1().constData());
+        sink->sendError(400,
+                        QStringLiteral("Invalid request target: the upstream path would leave the "
+                                       "route's base path"),
+                        invalidRequest(), QStringLiteral("invalid_request_target"));
+        return;
+    }
     auto state = std::make_shared<State>();
     state->upstreamClock.start();
     QNetworkReply *reply = m_upstream->send(route, method, upstreamPathAndQuery, body);

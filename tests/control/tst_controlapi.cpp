@@ -440,6 +440,38 @@ private slots:
                  400);
     }
 
+    // A refused target is recorded as a flow like every early rejection. Replaying it skips
+    // the HTTP front, so what stops it is the proxy's last check before sending (the upstream
+    // path must stay under the route's base path): the replay ends 400 and nothing is sent.
+    void replayOfARefusedTargetIsNotForwarded() {
+        start();
+        const auto refused = call("POST", "/v1/../../admin/keys", "{}");
+        QCOMPARE(refused.status, 400);
+        QCOMPARE(errorCode(refused), QStringLiteral("invalid_request_target"));
+        QJsonArray all;
+        QTRY_VERIFY_WITH_TIMEOUT((all = flows()).size() == 1, 20000);
+        const QJsonObject flow = all.at(0).toObject();
+        QCOMPARE(flow.value(QStringLiteral("path")).toString(),
+                 QStringLiteral("/v1/../../admin/keys"));
+        QCOMPARE(flow.value(QStringLiteral("status")).toInt(), 400);
+
+        const QByteArray id = flow.value(QStringLiteral("id")).toString().toUtf8();
+        const auto replay = call("POST", "/loopscope/v1/flows/" + id + "/replay");
+        QCOMPARE(replay.status, 200);
+        const QByteArray replayed =
+            replay.json().value(QStringLiteral("flow_id")).toString().toUtf8();
+        QTRY_VERIFY_WITH_TIMEOUT((m_store->flush(), call("GET", "/loopscope/v1/flows/" + replayed)
+                                                            .json()
+                                                            .value(QStringLiteral("status"))
+                                                            .toInt() == 400),
+                                 20000);
+        QCOMPARE(m_upstream->requestCount(), 0);
+        // The upstream was reachable all along.
+        QCOMPARE(plainTurn("after").status, 200);
+        QCOMPARE(m_upstream->requestCount(), 1);
+        QCOMPARE(m_upstream->requests().at(0).target, QByteArray("/v1/responses"));
+    }
+
     void clearHistory() {
         start();
         QCOMPARE(plainTurn("one").status, 200);

@@ -1,6 +1,7 @@
 // The HTTP front on real loopback sockets: keep-alive, chunked bodies, 100-continue, body cap,
-// Host check, pipelining, streaming, client disconnects, graceful shutdown, and the limits of
-// issue 18: slowloris and idle timeouts, the connection cap, bytes pending during a response.
+// Host check, pipelining, streaming, client disconnects, graceful shutdown, the limits of
+// issue 18 (slowloris and idle timeouts, the connection cap, bytes pending during a response),
+// and the strict head and target checks (bare LF, obs-fold, Host on HTTP/1.1, request forms).
 #include "http/httpserver.h"
 #include "http/responsesink.h"
 #include "proxy/rawhttpclient.h"
@@ -181,6 +182,128 @@ private slots:
         QCOMPARE(client.current().status, 400);
         QVERIFY(client.current().json().contains(QStringLiteral("error")));
         QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 10000);
+    }
+
+    // Heads Debian's libhttp-parser (built without HTTP_PARSER_STRICT) takes, and targets that
+    // name something other than a plain path: each gets 400 in the OpenAI error shape with its
+    // code, is reported to the rejection observer (a flow in the proxy), never reaches the
+    // handler, and the server goes on serving.
+    void malformedHeadsGet400_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("code");
+        const QByteArray host = "Host: localhost\r\n";
+        auto row = [](const char *name, const QByteArray &bytes, const char *code) {
+            QTest::newRow(name) << bytes << QString::fromLatin1(code);
+        };
+        row("bare LF line ends", "GET /echo HTTP/1.1\nHost: localhost\n\n", "invalid_line_ending");
+        row("bare LF after a header", "GET /echo HTTP/1.1\r\nHost: localhost\nX-A: 1\r\n\r\n",
+            "invalid_line_ending");
+        row("bare LF ends the head", "GET /echo HTTP/1.1\r\n" + host + "\n", "invalid_line_ending");
+        row("bare CR", "GET /echo HTTP/1.1\r\nHost: localhost\rX-A: 1\r\n\r\n",
+            "invalid_line_ending");
+        row("obs-fold", "GET /echo HTTP/1.1\r\n" + host + "X-A: 1\r\n 2\r\n\r\n",
+            "obsolete_line_folding");
+        row("obs-fold with a tab", "GET /echo HTTP/1.1\r\n" + host + "X-A: 1\r\n\t2\r\n\r\n",
+            "obsolete_line_folding");
+        row("whitespace before the first header", "GET /echo HTTP/1.1\r\n Host: localhost\r\n\r\n",
+            "obsolete_line_folding");
+        row("whitespace before a colon", "GET /echo HTTP/1.1\r\nHost : localhost\r\n\r\n",
+            "invalid_header");
+        row("header line without a colon", "GET /echo HTTP/1.1\r\n" + host + "NoColon\r\n\r\n",
+            "invalid_header");
+        row("control byte in a value", "GET /echo HTTP/1.1\r\n" + host + "X-A: a\x01b\r\n\r\n",
+            "invalid_header");
+        row("HTTP/1.1 without Host", "GET /echo HTTP/1.1\r\n\r\n", "missing_host");
+        row("two Host headers", "GET /echo HTTP/1.1\r\n" + host + host + "\r\n", "invalid_host");
+        row("absolute-form", "POST http://evil/x HTTP/1.1\r\n" + host + "Content-Length: 0\r\n\r\n",
+            "invalid_request_target");
+        row("authority-form", "CONNECT evil:443 HTTP/1.1\r\nHost: evil:443\r\n\r\n",
+            "invalid_request_target");
+        row("asterisk-form", "OPTIONS * HTTP/1.1\r\n" + host + "\r\n", "invalid_request_target");
+        row("encoded dot-dot", "GET /v1/%2e%2e/x HTTP/1.1\r\n" + host + "\r\n",
+            "invalid_request_target");
+        row("backslash", "GET /v1\\..\\x HTTP/1.1\r\n" + host + "\r\n", "invalid_request_target");
+    }
+    void malformedHeadsGet400() {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, code);
+        QList<HttpRequest> rejected;
+        m_server->setRejectionObserver(
+            [&rejected](const HttpRequest &request, ResponseSink *) { rejected.append(request); });
+        RawHttpClient client(port());
+        client.send(bytes);
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        const auto r = client.current();
+        QCOMPARE(r.status, 400);
+        const QJsonObject error = r.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(error.value(QStringLiteral("code")).toString(), code);
+        QCOMPARE(error.value(QStringLiteral("type")).toString(),
+                 QStringLiteral("invalid_request_error"));
+        QVERIFY(!error.value(QStringLiteral("message")).toString().isEmpty());
+        QVERIFY(error.contains(QStringLiteral("param")));
+        QCOMPARE(rejected.size(), 1);
+        // The flow names what was sent: the method, and the target as it came.
+        QCOMPARE(rejected.first().method, bytes.left(bytes.indexOf(' ')));
+        QVERIFY(bytes.contains(QByteArray(" " + rejected.first().target + " ")));
+        QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 10000);
+        RawHttpClient next(port());
+        next.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(next.hasCompleteResponse(), 10000);
+        QCOMPARE(next.current().status, 200);
+    }
+
+    void http10WithoutHostIsServed() {
+        RawHttpClient client(port());
+        client.send("GET /echo?x=1 HTTP/1.0\r\n\r\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        QCOMPARE(client.current().status, 200);
+        QCOMPARE(client.current().json().value(QStringLiteral("query")).toString(),
+                 QStringLiteral("x=1"));
+    }
+
+    // The head checks cover the head only: a body may hold bare LFs, and the next pipelined
+    // request's head is checked from its own first byte.
+    void headChecksStopAtTheBody() {
+        RawHttpClient client(port());
+        client.send("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\na\nb\n\r"
+                    "GET /echo?n=2 HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                    "GET /echo?n=3 HTTP/1.1\nHost: localhost\n\n");
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        auto r = client.take();
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("body")).toString(), QStringLiteral("a\nb\n\r"));
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        r = client.take();
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("query")).toString(), QStringLiteral("n=2"));
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        QCOMPARE(client.current().status, 400); // the third head has bare LFs
+    }
+
+    // A head that arrives in pieces is checked across them.
+    void headChecksSpanReads_data() {
+        QTest::addColumn<QByteArray>("first");
+        QTest::addColumn<QByteArray>("second");
+        QTest::addColumn<int>("status");
+        QTest::newRow("good head")
+            << QByteArray("GET /echo HTTP/1.1\r\nHost: local") << QByteArray("host\r\n\r\n") << 200;
+        QTest::newRow("CR, then a bare LF line")
+            << QByteArray("GET /echo HTTP/1.1\r\nHost: localhost\r") << QByteArray("\nX-A: 1\n\r\n")
+            << 400;
+        QTest::newRow("fold in the second piece")
+            << QByteArray("GET /echo HTTP/1.1\r\nHost: localhost\r\n")
+            << QByteArray(" folded\r\n\r\n") << 400;
+    }
+    void headChecksSpanReads() {
+        QFETCH(QByteArray, first);
+        QFETCH(QByteArray, second);
+        QFETCH(int, status);
+        RawHttpClient client(port());
+        client.send(first);
+        QTest::qWait(100); // two TCP writes, so the server reads the head in two pieces
+        client.send(second);
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 10000);
+        QCOMPARE(client.current().status, status);
     }
 
     void http10ClientGetsAClosedStream() {

@@ -797,6 +797,94 @@ private slots:
         QCOMPARE(roundTrip("GET", "/models").body, QByteArray("{\"data\":[{\"id\":\"up\"}]}"));
     }
 
+    // The reproductions: with a configured key each reached the upstream (as
+    // POST /admin/keys, GET /etc/passwd, ...) carrying that key. Each is answered 400 here and
+    // never forwarded. The 400 is made locally, so no forward preceded it; the good request after
+    // it shows the upstream was reachable and recording all along.
+    void hostileTargetsAreNeverForwarded_data() {
+        QTest::addColumn<QByteArray>("method");
+        QTest::addColumn<QByteArray>("target");
+        QTest::newRow("dot-dot") << QByteArray("POST") << QByteArray("/v1/../../admin/keys");
+        QTest::newRow("encoded dot-dot")
+            << QByteArray("POST") << QByteArray("/v1/%2e%2e/%2e%2e/admin/keys");
+        QTest::newRow("double-encoded dot-dot")
+            << QByteArray("POST") << QByteArray("/v1/%252e%252e/%252e%252e/admin/keys");
+        QTest::newRow("dot-dot above the root")
+            << QByteArray("GET") << QByteArray("/../../../etc/passwd");
+        QTest::newRow("absolute-form") << QByteArray("POST") << QByteArray("http://evil/x");
+        QTest::newRow("encoded slashes")
+            << QByteArray("GET") << QByteArray("/v1/files/a%2f..%2f..%2fadmin");
+        QTest::newRow("backslashes") << QByteArray("GET") << QByteArray("/v1\\..\\..\\admin");
+        QTest::newRow("encoded NUL") << QByteArray("GET") << QByteArray("/v1/files/a%00.json");
+    }
+    void hostileTargetsAreNeverForwarded() {
+        QFETCH(QByteArray, method);
+        QFETCH(QByteArray, target);
+        ProxyConfig config = upstreamConfig();
+        config.defaultRoute->apiKey = QStringLiteral("sk-route-key");
+        startProxy(config);
+        m_upstream->setResponder([](const ScriptedUpstream::Request &) {
+            return ScriptedUpstream::Response::json(200, "{}");
+        });
+        const auto r = roundTrip(method, target, method == "POST" ? QByteArray("{}") : QByteArray(),
+                                 {{"Content-Type", "application/json"}});
+        QCOMPARE(r.status, 400);
+        QCOMPARE(errorCode(r), QStringLiteral("invalid_request_target"));
+        QVERIFY(hasOpenAiErrorShape(r));
+        QCOMPARE(roundTrip("GET", "/v1/files/file-abc/content").status, 200);
+        QCOMPARE(m_upstream->requests().size(), 1);
+        QCOMPARE(m_upstream->requests().first().target, QByteArray("/v1/files/file-abc/content"));
+        QCOMPARE(m_upstream->requests().first().header("authorization"),
+                 QByteArray("Bearer sk-route-key"));
+    }
+
+    // Ordinary targets reach the upstream as sent (dot segments inside /v1 resolved), the query
+    // untouched, and the path decoded exactly once: an escaped "?" or "%" stays escaped.
+    void legitimateTargetsPassUntouched_data() {
+        QTest::addColumn<QByteArray>("method");
+        QTest::addColumn<QByteArray>("target");
+        QTest::addColumn<QByteArray>("upstreamTarget");
+        QTest::newRow("responses")
+            << QByteArray("POST") << QByteArray("/v1/responses") << QByteArray("/v1/responses");
+        QTest::newRow("file content")
+            << QByteArray("GET") << QByteArray("/v1/files/file-abc/content")
+            << QByteArray("/v1/files/file-abc/content");
+        QTest::newRow("without /v1") << QByteArray("GET") << QByteArray("/files/file-abc")
+                                     << QByteArray("/v1/files/file-abc");
+        QTest::newRow("encoded slash in the query")
+            << QByteArray("GET") << QByteArray("/v1/files?purpose=a%2Fb&after=file%3D1")
+            << QByteArray("/v1/files?purpose=a%2Fb&after=file%3D1");
+        QTest::newRow("dot segments inside /v1")
+            << QByteArray("GET") << QByteArray("/v1/files/./file-abc/../file-abc/content")
+            << QByteArray("/v1/files/file-abc/content");
+        QTest::newRow("escaped ? stays in the path")
+            << QByteArray("GET") << QByteArray("/v1/files/a%3Fb") << QByteArray("/v1/files/a%3Fb");
+        QTest::newRow("escaped % stays escaped")
+            << QByteArray("GET") << QByteArray("/v1/files/x%2541")
+            << QByteArray("/v1/files/x%2541");
+        QTest::newRow("escaped space")
+            << QByteArray("GET") << QByteArray("/v1/files/a%20b") << QByteArray("/v1/files/a%20b");
+    }
+    void legitimateTargetsPassUntouched() {
+        QFETCH(QByteArray, method);
+        QFETCH(QByteArray, target);
+        QFETCH(QByteArray, upstreamTarget);
+        ProxyConfig config = upstreamConfig();
+        config.defaultRoute->apiKey = QStringLiteral("sk-route-key");
+        startProxy(config);
+        m_upstream->enqueue(ScriptedUpstream::Response::json(200, "{\"ok\":true}"));
+        const QByteArray body =
+            method == "POST" ? QByteArray("{\"model\":\"gpt-4o\"}") : QByteArray();
+        const auto r = roundTrip(method, target, body, {{"Content-Type", "application/json"}});
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.body, QByteArray("{\"ok\":true}"));
+        QCOMPARE(m_upstream->requests().size(), 1);
+        QCOMPARE(m_upstream->requests().first().method, method);
+        QCOMPARE(m_upstream->requests().first().target, upstreamTarget);
+        QCOMPARE(m_upstream->requests().first().header("authorization"),
+                 QByteArray("Bearer sk-route-key"));
+    }
+
     void healthAndConfiguredModels() {
         ProxyConfig config;
         for (const QString &name : {QStringLiteral("a"), QStringLiteral("b")}) {

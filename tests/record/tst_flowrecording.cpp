@@ -384,6 +384,14 @@ private slots:
             << 413;
         QTest::newRow("403 foreign host")
             << QByteArray("GET /v1/models HTTP/1.1\r\nHost: evil.example\r\n\r\n") << 403;
+        QTest::newRow("400 dot segments above /v1")
+            << QByteArray("POST /v1/../../admin/keys HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          "Content-Length: 0\r\n\r\n")
+            << 400;
+        QTest::newRow("400 bare LF")
+            << QByteArray("GET /v1/models HTTP/1.1\nHost: 127.0.0.1\n\n") << 400;
+        QTest::newRow("400 HTTP/1.1 without Host")
+            << QByteArray("GET /v1/models HTTP/1.1\r\n\r\n") << 400;
     }
     void earlyRejectionsAreFlows() {
         QFETCH(QByteArray, raw);
