@@ -77,6 +77,8 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
               kFrameOverheadBytes) {
     m_startTimer.setSingleShot(true);
     m_runTimer.setSingleShot(true);
+    m_fileTimer.setSingleShot(true);
+    connect(&m_fileTimer, &QTimer::timeout, this, [this] { killTree(KillReason::FileTimeout); });
     connect(&m_startTimer, &QTimer::timeout, this, [this] { killTree(KillReason::StartTimeout); });
     connect(&m_runTimer, &QTimer::timeout, this, [this] { killTree(KillReason::Timeout); });
     m_reapTimer.setSingleShot(true);
@@ -256,6 +258,8 @@ QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir,
         {QStringLiteral("image_max_bytes"), m_options.imageMaxBytes},
         {QStringLiteral("image_max_count"), m_options.maxImagesPerRun},
         {QStringLiteral("file_max_bytes"), m_options.fileTransferBytes},
+        {QStringLiteral("file_list_max"), m_options.fileListMaxEntries},
+        {QStringLiteral("file_list_ms"), m_options.fileListMs},
         // Without a user namespace of its own the process count is per uid, machine-wide.
         {QStringLiteral("shared_uid"), !m_isolated},
         {QStringLiteral("site_packages"), sitePackages},
@@ -417,6 +421,7 @@ void LocalSandboxProcess::killTree(KillReason reason) {
         m_killReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    m_fileTimer.stop();
     if (!m_process) {
         // Forked: the zygote kills the sandbox's PID namespace and reports on the lifeline (open
         // for as long as the channel is).
@@ -570,6 +575,7 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
         m_becameReady = true;
         m_ready.addResult(Outcome<bool>::success(true));
         m_ready.finish();
+        armFileTimer(); // requests sent while it started
         return;
     }
     const bool currentRun = m_state == State::Running && m_run &&
@@ -608,7 +614,17 @@ LocalSandboxProcess::fileRequest(const QJsonObject &request, const QByteArray &p
     frame.insert(QStringLiteral("id"), id);
     sendToDriver(LocalSandboxFrameCodec::encode(frame) +
                  LocalSandboxFrameCodec::encodeRaw(payload));
+    armFileTimer();
     return promise->future();
+}
+
+void LocalSandboxProcess::armFileTimer() {
+    // Behind a run, a request waits for it (the run has its own limit); the clock starts when
+    // the driver is free to answer. One clock for the oldest: answers come in order.
+    if (m_fileRequests.isEmpty() || m_state != State::Ready || m_fileTimer.isActive() ||
+        m_options.fileTimeoutMs <= 0)
+        return;
+    m_fileTimer.start(m_options.fileTimeoutMs);
 }
 
 void LocalSandboxProcess::finishFileRequest(const QJsonObject &header, const QByteArray &data) {
@@ -619,6 +635,8 @@ void LocalSandboxProcess::finishFileRequest(const QJsonObject &header, const QBy
         return;
     }
     const auto promise = m_fileRequests.takeFirst().second;
+    m_fileTimer.stop();
+    armFileTimer(); // the next one's turn
     if (header.value(QStringLiteral("ok")).toBool())
         promise->addResult(Outcome<FileReply>::success(FileReply{header, data}));
     else
@@ -678,6 +696,7 @@ void LocalSandboxProcess::finishRun(const QJsonObject &header) {
     m_partial.reset();
     m_liveSink = {};
     m_state = State::Ready;
+    armFileTimer(); // requests that waited behind this run
     auto run = std::move(m_run);
     run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
     run->finish();
@@ -689,6 +708,9 @@ QString LocalSandboxProcess::describeExit(int exitCode, bool crashed) const {
         text = QStringLiteral("the sandbox was deleted");
     else if (m_killReason == KillReason::Timeout)
         text = QStringLiteral("the run timed out after %1 s").arg(m_runTimeoutMs / 1000.0);
+    else if (m_killReason == KillReason::FileTimeout)
+        text = QStringLiteral("the sandbox did not answer a file request within %1 s")
+                   .arg(m_options.fileTimeoutMs / 1000.0);
     else if (m_killReason == KillReason::StartTimeout)
         text = QStringLiteral("the interpreter was not ready within %1 ms")
                    .arg(m_options.startTimeoutMs);
@@ -733,6 +755,7 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_exitReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    m_fileTimer.stop();
     m_reapTimer.stop();
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
     m_pendingHeader.reset();

@@ -9,6 +9,7 @@
 
 #include "sandboxprocessscan.h"
 
+#include <QElapsedTimer>
 #include <QTest>
 
 #include <fcntl.h>
@@ -21,6 +22,9 @@ using loopscope::test::sandboxLeftovers;
 namespace {
 
 constexpr int kWaitMs = 60000; // generous: the CI box is a loaded 2-core VM
+// What a driver must answer within when nothing is wrong with it (a patch did not reach it);
+// far below a hang, far above a loaded machine's answer time.
+constexpr int kAnswerMs = 20000;
 
 // Creates one socket per (family, type) and prints "ok" or the errno name, space-separated.
 const char *kSocketProbe = R"(import errno, socket
@@ -166,6 +170,167 @@ private slots:
             m_backend->run(bystander.value, QStringLiteral("print(x + 1)"), {}), kWaitMs);
         QVERIFY2(other.ok(), qPrintable(other.error));
         QCOMPARE(other.value.stdoutText, QStringLiteral("42\n"));
+    }
+
+    // Code patches what the driver used to look up after a run (os.walk, builtins, posix,
+    // io, time, select). The listing, reads and writes of /mnt/data and the next run
+    // must not run any of it: each answers at once, as if nothing had been patched.
+    void patchesDoNotReachTheDriver_data() {
+        QTest::addColumn<QString>("patch");
+        QTest::newRow("os.walk") << QStringLiteral(
+            "import os, time\nos.walk = lambda *a, **k: time.sleep(10**6)");
+        QTest::newRow("os and posix functions")
+            << QStringLiteral("import os, posix, time\n"
+                              "def hang(*a, **k):\n    time.sleep(10**6)\n"
+                              "for m in (os, posix):\n"
+                              "    for n in ('open', 'read', 'write', 'scandir', 'lstat', 'stat',\n"
+                              "              'fstat', 'listdir', 'dup2', 'close', 'remove',\n"
+                              "              'unlink', 'mkdir', 'makedirs', 'ftruncate'):\n"
+                              "        if hasattr(m, n):\n            setattr(m, n, hang)\n"
+                              "os.path.realpath = os.path.join = os.path.isfile = hang");
+        QTest::newRow("builtins") << QStringLiteral(
+            "import builtins, time\n"
+            "def hang(*a, **k):\n    time.sleep(10**6)\n"
+            "for n in ('len', 'sorted', 'min', 'str', 'int', 'open', 'isinstance',\n"
+            "          'bytes', 'memoryview'):\n"
+            "    setattr(builtins, n, hang)");
+        QTest::newRow("io, time and select")
+            << QStringLiteral("import io, select, time\nsleep = time.sleep\n"
+                              "def hang(*a, **k):\n    sleep(10**6)\n"
+                              "io.BytesIO = select.select = hang\n"
+                              "time.monotonic = time.perf_counter = hang");
+    }
+    void patchesDoNotReachTheDriver() {
+        QFETCH(QString, patch);
+        LocalSandboxOptions options = testOptions();
+        options.fileTimeoutMs = 0; // the answers must come from an unharmed driver, not a kill
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        const QByteArray csv("city,temp\nOslo,4\n");
+        QVERIFY(awaitFuture(
+                    m_backend->writeFile(created.value, QStringLiteral("/mnt/data/a.csv"), csv, {}),
+                    kWaitMs)
+                    .ok());
+        const Outcome<ExecutionResult> patched =
+            awaitFuture(m_backend->run(created.value, patch, {}), kWaitMs);
+        QVERIFY2(patched.ok() && !patched.value.error,
+                 qPrintable(patched.error + patched.value.stderrText));
+
+        auto listed = m_backend->listFiles(created.value, {});
+        QVERIFY2(waitForFuture(listed, kAnswerMs), "the listing hangs after the patch");
+        QVERIFY2(listed.result().ok(), qPrintable(listed.result().error));
+        QCOMPARE(listed.result().value.size(), 1);
+        QCOMPARE(listed.result().value.first().path, QStringLiteral("/mnt/data/a.csv"));
+        auto read = m_backend->readFile(created.value, QStringLiteral("/mnt/data/a.csv"), {});
+        QVERIFY2(waitForFuture(read, kAnswerMs), "the read hangs after the patch");
+        QCOMPARE(read.result().value, csv);
+        auto written =
+            m_backend->writeFile(created.value, QStringLiteral("/mnt/data/new/b.txt"), "b", {});
+        QVERIFY2(waitForFuture(written, kAnswerMs), "the write hangs after the patch");
+        QVERIFY2(written.result().ok(), qPrintable(written.result().error));
+        // The same interpreter serves the next run (its streams wired without the patches).
+        const qint64 pid = m_backend->processId(created.value.id);
+        auto next = m_backend->run(created.value, QStringLiteral("x = 6 * 7"), {});
+        QVERIFY2(waitForFuture(next, kAnswerMs), "the next run hangs after the patch");
+        QVERIFY2(next.result().ok() && !next.result().value.error, qPrintable(next.result().error));
+        QCOMPARE(m_backend->processId(created.value.id), pid);
+    }
+
+    // Code that takes the driver itself apart (found through gc) can hang its file service;
+    // the proxy's own clock ends that: the request fails within fileTimeoutMs, the interpreter
+    // is killed like a timed-out run, and the sandbox goes on with a fresh one.
+    void hungFileServiceIsKilledByTheHostClock() {
+        LocalSandboxOptions options = testOptions();
+        options.fileTimeoutMs = 1500;
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        const Outcome<ExecutionResult> sabotage = awaitFuture(
+            m_backend->run(created.value,
+                           QStringLiteral("import gc, time\n"
+                                          "d = [o for o in gc.get_objects() if "
+                                          "type(o).__name__ == 'Driver'][0]\n"
+                                          "class Hang:\n"
+                                          "    def handle(self, *a):\n        time.sleep(10**6)\n"
+                                          "d.files = Hang()"),
+                           {}),
+            kWaitMs);
+        QVERIFY2(sabotage.ok() && !sabotage.value.error, qPrintable(sabotage.error));
+        const qint64 pid = m_backend->processId(created.value.id);
+        QElapsedTimer clock;
+        clock.start();
+        auto listed = m_backend->listFiles(created.value, {});
+        QVERIFY2(waitForFuture(listed, kAnswerMs), "a hung file service hangs the request");
+        QVERIFY(!listed.result().ok());
+        QVERIFY2(listed.result().error.contains(QStringLiteral("did not answer a file request")),
+                 qPrintable(listed.result().error));
+        QVERIFY2(clock.elapsed() >= 1400, "failed before its time");
+        QTRY_VERIFY_WITH_TIMEOUT(m_backend->processId(created.value.id) != pid, kAnswerMs);
+        const Outcome<ExecutionResult> after = awaitFuture(
+            m_backend->run(created.value, QStringLiteral("print('alive')"), {}), kWaitMs);
+        QVERIFY2(after.ok() && !after.value.error, qPrintable(after.error));
+        QVERIFY(after.value.stdoutText.endsWith(QStringLiteral("alive\n")));
+        QVERIFY2(after.value.stderrText.contains(QStringLiteral("did not answer a file request")),
+                 qPrintable(after.value.stderrText));
+    }
+
+    // What code puts where a file was (a FIFO, a symlink out) is refused at once, never
+    // opened in a way that blocks or leaves /mnt/data.
+    void nonRegularFilesAreRefusedAtOnce_data() {
+        QTest::addColumn<QString>("plant");
+        QTest::addColumn<bool>("write");
+        QTest::addColumn<QString>("mentions");
+        const QString fifo = QStringLiteral("import os\nos.remove('a.csv')\nos.mkfifo('a.csv')");
+        QTest::newRow("read a FIFO") << fifo << false << QStringLiteral("not a regular file");
+        QTest::newRow("write a FIFO") << fifo << true << QStringLiteral("Errno 6");
+        const QString link = QStringLiteral(
+            "import os\nos.remove('a.csv')\nos.symlink('/etc/ld.so.cache', 'a.csv')");
+        QTest::newRow("read a symlink") << link << false << QStringLiteral("Errno 40");
+        QTest::newRow("write a symlink") << link << true << QStringLiteral("Errno 40");
+        QTest::newRow("read through a symlinked dir")
+            << QStringLiteral("import os\nos.remove('a.csv')\nos.mkdir('real')\n"
+                              "open('real/a.csv', 'w').write('x')\nos.symlink('real', 'd')")
+            << false << QStringLiteral("Errno 20");
+    }
+    void nonRegularFilesAreRefusedAtOnce() {
+        QFETCH(QString, plant);
+        QFETCH(bool, write);
+        QFETCH(QString, mentions);
+        LocalSandboxOptions options = testOptions();
+        options.fileTimeoutMs = 0; // refused by the driver, not ended by a kill
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        QVERIFY(awaitFuture(m_backend->writeFile(created.value, QStringLiteral("/mnt/data/a.csv"),
+                                                 "a,b\n", {}),
+                            kWaitMs)
+                    .ok());
+        const Outcome<ExecutionResult> planted =
+            awaitFuture(m_backend->run(created.value, plant, {}), kWaitMs);
+        QVERIFY2(planted.ok() && !planted.value.error,
+                 qPrintable(planted.error + planted.value.stderrText));
+        const QString path = QString::fromLatin1(QTest::currentDataTag()).contains(u"dir")
+                                 ? QStringLiteral("/mnt/data/d/a.csv")
+                                 : QStringLiteral("/mnt/data/a.csv");
+        QString error;
+        if (write) {
+            auto f = m_backend->writeFile(created.value, path, "new", {});
+            QVERIFY2(waitForFuture(f, kAnswerMs), "the write hangs");
+            QVERIFY(!f.result().ok());
+            error = f.result().error;
+        } else {
+            auto f = m_backend->readFile(created.value, path, {});
+            QVERIFY2(waitForFuture(f, kAnswerMs), "the read hangs");
+            QVERIFY(!f.result().ok());
+            error = f.result().error;
+        }
+        QVERIFY2(error.contains(mentions), qPrintable(error));
+        // The interpreter is unharmed.
+        const Outcome<ExecutionResult> after =
+            awaitFuture(m_backend->run(created.value, QStringLiteral("print(1)"), {}), kWaitMs);
+        QVERIFY2(after.ok() && !after.value.error, qPrintable(after.error));
+        QCOMPARE(after.value.stdoutText, QStringLiteral("1\n"));
     }
 
     // Kernels before 5.11 have no close_range(CLOSE_RANGE_CLOEXEC): the fallback must mark
