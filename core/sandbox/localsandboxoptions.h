@@ -21,7 +21,8 @@ struct LocalSandboxOptions {
     // anyway.
     int fileTimeoutMs = 15000;
     // The driver's own bounds on a listing of /mnt/data (entries, wall clock); well inside
-    // fileTimeoutMs.
+    // fileTimeoutMs. The entry cap is above the work dir's inode cap, so a listing that is not
+    // cut by time names every file.
     int fileListMaxEntries = 10000;
     int fileListMs = 5000;
     int startTimeoutMs = 15000; // an interpreter that is not ready by then counts as failed
@@ -44,6 +45,10 @@ struct LocalSandboxOptions {
     int maxOpenFiles = 256;                // RLIMIT_NOFILE
     qint64 workDirBytes = 256 * kMiB;      // size of the /mnt/data tmpfs
     qint64 tmpDirBytes = 64 * kMiB;        // size of the /tmp tmpfs (and of /dev/shm)
+    // Inodes (files, directories, symlinks) per tmpfs: `size=` does not bound empty files, and
+    // every inode is unreclaimable kernel memory (~1 KiB with its dentry) charged to no one.
+    int workDirInodes = 8192;
+    int tmpDirInodes = 4096; // /tmp and /dev/shm each
 
     // Pictures a run returns (figures shown or left open, PIL show()); beyond: a note in stdout.
     qint64 imageMaxBytes = 4 * kMiB;

@@ -10,6 +10,7 @@
 #include "sandboxprocessscan.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QTest>
 
 #include <fcntl.h>
@@ -47,6 +48,36 @@ print(probe(40, socket.SOCK_STREAM), probe(38, socket.SOCK_SEQPACKET),
       probe(socket.AF_UNIX, socket.SOCK_STREAM), probe(socket.AF_INET, socket.SOCK_STREAM),
       probe(socket.AF_INET, socket.SOCK_DGRAM), pair())
 )";
+
+// Creates files in %1 (with os.mknod or open) until an error or %3 of them; prints how many
+// and the errno name.
+const char *kInodeFill = R"(import errno, os
+n, end = 0, 'none'
+try:
+    while n < %3:
+        path = '%1/f%d' % n
+        if '%2' == 'mknod':
+            os.mknod(path)
+        else:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        n += 1
+except OSError as e:
+    end = errno.errorcode.get(e.errno, str(e.errno))
+print(n, end))";
+
+// docs/security.md, "Memory, honestly": the inodes of one sandbox's tmpfs take at most this.
+constexpr qint64 kInodeBoundBytes = 24 * 1024 * 1024;
+
+qint64 unreclaimableSlabBytes() {
+    QFile meminfo(QStringLiteral("/proc/meminfo"));
+    if (!meminfo.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : meminfo.readAll().split('\n')) {
+        if (line.startsWith("SUnreclaim:"))
+            return line.mid(11).trimmed().split(' ').first().toLongLong() * 1024;
+    }
+    return -1;
+}
 
 } // namespace
 
@@ -331,6 +362,61 @@ private slots:
             awaitFuture(m_backend->run(created.value, QStringLiteral("print(1)"), {}), kWaitMs);
         QVERIFY2(after.ok() && !after.value.error, qPrintable(after.error));
         QCOMPARE(after.value.stdoutText, QStringLiteral("1\n"));
+    }
+
+    // Empty files cost no tmpfs `size=` but an inode each, unreclaimable kernel memory that
+    // no limit of the sandbox's processes counts. Every tmpfs of a sandbox has nr_inodes: a
+    // loop creating files stops with ENOSPC at the cap, far before the loop's own end.
+    void tmpfsInodesAreCapped_data() {
+        QTest::addColumn<QString>("dir");
+        QTest::addColumn<QString>("how");
+        QTest::addColumn<int>("cap");
+        const LocalSandboxOptions defaults;
+        for (const char *how : {"mknod", "open"}) {
+            QTest::addRow("/dev/shm %s", how)
+                << QStringLiteral("/dev/shm") << QString::fromLatin1(how) << defaults.tmpDirInodes;
+            QTest::addRow("/tmp %s", how)
+                << QStringLiteral("/tmp") << QString::fromLatin1(how) << defaults.tmpDirInodes;
+            QTest::addRow("/mnt/data %s", how)
+                << QStringLiteral("/mnt/data") << QString::fromLatin1(how)
+                << defaults.workDirInodes;
+        }
+    }
+    void tmpfsInodesAreCapped() {
+        QFETCH(QString, dir);
+        QFETCH(QString, how);
+        QFETCH(int, cap);
+        const Outcome<ExecutionResult> r =
+            runOnce(testOptions(), QString::fromLatin1(kInodeFill).arg(dir, how).arg(cap * 3));
+        QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error + r.value.stderrText));
+        const QStringList f = r.value.stdoutText.trimmed().split(u' ');
+        QCOMPARE(f.size(), 2);
+        QCOMPARE(f.at(1), QStringLiteral("ENOSPC"));
+        QVERIFY2(f.at(0).toInt() <= cap && f.at(0).toInt() > cap - 64, qPrintable(f.at(0)));
+    }
+
+    // The bound docs/security.md ("Memory, honestly") gives for the inodes of one sandbox
+    // holds: filling all three tmpfs grows the machine's unreclaimable slab by less.
+    void inodeCapsBoundKernelMemory() {
+        const LocalSandboxOptions defaults;
+        m_backend = std::make_unique<LocalPythonBackend>(testOptions());
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        const qint64 before = unreclaimableSlabBytes();
+        QVERIFY(before > 0);
+        QString code;
+        for (const char *dir : {"/dev/shm", "/tmp", "/mnt/data"})
+            code += QString::fromLatin1(kInodeFill)
+                        .arg(QString::fromLatin1(dir), QStringLiteral("mknod"))
+                        .arg(3 * qMax(defaults.tmpDirInodes, defaults.workDirInodes)) +
+                    u'\n';
+        const Outcome<ExecutionResult> r =
+            awaitFuture(m_backend->run(created.value, code, {}), kWaitMs);
+        QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error + r.value.stderrText));
+        const qint64 grown = unreclaimableSlabBytes() - before; // the sandbox still holds them
+        qInfo("SUnreclaim grew by %lld KiB for: %s", grown / 1024,
+              qPrintable(r.value.stdoutText.simplified()));
+        QVERIFY2(grown < kInodeBoundBytes, qPrintable(QString::number(grown / 1024)));
     }
 
     // Kernels before 5.11 have no close_range(CLOSE_RANGE_CLOEXEC): the fallback must mark
