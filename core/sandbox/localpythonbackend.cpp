@@ -565,6 +565,11 @@ QFuture<Outcome<QList<SandboxFileInfo>>> LocalPythonBackend::listFiles(const San
     return fileOp<QList<SandboxFileInfo>>(
         handle.id, fsRequest(QStringLiteral("list")), {},
         [](const QJsonObject &header, const QByteArray &) {
+            // A cut listing would make its reader forget the files past the cut.
+            if (header.value(QStringLiteral("truncated")).toBool())
+                return Outcome<QList<SandboxFileInfo>>::failure(
+                    QStringLiteral("the listing of /mnt/data was cut short (too many entries, "
+                                   "or too slow to walk)"));
             QList<SandboxFileInfo> files;
             for (const QJsonValue &file : header.value(QStringLiteral("files")).toArray())
                 files.append(fileInfoFrom(file.toObject()));

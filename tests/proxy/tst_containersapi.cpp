@@ -14,6 +14,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -116,6 +117,11 @@ private slots:
     void fileIdsAreCopiedFromTheUpstream();
     void plotsBecomeImagesFilesAndCitations();
     void expiresAfterIsTheContainersIdleTime();
+    void filesListPagesThroughEveryFile();
+    void badPageQueriesAreRefused_data();
+    void badPageQueriesAreRefused();
+    void overlongFileNameIs400();
+    void fileReplacedByAFifoIs404AtOnce();
     void badExpiresAfterIsRefused_data();
     void badExpiresAfterIsRefused();
 };
@@ -391,6 +397,134 @@ void TestContainersApi::plotsBecomeImagesFilesAndCitations() {
         call("GET", "/v1/containers/" + id.toUtf8() + "/files/" + fileId.toUtf8() + "/content");
     QVERIFY(content.body.startsWith(kPngMagic));
     QCOMPARE(content.body.size(), file.json()[QStringLiteral("bytes")].toInteger());
+}
+
+// More files than one page (and than the old 1,000-entry listing): every one reachable by id
+// and listed once when an SDK pages on with after=last_id.
+void TestContainersApi::filesListPagesThroughEveryFile() {
+    const QString id = createContainer();
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    const auto uploaded = call("POST", base, multipart("B", "upload.csv", "a,b\n"), kKeyA,
+                               "multipart/form-data; boundary=B");
+    QCOMPARE(uploaded.status, 200);
+    const QString uploadId = uploaded.json()[QStringLiteral("id")].toString();
+    upstream->enqueue(ScriptedUpstream::Response::json(functionCall(
+        QStringLiteral("for i in range(1100):\n    open('f%04d.txt' % i, 'w').write('x')\n"
+                       "print('made')"),
+        QStringLiteral("call_many"))));
+    upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("done"))));
+    const QJsonObject request{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"), QStringLiteral("make files")},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                                {QStringLiteral("container"), id}}}}};
+    QCOMPARE(callJson("POST", "/v1/responses", request).status, 200);
+
+    const auto first = call("GET", base);
+    QCOMPARE(first.status, 200);
+    QCOMPARE(first.json()[QStringLiteral("data")].toArray().size(), 20); // OpenAI's default
+    QCOMPARE(first.json()[QStringLiteral("has_more")].toBool(), true);
+    QSet<QString> seen;
+    QByteArray after;
+    int pages = 0;
+    for (;;) {
+        QByteArray path = base + "?limit=100";
+        if (!after.isEmpty())
+            path += "&after=" + after;
+        const auto page = call("GET", path);
+        QCOMPARE(page.status, 200);
+        const QJsonObject list = page.json();
+        const QJsonArray data = list[QStringLiteral("data")].toArray();
+        QVERIFY(data.size() <= 100);
+        for (const QJsonValue &file : data)
+            seen.insert(file[QStringLiteral("id")].toString());
+        ++pages;
+        if (!list[QStringLiteral("has_more")].toBool())
+            break;
+        QCOMPARE(data.size(), 100);
+        QCOMPARE(list[QStringLiteral("last_id")].toString(),
+                 data.last()[QStringLiteral("id")].toString());
+        after = list[QStringLiteral("last_id")].toString().toUtf8();
+        QVERIFY(pages < 20);
+    }
+    QCOMPARE(seen.size(), 1101);
+    QCOMPARE(pages, 12);
+    QVERIFY(seen.contains(uploadId));
+    QCOMPARE(call("GET", base + '/' + uploadId.toUtf8() + "/content").body, QByteArray("a,b\n"));
+}
+
+void TestContainersApi::badPageQueriesAreRefused_data() {
+    QTest::addColumn<QByteArray>("query");
+    QTest::newRow("limit 0") << QByteArray("limit=0");
+    QTest::newRow("limit 101") << QByteArray("limit=101");
+    QTest::newRow("limit text") << QByteArray("limit=ten");
+    QTest::newRow("unknown after") << QByteArray("after=cfile_nope");
+}
+
+void TestContainersApi::badPageQueriesAreRefused() {
+    QFETCH(QByteArray, query);
+    const QString id = createContainer();
+    const QList<QByteArray> paths{"/v1/containers/" + id.toUtf8() + "/files?" + query,
+                                  "/v1/containers?" + query};
+    for (const QByteArray &path : paths) {
+        const auto r = call("GET", path);
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json()[QStringLiteral("error")][QStringLiteral("type")].toString(),
+                 QStringLiteral("invalid_request_error"));
+    }
+}
+
+// A name the sandbox's file system cannot hold (over NAME_MAX in UTF-8) is the client's 400,
+// with an OpenAI error saying why, not a 502 from the sandbox.
+void TestContainersApi::overlongFileNameIs400() {
+    const QString id = createContainer();
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    const QByteArray name = QString(200, QChar(0xe9)).toUtf8(); // 400 bytes
+    const auto r =
+        call("POST", base, multipart("B", name, "x"), kKeyA, "multipart/form-data; boundary=B");
+    QCOMPARE(r.status, 400);
+    const QJsonObject error = r.json()[QStringLiteral("error")].toObject();
+    QCOMPARE(error[QStringLiteral("type")].toString(), QStringLiteral("invalid_request_error"));
+    QVERIFY2(error[QStringLiteral("message")].toString().contains(QStringLiteral("255")),
+             r.body.constData());
+    QCOMPARE(call("GET", base).status, 200);
+}
+
+// Code replaces an already-listed file with a FIFO after the run's listing: its download is a
+// quick 404, never a request that hangs.
+void TestContainersApi::fileReplacedByAFifoIs404AtOnce() {
+    const QString id = createContainer();
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    const auto uploaded = call("POST", base, multipart("B", "data.csv", "a,b\n"), kKeyA,
+                               "multipart/form-data; boundary=B");
+    QCOMPARE(uploaded.status, 200);
+    const QByteArray content =
+        base + '/' + uploaded.json()[QStringLiteral("id")].toString().toUtf8() + "/content";
+    // A thread of the sandbox's interpreter does it once the run (and its listing) is over.
+    upstream->enqueue(ScriptedUpstream::Response::json(functionCall(
+        QStringLiteral("import os, threading\n"
+                       "def swap():\n    os.remove('data.csv')\n    os.mkfifo('data.csv')\n"
+                       "threading.Timer(0.2, swap).start()"),
+        QStringLiteral("call_fifo"))));
+    upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("done"))));
+    const QJsonObject request{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"), QStringLiteral("swap")},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                                {QStringLiteral("container"), id}}}}};
+    QCOMPARE(callJson("POST", "/v1/responses", request).status, 200);
+    // Until the swap the file downloads; after it, 404 (each answer within the client's wait).
+    int status = 0;
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            status = call("GET", content).status;
+            return status != 200;
+        },
+        30000));
+    QCOMPARE(status, 404);
+    QCOMPARE(call("GET", base).status, 200); // the container goes on
 }
 
 QTEST_GUILESS_MAIN(TestContainersApi)
