@@ -92,6 +92,8 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
 }
 
 LocalSandboxProcess::~LocalSandboxProcess() {
+    if (m_dataDirFd >= 0)
+        ::close(m_dataDirFd);
     if (m_channel)
         m_channel->disconnect(this);
     if (m_lifelineFd >= 0) {
@@ -573,6 +575,7 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
         }
         m_state = State::Ready;
         m_becameReady = true;
+        openDataDir();
         m_ready.addResult(Outcome<bool>::success(true));
         m_ready.finish();
         armFileTimer(); // requests sent while it started
@@ -616,6 +619,18 @@ LocalSandboxProcess::fileRequest(const QJsonObject &request, const QByteArray &p
                  LocalSandboxFrameCodec::encodeRaw(payload));
     armFileTimer();
     return promise->future();
+}
+
+void LocalSandboxProcess::openDataDir() {
+    if (!m_isolated || m_dataDirFd >= 0)
+        return;
+    // The sandbox's init sees the sandbox's mounts; its /proc root leads into its /mnt/data.
+    const qint64 init = m_forked ? m_pid : namespaceInitPid();
+    if (init <= 0)
+        return;
+    const QByteArray path = "/proc/" + QByteArray::number(init) + "/root" +
+                            QFile::encodeName(BubblewrapCommand::sandboxWorkDir());
+    m_dataDirFd = ::open(path.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 void LocalSandboxProcess::armFileTimer() {
@@ -789,16 +804,17 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
                 result.error = ExecutionError{
                     QStringLiteral("TimeoutError"),
                     QStringLiteral("Execution timed out after %1 s: the interpreter was stopped. "
-                                   "The next run starts a fresh interpreter; variables, imports "
-                                   "and files from earlier runs are gone.")
+                                   "The next run starts a fresh interpreter; variables and "
+                                   "imports from earlier runs are gone, the files in /mnt/data "
+                                   "are carried over.")
                         .arg(m_runTimeoutMs / 1000.0),
                     {}};
             } else {
                 result.error = ExecutionError{
                     QStringLiteral("InterpreterExited"),
                     reason + QStringLiteral(". The next run starts a fresh interpreter; "
-                                            "variables, imports and files from earlier runs "
-                                            "are gone."),
+                                            "variables and imports from earlier runs are "
+                                            "gone, the files in /mnt/data are carried over."),
                     {}};
             }
             run->addResult(Outcome<ExecutionResult>::success(std::move(result)));

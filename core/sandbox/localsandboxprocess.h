@@ -110,6 +110,12 @@ public:
     // Kills the whole tree; exited() follows once it is reaped. Idempotent.
     void kill();
 
+    // A descriptor of the sandbox's /mnt/data tmpfs, opened (through /proc) once it was ready,
+    // or -1. It keeps that tmpfs readable after the sandbox is gone, so the caller can carry the
+    // files into the next interpreter of the same container; the caller owns it (and must close
+    // it) after this call. Closed with this object otherwise.
+    int takeDataDir() { return std::exchange(m_dataDirFd, -1); }
+
 signals:
     void exited();
 
@@ -132,6 +138,7 @@ private:
     void finishRun(const QJsonObject &header);
     void finishFileRequest(const QJsonObject &header, const QByteArray &data);
     void armFileTimer();
+    void openDataDir();
     static qsizetype expectedRawFrames(const QJsonObject &header);
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
     void deliverLiveOutput(const QJsonObject &header);
@@ -178,6 +185,7 @@ private:
     QList<std::pair<qint64, std::shared_ptr<QPromise<Outcome<FileReply>>>>> m_fileRequests;
     qint64 m_fileRequestId = 0;
     QTimer m_fileTimer;               // the oldest file request the driver is free to serve
+    int m_dataDirFd = -1;             // see takeDataDir()
     SandboxOutputSink m_liveSink;     // of the run in flight
     QStringDecoder m_liveDecoders[2]; // chunks may end inside a UTF-8 sequence
     int m_runTimeoutMs = 0;

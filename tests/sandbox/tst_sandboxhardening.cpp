@@ -419,6 +419,75 @@ private slots:
         QVERIFY2(grown < kInodeBoundBytes, qPrintable(QString::number(grown / 1024)));
     }
 
+    // A timed-out or crashed interpreter must not take the container's files with it (an
+    // uploaded CSV, what earlier runs wrote): the next interpreter of the same sandbox finds
+    // them in /mnt/data. Only regular files come over; links and FIFOs the code left do not.
+    void filesOutliveAStoppedInterpreter_data() {
+        QTest::addColumn<bool>("zygote");
+        QTest::addColumn<QString>("ending");
+        QTest::addColumn<QString>("error");
+        for (const bool zygote : {true, false}) {
+            const char *path = zygote ? "forked" : "bwrap";
+            QTest::addRow("%s, timeout", path) << zygote << QStringLiteral("while True:\n    pass")
+                                               << QStringLiteral("TimeoutError");
+            QTest::addRow("%s, exit", path) << zygote << QStringLiteral("import os\nos._exit(3)")
+                                            << QStringLiteral("InterpreterExited");
+        }
+    }
+    void filesOutliveAStoppedInterpreter() {
+        QFETCH(bool, zygote);
+        QFETCH(QString, ending);
+        QFETCH(QString, error);
+        LocalSandboxOptions options = testOptions();
+        options.zygote = zygote;
+        options.timeoutMs = 2000;
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        QCOMPARE(m_backend->usesZygote(), zygote);
+        QVERIFY(awaitFuture(m_backend->writeFile(created.value, QStringLiteral("/mnt/data/up.csv"),
+                                                 "a,b\n", {}),
+                            kWaitMs)
+                    .ok());
+        const Outcome<ExecutionResult> wrote = awaitFuture(
+            m_backend->run(
+                created.value,
+                QStringLiteral("import os\nos.mkdir('nested')\n"
+                               "open('nested/out.txt', 'w').write('x')\n"
+                               "os.mkfifo('pipe')\nos.symlink('/etc/ld.so.cache', 'link')"),
+                {}),
+            kWaitMs);
+        QVERIFY2(wrote.ok() && !wrote.value.error, qPrintable(wrote.error));
+        const qint64 pid = m_backend->processId(created.value.id);
+        const Outcome<ExecutionResult> ended =
+            awaitFuture(m_backend->run(created.value, ending, {}), kWaitMs);
+        QVERIFY2(ended.ok() && ended.value.error, qPrintable(ended.error));
+        QCOMPARE(ended.value.error->name, error);
+
+        const Outcome<ExecutionResult> after = awaitFuture(
+            m_backend->run(created.value,
+                           QStringLiteral("import os\nprint(open('up.csv').read().strip(), "
+                                          "open('nested/out.txt').read(), os.path.lexists('pipe'), "
+                                          "os.path.lexists('link'))"),
+                           {}),
+            kWaitMs);
+        QVERIFY2(after.ok() && !after.value.error,
+                 qPrintable(after.error + after.value.stderrText));
+        QVERIFY(m_backend->processId(created.value.id) != pid);
+        QCOMPARE(after.value.stdoutText, QStringLiteral("a,b x False False\n"));
+        QVERIFY2(after.value.stderrText.contains(QStringLiteral("2 files in /mnt/data were carried "
+                                                                "over (2 entries were not")),
+                 qPrintable(after.value.stderrText));
+        const Outcome<QList<SandboxFileInfo>> listed =
+            awaitFuture(m_backend->listFiles(created.value, {}), kWaitMs);
+        QVERIFY2(listed.ok(), qPrintable(listed.error));
+        QStringList paths;
+        for (const SandboxFileInfo &file : listed.value)
+            paths << file.path;
+        QCOMPARE(paths, (QStringList{QStringLiteral("/mnt/data/up.csv"),
+                                     QStringLiteral("/mnt/data/nested/out.txt")}));
+    }
+
     // Kernels before 5.11 have no close_range(CLOSE_RANGE_CLOEXEC): the fallback must mark
     // every inheritable descriptor itself and keep only the one meant for bwrap.
     void closeRangeFallbackMarksDescriptorsOneByOne() {
