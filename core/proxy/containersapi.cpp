@@ -1,6 +1,7 @@
 #include "proxy/containersapi.h"
 
 #include "common/futurechain.h"
+#include "common/openaierror.h"
 #include "http/responsesink.h"
 #include "loop/containerfileimporter.h"
 #include "proxy/multipartformdata.h"
@@ -293,6 +294,16 @@ void ContainersApi::createContainer(const HttpRequest &request, const QString &c
                 made, Outcome<SandboxEntry>::failure(QStringLiteral("creation was cancelled")));
             if (!guard)
                 return;
+            if (!created.ok() && SandboxRegistry::isCapReached(created.error)) {
+                // No slot for it now: a retryable 429, as for code runs.
+                guard->sendJson(429,
+                                OpenAiError::object(created.error,
+                                                    QStringLiteral("rate_limit_error"),
+                                                    QStringLiteral("too_many_sandboxes")),
+                                {{QByteArrayLiteral("Retry-After"),
+                                  QByteArray::number(SandboxRegistry::kCapRetryAfterSeconds)}});
+                return;
+            }
             if (!created.ok()) {
                 guard->sendError(502,
                                  QStringLiteral("Could not create a sandbox: ") + created.error,
@@ -300,10 +311,8 @@ void ContainersApi::createContainer(const HttpRequest &request, const QString &c
                 return;
             }
             SandboxEntry entry = created.value;
-            if (idleTtlMs > 0) {
-                m_registry->setIdleTtl(entry.key, idleTtlMs);
-                entry.idleTtlMs = idleTtlMs;
-            }
+            if (idleTtlMs > 0) // at most sandbox.max_expires_after_minutes
+                entry.idleTtlMs = m_registry->setIdleTtl(entry.key, idleTtlMs);
             m_names.insert(entry.handle.id, containerName);
             if (fileIds.isEmpty()) {
                 guard->sendJson(200, containerObject(entry, containerName));

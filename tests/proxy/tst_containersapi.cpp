@@ -3,6 +3,7 @@
 // bubblewrap sandboxes in between.
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
+#include "interception/yamldocument.h"
 #include "proxy/containersapi.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/multipartformdata.h"
@@ -122,6 +123,7 @@ private slots:
     void badPageQueriesAreRefused();
     void overlongFileNameIs400();
     void fileReplacedByAFifoIs404AtOnce();
+    void containersKeepOneShotSlotsFree();
     void badExpiresAfterIsRefused_data();
     void badExpiresAfterIsRefused();
 };
@@ -525,6 +527,65 @@ void TestContainersApi::fileReplacedByAFifoIs404AtOnce() {
         30000));
     QCOMPARE(status, 404);
     QCOMPARE(call("GET", base).status, 200); // the container goes on
+}
+
+// With sandbox.max_live 3 and max_sessions 2: a key that holds both session slots gets a
+// retryable 429 for a third container (not a 502); a second key, below its share, still gets
+// one (the first key's least recently used goes); a one-shot code run from a third key is
+// served from the slot kept for it; expires_after is capped at the configured maximum.
+void TestContainersApi::containersKeepOneShotSlotsFree() {
+    cleanup();
+    upstream = std::make_unique<ScriptedUpstream>();
+    QVERIFY(upstream->listen());
+    bus = std::make_unique<EventBus>();
+    ProxyConfig config;
+    config.port = 0;
+    QString error;
+    config.defaultRoute = ProxyConfig::routeForUpstream(upstream->baseUrl(), &error);
+    QVERIFY2(config.loadYaml(YamlDocument::fromText("sandbox:\n  max_live: 3\n  max_sessions: 2\n"
+                                                    "  max_expires_after_minutes: 30\n"),
+                             QProcessEnvironment(), &error),
+             qPrintable(error));
+    config.defaultRoute = ProxyConfig::routeForUpstream(upstream->baseUrl(), &error);
+    server = std::make_unique<ProxyServer>(config);
+    stack = std::make_unique<InterceptionStack>(server.get(), bus.get());
+    LocalSandboxOptions options;
+    options.poolSize = 0;
+    QVERIFY2(stack->init(options, &error), qPrintable(error));
+    QVERIFY(server->listen());
+
+    const QJsonObject longLived{
+        {QStringLiteral("name"), QStringLiteral("day")},
+        {QStringLiteral("expires_after"),
+         QJsonObject{{QStringLiteral("anchor"), QStringLiteral("last_active_at")},
+                     {QStringLiteral("minutes"), 1440}}}};
+    const auto first = callJson("POST", "/v1/containers", longLived);
+    QCOMPARE(first.status, 200);
+    QCOMPARE(first.json()[QStringLiteral("expires_after")][QStringLiteral("minutes")].toInt(), 30);
+    QCOMPARE(callJson("POST", "/v1/containers", longLived).status, 200);
+    const auto third = callJson("POST", "/v1/containers", longLived);
+    QCOMPARE(third.status, 429);
+    QCOMPARE(third.header("retry-after"), QByteArray("5"));
+    QCOMPARE(third.json()[QStringLiteral("error")][QStringLiteral("code")].toString(),
+             QStringLiteral("too_many_sandboxes"));
+    QVERIFY2(third.json()[QStringLiteral("error")][QStringLiteral("message")].toString().contains(
+                 QStringLiteral("sandbox.max_sessions")),
+             third.body.constData());
+    QCOMPARE(callJson("POST", "/v1/containers", longLived, kKeyB).status, 200);
+
+    upstream->enqueue(ScriptedUpstream::Response::json(
+        functionCall(QStringLiteral("print(6 * 7)"), QStringLiteral("call_one"))));
+    upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("42"))));
+    const QJsonObject oneShot{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"), QStringLiteral("compute")},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                                {QStringLiteral("container"),
+                                 QJsonObject{{QStringLiteral("type"), QStringLiteral("auto")}}}}}}};
+    const auto ran = callJson("POST", "/v1/responses", oneShot, "Bearer sk-a-fifth-identity-05");
+    QCOMPARE(ran.status, 200);
+    QVERIFY2(ran.body.contains("42"), ran.body.left(400).constData());
 }
 
 QTEST_GUILESS_MAIN(TestContainersApi)
