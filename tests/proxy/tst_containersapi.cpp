@@ -124,6 +124,11 @@ private slots:
     void overlongFileNameIs400();
     void fileReplacedByAFifoIs404AtOnce();
     void containersKeepOneShotSlotsFree();
+    void oneShotSandboxIsReleasedWhateverItsCodeDid_data();
+    void oneShotSandboxIsReleasedWhateverItsCodeDid();
+
+private:
+    void restartWith(const QByteArray &sandboxYaml);
     void badExpiresAfterIsRefused_data();
     void badExpiresAfterIsRefused();
 };
@@ -533,7 +538,8 @@ void TestContainersApi::fileReplacedByAFifoIs404AtOnce() {
 // retryable 429 for a third container (not a 502); a second key, below its share, still gets
 // one (the first key's least recently used goes); a one-shot code run from a third key is
 // served from the slot kept for it; expires_after is capped at the configured maximum.
-void TestContainersApi::containersKeepOneShotSlotsFree() {
+// The same stack as init(), with a `sandbox:` mapping of the test's own.
+void TestContainersApi::restartWith(const QByteArray &sandboxYaml) {
     cleanup();
     upstream = std::make_unique<ScriptedUpstream>();
     QVERIFY(upstream->listen());
@@ -541,18 +547,20 @@ void TestContainersApi::containersKeepOneShotSlotsFree() {
     ProxyConfig config;
     config.port = 0;
     QString error;
-    config.defaultRoute = ProxyConfig::routeForUpstream(upstream->baseUrl(), &error);
-    QVERIFY2(config.loadYaml(YamlDocument::fromText("sandbox:\n  max_live: 3\n  max_sessions: 2\n"
-                                                    "  max_expires_after_minutes: 30\n"),
-                             QProcessEnvironment(), &error),
+    QVERIFY2(config.loadYaml(YamlDocument::fromText(sandboxYaml), QProcessEnvironment(), &error),
              qPrintable(error));
     config.defaultRoute = ProxyConfig::routeForUpstream(upstream->baseUrl(), &error);
+    QVERIFY2(config.defaultRoute, qPrintable(error));
     server = std::make_unique<ProxyServer>(config);
     stack = std::make_unique<InterceptionStack>(server.get(), bus.get());
     LocalSandboxOptions options;
     options.poolSize = 0;
     QVERIFY2(stack->init(options, &error), qPrintable(error));
     QVERIFY(server->listen());
+}
+
+void TestContainersApi::containersKeepOneShotSlotsFree() {
+    restartWith("sandbox:\n  max_live: 3\n  max_sessions: 2\n  max_expires_after_minutes: 30\n");
 
     const QJsonObject longLived{
         {QStringLiteral("name"), QStringLiteral("day")},
@@ -586,6 +594,56 @@ void TestContainersApi::containersKeepOneShotSlotsFree() {
     const auto ran = callJson("POST", "/v1/responses", oneShot, "Bearer sk-a-fifth-identity-05");
     QCOMPARE(ran.status, 200);
     QVERIFY2(ran.body.contains("42"), ran.body.left(400).constData());
+}
+
+// Model code that patches what the driver used after a run (os.walk, to a sleep) must not
+// keep its one-shot sandbox: the request ends (a client that waited gets its answer, one that
+// hung up is cleaned up after) and the slot is free again. With max_live 1 a second one-shot
+// run proves it.
+void TestContainersApi::oneShotSandboxIsReleasedWhateverItsCodeDid_data() {
+    QTest::addColumn<bool>("clientWaits");
+    QTest::newRow("client waits") << true;
+    QTest::newRow("client gone") << false;
+}
+
+void TestContainersApi::oneShotSandboxIsReleasedWhateverItsCodeDid() {
+    QFETCH(bool, clientWaits);
+    restartWith("sandbox:\n  max_live: 1\n");
+    const auto oneShot = [this](const QString &code, const QString &callId) {
+        upstream->enqueue(ScriptedUpstream::Response::json(functionCall(code, callId)));
+        upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("done"))));
+        return QJsonDocument(
+                   QJsonObject{
+                       {QStringLiteral("model"), QStringLiteral("gpt-5")},
+                       {QStringLiteral("input"), QStringLiteral("run")},
+                       {QStringLiteral("tools"),
+                        QJsonArray{QJsonObject{
+                            {QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                            {QStringLiteral("container"),
+                             QJsonObject{{QStringLiteral("type"), QStringLiteral("auto")}}}}}}})
+            .toJson(QJsonDocument::Compact);
+    };
+    const QByteArray hostile =
+        oneShot(QStringLiteral("import os, time\nos.walk = lambda *a, **k: time.sleep(10**6)\n"
+                               "time.sleep(0.5)\nprint('patched')"),
+                QStringLiteral("call_hostile"));
+    SandboxRegistry *registry = stack->registry();
+    if (clientWaits) {
+        const auto reply = call("POST", "/v1/responses", hostile);
+        QCOMPARE(reply.status, 200);
+    } else {
+        QSignalSpy created(registry, &SandboxRegistry::sandboxCreated);
+        RawHttpClient client(server->port());
+        client.request("POST", "/v1/responses", hostile,
+                       {{"authorization", kKeyA}, {"content-type", "application/json"}});
+        QVERIFY(created.wait(30000)); // its code is about to run
+        client.close();
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(registry->liveCount(), 0, 30000);
+    const auto next = call("POST", "/v1/responses",
+                           oneShot(QStringLiteral("print(6 * 7)"), QStringLiteral("call_next")),
+                           "Bearer sk-another-identity-0003");
+    QCOMPARE(next.status, 200);
 }
 
 QTEST_GUILESS_MAIN(TestContainersApi)
