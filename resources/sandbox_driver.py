@@ -64,6 +64,7 @@ _O_NOFOLLOW_DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.
 # O_NONBLOCK: opening a FIFO never waits for its other end; fstat then refuses it.
 _O_READ = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC
 _O_WRITE = posix.O_WRONLY | posix.O_CREAT | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC
+_O_NULL = posix.O_RDONLY | posix.O_CLOEXEC
 _S_IFMT, _S_IFREG = 0o170000, 0o100000
 
 MAX_IN_FRAME = 64 * 1024 * 1024
@@ -500,7 +501,7 @@ class Driver:
 
     def _wire_streams(self):
         # Re-done before every run: user code may have closed or replaced any of them.
-        null = _p_open("/dev/null", posix.O_RDONLY | posix.O_CLOEXEC)
+        null = _p_open("/dev/null", _O_NULL)
         _p_dup2(null, 0)
         _p_close(null)
         _p_dup2(self.out_drain.write_fd, 1)

@@ -218,7 +218,8 @@ private slots:
                               "              'fstat', 'listdir', 'dup2', 'close', 'remove',\n"
                               "              'unlink', 'mkdir', 'makedirs', 'ftruncate'):\n"
                               "        if hasattr(m, n):\n            setattr(m, n, hang)\n"
-                              "os.path.realpath = os.path.join = os.path.isfile = hang");
+                              "os.path.realpath = os.path.join = os.path.isfile = hang\n"
+                              "os.O_RDONLY = posix.O_RDONLY = os.devnull = None");
         QTest::newRow("builtins") << QStringLiteral(
             "import builtins, time\n"
             "def hang(*a, **k):\n    time.sleep(10**6)\n"
