@@ -32,11 +32,40 @@ import _thread
 import builtins
 import io
 import os
+import posix
 import resource
 import select
 import sys
 import time
 import types
+
+# User code runs in this interpreter and may patch anything it can reach: os.walk, builtins,
+# io, sys.modules. What the driver does between runs (frames, the file operations, the stream
+# wiring) must not run any of that, or a patch hangs the proxy's request. So the driver looks
+# nothing up through modules after start: it uses its own copy of the builtins (functions
+# defined below resolve names in it, not in the `builtins` module user code sees) and the C
+# functions of `posix`, `time` and `select` bound here, before any user code runs.
+__builtins__ = dict(builtins.__dict__)
+_p_open = posix.open
+_p_close = posix.close
+_p_read = posix.read
+_p_write = posix.write
+_p_dup2 = posix.dup2
+_p_fstat = posix.fstat
+_p_ftruncate = posix.ftruncate
+_p_scandir = posix.scandir
+_p_mkdir = posix.mkdir
+_p_unlink = posix.unlink
+_monotonic = time.monotonic
+_perf_counter = time.perf_counter
+_select = select.select
+_BytesIO = io.BytesIO
+_O_NOFOLLOW_DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO never waits for its other end; fstat then refuses it.
+_O_READ = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC
+_O_WRITE = posix.O_WRONLY | posix.O_CREAT | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC
+_O_NULL = posix.O_RDONLY | posix.O_CLOEXEC
+_S_IFMT, _S_IFREG = 0o170000, 0o100000
 
 MAX_IN_FRAME = 64 * 1024 * 1024
 
@@ -51,7 +80,7 @@ def _start_thread(target):
 def _read_exact(fd, n):
     chunks = []
     while n > 0:
-        chunk = os.read(fd, min(n, 1 << 20))
+        chunk = _p_read(fd, min(n, 1 << 20))
         if not chunk:
             return None
         chunks.append(chunk)
@@ -114,7 +143,7 @@ def _read_frame(fd):
 def _write_frames(fd, *payloads):
     data = memoryview(b"".join(len(p).to_bytes(4, "big") + p for p in payloads))
     while data:
-        written = os.write(fd, data)
+        written = _p_write(fd, data)
         data = data[written:]
 
 
@@ -268,7 +297,7 @@ class _Service:
                 return
             self.sleeping_until = None
         try:
-            os.write(self.wake_w, b"!")
+            _p_write(self.wake_w, b"!")
         except BlockingIOError:
             pass  # a wake is pending already
 
@@ -278,20 +307,20 @@ class _Service:
             with self.lock:
                 due = [when for when in (job.due() for job in self.jobs) if when is not None]
                 self.sleeping_until = min(due) if due else float("inf")
-                timeout = None if not due else max(0.0, self.sleeping_until - time.monotonic())
-            ready = select.select(fds, [], [], timeout)[0]
+                timeout = None if not due else max(0.0, self.sleeping_until - _monotonic())
+            ready = _select(fds, [], [], timeout)[0]
             with self.lock:
                 self.sleeping_until = None
             if self.wake_r in ready:
                 try:
-                    while os.read(self.wake_r, 64):
+                    while _p_read(self.wake_r, 64):
                         pass
                 except BlockingIOError:
                     pass
             for drain in self.drains:
                 if drain.read_fd in ready:
                     drain.drain()
-            now = time.monotonic()
+            now = _monotonic()
             for job in self.jobs:
                 job.fire(now)
 
@@ -311,7 +340,7 @@ class _FdDrain:
         with self.lock:
             while True:
                 try:
-                    data = os.read(self.read_fd, 1 << 16)
+                    data = _p_read(self.read_fd, 1 << 16)
                 except BlockingIOError:
                     return
                 if not data:
@@ -333,7 +362,7 @@ class _Watchdog:
         service.jobs.append(self)
 
     def arm(self, run_id, seconds):
-        deadline = time.monotonic() + seconds
+        deadline = _monotonic() + seconds
         with self.lock:
             self.run_id = run_id
             self.deadline = deadline
@@ -409,7 +438,7 @@ class _LiveOutput:
             if self.run_id is None or self.total >= self.cap:
                 return
             if self.first is None:
-                self.first = time.monotonic()
+                self.first = _monotonic()
                 when = self.first + self.interval
             elif self._pending() >= self.chunk:
                 when = 0.0
@@ -472,11 +501,11 @@ class Driver:
 
     def _wire_streams(self):
         # Re-done before every run: user code may have closed or replaced any of them.
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        os.dup2(self.out_drain.write_fd, 1)
-        os.dup2(self.err_drain.write_fd, 2)
+        null = _p_open("/dev/null", _O_NULL)
+        _p_dup2(null, 0)
+        _p_close(null)
+        _p_dup2(self.out_drain.write_fd, 1)
+        _p_dup2(self.err_drain.write_fd, 2)
         sys.stdin = sys.__stdin__ = self.stdin
         sys.stdout = sys.__stdout__ = self.stdout
         sys.stderr = sys.__stderr__ = self.stderr
@@ -532,7 +561,7 @@ class Driver:
         self.sources[filename] = code  # for tracebacks, also of functions defined here
         self.media.before_run()
         error = None
-        started = time.perf_counter()
+        started = _perf_counter()
         try:
             compiled = compile(code, filename, "exec", dont_inherit=True)
         except BaseException as exc:  # SyntaxError and friends: no user frames to show
@@ -542,7 +571,7 @@ class Driver:
                 exec(compiled, self.namespace)
             except BaseException as exc:  # includes SystemExit: the interpreter stays alive
                 error = self._error(exc, 1)
-        duration = (time.perf_counter() - started) * 1000.0
+        duration = (_perf_counter() - started) * 1000.0
         self.watchdog.disarm()
         images = self.media.after_run()
         for stream in (sys.stdout, sys.stderr):
@@ -628,7 +657,7 @@ class _Media:
             return
         for number in list(pyplot.get_fignums()):
             figure = pyplot.figure(number)
-            buffer = io.BytesIO()
+            buffer = _BytesIO()
             try:
                 figure.savefig(buffer, format="png")
             except Exception as exc:  # a broken figure must not fail the run
@@ -638,7 +667,7 @@ class _Media:
             pyplot.close(figure)
 
     def capture_pil(self, image):
-        buffer = io.BytesIO()
+        buffer = _BytesIO()
         try:
             image.save(buffer, format="PNG")
         except Exception as exc:
@@ -723,73 +752,171 @@ class _MplBackendLoader:
         module.show = show
 
 
+class _ListLimit(Exception):
+    pass
+
+
 class _Files:
-    """The container's files: list / read / write / delete under the data dir, never outside."""
+    """The container's files: list / read / write / delete under the data dir, never outside.
+    Only through descriptors, one path component at a time (O_NOFOLLOW: a symlink planted by
+    the code is never followed), and only on regular files (a FIFO or socket planted in place of
+    a file is refused instead of blocking the driver). A listing is bounded in entries and time,
+    so a tree made to be slow to walk cannot hold the driver."""
 
     def __init__(self, config):
         self.root = os.path.realpath(config.get("datadir") or "/mnt/data")
         self.public = "/mnt/data"  # how paths look to the proxy and the code
         self.max_bytes = int(config.get("file_max_bytes", 32 << 20))
-        self.max_entries = 1000
+        self.max_entries = int(config.get("file_list_max", 10000))
+        self.list_seconds = int(config.get("file_list_ms", 5000)) / 1000.0
+        self.max_depth = 64
 
-    def _local(self, path):
+    def _parts(self, path):
         path = str(path)
-        if not (path == self.public or path.startswith(self.public + "/")):
+        if not path.startswith(self.public + "/"):
             raise ValueError("path must be under %s" % self.public)
-        local = os.path.realpath(os.path.join(self.root, path[len(self.public) + 1:]))
-        if local != self.root and not local.startswith(self.root + os.sep):
-            raise ValueError("path leaves %s" % self.public)
-        return local
+        parts = path[len(self.public) + 1:].split("/")
+        for part in parts:
+            if part in ("", ".", ".."):
+                raise ValueError("path must stay under %s: %r" % (self.public, path))
+        return parts
+
+    def _parent(self, parts, create=False):
+        """A descriptor of the directory holding the last of `parts`."""
+        fd = _p_open(self.root, _O_NOFOLLOW_DIR)
+        try:
+            for part in parts[:-1]:
+                if create:
+                    try:
+                        _p_mkdir(part, 0o777, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                child = _p_open(part, _O_NOFOLLOW_DIR, dir_fd=fd)
+                _p_close(fd)
+                fd = child
+        except BaseException:
+            _p_close(fd)
+            raise
+        return fd
+
+    def _open_regular(self, parts, flags, create=False):
+        parent = self._parent(parts, create)
+        try:
+            fd = _p_open(parts[-1], flags, 0o666, dir_fd=parent)
+        finally:
+            _p_close(parent)
+        info = _p_fstat(fd)
+        if (info.st_mode & _S_IFMT) != _S_IFREG:
+            _p_close(fd)
+            raise ValueError("%s is not a regular file" % "/".join([self.public] + parts))
+        return fd, info
 
     def list(self):
+        """[{path, bytes, mtime_ms}] of the regular files, each directory's files (sorted) before
+        its subdirectories (sorted); at most max_entries, within list_seconds."""
         files = []
-        for folder, dirs, names in os.walk(self.root):
-            dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(folder, d)))
-            for name in sorted(names):
-                local = os.path.join(folder, name)
-                try:
-                    info = os.lstat(local)
-                except OSError:
-                    continue
-                if not os.path.isfile(local) or os.path.islink(local):
-                    continue
-                rel = os.path.relpath(local, self.root)
-                files.append({"path": self.public + "/" + rel, "bytes": info.st_size,
-                              "mtime_ms": int(info.st_mtime * 1000)})
-                if len(files) >= self.max_entries:
-                    return files
-        return files
+        budget = [self.max_entries * 4, _monotonic() + self.list_seconds]
+        fd = _p_open(self.root, _O_NOFOLLOW_DIR)
+        try:
+            self._walk(fd, self.public, 0, files, budget)
+        except _ListLimit:
+            return files, True
+        finally:
+            _p_close(fd)
+        return files, False
+
+    def _walk(self, fd, prefix, depth, files, budget):
+        names, dirs = [], []
+        with _p_scandir(fd) as entries:
+            for entry in entries:
+                budget[0] -= 1
+                if budget[0] < 0 or _monotonic() > budget[1]:
+                    raise _ListLimit()
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append(entry.name)
+                elif entry.is_file(follow_symlinks=False):
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    names.append((entry.name, info))
+        names.sort()
+        for name, info in names:
+            files.append({"path": prefix + "/" + name, "bytes": info.st_size,
+                          "mtime_ms": info.st_mtime_ns // 1000000})
+            if len(files) >= self.max_entries:
+                raise _ListLimit()
+        if depth >= self.max_depth:
+            return
+        dirs.sort()
+        for name in dirs:
+            try:
+                child = _p_open(name, _O_NOFOLLOW_DIR, dir_fd=fd)
+            except OSError:
+                continue  # gone or replaced meanwhile
+            try:
+                self._walk(child, prefix + "/" + name, depth + 1, files, budget)
+            finally:
+                _p_close(child)
 
     def handle(self, message, payload):
         action = message.get("action")
         data = b""
         if action == "list":
-            return {"files": self.list()}, data
-        local = self._local(message.get("path", ""))
+            files, truncated = self.list()
+            return {"files": files, "truncated": truncated}, data
+        parts = self._parts(message.get("path", ""))
         if action == "read":
-            size = os.path.getsize(local)
-            if size > self.max_bytes:
-                raise ValueError("the file has %d bytes; the limit is %d" % (size, self.max_bytes))
-            with open(local, "rb") as f:
-                data = f.read(self.max_bytes + 1)
+            fd, info = self._open_regular(parts, _O_READ)
+            try:
+                if info.st_size > self.max_bytes:
+                    raise ValueError("the file has %d bytes; the limit is %d"
+                                     % (info.st_size, self.max_bytes))
+                chunks, room = [], self.max_bytes + 1
+                while room > 0:
+                    chunk = _p_read(fd, min(room, 1 << 20))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    room -= len(chunk)
+            finally:
+                _p_close(fd)
+            data = b"".join(chunks)
+            if len(data) > self.max_bytes:
+                raise ValueError("the file grew past the limit of %d bytes" % self.max_bytes)
             return {}, data
         if action == "write":
-            os.makedirs(os.path.dirname(local), exist_ok=True)
+            fd, info = self._open_regular(parts, _O_WRITE, create=True)
             try:
-                with open(local, "wb") as f:
-                    f.write(payload)
+                _p_ftruncate(fd, 0)
+                view = memoryview(payload)
+                while view:
+                    view = view[_p_write(fd, view):]
+                info = _p_fstat(fd)
             except BaseException:
                 # A full /mnt/data must not keep half a file.
+                _p_close(fd)
+                fd = -1
                 try:
-                    os.remove(local)
+                    parent = self._parent(parts)
+                    try:
+                        _p_unlink(parts[-1], dir_fd=parent)
+                    finally:
+                        _p_close(parent)
                 except OSError:
                     pass
                 raise
-            info = os.stat(local)
+            finally:
+                if fd >= 0:
+                    _p_close(fd)
             return {"files": [{"path": message.get("path"), "bytes": info.st_size,
-                               "mtime_ms": int(info.st_mtime * 1000)}]}, data
+                               "mtime_ms": info.st_mtime_ns // 1000000}]}, data
         if action == "delete":
-            os.remove(local)
+            parent = self._parent(parts)
+            try:
+                _p_unlink(parts[-1], dir_fd=parent)
+            finally:
+                _p_close(parent)
             return {}, data
         raise ValueError("unknown file action %r" % action)
 

@@ -15,7 +15,7 @@
 # copied) hundreds of the zygote's pages per process (docs/benchmarks.md, "The native zygote").
 #
 # Fd 0 is a Unix socket to the proxy. In: the config frame (JSON: tmp_bytes, workdir_bytes,
-# workdir, cpu_seconds, module), the driver frame ("M" + marshalled code or "S" + source) and the
+# tmp_inodes, workdir_inodes, workdir, cpu_seconds, module), the driver frame ("M" + marshalled code or "S" + source) and the
 # seccomp program frame (struct sock_filter[], may be empty), each 4-byte big-endian length +
 # bytes; then the extension's protocol (one message per sandbox, see zygotemodule.cpp).
 
@@ -69,7 +69,8 @@ gc.collect()
 gc.freeze()
 # Returns only in a sandbox's interpreter, already inside its namespaces and on its channel.
 _zygote.serve(_CONTROL, int(_config["tmp_bytes"]), int(_config["workdir_bytes"]),
-              _config["workdir"], int(_config.get("cpu_seconds", 0)), _seccomp)
+              _config["workdir"], int(_config.get("cpu_seconds", 0)), _seccomp,
+              int(_config["tmp_inodes"]), int(_config["workdir_inodes"]))
 del _zygote, _loader, _seccomp, _config, gc, importlib
 _driver["main"]()
 os._exit(0)

@@ -1,6 +1,7 @@
 #include "proxy/containersapi.h"
 
 #include "common/futurechain.h"
+#include "common/openaierror.h"
 #include "http/responsesink.h"
 #include "loop/containerfileimporter.h"
 #include "proxy/multipartformdata.h"
@@ -9,6 +10,7 @@
 #include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QUrl>
+#include <QUrlQuery>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +18,9 @@
 namespace loopscope {
 
 namespace {
+
+constexpr int kDefaultPageLimit = 20;
+constexpr int kMaxPageLimit = 100;
 
 QString stripVersion(const QString &path) {
     return path.startsWith(QLatin1String("/v1/")) ? path.mid(3) : path;
@@ -40,27 +45,78 @@ void methodNotAllowed(ResponseSink *sink) {
                     QStringLiteral("invalid_request_error"), QStringLiteral("method_not_allowed"));
 }
 
-// A sandbox failure as the client sees it: a full /mnt/data is the client's 413, the rest 502.
+// A sandbox failure as the client sees it: a full /mnt/data is the client's 413; a file the
+// code removed or replaced by something that is not a regular file (a FIFO, a symlink) is 404;
+// the rest 502.
 void sandboxFailure(ResponseSink *sink, const QString &error) {
     if (error.contains(QStringLiteral("No space left")) ||
         error.contains(QStringLiteral("File too large")))
         sink->sendError(
             413, QStringLiteral("The container's /mnt/data has no room for this file: ") + error,
             QStringLiteral("invalid_request_error"), QStringLiteral("file_too_large"));
+    else if (error.contains(QStringLiteral("is not a regular file")) ||
+             error.startsWith(QStringLiteral("FileNotFoundError")) ||
+             error.startsWith(QStringLiteral("NotADirectoryError")) ||
+             error.contains(QStringLiteral("[Errno 40]")))
+        sink->sendError(404,
+                        QStringLiteral("The file is no longer a regular file in the container's "
+                                       "/mnt/data: ") +
+                            error,
+                        QStringLiteral("invalid_request_error"), QStringLiteral("not_found"));
     else
         sink->sendError(502, QStringLiteral("The sandbox could not serve the file: ") + error,
                         QStringLiteral("server_error"), QStringLiteral("sandbox_error"));
 }
 
-QJsonObject listObject(const QJsonArray &data) {
+// One page of `all` (objects with an "id", in the order asked for) as OpenAI's cursor lists
+// have it: `limit` (1 to 100, default 20) after the object `after`; has_more, first_id and
+// last_id, so SDKs page on with after=last_id. False (and a 400 sent) for a bad query.
+bool sendPage(ResponseSink *sink, const QJsonArray &all, const QUrlQuery &query) {
+    int limit = kDefaultPageLimit;
+    if (query.hasQueryItem(QStringLiteral("limit"))) {
+        bool ok = false;
+        limit = query.queryItemValue(QStringLiteral("limit")).toInt(&ok);
+        if (!ok || limit < 1 || limit > kMaxPageLimit) {
+            sink->sendError(
+                400,
+                QStringLiteral("'limit' must be a whole number from 1 to %1.").arg(kMaxPageLimit),
+                QStringLiteral("invalid_request_error"), QStringLiteral("invalid_value"));
+            return false;
+        }
+    }
+    qsizetype start = 0;
+    if (query.hasQueryItem(QStringLiteral("after"))) {
+        const QString after = query.queryItemValue(QStringLiteral("after"));
+        start = -1;
+        for (qsizetype i = 0; i < all.size(); ++i) {
+            if (all.at(i)[QStringLiteral("id")].toString() == after) {
+                start = i + 1;
+                break;
+            }
+        }
+        if (start < 0) {
+            sink->sendError(
+                400, QStringLiteral("'after' names no object of this list: '%1'.").arg(after),
+                QStringLiteral("invalid_request_error"), QStringLiteral("invalid_value"));
+            return false;
+        }
+    }
+    QJsonArray data;
+    for (qsizetype i = start; i < all.size() && data.size() < limit; ++i)
+        data.append(all.at(i));
     QJsonObject list{{QStringLiteral("object"), QStringLiteral("list")},
                      {QStringLiteral("data"), data},
-                     {QStringLiteral("has_more"), false}};
+                     {QStringLiteral("has_more"), start + data.size() < all.size()}};
     list.insert(QStringLiteral("first_id"),
                 data.isEmpty() ? QJsonValue(QJsonValue::Null) : data.first()[QStringLiteral("id")]);
     list.insert(QStringLiteral("last_id"),
                 data.isEmpty() ? QJsonValue(QJsonValue::Null) : data.last()[QStringLiteral("id")]);
-    return list;
+    sink->sendJson(200, list);
+    return true;
+}
+
+bool isDescending(const QUrlQuery &query) {
+    return query.queryItemValue(QStringLiteral("order")) != QLatin1String("asc");
 }
 
 QString randomHex() {
@@ -119,15 +175,15 @@ void ContainersApi::handle(const HttpRequest &request, const QString &callerIden
             methodNotAllowed(sink);
             return;
         }
-        QList<SandboxEntry> entries = m_registry->entries();
+        const QUrlQuery query(QString::fromUtf8(request.query));
+        QList<SandboxEntry> entries = m_registry->entries(); // oldest first
         entries.removeIf([&owned](const SandboxEntry &e) { return !owned(e); });
-        std::sort(entries.begin(), entries.end(), [](const SandboxEntry &a, const SandboxEntry &b) {
-            return a.createdMs > b.createdMs; // newest first, like OpenAI's default order
-        });
+        if (isDescending(query))
+            std::reverse(entries.begin(), entries.end()); // OpenAI's default: newest first
         QJsonArray data;
         for (const SandboxEntry &entry : std::as_const(entries))
             data.append(containerObject(entry, m_names.value(entry.handle.id)));
-        sink->sendJson(200, listObject(data));
+        sendPage(sink, data, query);
         return;
     }
 
@@ -238,6 +294,16 @@ void ContainersApi::createContainer(const HttpRequest &request, const QString &c
                 made, Outcome<SandboxEntry>::failure(QStringLiteral("creation was cancelled")));
             if (!guard)
                 return;
+            if (!created.ok() && SandboxRegistry::isCapReached(created.error)) {
+                // No slot for it now: a retryable 429, as for code runs.
+                guard->sendJson(429,
+                                OpenAiError::object(created.error,
+                                                    QStringLiteral("rate_limit_error"),
+                                                    QStringLiteral("too_many_sandboxes")),
+                                {{QByteArrayLiteral("Retry-After"),
+                                  QByteArray::number(SandboxRegistry::kCapRetryAfterSeconds)}});
+                return;
+            }
             if (!created.ok()) {
                 guard->sendError(502,
                                  QStringLiteral("Could not create a sandbox: ") + created.error,
@@ -245,10 +311,8 @@ void ContainersApi::createContainer(const HttpRequest &request, const QString &c
                 return;
             }
             SandboxEntry entry = created.value;
-            if (idleTtlMs > 0) {
-                m_registry->setIdleTtl(entry.key, idleTtlMs);
-                entry.idleTtlMs = idleTtlMs;
-            }
+            if (idleTtlMs > 0) // at most sandbox.max_expires_after_minutes
+                entry.idleTtlMs = m_registry->setIdleTtl(entry.key, idleTtlMs);
             m_names.insert(entry.handle.id, containerName);
             if (fileIds.isEmpty()) {
                 guard->sendJson(200, containerObject(entry, containerName));
@@ -284,14 +348,14 @@ void ContainersApi::handleFiles(const HttpRequest &request, const SandboxEntry &
         if (request.method == "POST") {
             uploadFile(request, entry, sink);
         } else if (request.method == "GET") {
+            const QUrlQuery query(QString::fromUtf8(request.query));
             QList<ContainerFile> files = m_store->files(containerId);
-            const bool ascending = request.query.contains("order=asc");
-            if (!ascending)
+            if (isDescending(query))
                 std::reverse(files.begin(), files.end()); // OpenAI's default: newest first
             QJsonArray data;
             for (const ContainerFile &f : std::as_const(files))
                 data.append(ContainerFileStore::toJson(f));
-            sink->sendJson(200, listObject(data));
+            sendPage(sink, data, query);
         } else {
             methodNotAllowed(sink);
         }
@@ -419,6 +483,17 @@ void ContainersApi::uploadFile(const HttpRequest &request, const SandboxEntry &e
     }
     const QString name = ContainerFileImporter::safeFileName(
         file->fileName, QStringLiteral("upload-") + randomHex().left(8));
+    // The sandbox's file system takes names of at most 255 bytes (NAME_MAX): say so, instead of
+    // a sandbox error.
+    if (const qsizetype bytes = name.toUtf8().size(); bytes > kMaxFileNameBytes) {
+        badRequest(sink,
+                   QStringLiteral("The file name has %1 bytes in UTF-8; a container file name "
+                                  "may have at most %2.")
+                       .arg(bytes)
+                       .arg(kMaxFileNameBytes),
+                   QStringLiteral("invalid_value"));
+        return;
+    }
     writeUpload(entry, name, file->data, sink);
 }
 

@@ -42,6 +42,7 @@ public:
     static constexpr qint64 kMaxFileBytes = 32 * 1024 * 1024;
     // expires_after.minutes: 1 minute to a day (the idle time after the last use).
     static constexpr int kMaxExpiryMinutes = 24 * 60;
+    static constexpr int kMaxFileNameBytes = 255; // NAME_MAX of the sandbox's /mnt/data
 
     // Creates a session sandbox for (identity, session id).
     using ContainerCreator = std::function<QFuture<Outcome<SandboxEntry>>(

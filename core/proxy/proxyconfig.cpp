@@ -354,11 +354,18 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
     {
         const QJsonObject s = sandbox.toObject();
         qint64 live = maxLiveSandboxes;
+        qint64 sessions = -1; // unset: three quarters of max_live
+        qint64 expiryMinutes = maxExpiresAfterMinutes;
         qint64 chars = maxOutputChars;
         qint64 pool = sandboxPoolSize;
         qint64 poolMax = sandboxPoolMax;
         if (!v.integer(s, QStringLiteral("max_live"), QStringLiteral("sandbox.max_live"), 1, 100000,
                        &live) ||
+            !v.integer(s, QStringLiteral("max_sessions"), QStringLiteral("sandbox.max_sessions"), 1,
+                       100000, &sessions) ||
+            !v.integer(s, QStringLiteral("max_expires_after_minutes"),
+                       QStringLiteral("sandbox.max_expires_after_minutes"), 1, 24 * 60,
+                       &expiryMinutes) ||
             !v.integer(s, QStringLiteral("pool_size"), QStringLiteral("sandbox.pool_size"), 0, 32,
                        &pool) ||
             !v.integer(s, QStringLiteral("pool_max"), QStringLiteral("sandbox.pool_max"), 0, 32,
@@ -370,7 +377,18 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
             !v.boolean(s, QStringLiteral("zygote"), QStringLiteral("sandbox.zygote"),
                        &sandboxZygote))
             return finish(false, v.error);
+        // Sessions and containers never take the slots kept for one-shot runs.
+        if (sessions < 0)
+            sessions = std::max<qint64>(1, live * 3 / 4);
+        else if (live > 1 && sessions >= live)
+            return finish(v.fail(QStringLiteral("sandbox.max_sessions"),
+                                 QStringLiteral("must be below sandbox.max_live (%1), so that "
+                                                "one-shot runs keep slots of their own")
+                                     .arg(live)),
+                          v.error);
         maxLiveSandboxes = int(live);
+        maxSessionSandboxes = int(sessions);
+        maxExpiresAfterMinutes = int(expiryMinutes);
         maxOutputChars = int(chars);
         // Warm interpreters are processes too (not sandboxes yet, so max_live does not count
         // them): the pool never holds more than max_live, and grows from its size up to pool_max.

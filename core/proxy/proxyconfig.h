@@ -53,10 +53,14 @@ public:
     qint64 maxUpstreamBodyBytes = 64 * 1024 * 1024; // [max_upstream_body_bytes] one reply
     int shutdownTimeoutMs = 5000; // [shutdown_timeout] s: quit waits this for remote deletes
     // The top-level `sandbox` mapping.
-    int maxLiveSandboxes = 32;    // [sandbox.max_live] every backend, every identity
-    int maxOutputChars = 20000;   // [sandbox.max_output_chars] fed back to the model per run
-    bool allowUnisolated = false; // [sandbox.allow_unisolated] run without bubblewrap (loud)
-    bool sandboxZygote = true;    // [sandbox.zygote] fork sandboxes from one interpreter
+    int maxLiveSandboxes = 32; // [sandbox.max_live] every backend, every identity
+    // [sandbox.max_sessions] of those, session and container sandboxes (below max_live: the
+    // rest are kept for one-shot runs); unset: three quarters of max_live.
+    int maxSessionSandboxes = 24;
+    int maxExpiresAfterMinutes = 60; // [sandbox.max_expires_after_minutes] a container's cap
+    int maxOutputChars = 20000;      // [sandbox.max_output_chars] fed back to the model per run
+    bool allowUnisolated = false;    // [sandbox.allow_unisolated] run without bubblewrap (loud)
+    bool sandboxZygote = true;       // [sandbox.zygote] fork sandboxes from one interpreter
     // One line per skipped model, "model 'x' (model_list[i], line N) skipped: <why>", printed
     // once at start.
     QStringList warnings;

@@ -11,9 +11,28 @@
 
 #include <atomic>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace loopscope {
 
 namespace {
+
+// Creates `path` (empty: SQLite takes it as a new database) or tightens it, with its side files,
+// to 0600.
+void createPrivately(const QString &path) {
+    const QByteArray name = QFile::encodeName(path);
+    const int fd = ::open(name.constData(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        ::fchmod(fd, 0600);
+        ::close(fd);
+    }
+    for (const char *suffix : {"-wal", "-shm", "-journal"}) {
+        const QByteArray side = name + suffix;
+        ::chmod(side.constData(), 0600); // ENOENT when there is none: fine
+    }
+}
 
 std::atomic<int> g_nextStore{1};
 
@@ -305,12 +324,20 @@ bool StoreDatabase::moveAside(const QString &why, QString *error) {
 
 bool StoreDatabase::openWriter(QString *error) {
     if (!m_inMemory) {
+        // The history holds every prompt, answer and tool output: only this user may read it,
+        // like the control token file. A directory created here is 0700; the database file is
+        // created 0600 before SQLite opens it, because SQLite gives its -wal and -shm files the
+        // database file's mode. Files of an older install are tightened the same way.
         const QString dir = QFileInfo(m_path).absolutePath();
+        const bool existed = QFileInfo::exists(dir);
         if (!QDir().mkpath(dir)) {
             if (error)
                 *error = QStringLiteral("cannot create the history directory %1").arg(dir);
             return false;
         }
+        if (!existed)
+            ::chmod(QFile::encodeName(dir).constData(), 0700);
+        createPrivately(m_path);
     }
     QString problem;
     QString failure;
@@ -324,6 +351,7 @@ bool StoreDatabase::openWriter(QString *error) {
     }
     if (!moveAside(problem, error))
         return false;
+    createPrivately(m_path);
     problem.clear();
     if (prepare(&problem, &failure))
         return true;

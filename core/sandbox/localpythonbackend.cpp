@@ -2,6 +2,7 @@
 
 #include "sandbox/localsandboxseccomp.h"
 
+#include "sandbox/bubblewrapcommand.h"
 #include "sandbox/localsandboxprocess.h"
 #include "sandbox/localsandboxzygote.h"
 #include "sandbox/sandboxoutputcoalescer.h"
@@ -15,6 +16,9 @@
 #include <QRandomGenerator>
 #include <QTimer>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <utility>
@@ -66,7 +70,96 @@ struct LocalPythonBackend::Sandbox {
     QString resetNotice; // shown once, in the stderr of the first run on a fresh interpreter
     QList<PendingRun> queue;
     RunPromise current; // the run in flight, answered by shutdown() if need be
+    // The /mnt/data of the interpreter that stopped, until its files are in the next one.
+    int carriedDataDir = -1;
+
+    Sandbox() = default;
+    Sandbox(const Sandbox &) = delete;
+    Sandbox &operator=(const Sandbox &) = delete;
+    ~Sandbox() {
+        if (carriedDataDir >= 0)
+            ::close(carriedDataDir);
+    }
 };
+
+namespace {
+
+struct CarriedFile {
+    QString path; // "/mnt/data/..."
+    QByteArray data;
+};
+
+struct CarryLimits {
+    qint64 fileBytes = 0;  // per file (what one write to the driver may carry)
+    qint64 totalBytes = 0; // all files together (the tmpfs's own size)
+    int entries = 0;       // directory entries looked at (the tmpfs's inode cap)
+};
+
+struct CarryState {
+    QList<CarriedFile> files;
+    qint64 bytes = 0;
+    int entries = 0;
+    int skipped = 0;
+};
+
+// The regular files below `dirFd` (a stopped sandbox's /mnt/data, which its code wrote):
+// nothing is followed (O_NOFOLLOW on every component), nothing but directories and regular
+// files is read (O_NONBLOCK, so a FIFO cannot block), and within the limits; the rest counts as
+// skipped.
+void collectCarried(int dirFd, const QString &prefix, int depth, const CarryLimits &limits,
+                    CarryState &state) {
+    const int own = ::fcntl(dirFd, F_DUPFD_CLOEXEC, 0);
+    DIR *dir = own >= 0 ? ::fdopendir(own) : nullptr;
+    if (!dir) {
+        if (own >= 0)
+            ::close(own);
+        ++state.skipped;
+        return;
+    }
+    while (const dirent *entry = ::readdir(dir)) {
+        const QByteArray name(entry->d_name);
+        if (name == "." || name == "..")
+            continue;
+        if (++state.entries > limits.entries) {
+            ++state.skipped;
+            break;
+        }
+        const QString text = QString::fromUtf8(name);
+        const int fd = text.toUtf8() == name
+                           ? ::openat(::dirfd(dir), name.constData(),
+                                      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                           : -1;
+        struct stat info {};
+        if (fd < 0 || ::fstat(fd, &info) != 0) {
+            ++state.skipped;
+        } else if (S_ISDIR(info.st_mode) && depth < 64) {
+            collectCarried(fd, prefix + u'/' + text, depth + 1, limits, state);
+        } else if (S_ISREG(info.st_mode) && info.st_size <= limits.fileBytes &&
+                   state.bytes + info.st_size <= limits.totalBytes) {
+            QByteArray data(qsizetype(info.st_size), Qt::Uninitialized);
+            qsizetype got = 0;
+            while (got < data.size()) {
+                const ssize_t n = ::read(fd, data.data() + got, size_t(data.size() - got));
+                if (n <= 0)
+                    break;
+                got += n;
+            }
+            if (got == data.size()) {
+                state.bytes += got;
+                state.files.append(CarriedFile{prefix + u'/' + text, data});
+            } else {
+                ++state.skipped;
+            }
+        } else {
+            ++state.skipped;
+        }
+        if (fd >= 0)
+            ::close(fd);
+    }
+    ::closedir(dir);
+}
+
+} // namespace
 
 LocalPythonBackend::LocalPythonBackend(const LocalSandboxOptions &options, QObject *parent)
     : SandboxBackend(parent)
@@ -315,18 +408,52 @@ void LocalPythonBackend::shrinkPool() {
 
 void LocalPythonBackend::attach(Sandbox &sandbox, LocalSandboxProcess *process) {
     sandbox.process = process;
+    if (sandbox.carriedDataDir >= 0)
+        carryFiles(sandbox, process);
     const QString id = sandbox.id;
     connect(process, &LocalSandboxProcess::exited, this, [this, id, process] {
         if (Sandbox *owner = find(id); owner && owner->process == process) {
+            // Its tmpfs outlives it through this descriptor, so a timeout or crash does not
+            // take the container's files (an upload, what earlier runs wrote) with it.
+            if (owner->carriedDataDir >= 0)
+                ::close(owner->carriedDataDir);
+            owner->carriedDataDir = process->takeDataDir();
             owner->resetNotice =
                 QStringLiteral("[loopscope] This sandbox's previous interpreter stopped (%1). "
-                               "This run uses a fresh interpreter: variables, imports and files "
-                               "from earlier runs are gone.\n")
+                               "This run uses a fresh interpreter: variables and imports from "
+                               "earlier runs are gone.")
                     .arg(process->exitReason());
+            if (owner->carriedDataDir < 0)
+                owner->resetNotice += QStringLiteral(" So are the files in /mnt/data.");
+            owner->resetNotice += u'\n';
             owner->process = nullptr;
         }
         process->deleteLater();
     });
+}
+
+void LocalPythonBackend::carryFiles(Sandbox &sandbox, LocalSandboxProcess *process) {
+    const int dirFd = std::exchange(sandbox.carriedDataDir, -1);
+    CarryLimits limits;
+    limits.fileBytes = m_options.fileTransferBytes;
+    limits.totalBytes = m_options.workDirBytes;
+    limits.entries = m_options.workDirInodes;
+    CarryState state;
+    collectCarried(dirFd, BubblewrapCommand::sandboxWorkDir(), 0, limits, state);
+    ::close(dirFd); // the old tmpfs goes now
+    // Queued before any run: the driver serves frames in order, so the next run sees them.
+    for (const CarriedFile &file : std::as_const(state.files))
+        process->fileRequest(QJsonObject{{QStringLiteral("action"), QStringLiteral("write")},
+                                         {QStringLiteral("path"), file.path}},
+                             file.data);
+    sandbox.resetNotice.chop(1);
+    sandbox.resetNotice +=
+        QStringLiteral(" The %1 files in /mnt/data were carried over").arg(state.files.size());
+    if (state.skipped > 0)
+        sandbox.resetNotice +=
+            QStringLiteral(" (%1 entries were not: links, special or oversized files)")
+                .arg(state.skipped);
+    sandbox.resetNotice += QStringLiteral(".\n");
 }
 
 LocalPythonBackend::Sandbox *LocalPythonBackend::find(const QString &sandboxId) const {
@@ -565,6 +692,11 @@ QFuture<Outcome<QList<SandboxFileInfo>>> LocalPythonBackend::listFiles(const San
     return fileOp<QList<SandboxFileInfo>>(
         handle.id, fsRequest(QStringLiteral("list")), {},
         [](const QJsonObject &header, const QByteArray &) {
+            // A cut listing would make its reader forget the files past the cut.
+            if (header.value(QStringLiteral("truncated")).toBool())
+                return Outcome<QList<SandboxFileInfo>>::failure(
+                    QStringLiteral("the listing of /mnt/data was cut short (too many entries, "
+                                   "or too slow to walk)"));
             QList<SandboxFileInfo> files;
             for (const QJsonValue &file : header.value(QStringLiteral("files")).toArray())
                 files.append(fileInfoFrom(file.toObject()));

@@ -32,10 +32,12 @@ class LocalSandboxZygote;
 //   printed until shortly before (the driver sends it a second before the kill, or at half of a
 //   limit under two seconds; later output, and all of it if Python never got the GIL back, is
 //   lost). The sandbox (same
-//   id) stays usable: its next run gets a fresh interpreter, which means variables, imports and
-//   the files of the tmpfs work dir are gone; that run's stderr starts with a one-time notice
-//   saying so. The same holds when user code kills its own interpreter (os._exit, a signal, the
-//   CPU limit): that run returns error InterpreterExited naming the cause.
+//   id) stays usable: its next run gets a fresh interpreter, which means variables and imports
+//   are gone; the regular files of its /mnt/data are carried over (read through a descriptor
+//   of the old tmpfs, never following a link, within the tmpfs's own caps); that run's stderr
+//   starts with a one-time notice saying so. The same holds when user code kills its own
+//   interpreter (os._exit, a signal, the CPU limit): that run returns error InterpreterExited
+//   naming the cause.
 // - Warm pool: poolSize interpreters are started ahead (at nice poolNice) and handed out by
 //   create(), each exactly once, and refilled in the background; it grows toward poolMaxSize
 //   while creates have to wait and shrinks back after poolIdleMs without waiting.
@@ -66,7 +68,7 @@ public:
     SandboxSelfTest selfTest() const override;
 
     // Served by the sandbox's driver between runs (see LocalSandboxProcess::fileRequest). A
-    // sandbox without a live interpreter gets a fresh one, whose /mnt/data is empty.
+    // sandbox without a live interpreter gets a fresh one, with the files of the one before.
     QFuture<Outcome<QList<SandboxFileInfo>>> listFiles(const SandboxHandle &sandbox,
                                                        const SandboxParams &params) override;
     QFuture<Outcome<QByteArray>> readFile(const SandboxHandle &sandbox, const QString &path,
@@ -125,6 +127,7 @@ private:
     void refillPool();
     void scheduleRefill(int delayMs = 0);
     void attach(Sandbox &sandbox, LocalSandboxProcess *process);
+    void carryFiles(Sandbox &sandbox, LocalSandboxProcess *process);
     void pump(const QString &sandboxId);
     Sandbox *find(const QString &sandboxId) const;
     template<typename T>

@@ -15,6 +15,16 @@ struct LocalSandboxOptions {
     QString bwrapPath = QStringLiteral("/usr/bin/bwrap");
 
     int timeoutMs = 30000; // wall clock per run; the interpreter is killed when it passes (0: none)
+    // Wall clock per file operation (list / read / write / delete), counted from when the driver
+    // can serve it (after the run ahead of it): a driver that has not answered by then is
+    // killed like a timed-out run. Code can tamper with its own interpreter; this bound holds
+    // anyway.
+    int fileTimeoutMs = 15000;
+    // The driver's own bounds on a listing of /mnt/data (entries, wall clock); well inside
+    // fileTimeoutMs. The entry cap is above the work dir's inode cap, so a listing that is not
+    // cut by time names every file.
+    int fileListMaxEntries = 10000;
+    int fileListMs = 5000;
     int startTimeoutMs = 15000; // an interpreter that is not ready by then counts as failed
 
     qint64 stdoutCapBytes = 1 * kMiB; // enforced inside the sandbox, with a visible marker
@@ -33,8 +43,12 @@ struct LocalSandboxOptions {
     int maxProcesses = 64;                 // RLIMIT_NPROC (threads count), per sandbox
     qint64 maxFileBytes = 256 * kMiB;      // RLIMIT_FSIZE
     int maxOpenFiles = 256;                // RLIMIT_NOFILE
-    qint64 workDirBytes = 256 * kMiB;      // size of the /sandbox tmpfs
-    qint64 tmpDirBytes = 64 * kMiB;        // size of the /tmp tmpfs
+    qint64 workDirBytes = 256 * kMiB;      // size of the /mnt/data tmpfs
+    qint64 tmpDirBytes = 64 * kMiB;        // size of the /tmp tmpfs (and of /dev/shm)
+    // Inodes (files, directories, symlinks) per tmpfs: `size=` does not bound empty files, and
+    // every inode is unreclaimable kernel memory (~1 KiB with its dentry) charged to no one.
+    int workDirInodes = 8192;
+    int tmpDirInodes = 4096; // /tmp and /dev/shm each
 
     // Pictures a run returns (figures shown or left open, PIL show()); beyond: a note in stdout.
     qint64 imageMaxBytes = 4 * kMiB;

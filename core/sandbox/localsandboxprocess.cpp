@@ -77,6 +77,8 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
               kFrameOverheadBytes) {
     m_startTimer.setSingleShot(true);
     m_runTimer.setSingleShot(true);
+    m_fileTimer.setSingleShot(true);
+    connect(&m_fileTimer, &QTimer::timeout, this, [this] { killTree(KillReason::FileTimeout); });
     connect(&m_startTimer, &QTimer::timeout, this, [this] { killTree(KillReason::StartTimeout); });
     connect(&m_runTimer, &QTimer::timeout, this, [this] { killTree(KillReason::Timeout); });
     m_reapTimer.setSingleShot(true);
@@ -90,6 +92,8 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
 }
 
 LocalSandboxProcess::~LocalSandboxProcess() {
+    if (m_dataDirFd >= 0)
+        ::close(m_dataDirFd);
     if (m_channel)
         m_channel->disconnect(this);
     if (m_lifelineFd >= 0) {
@@ -256,6 +260,8 @@ QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir,
         {QStringLiteral("image_max_bytes"), m_options.imageMaxBytes},
         {QStringLiteral("image_max_count"), m_options.maxImagesPerRun},
         {QStringLiteral("file_max_bytes"), m_options.fileTransferBytes},
+        {QStringLiteral("file_list_max"), m_options.fileListMaxEntries},
+        {QStringLiteral("file_list_ms"), m_options.fileListMs},
         // Without a user namespace of its own the process count is per uid, machine-wide.
         {QStringLiteral("shared_uid"), !m_isolated},
         {QStringLiteral("site_packages"), sitePackages},
@@ -417,6 +423,7 @@ void LocalSandboxProcess::killTree(KillReason reason) {
         m_killReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    m_fileTimer.stop();
     if (!m_process) {
         // Forked: the zygote kills the sandbox's PID namespace and reports on the lifeline (open
         // for as long as the channel is).
@@ -568,8 +575,10 @@ void LocalSandboxProcess::handleFrame(const QByteArray &payload) {
         }
         m_state = State::Ready;
         m_becameReady = true;
+        openDataDir();
         m_ready.addResult(Outcome<bool>::success(true));
         m_ready.finish();
+        armFileTimer(); // requests sent while it started
         return;
     }
     const bool currentRun = m_state == State::Running && m_run &&
@@ -608,7 +617,29 @@ LocalSandboxProcess::fileRequest(const QJsonObject &request, const QByteArray &p
     frame.insert(QStringLiteral("id"), id);
     sendToDriver(LocalSandboxFrameCodec::encode(frame) +
                  LocalSandboxFrameCodec::encodeRaw(payload));
+    armFileTimer();
     return promise->future();
+}
+
+void LocalSandboxProcess::openDataDir() {
+    if (!m_isolated || m_dataDirFd >= 0)
+        return;
+    // The sandbox's init sees the sandbox's mounts; its /proc root leads into its /mnt/data.
+    const qint64 init = m_forked ? m_pid : namespaceInitPid();
+    if (init <= 0)
+        return;
+    const QByteArray path = "/proc/" + QByteArray::number(init) + "/root" +
+                            QFile::encodeName(BubblewrapCommand::sandboxWorkDir());
+    m_dataDirFd = ::open(path.constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+void LocalSandboxProcess::armFileTimer() {
+    // Behind a run, a request waits for it (the run has its own limit); the clock starts when
+    // the driver is free to answer. One clock for the oldest: answers come in order.
+    if (m_fileRequests.isEmpty() || m_state != State::Ready || m_fileTimer.isActive() ||
+        m_options.fileTimeoutMs <= 0)
+        return;
+    m_fileTimer.start(m_options.fileTimeoutMs);
 }
 
 void LocalSandboxProcess::finishFileRequest(const QJsonObject &header, const QByteArray &data) {
@@ -619,6 +650,8 @@ void LocalSandboxProcess::finishFileRequest(const QJsonObject &header, const QBy
         return;
     }
     const auto promise = m_fileRequests.takeFirst().second;
+    m_fileTimer.stop();
+    armFileTimer(); // the next one's turn
     if (header.value(QStringLiteral("ok")).toBool())
         promise->addResult(Outcome<FileReply>::success(FileReply{header, data}));
     else
@@ -678,6 +711,7 @@ void LocalSandboxProcess::finishRun(const QJsonObject &header) {
     m_partial.reset();
     m_liveSink = {};
     m_state = State::Ready;
+    armFileTimer(); // requests that waited behind this run
     auto run = std::move(m_run);
     run->addResult(Outcome<ExecutionResult>::success(std::move(result)));
     run->finish();
@@ -689,6 +723,9 @@ QString LocalSandboxProcess::describeExit(int exitCode, bool crashed) const {
         text = QStringLiteral("the sandbox was deleted");
     else if (m_killReason == KillReason::Timeout)
         text = QStringLiteral("the run timed out after %1 s").arg(m_runTimeoutMs / 1000.0);
+    else if (m_killReason == KillReason::FileTimeout)
+        text = QStringLiteral("the sandbox did not answer a file request within %1 s")
+                   .arg(m_options.fileTimeoutMs / 1000.0);
     else if (m_killReason == KillReason::StartTimeout)
         text = QStringLiteral("the interpreter was not ready within %1 ms")
                    .arg(m_options.startTimeoutMs);
@@ -733,6 +770,7 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_exitReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    m_fileTimer.stop();
     m_reapTimer.stop();
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
     m_pendingHeader.reset();
@@ -766,16 +804,17 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
                 result.error = ExecutionError{
                     QStringLiteral("TimeoutError"),
                     QStringLiteral("Execution timed out after %1 s: the interpreter was stopped. "
-                                   "The next run starts a fresh interpreter; variables, imports "
-                                   "and files from earlier runs are gone.")
+                                   "The next run starts a fresh interpreter; variables and "
+                                   "imports from earlier runs are gone, the files in /mnt/data "
+                                   "are carried over.")
                         .arg(m_runTimeoutMs / 1000.0),
                     {}};
             } else {
                 result.error = ExecutionError{
                     QStringLiteral("InterpreterExited"),
                     reason + QStringLiteral(". The next run starts a fresh interpreter; "
-                                            "variables, imports and files from earlier runs "
-                                            "are gone."),
+                                            "variables and imports from earlier runs are "
+                                            "gone, the files in /mnt/data are carried over."),
                     {}};
             }
             run->addResult(Outcome<ExecutionResult>::success(std::move(result)));

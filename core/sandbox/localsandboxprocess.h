@@ -97,7 +97,9 @@ public:
     // A file operation on /mnt/data (the driver's "fs" op: list / read / write / delete). Frames
     // are answered in order, so it may be sent while a run is in flight: the driver serves it
     // after that run. Finishes with the driver's reply header and data (a read's bytes), or an
-    // error when the driver refuses or the interpreter goes away.
+    // error when the driver refuses or the interpreter goes away. A driver that has not answered
+    // within LocalSandboxOptions::fileTimeoutMs of being free to (ready, no run ahead) is
+    // killed, and the request fails saying so.
     struct FileReply {
         QJsonObject header;
         QByteArray data;
@@ -108,11 +110,17 @@ public:
     // Kills the whole tree; exited() follows once it is reaped. Idempotent.
     void kill();
 
+    // A descriptor of the sandbox's /mnt/data tmpfs, opened (through /proc) once it was ready,
+    // or -1. It keeps that tmpfs readable after the sandbox is gone, so the caller can carry the
+    // files into the next interpreter of the same container; the caller owns it (and must close
+    // it) after this call. Closed with this object otherwise.
+    int takeDataDir() { return std::exchange(m_dataDirFd, -1); }
+
 signals:
     void exited();
 
 private:
-    enum class KillReason { None, Requested, Timeout, StartTimeout, Protocol };
+    enum class KillReason { None, Requested, Timeout, StartTimeout, Protocol, FileTimeout };
 
     void startForked(int nice);
     QJsonObject driverConfig(const QString &workDir, const QJsonArray &sitePackages) const;
@@ -129,6 +137,8 @@ private:
     void handleFrame(const QByteArray &payload);
     void finishRun(const QJsonObject &header);
     void finishFileRequest(const QJsonObject &header, const QByteArray &data);
+    void armFileTimer();
+    void openDataDir();
     static qsizetype expectedRawFrames(const QJsonObject &header);
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
     void deliverLiveOutput(const QJsonObject &header);
@@ -174,6 +184,8 @@ private:
     // File requests in flight, oldest first (the driver answers them in order).
     QList<std::pair<qint64, std::shared_ptr<QPromise<Outcome<FileReply>>>>> m_fileRequests;
     qint64 m_fileRequestId = 0;
+    QTimer m_fileTimer;               // the oldest file request the driver is free to serve
+    int m_dataDirFd = -1;             // see takeDataDir()
     SandboxOutputSink m_liveSink;     // of the run in flight
     QStringDecoder m_liveDecoders[2]; // chunks may end inside a UTF-8 sequence
     int m_runTimeoutMs = 0;

@@ -141,6 +141,8 @@ bool LocalSandboxZygote::start() {
         {QStringLiteral("module"), QString::fromLatin1(BubblewrapCommand::kZygoteModulePath)},
         {QStringLiteral("tmp_bytes"), m_options.tmpDirBytes},
         {QStringLiteral("workdir_bytes"), m_options.workDirBytes},
+        {QStringLiteral("tmp_inodes"), qMax(1, m_options.tmpDirInodes)},
+        {QStringLiteral("workdir_inodes"), qMax(1, m_options.workDirInodes)},
         {QStringLiteral("workdir"), BubblewrapCommand::sandboxWorkDir()},
         {QStringLiteral("cpu_seconds"), m_options.cpuLimitSeconds},
     };

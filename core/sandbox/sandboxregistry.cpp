@@ -144,6 +144,20 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
                 .arg(m_maxLive));
     }
 
+    if (identity && sessionCount() >= maxSessions() && !evictForFairShare(*identity)) {
+        qWarning("loopscope: session sandbox refused: %d sessions and containers (sandbox."
+                 "max_sessions is %d)",
+                 sessionCount(), maxSessions());
+        return readyFailure(
+            QStringLiteral("%1: %2 sessions and containers are running, the limit for them is "
+                           "%3 (sandbox.max_sessions; the other sandbox.max_live slots are kept "
+                           "for one-shot runs); retry when one expires or delete idle ones "
+                           "(DELETE /v1/containers/{id})")
+                .arg(kCapReachedPrefix)
+                .arg(sessionCount())
+                .arg(maxSessions()));
+    }
+
     const quint64 id = ++d->nextInflightId;
     Private::Inflight in;
     in.key = key;
@@ -198,6 +212,62 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
         done.promise->finish();
     });
     return result;
+}
+
+int SandboxRegistry::sessionCount() const {
+    int count = 0;
+    for (const SandboxEntry &entry : std::as_const(d->entries))
+        count += entry.identity ? 1 : 0;
+    for (const Private::Inflight &in : std::as_const(d->inflight))
+        count += in.identity && !in.discard ? 1 : 0;
+    return count;
+}
+
+QString SandboxRegistry::leastRecentlyUsed(const QString &identity) const {
+    QString oldestKey;
+    qint64 oldestMs = 0;
+    quint64 oldestSeq = 0;
+    for (auto it = d->entries.cbegin(); it != d->entries.cend(); ++it) {
+        if (it->identity != identity || d->pins.contains(it.key()))
+            continue;
+        const quint64 seq = d->accessSeq.value(it.key());
+        if (oldestKey.isEmpty() || it->lastAccessedMs < oldestMs ||
+            (it->lastAccessedMs == oldestMs && seq < oldestSeq)) {
+            oldestKey = it.key();
+            oldestMs = it->lastAccessedMs;
+            oldestSeq = seq;
+        }
+    }
+    return oldestKey;
+}
+
+bool SandboxRegistry::evictForFairShare(const QString &identity) {
+    QHash<QString, int> held;
+    for (const SandboxEntry &entry : std::as_const(d->entries)) {
+        if (entry.identity)
+            ++held[*entry.identity];
+    }
+    for (const Private::Inflight &in : std::as_const(d->inflight)) {
+        if (in.identity && !in.discard)
+            ++held[*in.identity];
+    }
+    const int mine = held.value(identity);
+    if (!held.contains(identity))
+        held.insert(identity, 0);
+    const int share = qMax(1, maxSessions() / int(held.size()));
+    if (mine >= share)
+        return false; // at its share already: wait for a slot like everyone else
+    QString greediest;
+    for (auto it = held.cbegin(); it != held.cend(); ++it) {
+        if (it.key() != identity && it.value() > share &&
+            (greediest.isEmpty() || it.value() > held.value(greediest)) &&
+            !leastRecentlyUsed(it.key()).isEmpty())
+            greediest = it.key();
+    }
+    if (greediest.isEmpty())
+        return false;
+    remove(leastRecentlyUsed(greediest), SandboxRemovalReason::Evicted);
+    return true;
 }
 
 void SandboxRegistry::enforceCap(const QString &identity) {
@@ -377,10 +447,12 @@ bool SandboxRegistry::isPinned(const QString &key) const {
     return d->pins.contains(key);
 }
 
-void SandboxRegistry::setIdleTtl(const QString &key, qint64 ms) {
+qint64 SandboxRegistry::setIdleTtl(const QString &key, qint64 ms) {
     auto it = d->entries.find(key);
-    if (it != d->entries.end())
-        it->idleTtlMs = qMax<qint64>(0, ms);
+    if (it == d->entries.end())
+        return 0;
+    it->idleTtlMs = qBound<qint64>(0, ms, m_maxIdleTtlMs);
+    return idleTtlOf(*it);
 }
 
 void SandboxRegistry::setLastAccessed(const QString &key, qint64 ms) {

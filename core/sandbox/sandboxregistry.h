@@ -47,6 +47,15 @@ public:
     // ephemeral and session-scoped, creations in flight included. Without a master key every
     // bearer string is a new identity, so the per-identity cap alone bounds nothing.
     static constexpr int kDefaultMaxLive = 32;
+    // Session and container sandboxes (those with an identity) may hold at most this many of
+    // the live slots (sandbox.max_sessions, below max_live): the rest stay for one-shot work,
+    // so long-lived containers cannot starve every other client. When they are all taken, a
+    // create by an identity below its fair share (max_sessions / identities holding sessions)
+    // evicts the least recently used session of the identity holding the most, if that one
+    // holds more than its share; otherwise it is refused like the global cap.
+    static constexpr int kDefaultMaxSessions = 24;
+    // The longest idle TTL a session may be given (sandbox.max_expires_after_minutes).
+    static constexpr qint64 kDefaultMaxIdleTtlMs = 60 * 60 * 1000;
     // A creation refused by the global cap fails with a message starting with this; the HTTP
     // layer answers it 429 with Retry-After.
     static constexpr QLatin1String kCapReachedPrefix{"too many live sandboxes"};
@@ -88,8 +97,9 @@ public:
     QFuture<void> remove(const QString &key, SandboxRemovalReason reason);
     // Deletes a sandbox that is not (or no longer) cached; errors are reported, never raised.
     QFuture<void> deleteSandbox(const SandboxEntry &entry, SandboxRemovalReason reason);
-    // Gives the cached sandbox for `key` its own idle TTL (a container's expires_after).
-    void setIdleTtl(const QString &key, qint64 ms);
+    // Gives the cached sandbox for `key` its own idle TTL (a container's expires_after), at
+    // most maxIdleTtlMs(); returns the TTL it got (0: no such entry).
+    qint64 setIdleTtl(const QString &key, qint64 ms);
     // Pops and deletes every entry idle for longer than its TTL.
     QFuture<void> pruneExpired();
     // Deletes everything (app shutdown); creations in flight are deleted when they arrive.
@@ -97,6 +107,12 @@ public:
 
     void setMaxLive(int count) { m_maxLive = qMax(1, count); }
     int maxLive() const { return m_maxLive; }
+    void setMaxSessions(int count) { m_maxSessions = qMax(1, count); }
+    int maxSessions() const { return qMin(m_maxSessions, m_maxLive); }
+    void setMaxIdleTtlMs(qint64 ms) { m_maxIdleTtlMs = qMax<qint64>(60000, ms); }
+    qint64 maxIdleTtlMs() const { return m_maxIdleTtlMs; }
+    // Session sandboxes cached or being created (what maxSessions() counts).
+    int sessionCount() const;
     // Sandboxes this registry created and has not yet finished deleting, plus creations in
     // flight: what the global cap counts.
     int liveCount() const;
@@ -127,11 +143,18 @@ signals:
 private:
     // Evicts the least recently used session sandboxes of `identity` until one more fits.
     void enforceCap(const QString &identity);
+    // With every session slot taken: frees one for `identity` if another identity holds more
+    // than its fair share (see kDefaultMaxSessions). True if a slot was freed.
+    bool evictForFairShare(const QString &identity);
+    // The unpinned least recently used session sandbox of `identity`, or an empty key.
+    QString leastRecentlyUsed(const QString &identity) const;
 
     // Implementation owns: entries by key, pending creations by key (shared future), clock.
     struct Private;
     std::unique_ptr<Private> d;
     int m_maxLive = kDefaultMaxLive;
+    int m_maxSessions = kDefaultMaxSessions;
+    qint64 m_maxIdleTtlMs = kDefaultMaxIdleTtlMs;
 };
 
 } // namespace loopscope

@@ -3,6 +3,7 @@
 // bubblewrap sandboxes in between.
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
+#include "interception/yamldocument.h"
 #include "proxy/containersapi.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/multipartformdata.h"
@@ -14,6 +15,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -116,6 +118,17 @@ private slots:
     void fileIdsAreCopiedFromTheUpstream();
     void plotsBecomeImagesFilesAndCitations();
     void expiresAfterIsTheContainersIdleTime();
+    void filesListPagesThroughEveryFile();
+    void badPageQueriesAreRefused_data();
+    void badPageQueriesAreRefused();
+    void overlongFileNameIs400();
+    void fileReplacedByAFifoIs404AtOnce();
+    void containersKeepOneShotSlotsFree();
+    void oneShotSandboxIsReleasedWhateverItsCodeDid_data();
+    void oneShotSandboxIsReleasedWhateverItsCodeDid();
+
+private:
+    void restartWith(const QByteArray &sandboxYaml);
     void badExpiresAfterIsRefused_data();
     void badExpiresAfterIsRefused();
 };
@@ -398,6 +411,246 @@ void TestContainersApi::plotsBecomeImagesFilesAndCitations() {
         call("GET", "/v1/containers/" + id.toUtf8() + "/files/" + fileId.toUtf8() + "/content");
     QVERIFY(content.body.startsWith(kPngMagic));
     QCOMPARE(content.body.size(), file.json()[QStringLiteral("bytes")].toInteger());
+}
+
+// More files than one page (and than the old 1,000-entry listing): every one reachable by id
+// and listed once when an SDK pages on with after=last_id.
+void TestContainersApi::filesListPagesThroughEveryFile() {
+    const QString id = createContainer();
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    const auto uploaded = call("POST", base, multipart("B", "upload.csv", "a,b\n"), kKeyA,
+                               "multipart/form-data; boundary=B");
+    QCOMPARE(uploaded.status, 200);
+    const QString uploadId = uploaded.json()[QStringLiteral("id")].toString();
+    upstream->enqueue(ScriptedUpstream::Response::json(functionCall(
+        QStringLiteral("for i in range(1100):\n    open('f%04d.txt' % i, 'w').write('x')\n"
+                       "print('made')"),
+        QStringLiteral("call_many"))));
+    upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("done"))));
+    const QJsonObject request{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"), QStringLiteral("make files")},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                                {QStringLiteral("container"), id}}}}};
+    QCOMPARE(callJson("POST", "/v1/responses", request).status, 200);
+
+    const auto first = call("GET", base);
+    QCOMPARE(first.status, 200);
+    QCOMPARE(first.json()[QStringLiteral("data")].toArray().size(), 20); // OpenAI's default
+    QCOMPARE(first.json()[QStringLiteral("has_more")].toBool(), true);
+    QSet<QString> seen;
+    QByteArray after;
+    int pages = 0;
+    for (;;) {
+        QByteArray path = base + "?limit=100";
+        if (!after.isEmpty())
+            path += "&after=" + after;
+        const auto page = call("GET", path);
+        QCOMPARE(page.status, 200);
+        const QJsonObject list = page.json();
+        const QJsonArray data = list[QStringLiteral("data")].toArray();
+        QVERIFY(data.size() <= 100);
+        for (const QJsonValue &file : data)
+            seen.insert(file[QStringLiteral("id")].toString());
+        ++pages;
+        if (!list[QStringLiteral("has_more")].toBool())
+            break;
+        QCOMPARE(data.size(), 100);
+        QCOMPARE(list[QStringLiteral("last_id")].toString(),
+                 data.last()[QStringLiteral("id")].toString());
+        after = list[QStringLiteral("last_id")].toString().toUtf8();
+        QVERIFY(pages < 20);
+    }
+    QCOMPARE(seen.size(), 1101);
+    QCOMPARE(pages, 12);
+    QVERIFY(seen.contains(uploadId));
+    QCOMPARE(call("GET", base + '/' + uploadId.toUtf8() + "/content").body, QByteArray("a,b\n"));
+}
+
+void TestContainersApi::badPageQueriesAreRefused_data() {
+    QTest::addColumn<QByteArray>("query");
+    QTest::newRow("limit 0") << QByteArray("limit=0");
+    QTest::newRow("limit 101") << QByteArray("limit=101");
+    QTest::newRow("limit text") << QByteArray("limit=ten");
+    QTest::newRow("unknown after") << QByteArray("after=cfile_nope");
+}
+
+void TestContainersApi::badPageQueriesAreRefused() {
+    QFETCH(QByteArray, query);
+    const QString id = createContainer();
+    const QList<QByteArray> paths{"/v1/containers/" + id.toUtf8() + "/files?" + query,
+                                  "/v1/containers?" + query};
+    for (const QByteArray &path : paths) {
+        const auto r = call("GET", path);
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json()[QStringLiteral("error")][QStringLiteral("type")].toString(),
+                 QStringLiteral("invalid_request_error"));
+    }
+}
+
+// A name the sandbox's file system cannot hold (over NAME_MAX in UTF-8) is the client's 400,
+// with an OpenAI error saying why, not a 502 from the sandbox.
+void TestContainersApi::overlongFileNameIs400() {
+    const QString id = createContainer();
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    const QByteArray name = QString(200, QChar(0xe9)).toUtf8(); // 400 bytes
+    const auto r =
+        call("POST", base, multipart("B", name, "x"), kKeyA, "multipart/form-data; boundary=B");
+    QCOMPARE(r.status, 400);
+    const QJsonObject error = r.json()[QStringLiteral("error")].toObject();
+    QCOMPARE(error[QStringLiteral("type")].toString(), QStringLiteral("invalid_request_error"));
+    QVERIFY2(error[QStringLiteral("message")].toString().contains(QStringLiteral("255")),
+             r.body.constData());
+    QCOMPARE(call("GET", base).status, 200);
+}
+
+// Code replaces an already-listed file with a FIFO after the run's listing: its download is a
+// quick 404, never a request that hangs.
+void TestContainersApi::fileReplacedByAFifoIs404AtOnce() {
+    const QString id = createContainer();
+    const QByteArray base = "/v1/containers/" + id.toUtf8() + "/files";
+    const auto uploaded = call("POST", base, multipart("B", "data.csv", "a,b\n"), kKeyA,
+                               "multipart/form-data; boundary=B");
+    QCOMPARE(uploaded.status, 200);
+    const QByteArray content =
+        base + '/' + uploaded.json()[QStringLiteral("id")].toString().toUtf8() + "/content";
+    // A thread of the sandbox's interpreter does it once the run (and its listing) is over.
+    upstream->enqueue(ScriptedUpstream::Response::json(functionCall(
+        QStringLiteral("import os, threading\n"
+                       "def swap():\n    os.remove('data.csv')\n    os.mkfifo('data.csv')\n"
+                       "threading.Timer(0.2, swap).start()"),
+        QStringLiteral("call_fifo"))));
+    upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("done"))));
+    const QJsonObject request{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"), QStringLiteral("swap")},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                                {QStringLiteral("container"), id}}}}};
+    QCOMPARE(callJson("POST", "/v1/responses", request).status, 200);
+    // Until the swap the file downloads; after it, 404 (each answer within the client's wait).
+    int status = 0;
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            status = call("GET", content).status;
+            return status != 200;
+        },
+        30000));
+    QCOMPARE(status, 404);
+    QCOMPARE(call("GET", base).status, 200); // the container goes on
+}
+
+// With sandbox.max_live 3 and max_sessions 2: a key that holds both session slots gets a
+// retryable 429 for a third container (not a 502); a second key, below its share, still gets
+// one (the first key's least recently used goes); a one-shot code run from a third key is
+// served from the slot kept for it; expires_after is capped at the configured maximum.
+// The same stack as init(), with a `sandbox:` mapping of the test's own.
+void TestContainersApi::restartWith(const QByteArray &sandboxYaml) {
+    cleanup();
+    upstream = std::make_unique<ScriptedUpstream>();
+    QVERIFY(upstream->listen());
+    bus = std::make_unique<EventBus>();
+    ProxyConfig config;
+    config.port = 0;
+    QString error;
+    QVERIFY2(config.loadYaml(YamlDocument::fromText(sandboxYaml), QProcessEnvironment(), &error),
+             qPrintable(error));
+    config.defaultRoute = ProxyConfig::routeForUpstream(upstream->baseUrl(), &error);
+    QVERIFY2(config.defaultRoute, qPrintable(error));
+    server = std::make_unique<ProxyServer>(config);
+    stack = std::make_unique<InterceptionStack>(server.get(), bus.get());
+    LocalSandboxOptions options;
+    options.poolSize = 0;
+    QVERIFY2(stack->init(options, &error), qPrintable(error));
+    QVERIFY(server->listen());
+}
+
+void TestContainersApi::containersKeepOneShotSlotsFree() {
+    restartWith("sandbox:\n  max_live: 3\n  max_sessions: 2\n  max_expires_after_minutes: 30\n");
+
+    const QJsonObject longLived{
+        {QStringLiteral("name"), QStringLiteral("day")},
+        {QStringLiteral("expires_after"),
+         QJsonObject{{QStringLiteral("anchor"), QStringLiteral("last_active_at")},
+                     {QStringLiteral("minutes"), 1440}}}};
+    const auto first = callJson("POST", "/v1/containers", longLived);
+    QCOMPARE(first.status, 200);
+    QCOMPARE(first.json()[QStringLiteral("expires_after")][QStringLiteral("minutes")].toInt(), 30);
+    QCOMPARE(callJson("POST", "/v1/containers", longLived).status, 200);
+    const auto third = callJson("POST", "/v1/containers", longLived);
+    QCOMPARE(third.status, 429);
+    QCOMPARE(third.header("retry-after"), QByteArray("5"));
+    QCOMPARE(third.json()[QStringLiteral("error")][QStringLiteral("code")].toString(),
+             QStringLiteral("too_many_sandboxes"));
+    QVERIFY2(third.json()[QStringLiteral("error")][QStringLiteral("message")].toString().contains(
+                 QStringLiteral("sandbox.max_sessions")),
+             third.body.constData());
+    QCOMPARE(callJson("POST", "/v1/containers", longLived, kKeyB).status, 200);
+
+    upstream->enqueue(ScriptedUpstream::Response::json(
+        functionCall(QStringLiteral("print(6 * 7)"), QStringLiteral("call_one"))));
+    upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("42"))));
+    const QJsonObject oneShot{
+        {QStringLiteral("model"), QStringLiteral("gpt-5")},
+        {QStringLiteral("input"), QStringLiteral("compute")},
+        {QStringLiteral("tools"),
+         QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                                {QStringLiteral("container"),
+                                 QJsonObject{{QStringLiteral("type"), QStringLiteral("auto")}}}}}}};
+    const auto ran = callJson("POST", "/v1/responses", oneShot, "Bearer sk-a-fifth-identity-05");
+    QCOMPARE(ran.status, 200);
+    QVERIFY2(ran.body.contains("42"), ran.body.left(400).constData());
+}
+
+// Model code that patches what the driver used after a run (os.walk, to a sleep) must not
+// keep its one-shot sandbox: the request ends (a client that waited gets its answer, one that
+// hung up is cleaned up after) and the slot is free again. With max_live 1 a second one-shot
+// run proves it.
+void TestContainersApi::oneShotSandboxIsReleasedWhateverItsCodeDid_data() {
+    QTest::addColumn<bool>("clientWaits");
+    QTest::newRow("client waits") << true;
+    QTest::newRow("client gone") << false;
+}
+
+void TestContainersApi::oneShotSandboxIsReleasedWhateverItsCodeDid() {
+    QFETCH(bool, clientWaits);
+    restartWith("sandbox:\n  max_live: 1\n");
+    const auto oneShot = [this](const QString &code, const QString &callId) {
+        upstream->enqueue(ScriptedUpstream::Response::json(functionCall(code, callId)));
+        upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("done"))));
+        return QJsonDocument(
+                   QJsonObject{
+                       {QStringLiteral("model"), QStringLiteral("gpt-5")},
+                       {QStringLiteral("input"), QStringLiteral("run")},
+                       {QStringLiteral("tools"),
+                        QJsonArray{QJsonObject{
+                            {QStringLiteral("type"), QStringLiteral("code_interpreter")},
+                            {QStringLiteral("container"),
+                             QJsonObject{{QStringLiteral("type"), QStringLiteral("auto")}}}}}}})
+            .toJson(QJsonDocument::Compact);
+    };
+    const QByteArray hostile =
+        oneShot(QStringLiteral("import os, time\nos.walk = lambda *a, **k: time.sleep(10**6)\n"
+                               "time.sleep(0.5)\nprint('patched')"),
+                QStringLiteral("call_hostile"));
+    SandboxRegistry *registry = stack->registry();
+    if (clientWaits) {
+        const auto reply = call("POST", "/v1/responses", hostile);
+        QCOMPARE(reply.status, 200);
+    } else {
+        QSignalSpy created(registry, &SandboxRegistry::sandboxCreated);
+        RawHttpClient client(server->port());
+        client.request("POST", "/v1/responses", hostile,
+                       {{"authorization", kKeyA}, {"content-type", "application/json"}});
+        QVERIFY(created.wait(30000)); // its code is about to run
+        client.close();
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(registry->liveCount(), 0, 30000);
+    const auto next = call("POST", "/v1/responses",
+                           oneShot(QStringLiteral("print(6 * 7)"), QStringLiteral("call_next")),
+                           "Bearer sk-another-identity-0003");
+    QCOMPARE(next.status, 200);
 }
 
 QTEST_GUILESS_MAIN(TestContainersApi)

@@ -243,6 +243,12 @@ general_settings:
         QTest::newRow("pool_max too big")
             << QByteArray("sandbox:\n  pool_max: 1000\n")
             << QStringLiteral("sandbox.pool_max (line 2): must be an integer");
+        QTest::newRow("max_sessions not below max_live")
+            << QByteArray("sandbox:\n  max_live: 8\n  max_sessions: 8\n")
+            << QStringLiteral("sandbox.max_sessions (line 3): must be below sandbox.max_live (8)");
+        QTest::newRow("max_expires_after_minutes past a day")
+            << QByteArray("sandbox:\n  max_expires_after_minutes: 1441\n")
+            << QStringLiteral("sandbox.max_expires_after_minutes (line 2): must be an integer");
         QTest::newRow("allow_unisolated not a bool")
             << QByteArray("sandbox:\n  allow_unisolated: 1\n")
             << QStringLiteral("sandbox.allow_unisolated (line 2): must be true or false");
@@ -278,6 +284,28 @@ general_settings:
         QVERIFY(config.allowUnisolated);
         QCOMPARE(config.sandboxPoolSize, 2);
         QCOMPARE(config.sandboxPoolMax, 4); // never past max_live
+    }
+    // Sessions and containers keep a quarter of max_live free for one-shot runs unless
+    // max_sessions says otherwise; a container's expires_after is capped (an hour by default).
+    void sessionLimits_data() {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::addColumn<int>("sessions");
+        QTest::addColumn<int>("expiryMinutes");
+        QTest::newRow("defaults") << QByteArray("sandbox:\n  zygote: true\n") << 24 << 60;
+        QTest::newRow("from max_live") << QByteArray("sandbox:\n  max_live: 8\n") << 6 << 60;
+        QTest::newRow("explicit") << QByteArray("sandbox:\n  max_live: 8\n  max_sessions: 3\n"
+                                                "  max_expires_after_minutes: 1440\n")
+                                  << 3 << 1440;
+    }
+    void sessionLimits() {
+        QFETCH(QByteArray, yaml);
+        QFETCH(int, sessions);
+        QFETCH(int, expiryMinutes);
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
+        QCOMPARE(config.maxSessionSandboxes, sessions);
+        QCOMPARE(config.maxExpiresAfterMinutes, expiryMinutes);
     }
     // The warm pool's bounds: pool_max is raised to pool_size and lowered to max_live.
     void sandboxSettings_data() {

@@ -25,6 +25,8 @@
 #include <memory>
 #include <vector>
 
+#include <sys/stat.h>
+
 using namespace loopscope;
 using Kind = InspectorEvent::Kind;
 
@@ -157,6 +159,52 @@ private slots:
         QVERIFY(m_dir->isValid());
     }
     void cleanup() { m_dir.reset(); }
+
+    // The history holds every prompt and answer: its directory (when created) is 0700 and the
+    // database with its -wal and -shm files 0600, whatever the umask; an older install's 0644
+    // files are tightened on open.
+    void historyFilesAreOnlyTheUsers_data() {
+        QTest::addColumn<bool>("olderInstall");
+        QTest::newRow("fresh") << false;
+        QTest::newRow("older install") << true;
+    }
+    void historyFilesAreOnlyTheUsers() {
+        QFETCH(bool, olderInstall);
+        const QString dir = m_dir->filePath(QStringLiteral("data/loopscope"));
+        const QString path = dir + QStringLiteral("/history.sqlite3");
+        const mode_t umask = ::umask(022);
+        if (olderInstall) {
+            QVERIFY(QDir().mkpath(dir));
+            for (const char *suffix : {"", "-wal", "-shm"}) {
+                QFile file(path + QLatin1String(suffix));
+                QVERIFY(file.open(QIODevice::WriteOnly));
+            }
+            QVERIFY(QFile::remove(path + QStringLiteral("-wal")));
+            QVERIFY(QFile::remove(path + QStringLiteral("-shm")));
+        }
+        {
+            FlowStoreOptions options;
+            options.path = path;
+            auto store = openStore(options);
+            QVERIFY(store);
+            EventBus bus;
+            store->attach(&bus);
+            publishExchange(bus, QStringLiteral("req_private"), QStringLiteral("secret"));
+            store->flush();
+            const auto mode = [](const QString &file) {
+                struct stat info {};
+                return ::stat(QFile::encodeName(file).constData(), &info) == 0
+                           ? int(info.st_mode & 0777)
+                           : -1;
+            };
+            if (!olderInstall)
+                QCOMPARE(mode(dir), 0700);
+            QCOMPARE(mode(path), 0600);
+            QCOMPARE(mode(path + QStringLiteral("-wal")), 0600);
+            QCOMPARE(mode(path + QStringLiteral("-shm")), 0600);
+        }
+        ::umask(umask);
+    }
 
     // Checkpoints end in fsync, which delays requests around it (bench_record): the write
     // connection checkpoints every 10,000 WAL pages, and the WAL shrinks back afterwards.

@@ -140,6 +140,60 @@ private slots:
         QCOMPARE(registry->liveCount(), 3);
     }
 
+    // 40 long-lived containers under 4 made-up keys: sessions hold at most max_sessions of
+    // the live slots, so a one-shot run from a fifth identity is still served; and once the
+    // session slots are all taken, a newcomer below its fair share takes one from the
+    // identity holding the most, so no identity keeps more than its share while others ask.
+    void sessionsLeaveOneShotSlotsAndShareFairly() {
+        registry->setMaxLive(32);
+        registry->setMaxSessions(24);
+        QHash<QString, int> refused;
+        for (int key = 1; key <= 4; ++key) {
+            const QString identity = QStringLiteral("sk-made-up-%1").arg(key);
+            for (int i = 0; i < 10; ++i) {
+                const auto made = awaitFuture(registry->getOrCreate(
+                    identity + QStringLiteral(":c%1").arg(i), identity, backend->factory()));
+                if (!made.ok()) {
+                    QVERIFY2(SandboxRegistry::isCapReached(made.error), qPrintable(made.error));
+                    QVERIFY(made.error.contains(QStringLiteral("sandbox.max_sessions")));
+                    ++refused[identity];
+                }
+                QVERIFY(registry->sessionCount() <= 24);
+            }
+        }
+        QTRY_VERIFY(registry->liveCount() <= 24); // evicted ones are deleted
+        QHash<QString, int> held;
+        for (const SandboxEntry &entry : registry->entries())
+            ++held[*entry.identity];
+        QCOMPARE(held.size(), 4);
+        for (auto it = held.cbegin(); it != held.cend(); ++it)
+            QVERIFY2(it.value() == 6, qPrintable(it.key() + u' ' + QString::number(it.value())));
+        QVERIFY(refused.value(QStringLiteral("sk-made-up-4")) > 0);
+
+        const auto oneShot = awaitFuture(registry->getOrCreate(QStringLiteral("minted-nonce"),
+                                                               std::nullopt, backend->factory()));
+        QVERIFY2(oneShot.ok(), qPrintable(oneShot.error));
+        // One-shot work has the other 8 slots to itself.
+        for (int i = 0; i < 7; ++i)
+            QVERIFY(awaitFuture(registry->getOrCreate(QString(), std::nullopt, backend->factory()))
+                        .ok());
+        QCOMPARE(registry->liveCount(), 32);
+    }
+
+    // expires_after is capped: no session keeps its slot idle for longer than the config says.
+    void idleTtlIsCapped() {
+        registry->setMaxIdleTtlMs(60 * 60 * 1000);
+        QVERIFY(awaitFuture(registry->getOrCreate(QStringLiteral("id:c"), QStringLiteral("id"),
+                                                  backend->factory()))
+                    .ok());
+        QCOMPARE(registry->setIdleTtl(QStringLiteral("id:c"), 24LL * 60 * 60 * 1000),
+                 qint64(60 * 60 * 1000));
+        QCOMPARE(registry->entry(QStringLiteral("id:c"))->idleTtlMs, qint64(60 * 60 * 1000));
+        clock.advance(60 * 60 * 1000 + 1);
+        awaitFuture(registry->pruneExpired());
+        QVERIFY(!registry->contains(QStringLiteral("id:c")));
+    }
+
     void pruneDeletesExpiredSandbox_data() {
         QTest::addColumn<qint64>("idleMs");
         QTest::addColumn<bool>("expired");

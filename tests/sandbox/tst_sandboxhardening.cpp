@@ -9,6 +9,8 @@
 
 #include "sandboxprocessscan.h"
 
+#include <QElapsedTimer>
+#include <QFile>
 #include <QTest>
 
 #include <fcntl.h>
@@ -21,6 +23,9 @@ using loopscope::test::sandboxLeftovers;
 namespace {
 
 constexpr int kWaitMs = 60000; // generous: the CI box is a loaded 2-core VM
+// What a driver must answer within when nothing is wrong with it (a patch did not reach it);
+// far below a hang, far above a loaded machine's answer time.
+constexpr int kAnswerMs = 20000;
 
 // Creates one socket per (family, type) and prints "ok" or the errno name, space-separated.
 const char *kSocketProbe = R"(import errno, socket
@@ -43,6 +48,36 @@ print(probe(40, socket.SOCK_STREAM), probe(38, socket.SOCK_SEQPACKET),
       probe(socket.AF_UNIX, socket.SOCK_STREAM), probe(socket.AF_INET, socket.SOCK_STREAM),
       probe(socket.AF_INET, socket.SOCK_DGRAM), pair())
 )";
+
+// Creates files in %1 (with os.mknod or open) until an error or %3 of them; prints how many
+// and the errno name.
+const char *kInodeFill = R"(import errno, os
+n, end = 0, 'none'
+try:
+    while n < %3:
+        path = '%1/f%d' % n
+        if '%2' == 'mknod':
+            os.mknod(path)
+        else:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        n += 1
+except OSError as e:
+    end = errno.errorcode.get(e.errno, str(e.errno))
+print(n, end))";
+
+// docs/security.md, "Memory, honestly": the inodes of one sandbox's tmpfs take at most this.
+constexpr qint64 kInodeBoundBytes = 24 * 1024 * 1024;
+
+qint64 unreclaimableSlabBytes() {
+    QFile meminfo(QStringLiteral("/proc/meminfo"));
+    if (!meminfo.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : meminfo.readAll().split('\n')) {
+        if (line.startsWith("SUnreclaim:"))
+            return line.mid(11).trimmed().split(' ').first().toLongLong() * 1024;
+    }
+    return -1;
+}
 
 } // namespace
 
@@ -166,6 +201,292 @@ private slots:
             m_backend->run(bystander.value, QStringLiteral("print(x + 1)"), {}), kWaitMs);
         QVERIFY2(other.ok(), qPrintable(other.error));
         QCOMPARE(other.value.stdoutText, QStringLiteral("42\n"));
+    }
+
+    // Code patches what the driver used to look up after a run (os.walk, builtins, posix,
+    // io, time, select). The listing, reads and writes of /mnt/data and the next run
+    // must not run any of it: each answers at once, as if nothing had been patched.
+    void patchesDoNotReachTheDriver_data() {
+        QTest::addColumn<QString>("patch");
+        QTest::newRow("os.walk") << QStringLiteral(
+            "import os, time\nos.walk = lambda *a, **k: time.sleep(10**6)");
+        QTest::newRow("os and posix functions")
+            << QStringLiteral("import os, posix, time\n"
+                              "def hang(*a, **k):\n    time.sleep(10**6)\n"
+                              "for m in (os, posix):\n"
+                              "    for n in ('open', 'read', 'write', 'scandir', 'lstat', 'stat',\n"
+                              "              'fstat', 'listdir', 'dup2', 'close', 'remove',\n"
+                              "              'unlink', 'mkdir', 'makedirs', 'ftruncate'):\n"
+                              "        if hasattr(m, n):\n            setattr(m, n, hang)\n"
+                              "os.path.realpath = os.path.join = os.path.isfile = hang\n"
+                              "os.O_RDONLY = posix.O_RDONLY = os.devnull = None");
+        QTest::newRow("builtins") << QStringLiteral(
+            "import builtins, time\n"
+            "def hang(*a, **k):\n    time.sleep(10**6)\n"
+            "for n in ('len', 'sorted', 'min', 'str', 'int', 'open', 'isinstance',\n"
+            "          'bytes', 'memoryview'):\n"
+            "    setattr(builtins, n, hang)");
+        QTest::newRow("io, time and select")
+            << QStringLiteral("import io, select, time\nsleep = time.sleep\n"
+                              "def hang(*a, **k):\n    sleep(10**6)\n"
+                              "io.BytesIO = select.select = hang\n"
+                              "time.monotonic = time.perf_counter = hang");
+    }
+    void patchesDoNotReachTheDriver() {
+        QFETCH(QString, patch);
+        LocalSandboxOptions options = testOptions();
+        options.fileTimeoutMs = 0; // the answers must come from an unharmed driver, not a kill
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        const QByteArray csv("city,temp\nOslo,4\n");
+        QVERIFY(awaitFuture(
+                    m_backend->writeFile(created.value, QStringLiteral("/mnt/data/a.csv"), csv, {}),
+                    kWaitMs)
+                    .ok());
+        const Outcome<ExecutionResult> patched =
+            awaitFuture(m_backend->run(created.value, patch, {}), kWaitMs);
+        QVERIFY2(patched.ok() && !patched.value.error,
+                 qPrintable(patched.error + patched.value.stderrText));
+
+        auto listed = m_backend->listFiles(created.value, {});
+        QVERIFY2(waitForFuture(listed, kAnswerMs), "the listing hangs after the patch");
+        QVERIFY2(listed.result().ok(), qPrintable(listed.result().error));
+        QCOMPARE(listed.result().value.size(), 1);
+        QCOMPARE(listed.result().value.first().path, QStringLiteral("/mnt/data/a.csv"));
+        auto read = m_backend->readFile(created.value, QStringLiteral("/mnt/data/a.csv"), {});
+        QVERIFY2(waitForFuture(read, kAnswerMs), "the read hangs after the patch");
+        QCOMPARE(read.result().value, csv);
+        auto written =
+            m_backend->writeFile(created.value, QStringLiteral("/mnt/data/new/b.txt"), "b", {});
+        QVERIFY2(waitForFuture(written, kAnswerMs), "the write hangs after the patch");
+        QVERIFY2(written.result().ok(), qPrintable(written.result().error));
+        // The same interpreter serves the next run (its streams wired without the patches).
+        const qint64 pid = m_backend->processId(created.value.id);
+        auto next = m_backend->run(created.value, QStringLiteral("x = 6 * 7"), {});
+        QVERIFY2(waitForFuture(next, kAnswerMs), "the next run hangs after the patch");
+        QVERIFY2(next.result().ok() && !next.result().value.error, qPrintable(next.result().error));
+        QCOMPARE(m_backend->processId(created.value.id), pid);
+    }
+
+    // Code that takes the driver itself apart (found through gc) can hang its file service;
+    // the proxy's own clock ends that: the request fails within fileTimeoutMs, the interpreter
+    // is killed like a timed-out run, and the sandbox goes on with a fresh one.
+    void hungFileServiceIsKilledByTheHostClock() {
+        LocalSandboxOptions options = testOptions();
+        options.fileTimeoutMs = 1500;
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        const Outcome<ExecutionResult> sabotage = awaitFuture(
+            m_backend->run(created.value,
+                           QStringLiteral("import gc, time\n"
+                                          "d = [o for o in gc.get_objects() if "
+                                          "type(o).__name__ == 'Driver'][0]\n"
+                                          "class Hang:\n"
+                                          "    def handle(self, *a):\n        time.sleep(10**6)\n"
+                                          "d.files = Hang()"),
+                           {}),
+            kWaitMs);
+        QVERIFY2(sabotage.ok() && !sabotage.value.error, qPrintable(sabotage.error));
+        const qint64 pid = m_backend->processId(created.value.id);
+        QElapsedTimer clock;
+        clock.start();
+        auto listed = m_backend->listFiles(created.value, {});
+        QVERIFY2(waitForFuture(listed, kAnswerMs), "a hung file service hangs the request");
+        QVERIFY(!listed.result().ok());
+        QVERIFY2(listed.result().error.contains(QStringLiteral("did not answer a file request")),
+                 qPrintable(listed.result().error));
+        QVERIFY2(clock.elapsed() >= 1400, "failed before its time");
+        QTRY_VERIFY_WITH_TIMEOUT(m_backend->processId(created.value.id) != pid, kAnswerMs);
+        const Outcome<ExecutionResult> after = awaitFuture(
+            m_backend->run(created.value, QStringLiteral("print('alive')"), {}), kWaitMs);
+        QVERIFY2(after.ok() && !after.value.error, qPrintable(after.error));
+        QVERIFY(after.value.stdoutText.endsWith(QStringLiteral("alive\n")));
+        QVERIFY2(after.value.stderrText.contains(QStringLiteral("did not answer a file request")),
+                 qPrintable(after.value.stderrText));
+    }
+
+    // What code puts where a file was (a FIFO, a symlink out) is refused at once, never
+    // opened in a way that blocks or leaves /mnt/data.
+    void nonRegularFilesAreRefusedAtOnce_data() {
+        QTest::addColumn<QString>("plant");
+        QTest::addColumn<bool>("write");
+        QTest::addColumn<QString>("mentions");
+        const QString fifo = QStringLiteral("import os\nos.remove('a.csv')\nos.mkfifo('a.csv')");
+        QTest::newRow("read a FIFO") << fifo << false << QStringLiteral("not a regular file");
+        QTest::newRow("write a FIFO") << fifo << true << QStringLiteral("Errno 6");
+        const QString link = QStringLiteral(
+            "import os\nos.remove('a.csv')\nos.symlink('/etc/ld.so.cache', 'a.csv')");
+        QTest::newRow("read a symlink") << link << false << QStringLiteral("Errno 40");
+        QTest::newRow("write a symlink") << link << true << QStringLiteral("Errno 40");
+        QTest::newRow("read through a symlinked dir")
+            << QStringLiteral("import os\nos.remove('a.csv')\nos.mkdir('real')\n"
+                              "open('real/a.csv', 'w').write('x')\nos.symlink('real', 'd')")
+            << false << QStringLiteral("Errno 20");
+    }
+    void nonRegularFilesAreRefusedAtOnce() {
+        QFETCH(QString, plant);
+        QFETCH(bool, write);
+        QFETCH(QString, mentions);
+        LocalSandboxOptions options = testOptions();
+        options.fileTimeoutMs = 0; // refused by the driver, not ended by a kill
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        QVERIFY(awaitFuture(m_backend->writeFile(created.value, QStringLiteral("/mnt/data/a.csv"),
+                                                 "a,b\n", {}),
+                            kWaitMs)
+                    .ok());
+        const Outcome<ExecutionResult> planted =
+            awaitFuture(m_backend->run(created.value, plant, {}), kWaitMs);
+        QVERIFY2(planted.ok() && !planted.value.error,
+                 qPrintable(planted.error + planted.value.stderrText));
+        const QString path = QString::fromLatin1(QTest::currentDataTag()).contains(u"dir")
+                                 ? QStringLiteral("/mnt/data/d/a.csv")
+                                 : QStringLiteral("/mnt/data/a.csv");
+        QString error;
+        if (write) {
+            auto f = m_backend->writeFile(created.value, path, "new", {});
+            QVERIFY2(waitForFuture(f, kAnswerMs), "the write hangs");
+            QVERIFY(!f.result().ok());
+            error = f.result().error;
+        } else {
+            auto f = m_backend->readFile(created.value, path, {});
+            QVERIFY2(waitForFuture(f, kAnswerMs), "the read hangs");
+            QVERIFY(!f.result().ok());
+            error = f.result().error;
+        }
+        QVERIFY2(error.contains(mentions), qPrintable(error));
+        // The interpreter is unharmed.
+        const Outcome<ExecutionResult> after =
+            awaitFuture(m_backend->run(created.value, QStringLiteral("print(1)"), {}), kWaitMs);
+        QVERIFY2(after.ok() && !after.value.error, qPrintable(after.error));
+        QCOMPARE(after.value.stdoutText, QStringLiteral("1\n"));
+    }
+
+    // Empty files cost no tmpfs `size=` but an inode each, unreclaimable kernel memory that
+    // no limit of the sandbox's processes counts. Every tmpfs of a sandbox has nr_inodes: a
+    // loop creating files stops with ENOSPC at the cap, far before the loop's own end.
+    void tmpfsInodesAreCapped_data() {
+        QTest::addColumn<QString>("dir");
+        QTest::addColumn<QString>("how");
+        QTest::addColumn<int>("cap");
+        const LocalSandboxOptions defaults;
+        for (const char *how : {"mknod", "open"}) {
+            QTest::addRow("/dev/shm %s", how)
+                << QStringLiteral("/dev/shm") << QString::fromLatin1(how) << defaults.tmpDirInodes;
+            QTest::addRow("/tmp %s", how)
+                << QStringLiteral("/tmp") << QString::fromLatin1(how) << defaults.tmpDirInodes;
+            QTest::addRow("/mnt/data %s", how)
+                << QStringLiteral("/mnt/data") << QString::fromLatin1(how)
+                << defaults.workDirInodes;
+        }
+    }
+    void tmpfsInodesAreCapped() {
+        QFETCH(QString, dir);
+        QFETCH(QString, how);
+        QFETCH(int, cap);
+        const Outcome<ExecutionResult> r =
+            runOnce(testOptions(), QString::fromLatin1(kInodeFill).arg(dir, how).arg(cap * 3));
+        QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error + r.value.stderrText));
+        const QStringList f = r.value.stdoutText.trimmed().split(u' ');
+        QCOMPARE(f.size(), 2);
+        QCOMPARE(f.at(1), QStringLiteral("ENOSPC"));
+        QVERIFY2(f.at(0).toInt() <= cap && f.at(0).toInt() > cap - 64, qPrintable(f.at(0)));
+    }
+
+    // The bound docs/security.md ("Memory, honestly") gives for the inodes of one sandbox
+    // holds: filling all three tmpfs grows the machine's unreclaimable slab by less.
+    void inodeCapsBoundKernelMemory() {
+        const LocalSandboxOptions defaults;
+        m_backend = std::make_unique<LocalPythonBackend>(testOptions());
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        const qint64 before = unreclaimableSlabBytes();
+        QVERIFY(before > 0);
+        QString code;
+        for (const char *dir : {"/dev/shm", "/tmp", "/mnt/data"})
+            code += QString::fromLatin1(kInodeFill)
+                        .arg(QString::fromLatin1(dir), QStringLiteral("mknod"))
+                        .arg(3 * qMax(defaults.tmpDirInodes, defaults.workDirInodes)) +
+                    u'\n';
+        const Outcome<ExecutionResult> r =
+            awaitFuture(m_backend->run(created.value, code, {}), kWaitMs);
+        QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error + r.value.stderrText));
+        const qint64 grown = unreclaimableSlabBytes() - before; // the sandbox still holds them
+        qInfo("SUnreclaim grew by %lld KiB for: %s", grown / 1024,
+              qPrintable(r.value.stdoutText.simplified()));
+        QVERIFY2(grown < kInodeBoundBytes, qPrintable(QString::number(grown / 1024)));
+    }
+
+    // A timed-out or crashed interpreter must not take the container's files with it (an
+    // uploaded CSV, what earlier runs wrote): the next interpreter of the same sandbox finds
+    // them in /mnt/data. Only regular files come over; links and FIFOs the code left do not.
+    void filesOutliveAStoppedInterpreter_data() {
+        QTest::addColumn<bool>("zygote");
+        QTest::addColumn<QString>("ending");
+        QTest::addColumn<QString>("error");
+        for (const bool zygote : {true, false}) {
+            const char *path = zygote ? "forked" : "bwrap";
+            QTest::addRow("%s, timeout", path) << zygote << QStringLiteral("while True:\n    pass")
+                                               << QStringLiteral("TimeoutError");
+            QTest::addRow("%s, exit", path) << zygote << QStringLiteral("import os\nos._exit(3)")
+                                            << QStringLiteral("InterpreterExited");
+        }
+    }
+    void filesOutliveAStoppedInterpreter() {
+        QFETCH(bool, zygote);
+        QFETCH(QString, ending);
+        QFETCH(QString, error);
+        LocalSandboxOptions options = testOptions();
+        options.zygote = zygote;
+        options.timeoutMs = 2000;
+        m_backend = std::make_unique<LocalPythonBackend>(options);
+        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
+        QVERIFY2(created.ok(), qPrintable(created.error));
+        QCOMPARE(m_backend->usesZygote(), zygote);
+        QVERIFY(awaitFuture(m_backend->writeFile(created.value, QStringLiteral("/mnt/data/up.csv"),
+                                                 "a,b\n", {}),
+                            kWaitMs)
+                    .ok());
+        const Outcome<ExecutionResult> wrote = awaitFuture(
+            m_backend->run(
+                created.value,
+                QStringLiteral("import os\nos.mkdir('nested')\n"
+                               "open('nested/out.txt', 'w').write('x')\n"
+                               "os.mkfifo('pipe')\nos.symlink('/etc/ld.so.cache', 'link')"),
+                {}),
+            kWaitMs);
+        QVERIFY2(wrote.ok() && !wrote.value.error, qPrintable(wrote.error));
+        const qint64 pid = m_backend->processId(created.value.id);
+        const Outcome<ExecutionResult> ended =
+            awaitFuture(m_backend->run(created.value, ending, {}), kWaitMs);
+        QVERIFY2(ended.ok() && ended.value.error, qPrintable(ended.error));
+        QCOMPARE(ended.value.error->name, error);
+
+        const Outcome<ExecutionResult> after = awaitFuture(
+            m_backend->run(created.value,
+                           QStringLiteral("import os\nprint(open('up.csv').read().strip(), "
+                                          "open('nested/out.txt').read(), os.path.lexists('pipe'), "
+                                          "os.path.lexists('link'))"),
+                           {}),
+            kWaitMs);
+        QVERIFY2(after.ok() && !after.value.error,
+                 qPrintable(after.error + after.value.stderrText));
+        QVERIFY(m_backend->processId(created.value.id) != pid);
+        QCOMPARE(after.value.stdoutText, QStringLiteral("a,b x False False\n"));
+        QVERIFY2(after.value.stderrText.contains(QStringLiteral("2 files in /mnt/data were carried "
+                                                                "over (2 entries were not")),
+                 qPrintable(after.value.stderrText));
+        const Outcome<QList<SandboxFileInfo>> listed =
+            awaitFuture(m_backend->listFiles(created.value, {}), kWaitMs);
+        QVERIFY2(listed.ok(), qPrintable(listed.error));
+        QStringList paths;
+        for (const SandboxFileInfo &file : listed.value)
+            paths << file.path;
+        QCOMPARE(paths, (QStringList{QStringLiteral("/mnt/data/up.csv"),
+                                     QStringLiteral("/mnt/data/nested/out.txt")}));
     }
 
     // Kernels before 5.11 have no close_range(CLOSE_RANGE_CLOEXEC): the fallback must mark

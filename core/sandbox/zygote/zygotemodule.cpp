@@ -9,8 +9,8 @@
 // (docs/benchmarks.md, "The native zygote").
 //
 //   zygote ── B  PID 1 of the sandbox, made by clone() with new user, mount, PID, network, IPC,
-//             │  UTS and cgroup namespaces: maps the uid, mounts size-capped tmpfs on /tmp,
-//             │  /mnt/data and /dev/shm and its own /proc, brings up the private loopback,
+//             │  UTS and cgroup namespaces: maps the uid, mounts size- and inode-capped tmpfs
+//             │  on /tmp, /mnt/data and /dev/shm and its own /proc, brings up the loopback,
 //             │  forbids nested user namespaces, drops every capability, sets no_new_privs and
 //             │  the seccomp filter, then only reaps (as bwrap's init does).
 //             └─ C  the interpreter: serve() returns there, on the channel, and the driver runs.
@@ -62,6 +62,8 @@ namespace {
 struct Settings {
     long tmpBytes = 0;
     long workDirBytes = 0;
+    long tmpInodes = 0;
+    long workDirInodes = 0;
     long cpuSeconds = 0;
     std::string workDir;
     std::string seccomp;
@@ -86,9 +88,12 @@ void writeFile(const char *path, const char *text) {
     close(fd);
 }
 
-void mountTmpfs(const char *path, long bytes) {
-    char options[64];
-    snprintf(options, sizeof options, "size=%ld,mode=1777", bytes);
+// nr_inodes as well as size: `size=` does not bound empty files, and each inode is kernel
+// memory no limit of the sandbox's processes counts.
+void mountTmpfs(const char *path, long bytes, long inodes) {
+    char options[96];
+    snprintf(options, sizeof options, "size=%ld,nr_inodes=%ld,mode=1777", bytes,
+             std::max(1L, inodes));
     if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, options) != 0)
         setupFailed(path);
 }
@@ -104,9 +109,9 @@ void makeSandbox() {
     writeFile("/proc/self/gid_map", text);
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
         setupFailed("mount --make-rprivate /");
-    mountTmpfs("/tmp", g_settings.tmpBytes);
-    mountTmpfs("/dev/shm", g_settings.tmpBytes);
-    mountTmpfs(g_settings.workDir.c_str(), g_settings.workDirBytes);
+    mountTmpfs("/tmp", g_settings.tmpBytes, g_settings.tmpInodes);
+    mountTmpfs("/dev/shm", g_settings.tmpBytes, g_settings.tmpInodes);
+    mountTmpfs(g_settings.workDir.c_str(), g_settings.workDirBytes, g_settings.workDirInodes);
     // The loopback of a new network namespace starts down (bwrap brings its own up).
     const int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ifreq request{};
@@ -301,16 +306,17 @@ void finish(Sandbox &sandbox) {
 
 } // namespace
 
-// serve(control_fd, tmp_bytes, workdir_bytes, workdir, cpu_seconds, seccomp): forks sandboxes
-// for the proxy until the control socket closes (then the process exits). Returns None only in
-// a new sandbox's interpreter.
+// serve(control_fd, tmp_bytes, workdir_bytes, workdir, cpu_seconds, seccomp, tmp_inodes,
+// workdir_inodes): forks sandboxes for the proxy until the control socket closes (then the
+// process exits). Returns None only in a new sandbox's interpreter.
 static PyObject *serve(PyObject *, PyObject *args) {
     int control = -1;
     const char *workDir = nullptr;
     const char *seccomp = nullptr;
     Py_ssize_t seccompSize = 0;
-    if (!PyArg_ParseTuple(args, "illsly#", &control, &g_settings.tmpBytes, &g_settings.workDirBytes,
-                          &workDir, &g_settings.cpuSeconds, &seccomp, &seccompSize))
+    if (!PyArg_ParseTuple(args, "illsly#ll", &control, &g_settings.tmpBytes,
+                          &g_settings.workDirBytes, &workDir, &g_settings.cpuSeconds, &seccomp,
+                          &seccompSize, &g_settings.tmpInodes, &g_settings.workDirInodes))
         return nullptr;
     g_settings.workDir = workDir;
     g_settings.seccomp.assign(seccomp, size_t(seccompSize));
