@@ -44,6 +44,7 @@ HttpConnection::HttpConnection(QTcpSocket *socket, const HttpLimits &limits, Han
     m_idleTimer.setSingleShot(true);
     connect(&m_headerTimer, &QTimer::timeout, this, &HttpConnection::onHeaderTimeout);
     connect(&m_idleTimer, &QTimer::timeout, this, &HttpConnection::onIdleTimeout);
+    m_lastActivity.start();
     armIdleTimer();
     connect(m_socket, &QTcpSocket::readyRead, this, &HttpConnection::onReadyRead);
     connect(m_socket, &QTcpSocket::disconnected, this, [this] {
@@ -76,7 +77,12 @@ void HttpConnection::onReadyRead() {
         m_socket->readAll(); // draining after an error answer
         return;
     }
-    m_pending += m_socket->readAll();
+    const QByteArray bytes = m_socket->readAll();
+    if (!bytes.isEmpty()) {
+        m_heardFrom = true;
+        m_lastActivity.restart();
+    }
+    m_pending += bytes;
     if (isBusy() && m_pending.size() > m_limits.maxPendingBytes) {
         // Only a pipelining client sends during a response, and none sends this much.
         qWarning("loopscope: closing connection from %s: %lld bytes sent while its response was "
@@ -93,10 +99,14 @@ void HttpConnection::onReadyRead() {
 }
 
 void HttpConnection::armIdleTimer() {
-    if (isBusy() || m_rejected || m_limits.idleTimeoutMs <= 0)
+    int timeout = m_limits.idleTimeoutMs;
+    if (!m_heardFrom && m_limits.firstByteTimeoutMs > 0)
+        timeout =
+            timeout > 0 ? qMin(timeout, m_limits.firstByteTimeoutMs) : m_limits.firstByteTimeoutMs;
+    if (isBusy() || m_rejected || timeout <= 0)
         m_idleTimer.stop();
     else
-        m_idleTimer.start(m_limits.idleTimeoutMs);
+        m_idleTimer.start(timeout);
 }
 
 void HttpConnection::onIdleTimeout() {

@@ -3,6 +3,7 @@
 #include "http/headscanner.h"
 #include "http/httprequest.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <QSet>
@@ -31,6 +32,9 @@ struct HttpLimits {
     // No byte for this long while no response is in flight: a silent keep-alive connection is
     // closed, a half-sent request gets 408.
     int idleTimeoutMs = 120000;
+    // A new connection that sends nothing at all for this long is closed: sockets opened and
+    // left silent must not hold the connection cap for the idle timeout.
+    int firstByteTimeoutMs = 10000;
     // Called with a rejection's request (headers, maybe no body) and its sink just before the
     // connection answers it itself (400/403/413), so the proxy can record it as a flow.
     std::function<void(const HttpRequest &, ResponseSink *)> onRejected;
@@ -53,6 +57,10 @@ public:
     ~HttpConnection() override;
 
     bool isBusy() const { return !m_sink.isNull(); }
+    // No response in flight and no request begun: closing it loses nothing.
+    bool isIdle() const { return !isBusy() && !m_inMessage && m_pending.isEmpty(); }
+    // Milliseconds since its last byte arrived (or since it was accepted).
+    qint64 idleMs() const { return m_lastActivity.elapsed(); }
     // Closes the connection now if no response is in flight, else after it.
     void closeWhenIdle();
     void abort();
@@ -100,6 +108,8 @@ private:
     bool m_closing = false;
     bool m_rejected = false;
     bool m_inMessage = false; // a request has begun and is not yet complete
+    bool m_heardFrom = false; // a first byte arrived
+    QElapsedTimer m_lastActivity;
     QTimer m_headerTimer;
     QTimer m_idleTimer;
     QPointer<ResponseSink> m_sink;

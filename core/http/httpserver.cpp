@@ -62,7 +62,7 @@ void HttpServer::onNewConnection() {
             socket->deleteLater();
             continue;
         }
-        if (m_connections.size() >= m_maxConnections) {
+        if (m_connections.size() >= m_maxConnections && !evictIdleConnection()) {
             refuseOverCap(socket);
             continue;
         }
@@ -75,6 +75,21 @@ void HttpServer::onNewConnection() {
                 emit allConnectionsClosed();
         });
     }
+}
+
+bool HttpServer::evictIdleConnection() {
+    // The longest-idle connection with nothing in flight makes room: a keep-alive socket left
+    // open (or never used) loses nothing, and a client that reconnects is served again.
+    HttpConnection *oldest = nullptr;
+    for (HttpConnection *c : std::as_const(m_connections))
+        if (c->isIdle() && (!oldest || c->idleMs() > oldest->idleMs()))
+            oldest = c;
+    if (!oldest)
+        return false;
+    m_connections.remove(oldest); // its slot is free now, not when the socket's close is done
+    oldest->abort();
+    oldest->deleteLater();
+    return true;
 }
 
 void HttpServer::refuseOverCap(QTcpSocket *socket) {

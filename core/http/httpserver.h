@@ -60,6 +60,8 @@ signals:
 private:
     void onNewConnection();
     void refuseOverCap(QTcpSocket *socket);
+    // Closes the longest-idle connection without a request in flight; false when there is none.
+    bool evictIdleConnection();
 
     QTcpServer *m_server;
     HttpLimits m_limits;

@@ -333,6 +333,8 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                        &headerTimeoutMs) ||
             !v.seconds(g, QStringLiteral("idle_timeout"), at + QStringLiteral("idle_timeout"),
                        &idleTimeoutMs) ||
+            !v.seconds(g, QStringLiteral("first_byte_timeout"),
+                       at + QStringLiteral("first_byte_timeout"), &firstByteTimeoutMs) ||
             !v.seconds(g, QStringLiteral("shutdown_timeout"),
                        at + QStringLiteral("shutdown_timeout"), &shutdownTimeoutMs) ||
             !v.integer(g, QStringLiteral("max_pending_bytes"),

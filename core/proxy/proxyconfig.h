@@ -49,6 +49,7 @@ public:
     int maxConnections = 256;                 // [max_connections] beyond it: 503, keep serving
     int headerTimeoutMs = 30000;              // [header_timeout] s: request head must arrive
     int idleTimeoutMs = 120000;               // [idle_timeout] s: silent keep-alive closed
+    int firstByteTimeoutMs = 10000;           // [first_byte_timeout] s: a silent new socket
     qint64 maxPendingBytes = 4 * 1024 * 1024; // [max_pending_bytes] sent during a response
     qint64 maxUpstreamBodyBytes = 64 * 1024 * 1024; // [max_upstream_body_bytes] one reply
     int shutdownTimeoutMs = 5000; // [shutdown_timeout] s: quit waits this for remote deletes

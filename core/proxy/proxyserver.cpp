@@ -65,6 +65,7 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     limits.maxPendingBytes = m_config.maxPendingBytes;
     limits.headerTimeoutMs = m_config.headerTimeoutMs;
     limits.idleTimeoutMs = m_config.idleTimeoutMs;
+    limits.firstByteTimeoutMs = m_config.firstByteTimeoutMs;
     m_http->setLimits(limits);
     m_http->setMaxConnections(m_config.maxConnections);
     m_access.setAllowedOrigins(m_config.allowOrigins);

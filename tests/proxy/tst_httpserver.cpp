@@ -12,6 +12,9 @@
 #include <QTimer>
 #include <QtTest>
 
+#include <memory>
+#include <vector>
+
 using namespace loopscope;
 using loopscope::test::RawHttpClient;
 
@@ -428,11 +431,15 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(m_server->connectionCount(), 0, 15000);
     }
 
+    // At the cap with every connection serving a request, a new one gets 503 and the others go
+    // on; a freed slot is usable again.
     void connectionCapAnswers503AndKeepsServing() {
         m_server->setMaxConnections(2);
         RawHttpClient a(port());
         RawHttpClient b(port());
-        QTRY_COMPARE_WITH_TIMEOUT(m_server->connectionCount(), 2, 10000);
+        a.request("GET", "/stream");
+        b.request("GET", "/stream");
+        QTRY_COMPARE_WITH_TIMEOUT(m_streams.size(), 2, 10000);
         RawHttpClient over(port());
         over.request("GET", "/echo");
         QTRY_VERIFY_WITH_TIMEOUT(over.hasCompleteResponse(), 10000);
@@ -446,16 +453,60 @@ private slots:
                      .toString(),
                  QStringLiteral("too_many_connections"));
         QTRY_VERIFY_WITH_TIMEOUT(over.isDisconnected(), 10000);
-        // The held connections still work, and a freed slot is usable again.
-        a.request("GET", "/echo");
-        QTRY_VERIFY_WITH_TIMEOUT(a.hasCompleteResponse(), 10000);
-        QCOMPARE(a.current().status, 200);
+        // The streams in flight were not cut for it.
+        QVERIFY(a.isConnected() && b.isConnected());
+        QCOMPARE(m_clientGone, 0);
         b.close();
         QTRY_COMPARE_WITH_TIMEOUT(m_server->connectionCount(), 1, 10000);
         RawHttpClient next(port());
         next.request("GET", "/echo");
         QTRY_VERIFY_WITH_TIMEOUT(next.hasCompleteResponse(), 10000);
         QCOMPARE(next.current().status, 200);
+    }
+
+    // 300 sockets that send nothing do not lock anyone out: at the cap the longest-idle
+    // connection without a request in flight is closed to admit a new one, so a real client is
+    // served at once (before, it waited out the 120 s idle timeout of the silent ones).
+    void idleSocketsMakeRoomAtTheCap() {
+        m_server->setMaxConnections(256);
+        std::vector<std::unique_ptr<RawHttpClient>> silent;
+        for (int i = 0; i < 300; ++i)
+            silent.push_back(std::make_unique<RawHttpClient>(port()));
+        QTRY_COMPARE_WITH_TIMEOUT(m_server->connectionCount(), 256, 20000);
+        RawHttpClient busy(port());
+        busy.request("GET", "/stream"); // a request in flight is never the one closed
+        QTRY_COMPARE_WITH_TIMEOUT(m_streams.size(), 1, 10000);
+        RawHttpClient client(port());
+        client.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(client.hasCompleteResponse(), 5000);
+        QCOMPARE(client.current().status, 200);
+        QVERIFY(busy.isConnected());
+        QCOMPARE(m_clientGone, 0);
+        QVERIFY(m_server->connectionCount() <= 256);
+        // The first silent sockets were the ones closed.
+        QTRY_VERIFY_WITH_TIMEOUT(silent.front()->isDisconnected(), 10000);
+    }
+
+    // A socket that never sends a byte is closed after the first-byte timeout, not the idle
+    // timeout; one that has made a request is kept alive as before.
+    void silentSocketsAreClosedAfterTheFirstByteTimeout() {
+        HttpLimits limits = m_server->limits();
+        limits.firstByteTimeoutMs = 500;
+        limits.idleTimeoutMs = 600000;
+        m_server->setLimits(limits);
+        RawHttpClient used(port());
+        used.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(used.hasCompleteResponse(), 10000);
+        RawHttpClient silent(port());
+        QTRY_VERIFY_WITH_TIMEOUT(silent.isConnected(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(silent.isDisconnected(), 15000);
+        QVERIFY(silent.received().isEmpty()); // closed quietly
+        // By the time the silent one is gone, the used one (older) is still open.
+        QVERIFY(used.isConnected());
+        used.take();
+        used.request("GET", "/echo");
+        QTRY_VERIFY_WITH_TIMEOUT(used.hasCompleteResponse(), 10000);
+        QCOMPARE(used.current().status, 200);
     }
 
     // Bytes sent while a response is in flight wait in the connection; past the cap the
