@@ -80,9 +80,12 @@ void HttpServer::onNewConnection() {
 bool HttpServer::evictIdleConnection() {
     // The longest-idle connection with nothing in flight makes room: a keep-alive socket left
     // open (or never used) loses nothing, and a client that reconnects is served again.
+    // One just accepted whose request is still on its way is not idle yet: only a connection
+    // silent for kMinIdleForEvictionMs may go, so a burst of real clients is not cut.
     HttpConnection *oldest = nullptr;
     for (HttpConnection *c : std::as_const(m_connections))
-        if (c->isIdle() && (!oldest || c->idleMs() > oldest->idleMs()))
+        if (c->isIdle() && c->idleMs() >= kMinIdleForEvictionMs &&
+            (!oldest || c->idleMs() > oldest->idleMs()))
             oldest = c;
     if (!oldest)
         return false;

@@ -33,6 +33,9 @@ public:
     HttpLimits limits() const { return m_limits; }
     // Open connections beyond this are answered 503 and closed; the server keeps serving the
     // others (1,000 idle sockets would otherwise exhaust descriptors sandboxes need).
+    // At the cap a connection silent (no request in flight) for this long is closed to admit a
+    // new one; see evictIdleConnection.
+    static constexpr qint64 kMinIdleForEvictionMs = 1000;
     void setMaxConnections(int count) { m_maxConnections = qMax(1, count); }
     int maxConnections() const { return m_maxConnections; }
     // See HttpLimits::onRejected; applies to connections accepted afterwards.
@@ -60,7 +63,8 @@ signals:
 private:
     void onNewConnection();
     void refuseOverCap(QTcpSocket *socket);
-    // Closes the longest-idle connection without a request in flight; false when there is none.
+    // Closes the longest-idle connection without a request in flight, silent for at least
+    // kMinIdleForEvictionMs; false when there is none.
     bool evictIdleConnection();
 
     QTcpServer *m_server;

@@ -52,6 +52,8 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
     m_registry = new SandboxRegistry(this);
     m_registry->setMaxLive(config.maxLiveSandboxes);
     m_registry->setMaxSessions(config.maxSessionSandboxes);
+    m_registry->setQueueMax(config.sandboxQueueMax);
+    m_registry->setQueueTimeoutMs(config.sandboxQueueTimeoutMs);
     m_registry->setMaxIdleTtlMs(qint64(config.maxExpiresAfterMinutes) * 60 * 1000);
     m_warnings << m_tools.registerTools(sandboxTools);
     LocalSandboxOptions local = localOptions;

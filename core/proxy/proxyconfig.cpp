@@ -361,8 +361,14 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
         qint64 chars = maxOutputChars;
         qint64 pool = sandboxPoolSize;
         qint64 poolMax = sandboxPoolMax;
+        qint64 queue = sandboxQueueMax;
+        qint64 queueSeconds = sandboxQueueTimeoutMs / 1000;
         if (!v.integer(s, QStringLiteral("max_live"), QStringLiteral("sandbox.max_live"), 1, 100000,
                        &live) ||
+            !v.integer(s, QStringLiteral("queue_max"), QStringLiteral("sandbox.queue_max"), 0,
+                       100000, &queue) ||
+            !v.integer(s, QStringLiteral("queue_timeout_s"),
+                       QStringLiteral("sandbox.queue_timeout_s"), 0, 3600, &queueSeconds) ||
             !v.integer(s, QStringLiteral("max_sessions"), QStringLiteral("sandbox.max_sessions"), 1,
                        100000, &sessions) ||
             !v.integer(s, QStringLiteral("max_expires_after_minutes"),
@@ -389,6 +395,8 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
                                      .arg(live)),
                           v.error);
         maxLiveSandboxes = int(live);
+        sandboxQueueMax = int(queue);
+        sandboxQueueTimeoutMs = int(queueSeconds) * 1000;
         maxSessionSandboxes = int(sessions);
         maxExpiresAfterMinutes = int(expiryMinutes);
         maxOutputChars = int(chars);

@@ -58,6 +58,10 @@ public:
     // [sandbox.max_sessions] of those, session and container sandboxes (below max_live: the
     // rest are kept for one-shot runs); unset: three quarters of max_live.
     int maxSessionSandboxes = 24;
+    // [sandbox.queue_max], [sandbox.queue_timeout_s]: creations that find every live slot taken
+    // wait in a FIFO this long (0 = refuse at once), 429 + Retry-After only beyond it.
+    int sandboxQueueMax = 256;
+    int sandboxQueueTimeoutMs = 60000;
     int maxExpiresAfterMinutes = 60; // [sandbox.max_expires_after_minutes] a container's cap
     int maxOutputChars = 20000;      // [sandbox.max_output_chars] fed back to the model per run
     bool allowUnisolated = false;    // [sandbox.allow_unisolated] run without bubblewrap (loud)

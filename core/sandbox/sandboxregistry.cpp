@@ -7,6 +7,7 @@
 #include <QMutex>
 #include <QPromise>
 #include <QSet>
+#include <QTimer>
 
 #include <algorithm>
 #include <memory>
@@ -67,6 +68,18 @@ struct SandboxRegistry::Private {
     QHash<quint64, Inflight> inflight;
     QHash<QString, quint64> inflightByKey; // non-empty keys only
     quint64 nextInflightId = 0;
+    // A creation waiting for a live slot, first come first served.
+    struct Waiter {
+        quint64 id = 0;
+        QString key;
+        std::optional<QString> identity;
+        QString sessionId;
+        SandboxFactory factory;
+        std::shared_ptr<QPromise<Outcome<SandboxEntry>>> promise;
+        QTimer *timeout = nullptr;
+    };
+    QList<Waiter> waiting;
+    quint64 nextWaiterId = 0;
     std::function<qint64()> clock;
 
     void touch(const QString &key) { accessSeq.insert(key, ++nextAccessSeq); }
@@ -79,6 +92,11 @@ SandboxRegistry::SandboxRegistry(QObject *parent)
 }
 
 SandboxRegistry::~SandboxRegistry() {
+    for (const Private::Waiter &w : std::as_const(d->waiting)) {
+        w.promise->addResult(
+            Outcome<SandboxEntry>::failure(QStringLiteral("sandbox registry shut down")));
+        w.promise->finish();
+    }
     // Creations still in flight: stop watching, fail the waiters, and make sure a sandbox that
     // arrives later is deleted rather than leaked.
     for (auto &in : d->inflight) {
@@ -133,17 +151,118 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
     }
     if (!factory)
         return readyFailure(QStringLiteral("no sandbox factory configured"));
-    if (liveCount() >= m_maxLive) {
-        qWarning("loopscope: sandbox refused: %d live sandboxes (sandbox.max_live is %d)",
-                 liveCount(), m_maxLive);
+    // Same key already waiting for a slot: share that wait.
+    if (!key.isEmpty())
+        for (const Private::Waiter &w : std::as_const(d->waiting))
+            if (w.key == key)
+                return w.promise->future();
+    // Earlier waiters go first: a new creation never overtakes the queue.
+    if (liveCount() >= m_maxLive || !d->waiting.isEmpty())
+        return wait(key, identity, factory, sessionId);
+    return startCreation(key, identity, factory, sessionId);
+}
+
+QFuture<Outcome<SandboxEntry>> SandboxRegistry::wait(const QString &key,
+                                                     const std::optional<QString> &identity,
+                                                     const SandboxFactory &factory,
+                                                     const QString &sessionId) {
+    if (d->waiting.size() >= m_queueMax || m_queueTimeoutMs <= 0) {
+        qWarning("loopscope: sandbox refused: %d live sandboxes (sandbox.max_live is %d) and %d "
+                 "requests waiting (sandbox.queue_max is %d)",
+                 liveCount(), m_maxLive, int(d->waiting.size()), m_queueMax);
         return readyFailure(
-            QStringLiteral("%1: %2 are running, the limit is %3 (sandbox.max_live); retry when "
+            QStringLiteral("%1: %2 are running, the limit is %3 (sandbox.max_live), and %4 "
+                           "requests already wait for one (sandbox.queue_max is %5); retry when "
                            "one finishes or delete idle ones (DELETE /v1/containers/{id})")
                 .arg(kCapReachedPrefix)
                 .arg(liveCount())
-                .arg(m_maxLive));
+                .arg(m_maxLive)
+                .arg(d->waiting.size())
+                .arg(m_queueMax));
     }
+    Private::Waiter w;
+    w.id = ++d->nextWaiterId;
+    w.key = key;
+    w.identity = identity;
+    w.sessionId = sessionId;
+    w.factory = factory;
+    w.promise = std::make_shared<QPromise<Outcome<SandboxEntry>>>();
+    w.promise->start();
+    w.timeout = new QTimer(this);
+    w.timeout->setSingleShot(true);
+    const quint64 id = w.id;
+    connect(w.timeout, &QTimer::timeout, this, [this, id] {
+        for (qsizetype i = 0; i < d->waiting.size(); ++i) {
+            if (d->waiting.at(i).id != id)
+                continue;
+            const Private::Waiter expired = d->waiting.takeAt(i);
+            expired.timeout->deleteLater();
+            qWarning("loopscope: sandbox refused: waited %d s for a live slot "
+                     "(sandbox.queue_timeout_s)",
+                     m_queueTimeoutMs / 1000);
+            expired.promise->addResult(Outcome<SandboxEntry>::failure(
+                QStringLiteral("%1: no sandbox came free within %2 s (sandbox.max_live is %3, "
+                               "sandbox.queue_timeout_s); retry later")
+                    .arg(kCapReachedPrefix)
+                    .arg(m_queueTimeoutMs / 1000.0)
+                    .arg(m_maxLive)));
+            expired.promise->finish();
+            return;
+        }
+    });
+    w.timeout->start(m_queueTimeoutMs);
+    const QFuture<Outcome<SandboxEntry>> result = w.promise->future();
+    d->waiting.append(w);
+    // Session sandboxes idle past their TTL leave first; their slots then admit waiters.
+    pruneExpired();
+    scheduleAdmission();
+    return result;
+}
 
+int SandboxRegistry::waitingCount() const {
+    return int(d->waiting.size());
+}
+
+void SandboxRegistry::scheduleAdmission() {
+    if (m_admissionScheduled || d->waiting.isEmpty())
+        return;
+    m_admissionScheduled = true;
+    QMetaObject::invokeMethod(this, &SandboxRegistry::admitWaiting, Qt::QueuedConnection);
+}
+
+void SandboxRegistry::admitWaiting() {
+    m_admissionScheduled = false;
+    while (!d->waiting.isEmpty() && liveCount() < m_maxLive) {
+        const Private::Waiter w = d->waiting.takeFirst();
+        delete w.timeout;
+        // Created for another request meanwhile: shared, as without the wait.
+        QFuture<Outcome<SandboxEntry>> started;
+        const auto cached = w.key.isEmpty() ? d->entries.end() : d->entries.find(w.key);
+        if (cached != d->entries.end()) {
+            cached->lastAccessedMs = now();
+            d->touch(w.key);
+            emit sandboxReused(*cached);
+            started = QtFuture::makeReadyFuture(Outcome<SandboxEntry>::success(*cached));
+        } else if (const auto pending = d->inflightByKey.constFind(w.key);
+                   !w.key.isEmpty() && pending != d->inflightByKey.constEnd()) {
+            started = d->inflight.value(*pending).promise->future();
+        } else {
+            started = startCreation(w.key, w.identity, w.factory, w.sessionId);
+        }
+        const auto promise = w.promise;
+        whenFinished(started, this, [promise](const QFuture<Outcome<SandboxEntry>> &f) {
+            promise->addResult((f.isCanceled() || f.resultCount() == 0)
+                                   ? Outcome<SandboxEntry>::failure(
+                                         QStringLiteral("sandbox creation was cancelled"))
+                                   : f.result());
+            promise->finish();
+        });
+    }
+}
+
+QFuture<Outcome<SandboxEntry>>
+SandboxRegistry::startCreation(const QString &key, const std::optional<QString> &identity,
+                               const SandboxFactory &factory, const QString &sessionId) {
     if (identity && sessionCount() >= maxSessions() && !evictForFairShare(*identity)) {
         qWarning("loopscope: session sandbox refused: %d sessions and containers (sandbox."
                  "max_sessions is %d)",
@@ -208,6 +327,8 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
                 emit sandboxCreated(entry);
             }
         }
+        if (!outcome.ok())
+            scheduleAdmission(); // a failed creation held a slot until now
         done.promise->addResult(outcome);
         done.promise->finish();
     });
@@ -341,6 +462,7 @@ QFuture<void> SandboxRegistry::deleteSandbox(const SandboxEntry &entry,
     };
     if (!entry.backend) {
         d->live.remove(entry.handle.id);
+        scheduleAdmission();
         reportFailure(QStringLiteral("the backend of this sandbox no longer exists"));
         return QtFuture::makeReadyFuture();
     }
@@ -359,6 +481,7 @@ QFuture<void> SandboxRegistry::deleteSandbox(const SandboxEntry &entry,
                          emit sandboxRemoved(entry, reason);
                      // Counted until here: a slow remote delete still holds its slot.
                      d->live.remove(entry.handle.id);
+                     scheduleAdmission();
                      promise->finish();
                  });
     return done;
@@ -378,6 +501,12 @@ QFuture<void> SandboxRegistry::pruneExpired() {
 }
 
 QFuture<void> SandboxRegistry::removeAll(SandboxRemovalReason reason) {
+    for (const Private::Waiter &w : std::exchange(d->waiting, {})) {
+        delete w.timeout;
+        w.promise->addResult(
+            Outcome<SandboxEntry>::failure(QStringLiteral("sandbox registry is shutting down")));
+        w.promise->finish();
+    }
     for (auto &in : d->inflight)
         in.discard = true;
     d->inflightByKey.clear();

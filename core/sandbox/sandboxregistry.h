@@ -61,6 +61,13 @@ public:
     static constexpr QLatin1String kCapReachedPrefix{"too many live sandboxes"};
     static constexpr int kCapRetryAfterSeconds = 5;
     static bool isCapReached(const QString &error) { return error.startsWith(kCapReachedPrefix); }
+    // A creation that finds every live slot taken waits in a FIFO of at most this many
+    // (sandbox.queue_max) for at most kDefaultQueueTimeoutMs (sandbox.queue_timeout_s), and is
+    // created when a slot frees; only past those bounds is it refused (kCapReachedPrefix). An
+    // eval batch of 200 one-shot requests then runs through max_live sandboxes instead of
+    // mostly failing.
+    static constexpr int kDefaultQueueMax = 256;
+    static constexpr int kDefaultQueueTimeoutMs = 60 * 1000;
     // How long `entry` may stay idle before pruneExpired() deletes it.
     static qint64 idleTtlOf(const SandboxEntry &entry) {
         return entry.idleTtlMs > 0 ? entry.idleTtlMs : kIdleTtlMs;
@@ -110,6 +117,12 @@ public:
     void setMaxSessions(int count) { m_maxSessions = qMax(1, count); }
     int maxSessions() const { return qMin(m_maxSessions, m_maxLive); }
     void setMaxIdleTtlMs(qint64 ms) { m_maxIdleTtlMs = qMax<qint64>(60000, ms); }
+    // 0 = no queue: a creation at the cap is refused at once.
+    void setQueueMax(int count) { m_queueMax = qMax(0, count); }
+    int queueMax() const { return m_queueMax; }
+    void setQueueTimeoutMs(int ms) { m_queueTimeoutMs = qMax(0, ms); }
+    // Creations waiting for a live slot.
+    int waitingCount() const;
     qint64 maxIdleTtlMs() const { return m_maxIdleTtlMs; }
     // Session sandboxes cached or being created (what maxSessions() counts).
     int sessionCount() const;
@@ -141,6 +154,18 @@ signals:
     void sandboxRemoveFailed(const loopscope::SandboxEntry &entry, const QString &error);
 
 private:
+    // The creation itself, once a live slot is free (the session cap is checked here).
+    QFuture<Outcome<SandboxEntry>> startCreation(const QString &key,
+                                                 const std::optional<QString> &identity,
+                                                 const SandboxFactory &factory,
+                                                 const QString &sessionId);
+    // Queues a creation that found every live slot taken, or refuses it past the queue's bounds.
+    QFuture<Outcome<SandboxEntry>> wait(const QString &key, const std::optional<QString> &identity,
+                                        const SandboxFactory &factory, const QString &sessionId);
+    // Starts waiting creations while live slots are free (queued after a slot frees, so a
+    // deletion's own continuation finishes first).
+    void admitWaiting();
+    void scheduleAdmission();
     // Evicts the least recently used session sandboxes of `identity` until one more fits.
     void enforceCap(const QString &identity);
     // With every session slot taken: frees one for `identity` if another identity holds more
@@ -155,6 +180,9 @@ private:
     int m_maxLive = kDefaultMaxLive;
     int m_maxSessions = kDefaultMaxSessions;
     qint64 m_maxIdleTtlMs = kDefaultMaxIdleTtlMs;
+    int m_queueMax = kDefaultQueueMax;
+    int m_queueTimeoutMs = kDefaultQueueTimeoutMs;
+    bool m_admissionScheduled = false;
 };
 
 } // namespace loopscope

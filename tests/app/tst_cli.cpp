@@ -588,7 +588,7 @@ private slots:
         const QString path = dir.filePath(QStringLiteral("config.yaml"));
         QFile file(path);
         QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write("sandbox:\n  max_live: 1\n");
+        file.write("sandbox:\n  max_live: 1\n  queue_max: 0\n"); // no waiting: refused at once
         file.close();
         Running app({QStringLiteral("--headless"), QStringLiteral("--port"), QStringLiteral("0"),
                      QStringLiteral("--upstream"), QStringLiteral("demo"),

@@ -72,12 +72,9 @@ export async function startScriptedUpstream(handler) {
 // `loopscope-sandbox:<loopscope pid>` (bubblewrap twice, then the interpreter it runs).
 export function sandboxProcessCount(loopscopePid) {
   const marker = `loopscope-sandbox:${loopscopePid}`;
-  try {
-    const out = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' });
-    return out.split('\n').filter((l) => l.includes(marker) && !l.startsWith('ps ')).length;
-  } catch {
-    return 0;
-  }
+  // No catch: a count that cannot be taken must fail the test, not read as "none left".
+  const out = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l.includes(marker) && !l.startsWith('ps ')).length;
 }
 
 // Live sandbox interpreters of one Loopscope (one per sandbox, pooled ones included): the
@@ -86,15 +83,11 @@ export function sandboxProcessCount(loopscopePid) {
 // per sandbox the interpreter is the only marked python. Leaves count either way.
 export function sandboxInterpreterCount(loopscopePid) {
   const marker = `loopscope-sandbox:${loopscopePid}`;
-  try {
-    const out = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
-    const marked = out.split('\n').map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
-      .filter((m) => m && m[3].includes(marker));
-    const parents = new Set(marked.map((m) => m[2]));
-    return marked.filter((m) => m[3].startsWith('/usr/bin/python3') && !parents.has(m[1])).length;
-  } catch {
-    return 0;
-  }
+  const out = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
+  const marked = out.split('\n').map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter((m) => m && m[3].includes(marker));
+  const parents = new Set(marked.map((m) => m[2]));
+  return marked.filter((m) => m[3].startsWith('/usr/bin/python3') && !parents.has(m[1])).length;
 }
 
 // The value `sample()` settles on: the same for `steadyMs` in a row.

@@ -109,10 +109,65 @@ private slots:
         QVERIFY(!backend->liveIds.contains(one.value.handle.id));
     }
 
+    // At the cap a creation waits in a bounded FIFO and is created when a slot frees, in
+    // arrival order; past the queue's size it is refused at once, past its time it is refused
+    // then; a waiter for a key another waiter already asked for shares that wait.
+    void burstsWaitForAFreeSlot() {
+        registry->setMaxLive(2);
+        registry->setQueueMax(3);
+        QList<QFuture<Outcome<SandboxEntry>>> futures;
+        for (int i = 0; i < 2; ++i)
+            futures << registry->getOrCreate(QString(), std::nullopt, backend->factory());
+        for (int i = 0; i < 2; ++i)
+            QVERIFY(awaitFuture(futures.at(i)).ok());
+        QList<QFuture<Outcome<SandboxEntry>>> waiting;
+        waiting << registry->getOrCreate(QString(), std::nullopt, backend->factory());
+        waiting << registry->getOrCreate(QStringLiteral("id1:s"), QStringLiteral("id1"),
+                                         backend->factory());
+        waiting << registry->getOrCreate(QString(), std::nullopt, backend->factory());
+        const auto shared = registry->getOrCreate(QStringLiteral("id1:s"), QStringLiteral("id1"),
+                                                  backend->factory());
+        QCOMPARE(registry->waitingCount(), 3);
+        // The queue is full: refused at once, naming both limits.
+        const auto refused =
+            awaitFuture(registry->getOrCreate(QString(), std::nullopt, backend->factory()));
+        QVERIFY(!refused.ok());
+        QVERIFY2(SandboxRegistry::isCapReached(refused.error), qPrintable(refused.error));
+        QVERIFY(refused.error.contains(QStringLiteral("sandbox.queue_max")));
+        QCOMPARE(backend->createCount(), 2);
+        QVERIFY(!waiting.first().isFinished());
+        // Each freed slot admits the next waiter, first come first served.
+        awaitFuture(
+            registry->deleteSandbox(futures.at(0).result().value, SandboxRemovalReason::Completed));
+        const auto first = awaitFuture(waiting.at(0));
+        QVERIFY(first.ok());
+        QVERIFY(!waiting.at(1).isFinished());
+        QCOMPARE(registry->waitingCount(), 2);
+        awaitFuture(
+            registry->deleteSandbox(futures.at(1).result().value, SandboxRemovalReason::Completed));
+        const auto second = awaitFuture(waiting.at(1));
+        QVERIFY(second.ok());
+        QCOMPARE(second.value.key, QStringLiteral("id1:s"));
+        QCOMPARE(awaitFuture(shared).value.handle, second.value.handle); // one creation
+        awaitFuture(registry->deleteSandbox(first.value, SandboxRemovalReason::Completed));
+        QVERIFY(awaitFuture(waiting.at(2)).ok());
+        QCOMPARE(registry->waitingCount(), 0);
+        QCOMPARE(backend->createCount(), 5);
+        // A waiter that no slot reaches in time is refused with the reason.
+        registry->setQueueTimeoutMs(200);
+        const auto late =
+            awaitFuture(registry->getOrCreate(QString(), std::nullopt, backend->factory()));
+        QVERIFY(!late.ok());
+        QVERIFY2(late.error.contains(QStringLiteral("sandbox.queue_timeout_s")),
+                 qPrintable(late.error));
+        QCOMPARE(registry->waitingCount(), 0);
+    }
+
     // Issue 18: one cap over every live sandbox, whoever asked: ephemeral ones, session ones of
     // any number of identities (each new bearer string is a new identity without a master key).
     void globalCapCountsEveryLiveSandbox() {
         registry->setMaxLive(3);
+        registry->setQueueMax(0); // refused at once: the queue is burstsWaitForAFreeSlot's
         const auto ephemeral =
             awaitFuture(registry->getOrCreate(QString(), std::nullopt, backend->factory()));
         const auto a = awaitFuture(registry->getOrCreate(
