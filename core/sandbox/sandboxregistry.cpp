@@ -394,24 +394,10 @@ bool SandboxRegistry::evictForFairShare(const QString &identity) {
 void SandboxRegistry::enforceCap(const QString &identity) {
     // LiteLLM's per-identity LRU: only session-scoped entries of this identity count.
     for (;;) {
-        QString oldestKey;
-        qint64 oldestMs = 0;
-        quint64 oldestSeq = 0;
-        int count = 0;
-        for (auto it = d->entries.cbegin(); it != d->entries.cend(); ++it) {
-            if (it->identity != identity)
-                continue;
-            ++count;
-            if (d->pins.contains(it.key()))
-                continue;
-            const quint64 seq = d->accessSeq.value(it.key());
-            if (oldestKey.isEmpty() || it->lastAccessedMs < oldestMs ||
-                (it->lastAccessedMs == oldestMs && seq < oldestSeq)) {
-                oldestKey = it.key();
-                oldestMs = it->lastAccessedMs;
-                oldestSeq = seq;
-            }
-        }
+        const auto count = std::count_if(
+            d->entries.cbegin(), d->entries.cend(),
+            [&identity](const SandboxEntry &entry) { return entry.identity == identity; });
+        const QString oldestKey = leastRecentlyUsed(identity);
         if (count < kSessionCapPerIdentity || oldestKey.isEmpty())
             return;
         remove(oldestKey, SandboxRemovalReason::Evicted);

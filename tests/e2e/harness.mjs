@@ -43,16 +43,22 @@ export async function startLoopscope(args = []) {
   };
 }
 
+// What a scripted upstream records of a request: path, method, headers, the body as JSON when
+// it is JSON (else its text).
+async function readRequest(req) {
+  let raw = '';
+  for await (const chunk of req) raw += chunk;
+  let body = null;
+  try { body = JSON.parse(raw); } catch { body = raw; }
+  return { path: req.url, method: req.method, headers: req.headers, body };
+}
+
 // A fake upstream model: `handler({path, body, index})` returns {status, json} or {status, text}.
 // Every request body is recorded so tests can assert what reached the "provider".
 export async function startScriptedUpstream(handler) {
   const requests = [];
   const server = http.createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    let body = null;
-    try { body = JSON.parse(raw); } catch { body = raw; }
-    const entry = { path: req.url, method: req.method, headers: req.headers, body };
+    const entry = await readRequest(req);
     requests.push(entry);
     const reply = await handler({ ...entry, index: requests.length - 1 });
     res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
@@ -173,11 +179,8 @@ export async function controlClient(app) {
 export async function startScriptedAnthropicUpstream(handler, { apiKey = 'sk-ant-e2e-key-0001' } = {}) {
   const requests = [];
   const server = http.createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    let body = null;
-    try { body = JSON.parse(raw); } catch { body = raw; }
-    const entry = { path: req.url, method: req.method, headers: req.headers, body };
+    const entry = await readRequest(req);
+    const { body } = entry;
     requests.push(entry);
     const fail = (status, type, message) => {
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_upstream' });
