@@ -182,12 +182,8 @@ void UpstreamHttpReply::consume() {
         // End of a close-delimited body, or a connection cut before the message ended.
         parse(nullptr, 0);
         if (!m_done) {
-            if (!m_gotResponseBytes && m_reused && !m_retried) {
-                m_retried = true;
-                dropSocket();
-                start(true);
+            if (retryIfStale())
                 return;
-            }
             finishWith(RemoteHostClosedError,
                        QStringLiteral("Connection closed by the upstream before the response "
                                       "ended"));
@@ -267,13 +263,18 @@ void UpstreamHttpReply::onSocketError(QAbstractSocket::SocketError error) {
         consume(); // what was sent before the close is still read, then the end decided
         return;
     }
-    if (!m_gotResponseBytes && m_reused && !m_retried) {
-        m_retried = true;
-        dropSocket();
-        start(true);
+    if (retryIfStale())
         return;
-    }
     finishWith(errorForSocket(error), m_socket->errorString());
+}
+
+bool UpstreamHttpReply::retryIfStale() {
+    if (m_gotResponseBytes || !m_reused || m_retried)
+        return false;
+    m_retried = true;
+    dropSocket();
+    start(true);
+    return true;
 }
 
 void UpstreamHttpReply::finishWith(NetworkError error, const QString &message) {

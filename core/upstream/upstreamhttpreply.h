@@ -49,6 +49,8 @@ private:
     void publishProgress();
     void finishWith(NetworkError error, const QString &message);
     void dropSocket();
+    // A reused connection that ended before any answer byte: once, on a new connection.
+    bool retryIfStale();
     qsizetype buffered() const { return m_buffer.size() - m_readOffset; }
     bool wantsMore() const { return m_readLimit <= 0 || buffered() < m_readLimit; }
 

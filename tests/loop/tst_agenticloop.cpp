@@ -92,6 +92,15 @@ class TestAgenticLoop : public QObject {
         return QTest::qWaitFor([this] { return stack->registry()->size() == 0; }, 20000);
     }
 
+    // The tool result Loopscope fed the model in the n-th upstream request (its last input).
+    QString lastToolOutputSentInRequest(int n) const {
+        return upstream->requests()[n]
+            .json()[QStringLiteral("input")]
+            .toArray()
+            .last()[QStringLiteral("output")]
+            .toString();
+    }
+
 private slots:
     void init() {
         upstream = std::make_unique<ScriptedUpstream>();
@@ -195,11 +204,7 @@ private slots:
         QCOMPARE(outputs[1][QStringLiteral("type")].toString(), QStringLiteral("image"));
 
         QCOMPARE(upstream->requestCount(), 2);
-        const QString fed = upstream->requests()[1]
-                                .json()[QStringLiteral("input")]
-                                .toArray()
-                                .last()[QStringLiteral("output")]
-                                .toString();
+        const QString fed = lastToolOutputSentInRequest(1);
         QVERIFY2(fed.startsWith(QStringLiteral("only this\n[image image-1.png (image/png, ")),
                  qPrintable(fed));
         QVERIFY2(
@@ -219,11 +224,7 @@ private slots:
         const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("divide")));
         QCOMPARE(reply.status, 200);
         QCOMPARE(upstream->requestCount(), 2);
-        const QString fed = upstream->requests()[1]
-                                .json()[QStringLiteral("input")]
-                                .toArray()
-                                .last()[QStringLiteral("output")]
-                                .toString();
+        const QString fed = lastToolOutputSentInRequest(1);
         QVERIFY2(fed.startsWith(QStringLiteral("step 1\n[execution error] division by zero\n"
                                                "Traceback (most recent call last):\n")),
                  qPrintable(fed));
