@@ -1,5 +1,8 @@
 // Latency of the local sandbox backend: create from the warm pool, create cold, print(1) round
-// trip, a 1 MiB output run, delete. Prints median / p99 / min / max in milliseconds.
+// trip, a 1 MiB output run, delete. Prints median / p99 / min / max in milliseconds, then the
+// unreclaimable kernel memory one sandbox's tmpfs inodes take when it fills all three up to their
+// nr_inodes caps (docs/security.md, "Memory, honestly"). That reads the machine-wide SUnreclaim,
+// which anything else running moves: a figure for a quiet machine, not a unit test.
 #include "common/benchsupport.h"
 #include "sandbox/localpythonbackend.h"
 
@@ -48,6 +51,29 @@ void report(const char *name, QList<double> samples) {
                 samples.last());
     std::fflush(stdout);
 }
+
+qint64 unreclaimableSlabBytes() {
+    QFile meminfo(QStringLiteral("/proc/meminfo"));
+    if (!meminfo.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : meminfo.readAll().split('\n')) {
+        if (line.startsWith("SUnreclaim:"))
+            return line.mid(11).trimmed().split(' ').first().toLongLong() * 1024;
+    }
+    return -1;
+}
+
+// Fills %1 with empty files (os.mknod) until an error or %2 of them; prints how many and the
+// errno name.
+const char *kInodeFill = R"(import errno, os
+n, end = 0, 'none'
+try:
+    while n < %2:
+        os.mknod('%1/f%d' % n)
+        n += 1
+except OSError as e:
+    end = errno.errorcode.get(e.errno, str(e.errno))
+print(n, end))";
 
 double msSince(const QElapsedTimer &timer) {
     return static_cast<double>(timer.nsecsElapsed()) / 1e6;
@@ -145,6 +171,34 @@ int main(int argc, char **argv) {
         }
         report("print(1) round trip (warm)", roundTrip);
         report("1 MiB stdout run (warm)", bigOutput);
+    }
+    {
+        // Median of a few fills, each in a fresh sandbox that still holds its files when read.
+        const LocalSandboxOptions defaults;
+        LocalSandboxOptions options;
+        options.poolSize = 0;
+        LocalPythonBackend backend(options);
+        QString code;
+        for (const char *dir : {"/dev/shm", "/tmp", "/mnt/data"})
+            code += QString::fromLatin1(kInodeFill)
+                        .arg(QString::fromLatin1(dir))
+                        .arg(3 * std::max(defaults.tmpDirInodes, defaults.workDirInodes)) +
+                    u'\n';
+        QList<double> grownMiB;
+        QString counts;
+        for (int i = 0; i < 5; ++i) {
+            const SandboxHandle handle = check(await(backend.create({})), "create");
+            const qint64 before = unreclaimableSlabBytes();
+            const ExecutionResult r = check(await(backend.run(handle, code, {})), "inode fill");
+            grownMiB << static_cast<double>(unreclaimableSlabBytes() - before) / (1024.0 * 1024.0);
+            counts = r.stdoutText.simplified();
+            check(await(backend.remove(handle, {})), "delete");
+        }
+        std::sort(grownMiB.begin(), grownMiB.end());
+        std::printf("\nSUnreclaim grown by one sandbox filling its tmpfs inodes (%s): median %.1f "
+                    "MiB, min %.1f, max %.1f\n",
+                    qPrintable(counts), grownMiB.at(grownMiB.size() / 2), grownMiB.first(),
+                    grownMiB.last());
     }
     return 0;
 }

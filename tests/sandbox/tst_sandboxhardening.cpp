@@ -10,7 +10,6 @@
 #include "sandboxprocessscan.h"
 
 #include <QElapsedTimer>
-#include <QFile>
 #include <QTest>
 
 #include <fcntl.h>
@@ -64,20 +63,6 @@ try:
 except OSError as e:
     end = errno.errorcode.get(e.errno, str(e.errno))
 print(n, end))";
-
-// docs/security.md, "Memory, honestly": the inodes of one sandbox's tmpfs take at most this.
-constexpr qint64 kInodeBoundBytes = 24 * 1024 * 1024;
-
-qint64 unreclaimableSlabBytes() {
-    QFile meminfo(QStringLiteral("/proc/meminfo"));
-    if (!meminfo.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : meminfo.readAll().split('\n')) {
-        if (line.startsWith("SUnreclaim:"))
-            return line.mid(11).trimmed().split(' ').first().toLongLong() * 1024;
-    }
-    return -1;
-}
 
 } // namespace
 
@@ -394,30 +379,6 @@ private slots:
         QCOMPARE(f.size(), 2);
         QCOMPARE(f.at(1), QStringLiteral("ENOSPC"));
         QVERIFY2(f.at(0).toInt() <= cap && f.at(0).toInt() > cap - 64, qPrintable(f.at(0)));
-    }
-
-    // The bound docs/security.md ("Memory, honestly") gives for the inodes of one sandbox
-    // holds: filling all three tmpfs grows the machine's unreclaimable slab by less.
-    void inodeCapsBoundKernelMemory() {
-        const LocalSandboxOptions defaults;
-        m_backend = std::make_unique<LocalPythonBackend>(testOptions());
-        const Outcome<SandboxHandle> created = awaitFuture(m_backend->create({}), kWaitMs);
-        QVERIFY2(created.ok(), qPrintable(created.error));
-        const qint64 before = unreclaimableSlabBytes();
-        QVERIFY(before > 0);
-        QString code;
-        for (const char *dir : {"/dev/shm", "/tmp", "/mnt/data"})
-            code += QString::fromLatin1(kInodeFill)
-                        .arg(QString::fromLatin1(dir), QStringLiteral("mknod"))
-                        .arg(3 * qMax(defaults.tmpDirInodes, defaults.workDirInodes)) +
-                    u'\n';
-        const Outcome<ExecutionResult> r =
-            awaitFuture(m_backend->run(created.value, code, {}), kWaitMs);
-        QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error + r.value.stderrText));
-        const qint64 grown = unreclaimableSlabBytes() - before; // the sandbox still holds them
-        qInfo("SUnreclaim grew by %lld KiB for: %s", grown / 1024,
-              qPrintable(r.value.stdoutText.simplified()));
-        QVERIFY2(grown < kInodeBoundBytes, qPrintable(QString::number(grown / 1024)));
     }
 
     // A timed-out or crashed interpreter must not take the container's files with it (an
