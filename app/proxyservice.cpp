@@ -5,7 +5,7 @@
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
 #include "record/flowstore.h"
-#include "sandbox/localsandboxoptions.h"
+#include "sandbox/local/localsandboxoptions.h"
 #include "sandbox/sandboxregistry.h"
 #include "telemetry/otlpexporter.h"
 

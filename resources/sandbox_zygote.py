@@ -3,7 +3,7 @@
 # Runs inside one bubblewrap (BubblewrapCommand::zygoteArguments: the read-only system tree,
 # no network, no host files, capabilities dropped, as the sandbox uid), started by
 # LocalSandboxZygote and sent over fd 0 by the same bootstrap as the driver. It never runs user
-# code: it loads the driver once, then hands over to _loopscope_zygote (core/sandbox/zygote, a C
+# code: it loads the driver once, then hands over to _loopscope_zygote (core/sandbox/local/zygote, a C
 # extension bwrap copied to /tmp), which forks the sandboxes and keeps them:
 #
 #   zygote ── init    PID 1 of a sandbox, cloned with new user, mount, PID, network, IPC, UTS

@@ -5,8 +5,8 @@
 #include "common/benchsupport.h"
 #include "e2bstandin.h"
 #include "jupyterserverprocess.h"
-#include "sandbox/e2bbackend.h"
-#include "sandbox/jupyterbackend.h"
+#include "sandbox/remote/e2bbackend.h"
+#include "sandbox/remote/jupyterbackend.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -4,7 +4,7 @@
 // nr_inodes caps (docs/security.md, "Memory, honestly"). That reads the machine-wide SUnreclaim,
 // which anything else running moves: a figure for a quiet machine, not a unit test.
 #include "common/benchsupport.h"
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -13,9 +13,9 @@
 #include "proxy/containersapi.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
-#include "sandbox/e2bbackend.h"
-#include "sandbox/jupyterbackend.h"
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
+#include "sandbox/remote/e2bbackend.h"
+#include "sandbox/remote/jupyterbackend.h"
 #include "sandbox/sandboxregistry.h"
 #include "sandbox/sandboxtoolregistry.h"
 

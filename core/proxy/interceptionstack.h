@@ -1,6 +1,6 @@
 #pragma once
 
-#include "sandbox/localsandboxoptions.h"
+#include "sandbox/local/localsandboxoptions.h"
 #include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxtoolregistry.h"
 

@@ -13,7 +13,7 @@
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
 #include "record/flowstore.h"
-#include "sandbox/localsandboxoptions.h"
+#include "sandbox/local/localsandboxoptions.h"
 #include "sandbox/sandboxregistry.h"
 
 #include <QJsonArray>

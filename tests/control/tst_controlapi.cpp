@@ -10,7 +10,7 @@
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
 #include "record/flowstore.h"
-#include "sandbox/localsandboxoptions.h"
+#include "sandbox/local/localsandboxoptions.h"
 #include "sandbox/sandboxregistry.h"
 
 #include <QFile>

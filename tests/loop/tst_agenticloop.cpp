@@ -7,7 +7,7 @@
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 #include "sandbox/sandboxregistry.h"
 #include "sseparser.h"
 

@@ -8,7 +8,7 @@
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
 #include "record/flowstore.h"
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 #include "sandbox/sandboxregistry.h"
 
 #include <QJsonArray>

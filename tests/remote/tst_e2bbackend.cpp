@@ -1,5 +1,5 @@
 #include "e2bstandin.h"
-#include "sandbox/e2bbackend.h"
+#include "sandbox/remote/e2bbackend.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 #include "support/futurewait.h"
 

@@ -1,5 +1,5 @@
 #include "jupyterserverprocess.h"
-#include "sandbox/jupyterbackend.h"
+#include "sandbox/remote/jupyterbackend.h"
 #include "support/futurewait.h"
 
 #include <QSignalSpy>

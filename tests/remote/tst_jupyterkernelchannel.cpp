@@ -1,4 +1,4 @@
-#include "sandbox/jupyterkernelchannel.h"
+#include "sandbox/remote/jupyterkernelchannel.h"
 #include "support/futurewait.h"
 
 #include <QJsonArray>

@@ -1,4 +1,4 @@
-#include "sandbox/ndjsonlinereader.h"
+#include "sandbox/remote/ndjsonlinereader.h"
 
 #include <QtTest>
 

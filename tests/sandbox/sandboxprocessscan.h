@@ -1,6 +1,6 @@
 #pragma once
 
-#include "sandbox/bubblewrapcommand.h"
+#include "sandbox/local/bubblewrapcommand.h"
 
 #include <QCoreApplication>
 #include <QDir>

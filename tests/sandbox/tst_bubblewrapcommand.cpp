@@ -1,5 +1,5 @@
-#include "sandbox/bubblewrapcommand.h"
-#include "sandbox/localsandboxseccomp.h"
+#include "sandbox/local/bubblewrapcommand.h"
+#include "sandbox/local/localsandboxseccomp.h"
 
 #include <QTest>
 

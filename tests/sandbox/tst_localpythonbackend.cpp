@@ -1,4 +1,4 @@
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 #include "support/futurewait.h"
 
 #include "sandboxprocessscan.h"

@@ -1,4 +1,4 @@
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 #include "sandbox/sandboxregistry.h"
 #include "support/futurewait.h"
 

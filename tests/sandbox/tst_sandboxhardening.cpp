@@ -2,9 +2,9 @@
 // (AF_VSOCK/AF_ALG/AF_NETLINK creation refused — sockets are only created, never connected),
 // NUMA-migration calls refused, garbage on the protocol descriptor kills only that sandbox with a
 // readable error, and the close_range fallback marks descriptors one by one.
-#include "sandbox/localpythonbackend.h"
-#include "sandbox/localsandboxprocess.h"
-#include "sandbox/localsandboxseccomp.h"
+#include "sandbox/local/localpythonbackend.h"
+#include "sandbox/local/localsandboxprocess.h"
+#include "sandbox/local/localsandboxseccomp.h"
 #include "support/futurewait.h"
 
 #include "sandboxprocessscan.h"

@@ -1,5 +1,5 @@
 #include "sandbox/containerfilestore.h"
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 #include "support/futurewait.h"
 
 #include "sandboxprocessscan.h"

@@ -9,7 +9,7 @@
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
 #include "record/flowstore.h"
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 #include "widgets/conversationview.h"
 #include "widgets/diffview.h"
 #include "widgets/injectedpanel.h"

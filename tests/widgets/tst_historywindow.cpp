@@ -14,7 +14,7 @@
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
-#include "sandbox/localsandboxoptions.h"
+#include "sandbox/local/localsandboxoptions.h"
 #include "widgets/mainwindow.h"
 #include "widgets/requestspanel.h"
 #include "widgets/runspanel.h"

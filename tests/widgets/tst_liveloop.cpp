@@ -19,7 +19,7 @@
 #include "record/flowquery.h"
 #include "record/flowstore.h"
 #include "sandbox/containerfilestore.h"
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 #include "sandbox/sandboxregistry.h"
 #include "widgets/codeeditor.h"
 #include "widgets/codepanel.h"

@@ -10,7 +10,7 @@
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
 #include "record/flowstore.h"
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 #include "sandbox/sandboxregistry.h"
 #include "widgets/codeeditor.h"
 #include "widgets/codepanel.h"

@@ -4,7 +4,7 @@
 // its header; every decoded frame re-encodes and decodes to itself; a JSON frame made with
 // encode() parses back to the same object.
 #include "fuzzsupport.h"
-#include "sandbox/localsandboxframecodec.h"
+#include "sandbox/local/localsandboxframecodec.h"
 
 #include <QJsonDocument>
 

@@ -6,7 +6,7 @@
 // execute_reply + idle end the run. Invariants: the run finishes; captured output stays within
 // the cap (plus the one-line truncation notice); an error's traceback has no ANSI escapes left.
 #include "fuzzsupport.h"
-#include "sandbox/jupyterkernelchannel.h"
+#include "sandbox/remote/jupyterkernelchannel.h"
 #include "support/futurewait.h"
 
 #include <QElapsedTimer>

@@ -2,7 +2,7 @@
 // lines do not depend on where the stream was cut (cap verdict included), every line is free of
 // '\n', and the counted bytes equal the lines' bytes and stay under the cap.
 #include "fuzzsupport.h"
-#include "sandbox/ndjsonlinereader.h"
+#include "sandbox/remote/ndjsonlinereader.h"
 
 using loopscope::NdjsonLineReader;
 using loopscope::fuzz::FuzzInput;

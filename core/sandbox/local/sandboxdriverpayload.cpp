@@ -1,4 +1,4 @@
-#include "sandbox/sandboxdriverpayload.h"
+#include "sandbox/local/sandboxdriverpayload.h"
 
 #include <QFile>
 #include <QHash>

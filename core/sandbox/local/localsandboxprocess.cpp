@@ -1,10 +1,10 @@
-#include "sandbox/localsandboxprocess.h"
+#include "sandbox/local/localsandboxprocess.h"
 
-#include "sandbox/bubblewrapcommand.h"
-#include "sandbox/localsandboxseccomp.h"
-#include "sandbox/localsandboxzygote.h"
-#include "sandbox/sandboxchildsetup.h"
-#include "sandbox/sandboxdriverpayload.h"
+#include "sandbox/local/bubblewrapcommand.h"
+#include "sandbox/local/localsandboxseccomp.h"
+#include "sandbox/local/localsandboxzygote.h"
+#include "sandbox/local/sandboxchildsetup.h"
+#include "sandbox/local/sandboxdriverpayload.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QDir>

@@ -1,8 +1,8 @@
-#include "sandbox/e2bbackend.h"
+#include "sandbox/remote/e2bbackend.h"
 
 #include "sandbox/sandboxfilecode.h"
 
-#include "sandbox/ndjsonlinereader.h"
+#include "sandbox/remote/ndjsonlinereader.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QDateTime>

@@ -1,10 +1,10 @@
-#include "sandbox/localpythonbackend.h"
+#include "sandbox/local/localpythonbackend.h"
 
-#include "sandbox/localsandboxseccomp.h"
+#include "sandbox/local/localsandboxseccomp.h"
 
-#include "sandbox/bubblewrapcommand.h"
-#include "sandbox/localsandboxprocess.h"
-#include "sandbox/localsandboxzygote.h"
+#include "sandbox/local/bubblewrapcommand.h"
+#include "sandbox/local/localsandboxprocess.h"
+#include "sandbox/local/localsandboxzygote.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
 #include <QFile>

@@ -64,7 +64,7 @@ struct LocalSandboxOptions {
     // sandbox cannot be set up (nested user namespaces refused, the zygote's extension missing),
     // the backend goes back to one bwrap per sandbox by itself.
     bool zygote = true;
-    // The zygote's C extension (core/sandbox/zygote); empty: beside the app's binary, else
+    // The zygote's C extension (core/sandbox/local/zygote); empty: beside the app's binary, else
     // where this build put it.
     QString zygoteModulePath;
 

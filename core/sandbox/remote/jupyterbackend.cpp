@@ -1,8 +1,8 @@
-#include "sandbox/jupyterbackend.h"
+#include "sandbox/remote/jupyterbackend.h"
 
 #include "sandbox/sandboxfilecode.h"
 
-#include "sandbox/jupyterrest.h"
+#include "sandbox/remote/jupyterrest.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

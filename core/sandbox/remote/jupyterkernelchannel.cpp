@@ -1,8 +1,8 @@
-#include "sandbox/jupyterkernelchannel.h"
+#include "sandbox/remote/jupyterkernelchannel.h"
 
 #include "sandbox/sandboxoutputcoalescer.h"
 
-#include "sandbox/jupyterrest.h"
+#include "sandbox/remote/jupyterrest.h"
 
 #include <QDateTime>
 #include <QJsonArray>

@@ -1,4 +1,4 @@
-#include "sandbox/localsandboxseccomp.h"
+#include "sandbox/local/localsandboxseccomp.h"
 
 #include <QList>
 #include <QPair>

@@ -1,11 +1,11 @@
-#include "sandbox/localsandboxzygote.h"
+#include "sandbox/local/localsandboxzygote.h"
 
-#include "sandbox/bubblewrapcommand.h"
-#include "sandbox/localsandboxframecodec.h"
-#include "sandbox/localsandboxprocess.h"
-#include "sandbox/localsandboxseccomp.h"
-#include "sandbox/sandboxchildsetup.h"
-#include "sandbox/sandboxdriverpayload.h"
+#include "sandbox/local/bubblewrapcommand.h"
+#include "sandbox/local/localsandboxframecodec.h"
+#include "sandbox/local/localsandboxprocess.h"
+#include "sandbox/local/localsandboxseccomp.h"
+#include "sandbox/local/sandboxchildsetup.h"
+#include "sandbox/local/sandboxdriverpayload.h"
 #include "sandbox/sandboxtypes.h"
 
 #include <QCoreApplication>

@@ -1,4 +1,4 @@
-#include "sandbox/sandboxchildsetup.h"
+#include "sandbox/local/sandboxchildsetup.h"
 
 #include <QtGlobal>
 

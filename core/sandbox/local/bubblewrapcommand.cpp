@@ -1,4 +1,4 @@
-#include "sandbox/bubblewrapcommand.h"
+#include "sandbox/local/bubblewrapcommand.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
@@ -113,7 +113,7 @@ QStringList BubblewrapCommand::arguments(const LocalSandboxOptions &options, Kin
     args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
          << QStringLiteral("/dev");
     if (zygote) {
-        // Each sandbox mounts its own capped tmpfs on these (core/sandbox/zygote).
+        // Each sandbox mounts its own capped tmpfs on these (core/sandbox/local/zygote).
         args << QStringLiteral("--remount-ro") << QStringLiteral("/dev");
         args << QStringLiteral("--dir") << QStringLiteral("/tmp");
         args << QStringLiteral("--dir") << sandboxWorkDir();

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/outcome.h"
-#include "sandbox/localsandboxoptions.h"
+#include "sandbox/local/localsandboxoptions.h"
 
 #include <QByteArray>
 #include <QObject>
@@ -12,7 +12,7 @@ class QProcess;
 namespace loopscope {
 
 // One pre-initialised interpreter inside one bubblewrap (resources/sandbox_zygote.py, forking in
-// C through its extension core/sandbox/zygote) that forks a sandbox per spawn(), far cheaper
+// C through its extension core/sandbox/local/zygote) that forks a sandbox per spawn(), far cheaper
 // than a bwrap and interpreter of its own (docs/benchmarks.md, "The native zygote"). Each
 // sandbox makes its own user, mount, PID, network, IPC, UTS and cgroup namespaces, size-capped
 // tmpfs, capabilities, no_new_privs and seccomp filter, as bwrap does for a sandbox started on

@@ -1,4 +1,4 @@
-#include "sandbox/localsandboxframecodec.h"
+#include "sandbox/local/localsandboxframecodec.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>

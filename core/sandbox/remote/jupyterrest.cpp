@@ -1,4 +1,4 @@
-#include "sandbox/jupyterrest.h"
+#include "sandbox/remote/jupyterrest.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "sandbox/jupyterkernelchannel.h"
+#include "sandbox/remote/jupyterkernelchannel.h"
 #include "sandbox/sandboxbackend.h"
 
 #include <QHash>

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "common/outcome.h"
-#include "sandbox/localsandboxframecodec.h"
-#include "sandbox/localsandboxoptions.h"
+#include "sandbox/local/localsandboxframecodec.h"
+#include "sandbox/local/localsandboxoptions.h"
 #include "sandbox/sandboxbackend.h"
 #include "sandbox/sandboxtypes.h"
 
