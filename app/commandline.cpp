@@ -1,7 +1,7 @@
 #include "commandline.h"
 
-#include "http/accesspolicy.h"
 #include "models/connectsnippets.h"
+#include "proxy/accesspolicy.h"
 
 #include <QCommandLineParser>
 #include <QFileInfo>

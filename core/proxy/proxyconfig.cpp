@@ -1,8 +1,8 @@
 #include "proxy/proxyconfig.h"
 
-#include "http/accesspolicy.h"
 #include "interception/interceptionsettings.h"
 #include "interception/litellmproviders.h"
+#include "proxy/accesspolicy.h"
 
 #include <QRegularExpression>
 

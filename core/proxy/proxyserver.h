@@ -1,7 +1,7 @@
 #pragma once
 
-#include "http/accesspolicy.h"
 #include "loop/proxyrequest.h"
+#include "proxy/accesspolicy.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/requestlogentry.h"
 

@@ -2,7 +2,7 @@
 // control token file (0600, replaced each start). The same rules over real sockets are in
 // tst_controlaccess.
 #include "control/controltoken.h"
-#include "http/accesspolicy.h"
+#include "proxy/accesspolicy.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,4 +1,4 @@
-#include "http/accesspolicy.h"
+#include "proxy/accesspolicy.h"
 
 #include "http/responsesink.h"
 
