@@ -3,7 +3,7 @@
 #include "interception/interceptionkeys.h"
 #include "interception/providerresolver.h"
 
-#include "interception/yamldocument.h"
+#include "config/yamldocument.h"
 #include "sandbox/sandboxtoolregistry.h"
 
 #include <QJsonValue>

@@ -1,11 +1,11 @@
 #include "proxy/interceptionstack.h"
 
 #include "common/futurechain.h"
+#include "config/yamldocument.h"
 #include "control/controlapi.h"
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionsettings.h"
-#include "interception/yamldocument.h"
 #include "loop/agenticloopinterceptor.h"
 #include "loop/containerfileimporter.h"
 #include "loop/loopinspector.h"

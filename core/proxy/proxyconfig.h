@@ -1,6 +1,6 @@
 #pragma once
 
-#include "interception/yamldocument.h"
+#include "config/yamldocument.h"
 #include "telemetry/otlpsettings.h"
 #include "upstream/upstreamroute.h"
 

@@ -1,9 +1,9 @@
 // Conformance: pre-call deployment hook, internal-key predicate, provider resolution and
 // configuration (reference cases named one to one; see README.md).
 
+#include "config/yamldocument.h"
 #include "conformancefixture.h"
 #include "interception/codeexecutiontool.h"
-#include "interception/yamldocument.h"
 
 #include <QTest>
 

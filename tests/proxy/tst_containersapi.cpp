@@ -1,9 +1,9 @@
 // Issue 14: the Containers files API and the data-analysis loop inside one process: real
 // loopback HTTP in front, a scripted upstream behind (model answers and OpenAI Files), real
 // bubblewrap sandboxes in between.
+#include "config/yamldocument.h"
 #include "inspect/eventbus.h"
 #include "interception/codeinterpreterinterception.h"
-#include "interception/yamldocument.h"
 #include "proxy/containersapi.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/multipartformdata.h"

@@ -3,8 +3,8 @@
 // a FlowStore writing a real SQLite file in a temporary directory.
 // JSON fixtures are written as plain literals here.
 #undef QT_NO_CAST_FROM_ASCII
+#include "config/yamldocument.h"
 #include "inspect/eventbus.h"
-#include "interception/yamldocument.h"
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"

@@ -1,6 +1,6 @@
+#include "config/yamldocument.h"
 #include "interception/interceptionsettings.h"
 #include "interception/providerresolver.h"
-#include "interception/yamldocument.h"
 #include "sandbox/sandboxtoolregistry.h"
 
 #include <QJsonDocument>

@@ -1,4 +1,4 @@
-#include "interception/yamldocument.h"
+#include "config/yamldocument.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>

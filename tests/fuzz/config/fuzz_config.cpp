@@ -2,9 +2,9 @@
 // (model_list, providers, keys) and InterceptionSettings::fromYaml. Invariants: a refusal is one
 // non-empty line; an accepted config's available routes have an http(s) base URL (or the demo
 // one) and their model names are listed; the descriptions never contain a key from the environment.
+#include "config/yamldocument.h"
 #include "fuzzsupport.h"
 #include "interception/interceptionsettings.h"
-#include "interception/yamldocument.h"
 #include "proxy/proxyconfig.h"
 
 using namespace loopscope;
