@@ -14,7 +14,7 @@
 # Frames out: {"op":"ready", "pid":N, "python":"3.11.2"}
 #             {"op":"result", "id":N, "stdout_truncated":bool, "stderr_truncated":bool,
 #              "error":null|{"name","value","traceback"}, "duration_ms":F,
-#              "images":[{"name","mime","bytes"}]}
+#              "images":[{"name","mime","bytes"}], "notes":["..."]}
 #             followed by two raw frames: the captured stdout and stderr bytes (UTF-8, capped),
 #             then one raw frame per image (PNG bytes, in the order the code produced them).
 #             {"op":"fs_result", "id":N, "ok":bool, "error":"...", "files":[{"path","bytes",
@@ -573,7 +573,7 @@ class Driver:
                 error = self._error(exc, 1)
         duration = (_perf_counter() - started) * 1000.0
         self.watchdog.disarm()
-        images = self.media.after_run()
+        images, notes = self.media.after_run()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -590,7 +590,7 @@ class Driver:
             "op": "result", "id": run_id, "stdout_truncated": out_cut,
             "stderr_truncated": err_cut, "error": error, "duration_ms": duration,
             "images": [{"name": name, "mime": "image/png", "bytes": len(data)}
-                       for name, data in images]}),
+                       for name, data in images], "notes": notes}),
             stdout, stderr, *[data for _, data in images])
 
     def serve(self):
@@ -676,15 +676,15 @@ class _Media:
         self.add_png(buffer.getvalue())
 
     def after_run(self):
-        """Figures left open, then the notes; returns [(name, png bytes)]."""
+        """Figures left open; returns ([(name, png bytes)], [note]). The notes are for the model
+        and travel beside stdout, which stays what the program printed."""
         try:
             self.capture_figures()
         except Exception as exc:
             self.dropped.append("[loopscope] open figures could not be collected: %s" % exc)
-        if self.dropped:
-            self.driver.out.add_text("\n".join(self.dropped) + "\n")
         images, self.images = self.images, []
-        return images
+        notes, self.dropped = self.dropped, []
+        return images, notes
 
 
 class _MediaFinder:

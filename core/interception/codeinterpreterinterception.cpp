@@ -527,6 +527,8 @@ void CodeInterpreterInterception::appendImageOutputs(QJsonObject &record,
 QString CodeInterpreterInterception::mediaNotes(const ExecutionResult &result,
                                                 const QList<ContainerFile> &files) {
     QString notes;
+    for (const QString &note : result.notes)
+        notes += note + u'\n';
     for (const SandboxImage &image : result.images)
         notes += QStringLiteral("[image %1 (%2, %3 bytes) was produced and shown to the user]\n")
                      .arg(image.name, image.mimeType)

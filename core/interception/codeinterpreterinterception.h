@@ -237,7 +237,8 @@ public:
                                                  const QString &logs);
     // Appends {"type":"image","url":"data:image/png;base64,…"} outputs, in order.
     static void appendImageOutputs(QJsonObject &record, const QList<SandboxImage> &images);
-    // What the model is told beyond stdout: each picture shown (by name) and each file written.
+    // What the model is told beyond stdout: the run's own notes (an image left out, a figure that
+    // failed), each picture shown (by name) and each file written.
     static QString mediaNotes(const ExecutionResult &result, const QList<ContainerFile> &files);
     // Adds OpenAI's container_file_citation annotations to the output_text parts of a
     // Responses message that link `sandbox:/mnt/data/<name>` to a known file of `containerId`.

@@ -65,7 +65,7 @@ inline QString sandboxDataDir() {
     return QStringLiteral("/mnt/data");
 }
 
-// Per-run image caps (OpenAI-like defaults); images beyond them become a note in the logs.
+// Per-run image caps (OpenAI-like defaults); images beyond them become a note for the model.
 struct SandboxImageLimits {
     static constexpr qint64 kMaxImageBytes = 4 * 1024 * 1024;
     static constexpr int kMaxImagesPerRun = 8;
@@ -80,25 +80,28 @@ struct ExecutionResult {
     bool stdoutTruncated = false;
     bool stderrTruncated = false;
     bool timedOut = false;
-    QList<SandboxImage> images; // within SandboxImageLimits; the rest is noted in stdoutText
+    QList<SandboxImage> images; // within SandboxImageLimits; the rest is noted in notes
     int imagesProduced = 0;     // including those left out for the caps
+    // Lines for the model only (an image left out, a figure that failed to render): the client's
+    // logs are stdoutText, exactly what the program printed.
+    QStringList notes;
 };
 
 // Adds a PNG a remote backend reported (Jupyter display_data, e2b png results) within
-// SandboxImageLimits, or a note in the run's stdout saying why it was left out.
+// SandboxImageLimits, or a note for the model saying why it was left out.
 inline void appendSandboxImage(ExecutionResult &result, const QByteArray &png) {
     const QString name = QStringLiteral("image-%1.png").arg(++result.imagesProduced);
     if (result.images.size() >= SandboxImageLimits::kMaxImagesPerRun) {
-        result.stdoutText += QStringLiteral("[loopscope] %1 not returned: a run returns at most %2 "
-                                            "images\n")
-                                 .arg(name)
-                                 .arg(SandboxImageLimits::kMaxImagesPerRun);
+        result.notes.append(QStringLiteral("[loopscope] %1 not returned: a run returns at most %2 "
+                                           "images")
+                                .arg(name)
+                                .arg(SandboxImageLimits::kMaxImagesPerRun));
     } else if (png.size() > SandboxImageLimits::kMaxImageBytes) {
-        result.stdoutText += QStringLiteral("[loopscope] %1 not returned: it has %2 bytes; the "
-                                            "limit is %3 bytes per image\n")
-                                 .arg(name)
-                                 .arg(png.size())
-                                 .arg(SandboxImageLimits::kMaxImageBytes);
+        result.notes.append(QStringLiteral("[loopscope] %1 not returned: it has %2 bytes; the "
+                                           "limit is %3 bytes per image")
+                                .arg(name)
+                                .arg(png.size())
+                                .arg(SandboxImageLimits::kMaxImageBytes));
     } else {
         result.images.append(SandboxImage{name, QStringLiteral("image/png"), png});
     }

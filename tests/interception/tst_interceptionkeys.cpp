@@ -493,6 +493,21 @@ private slots:
         QCOMPARE(CodeInterpreterInterception::clientLogsFor(result), logs);
     }
 
+    // A run's own notes (an image left out) reach the model before the pictures and files, and
+    // never the client's logs.
+    void runNotesGoToTheModelOnly() {
+        ExecutionResult result;
+        result.stdoutText = QStringLiteral("printed\n");
+        result.notes = {QStringLiteral("[loopscope] image-9.png not returned: too big")};
+        result.images = {SandboxImage{QStringLiteral("image-1.png"), QStringLiteral("image/png"),
+                                      QByteArray("png")}};
+        QCOMPARE(CodeInterpreterInterception::clientLogsFor(result), QStringLiteral("printed\n"));
+        QCOMPARE(CodeInterpreterInterception::mediaNotes(result, {}),
+                 QStringLiteral("[loopscope] image-9.png not returned: too big\n"
+                                "[image image-1.png (image/png, 3 bytes) was produced and shown "
+                                "to the user]\n"));
+    }
+
     void longTracebackKeepsItsEnd() {
         ExecutionResult result;
         result.error = ExecutionError{

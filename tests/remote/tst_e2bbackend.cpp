@@ -268,7 +268,10 @@ void TestE2bBackend::pngResultsBecomeImages() {
     QCOMPARE(ran.value.images.at(0).data, png);
     QCOMPARE(ran.value.images.at(0).name, QStringLiteral("image-1.png"));
     QCOMPARE(ran.value.images.at(1).name, QStringLiteral("image-3.png"));
-    QVERIFY2(ran.value.stdoutText.contains(QStringLiteral("image-2.png not returned")),
+    QCOMPARE(ran.value.notes.size(), 1);
+    QVERIFY2(ran.value.notes.at(0).contains(QStringLiteral("image-2.png not returned")),
+             qPrintable(ran.value.notes.at(0)));
+    QVERIFY2(!ran.value.stdoutText.contains(QStringLiteral("not returned")),
              qPrintable(ran.value.stdoutText));
 }
 

@@ -708,6 +708,8 @@ void LocalSandboxProcess::finishRun(const QJsonObject &header) {
                                           image.value(QStringLiteral("mime")).toString(),
                                           m_pendingStreams.at(i + 2)});
     }
+    for (const QJsonValue &note : header.value(QStringLiteral("notes")).toArray())
+        result.notes.append(note.toString());
     m_partial.reset();
     m_liveSink = {};
     m_state = State::Ready;
