@@ -1113,15 +1113,20 @@ void CodeInterpreterInterception::finishPlan(const std::shared_ptr<PlanJob> &job
     AgenticLoopPlan plan;
     plan.runAgenticLoop = true;
     plan.requestPatch = patch;
-    plan.metadata = QJsonObject{
-        {QStringLiteral("tool_type"), QStringLiteral("code_interpreter")},
-        {QStringLiteral("sandbox_key"), job->sandboxKey},
-        {QStringLiteral("is_session_scoped"), job->isSession},
-        {QStringLiteral("code_interpreter_calls"), job->records},
-    };
+    plan.metadata = planMetadata(job->sandboxKey, job->isSession, job->records);
     if (job->chat)
         plan.metadata.insert(QStringLiteral("response_format"), QStringLiteral("openai"));
     finishPromise(job->promise, Outcome<AgenticLoopPlan>::success(plan));
+}
+
+QJsonObject CodeInterpreterInterception::planMetadata(const QString &sandboxKey, bool sessionScoped,
+                                                      const QJsonArray &calls) {
+    return QJsonObject{
+        {QStringLiteral("tool_type"), QStringLiteral("code_interpreter")},
+        {QStringLiteral("sandbox_key"), sandboxKey},
+        {QStringLiteral("is_session_scoped"), sessionScoped},
+        {QStringLiteral("code_interpreter_calls"), calls},
+    };
 }
 
 // ------------------------------------------------------------------------------------------

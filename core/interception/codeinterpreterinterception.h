@@ -183,6 +183,11 @@ public:
     // The post hook's `earlier` from a plan's metadata: "earlier_output" when the driver
     // recorded it (every round's model items and calls), else "code_interpreter_calls".
     static QJsonValue earlierOutputOf(const QJsonObject &planMetadata);
+    // A plan's metadata (LiteLLM's keys): the tool type, the sandbox key, whether the sandbox
+    // is a session's, and the code_interpreter_call records so far. The post and cleanup hooks
+    // read it; the loop builds it with this for a request that never ran code.
+    static QJsonObject planMetadata(const QString &sandboxKey, bool sessionScoped,
+                                    const QJsonArray &calls = {});
 
     // --- sandbox building blocks (LiteLLM's underscore helpers, §2.9–2.10) ---
     // The cached sandbox for `cacheKey` (TTL refreshed) or a new one; `identity` set for

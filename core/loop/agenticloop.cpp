@@ -732,12 +732,8 @@ AgenticLoopPlan AgenticLoop::hookPlan() const {
     // The last round's plan carries the sandbox key and session flag; a request that never ran
     // code gets the same metadata from its pre-call hook. Calls: every round's, in order.
     AgenticLoopPlan plan = m_lastPlan.value_or(AgenticLoopPlan{});
-    if (!m_lastPlan) {
-        plan.metadata =
-            QJsonObject{{QStringLiteral("tool_type"), QStringLiteral("code_interpreter")},
-                        {QStringLiteral("sandbox_key"), m_sandboxKey},
-                        {QStringLiteral("is_session_scoped"), m_sessionScoped}};
-    }
+    if (!m_lastPlan)
+        plan.metadata = CodeInterpreterInterception::planMetadata(m_sandboxKey, m_sessionScoped);
     plan.metadata.insert(QStringLiteral("code_interpreter_calls"), m_codeCalls);
     plan.metadata.insert(QStringLiteral("earlier_output"), m_earlierOutput);
     return plan;
