@@ -1,6 +1,7 @@
 #include "interception/codeinterpreterinterception.h"
 
 #include "common/futurechain.h"
+#include "common/randomid.h"
 #include "interception/codeexecutiontool.h"
 #include "interception/interceptionkeys.h"
 #include "interception/providerresolver.h"
@@ -8,7 +9,6 @@
 #include "sandbox/sandboxtoolregistry.h"
 
 #include <QJsonDocument>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QSet>
 #include <QUrl>
@@ -29,16 +29,6 @@ const QString kTools = QStringLiteral("tools");
 const QString kToolChoice = QStringLiteral("tool_choice");
 const QString kMetadata = QStringLiteral("metadata");
 const QString kSessionId = QStringLiteral("session_id");
-
-QString randomHex128() {
-    quint32 words[4];
-    QRandomGenerator::system()->fillRange(words);
-    QString out;
-    out.reserve(32);
-    for (const quint32 w : words)
-        out += QStringLiteral("%1").arg(w, 8, 16, QLatin1Char('0'));
-    return out;
-}
 
 // Python's str() of a JSON value, as far as tool-call arguments need it.
 QString stringForm(const QJsonValue &value) {

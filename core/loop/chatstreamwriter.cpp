@@ -48,8 +48,10 @@ QByteArray ChatStreamWriter::replay(const QJsonObject &completion,
         const QJsonObject choice = choiceValue.toObject();
         const int index = choice.value(QStringLiteral("index")).toInt(0);
         const QJsonObject message = choice.value(QStringLiteral("message")).toObject();
+        // A message without text (only tool calls) starts with content null, as OpenAI's does.
+        const bool hasText = message.value(QStringLiteral("content")).isString();
         out += chunk({{QStringLiteral("role"), QStringLiteral("assistant")},
-                      {QStringLiteral("content"), QString()}},
+                      {QStringLiteral("content"), hasText ? QJsonValue(QString()) : QJsonValue()}},
                      QJsonValue::Null, index);
         const QString content = message.value(QStringLiteral("content")).toString();
         if (!content.isEmpty())

@@ -1,6 +1,6 @@
 #include "loop/responsesstreamwriter.h"
 
-#include "interception/codeinterpreterinterception.h"
+#include "common/randomid.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -17,7 +17,7 @@ const QString kItemId = QStringLiteral("item_id");
 const QString kItem = QStringLiteral("item");
 
 QString mintId(const char *prefix) {
-    return QLatin1String(prefix) + CodeInterpreterInterception::mintSandboxKey(); // 128-bit hex
+    return QLatin1String(prefix) + randomHex128();
 }
 
 } // namespace
