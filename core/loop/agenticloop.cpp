@@ -4,6 +4,7 @@
 
 #include "common/futurechain.h"
 #include "common/openaierror.h"
+#include "conversation/chatstreamwriter.h"
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
@@ -11,7 +12,6 @@
 #include "interception/agenticrequest.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
-#include "loop/chatstreamwriter.h"
 #include "sandbox/sandboxregistry.h"
 #include "upstream/upstreamclient.h"
 #include "upstream/upstreamreply.h"

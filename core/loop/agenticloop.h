@@ -1,11 +1,11 @@
 #pragma once
 
+#include "conversation/responsesstreamwriter.h"
 #include "interception/agenticloopplan.h"
 #include "interception/coderungate.h"
 #include "interception/planobserver.h"
 #include "loop/pausebroker.h"
 #include "loop/proxyrequest.h"
-#include "loop/responsesstreamwriter.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

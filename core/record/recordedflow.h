@@ -1,6 +1,6 @@
 #pragma once
 
-#include "record/ssedecoder.h"
+#include "conversation/ssedecoder.h"
 
 #include <QHash>
 #include <QJsonArray>

@@ -1,4 +1,4 @@
-#include "loop/chatstreamwriter.h"
+#include "conversation/chatstreamwriter.h"
 #include "sseparser.h"
 
 #include <QJsonArray>

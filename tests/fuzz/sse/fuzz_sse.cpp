@@ -4,9 +4,9 @@
 // [DONE]); chat: one [DONE], last, all chunks share the id, the streamed text equals the
 // message text; Responses: one frame per event written, each named after its type, numbered
 // 0..n-1, ending with exactly one terminal event that carries the response's id.
+#include "conversation/chatstreamwriter.h"
+#include "conversation/responsesstreamwriter.h"
 #include "fuzzsupport.h"
-#include "loop/chatstreamwriter.h"
-#include "loop/responsesstreamwriter.h"
 #include "loop/sseparser.h"
 
 #include <QJsonArray>

@@ -1,4 +1,4 @@
-#include "loop/responsesstreamwriter.h"
+#include "conversation/responsesstreamwriter.h"
 
 #include "common/randomid.h"
 

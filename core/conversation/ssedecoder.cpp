@@ -1,4 +1,4 @@
-#include "record/ssedecoder.h"
+#include "conversation/ssedecoder.h"
 
 #include <QJsonDocument>
 
