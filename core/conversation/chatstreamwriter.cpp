@@ -1,6 +1,7 @@
 #include "conversation/chatstreamwriter.h"
 
 #include "common/openaierror.h"
+#include "conversation/ssewriter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -8,11 +9,11 @@
 namespace loopscope {
 
 QByteArray ChatStreamWriter::dataFrame(const QJsonObject &payload) {
-    return "data: " + QJsonDocument(payload).toJson(QJsonDocument::Compact) + "\n\n";
+    return SseWriter::frame({}, payload);
 }
 
 QByteArray ChatStreamWriter::doneFrame() {
-    return QByteArrayLiteral("data: [DONE]\n\n");
+    return SseWriter::done();
 }
 
 bool ChatStreamWriter::includeUsage(const QJsonValue &streamOptions) {

@@ -1,6 +1,7 @@
 #include "conversation/responsesstreamwriter.h"
 
 #include "common/randomid.h"
+#include "conversation/ssewriter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -23,8 +24,7 @@ QString mintId(const char *prefix) {
 } // namespace
 
 QByteArray ResponsesStreamWriter::sseEvent(const QString &type, const QJsonObject &payload) {
-    return "event: " + type.toUtf8() +
-           "\ndata: " + QJsonDocument(payload).toJson(QJsonDocument::Compact) + "\n\n";
+    return SseWriter::frame(type.toUtf8(), payload);
 }
 
 QByteArray ResponsesStreamWriter::emitEvent(const QString &type, QJsonObject payload) {

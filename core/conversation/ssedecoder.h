@@ -8,7 +8,8 @@ namespace loopscope {
 
 // Server-sent-event framing, incrementally: bytes in (any split, CRLF or LF), complete events out
 // as {"event": name (default "message"), "data": JSON when it parses, else the text}. Comments
-// (": paused") and retry/id fields are skipped. Runs on the store thread only.
+// (": paused") and retry/id fields are skipped. One per stream; the recorder and HAR import
+// read every stream with it.
 class SseDecoder {
 public:
     // Appends the events completed by `bytes` to `out`; returns how many were added.

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonArray>
+#include <QJsonObject>
+
+namespace loopscope {
+
+// Anthropic Messages on the wire.
+class MessagesCodec {
+public:
+    // The message a stream of decoded events ({"event","data"}) adds up to, as the SDK's
+    // accumulator builds it: message_start's message, each content block from its start plus
+    // its deltas (text, the tool input's JSON pieces, thinking and its signature, citations),
+    // message_delta's stop reason and usage (output counts are cumulative, so they replace).
+    // No message_start gives {}.
+    static QJsonObject responseFromEvents(const QJsonArray &events);
+    // A whole message as Anthropic streams it: message_start (the message without content and
+    // stop reason), per block content_block_start / its deltas / content_block_stop (text as
+    // text_delta and citations_delta, thinking as thinking_delta then signature_delta, a tool's
+    // input as one input_json_delta, result blocks whole in their start), then message_delta
+    // (stop reason, the output usage) and message_stop. responseFromEvents() of it gives the
+    // message back.
+    static QByteArray streamFromMessage(const QJsonObject &message);
+};
+
+} // namespace loopscope

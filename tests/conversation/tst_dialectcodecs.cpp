@@ -1,0 +1,209 @@
+// Each dialect's codec against real samples (tests/fixtures/dialects, README there says where
+// each came from): the vendor's stream, read by the one SSE reader in uneven pieces, adds up to
+// the vendor's own final object.
+#include "conversation/chatstreamwriter.h"
+#include "conversation/dialect.h"
+#include "conversation/messagescodec.h"
+#include "conversation/responsesstreamwriter.h"
+#include "conversation/ssedecoder.h"
+#include "conversation/ssewriter.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace loopscope;
+
+namespace {
+
+QString fixtureDir() {
+    return qEnvironmentVariable("LOOPSCOPE_SOURCE_DIR") +
+           QStringLiteral("/tests/fixtures/dialects");
+}
+
+QByteArray readFile(const QString &path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    return file.readAll();
+}
+
+Dialect dialectOfFixture(const QString &name) {
+    if (name.startsWith(QLatin1String("chat-")))
+        return Dialect::ChatCompletions;
+    if (name.startsWith(QLatin1String("messages-")))
+        return Dialect::Messages;
+    return Dialect::Responses;
+}
+
+// The events of `bytes` fed `step` bytes at a time, as a socket may split them.
+QJsonArray decodeInPieces(const QByteArray &bytes, qsizetype step) {
+    SseDecoder decoder;
+    QJsonArray events;
+    for (qsizetype at = 0; at < bytes.size(); at += step)
+        decoder.feed(bytes.mid(at, step), events);
+    decoder.finish(events);
+    return events;
+}
+
+// A stream as the codec of its dialect writes it for `response`.
+QByteArray encode(Dialect dialect, const QJsonObject &response) {
+    switch (dialect) {
+    case Dialect::ChatCompletions:
+        return ChatStreamWriter::replay(
+            response, QJsonObject{{QStringLiteral("include_usage"),
+                                   response.value(QStringLiteral("usage")).isObject()}});
+    case Dialect::Messages:
+        return MessagesCodec::streamFromMessage(response);
+    case Dialect::Responses:
+        break;
+    }
+    ResponsesStreamWriter writer;
+    QJsonObject skeleton = response;
+    skeleton.remove(QStringLiteral("output"));
+    skeleton.insert(QStringLiteral("usage"), QJsonValue::Null);
+    QByteArray out = writer.begin(skeleton);
+    return out + writer.finish(response);
+}
+
+// The event names in order, pings left out and a run of the same delta counted once: a vendor
+// splits text and arguments where it likes, the order of kinds is the contract.
+QStringList eventKinds(const QJsonArray &events) {
+    QStringList kinds;
+    for (const QJsonValue &v : events) {
+        const QJsonObject e = v.toObject();
+        const QString name = e.value(QStringLiteral("event")).toString();
+        if (name == QLatin1String("ping"))
+            continue;
+        QString kind = name;
+        const QJsonObject delta =
+            e.value(QStringLiteral("data")).toObject().value(QStringLiteral("delta")).toObject();
+        if (name == QLatin1String("content_block_delta"))
+            kind += u'/' + delta.value(QStringLiteral("type")).toString();
+        if (name.endsWith(QLatin1String(".delta")) || name == QLatin1String("content_block_delta"))
+            if (!kinds.isEmpty() && kinds.last() == kind)
+                continue;
+        kinds << kind;
+    }
+    return kinds;
+}
+
+} // namespace
+
+class TestDialectCodecs : public QObject {
+    Q_OBJECT
+
+private slots:
+    void streamsAddUpToTheFinalObject_data() {
+        QTest::addColumn<QString>("name");
+        const QStringList streams =
+            QDir(fixtureDir()).entryList({QStringLiteral("*.sse")}, QDir::Files, QDir::Name);
+        QVERIFY(streams.size() >= 8);
+        for (const QString &file : streams) {
+            const QString name = file.chopped(4);
+            QTest::newRow(qPrintable(name)) << name;
+        }
+    }
+    void streamsAddUpToTheFinalObject() {
+        QFETCH(QString, name);
+        const QByteArray sse = readFile(fixtureDir() + u'/' + name + QStringLiteral(".sse"));
+        const QJsonObject expected =
+            QJsonDocument::fromJson(readFile(fixtureDir() + u'/' + name + QStringLiteral(".json")))
+                .object();
+        QVERIFY(!expected.isEmpty());
+        for (const qsizetype step : {qsizetype(1), qsizetype(7), sse.size()}) {
+            const QJsonObject decoded =
+                responseFromEvents(dialectOfFixture(name), decodeInPieces(sse, step));
+            QVERIFY2(decoded == expected,
+                     qPrintable(QString::fromUtf8(QJsonDocument(decoded).toJson())));
+        }
+    }
+
+    // Decode → encode → decode gives the same object, and the encoded stream has the sample's
+    // order of events (Responses, Messages). Chat Completions is checked on the object only: its
+    // samples fold the role into the first tool-call chunk, the writer sends the role first.
+    void encodingGivesTheSampleBack_data() { streamsAddUpToTheFinalObject_data(); }
+    void encodingGivesTheSampleBack() {
+        QFETCH(QString, name);
+        const Dialect dialect = dialectOfFixture(name);
+        const QByteArray sample = readFile(fixtureDir() + u'/' + name + QStringLiteral(".sse"));
+        const QJsonArray sampleEvents = decodeInPieces(sample, sample.size());
+        const QJsonObject decoded = responseFromEvents(dialect, sampleEvents);
+        const QByteArray encoded = encode(dialect, decoded);
+        const QJsonArray encodedEvents = decodeInPieces(encoded, 5);
+        const QJsonObject again = responseFromEvents(dialect, encodedEvents);
+        QVERIFY2(again == decoded, qPrintable(QString::fromUtf8(QJsonDocument(again).toJson())));
+        if (dialect != Dialect::ChatCompletions)
+            QCOMPARE(eventKinds(encodedEvents), eventKinds(sampleEvents));
+    }
+
+    // The reader and the writer agree: every event written reads back as it was.
+    void writerAndReaderRoundTrip() {
+        const QJsonObject data{{QStringLiteral("type"), QStringLiteral("x")},
+                               {QStringLiteral("text"), QStringLiteral("two\nlines")}};
+        const QByteArray bytes = SseWriter::frame("named", data) + SseWriter::frame({}, data) +
+                                 SseWriter::frame("t", QByteArray("plain\ntext")) +
+                                 SseWriter::done();
+        const QJsonArray events = decodeInPieces(bytes, 3);
+        QCOMPARE(events.size(), 4);
+        QCOMPARE(events.at(0).toObject(),
+                 (QJsonObject{{QStringLiteral("event"), QStringLiteral("named")},
+                              {QStringLiteral("data"), data}}));
+        QCOMPARE(events.at(1).toObject().value(QStringLiteral("event")).toString(),
+                 QStringLiteral("message"));
+        QCOMPARE(events.at(2).toObject().value(QStringLiteral("data")).toString(),
+                 QStringLiteral("plain\ntext"));
+        QCOMPARE(events.at(3).toObject().value(QStringLiteral("data")).toString(),
+                 QStringLiteral("[DONE]"));
+    }
+
+    // A stream cut short still shows what arrived (the recorder and the window agree on it).
+    void aResponsesStreamCutShortKeepsItsText() {
+        const QByteArray sse =
+            SseWriter::frame(
+                "response.output_text.delta",
+                QJsonObject{{QStringLiteral("type"), QStringLiteral("response.output_text.delta")},
+                            {QStringLiteral("delta"), QStringLiteral("par")}}) +
+            SseWriter::frame(
+                "response.output_text.delta",
+                QJsonObject{{QStringLiteral("type"), QStringLiteral("response.output_text.delta")},
+                            {QStringLiteral("delta"), QStringLiteral("tial")}});
+        const QJsonObject decoded =
+            responseFromEvents(Dialect::Responses, decodeInPieces(sse, sse.size()));
+        QCOMPARE(QJsonValue(decoded)[u"output"][0][u"content"][0][u"text"].toString(),
+                 QStringLiteral("partial"));
+        QCOMPARE(responseFromEvents(Dialect::Responses, {}), QJsonObject());
+        QCOMPARE(responseFromEvents(Dialect::ChatCompletions, {}), QJsonObject());
+        QCOMPARE(responseFromEvents(Dialect::Messages, {}), QJsonObject());
+    }
+
+    void apiNamesOfPaths_data() {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("api");
+        QTest::newRow("responses") << "/v1/responses"
+                                   << "responses";
+        QTest::newRow("a response by id") << "/v1/responses/resp_1"
+                                          << "responses";
+        QTest::newRow("chat") << "/v1/chat/completions"
+                              << "chat_completions";
+        QTest::newRow("messages") << "/v1/messages"
+                                  << "messages";
+        QTest::newRow("without /v1") << "/messages"
+                                     << "messages";
+        QTest::newRow("models") << "/v1/models/gpt-4o"
+                                << "models";
+        QTest::newRow("containers") << "/v1/containers/c/files"
+                                    << "containers";
+        QTest::newRow("other") << "/v1/embeddings"
+                               << "other";
+    }
+    void apiNamesOfPaths() {
+        QFETCH(QString, path);
+        QFETCH(QString, api);
+        QCOMPARE(apiOfPath(path), api);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestDialectCodecs)
+#include "tst_dialectcodecs.moc"
