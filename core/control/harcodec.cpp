@@ -1,5 +1,8 @@
 #include "control/harcodec.h"
 
+#include "conversation/dialect.h"
+#include "conversation/ssedecoder.h"
+#include "conversation/ssewriter.h"
 #include "inspect/secretmasker.h"
 
 #include <QDateTime>
@@ -72,15 +75,13 @@ QString bodyText(const QJsonValue &body) {
 }
 
 QString sseText(const QJsonArray &events) {
-    QString text;
+    QByteArray text;
     for (const QJsonValue &v : events) {
         const QJsonObject e = v.toObject();
-        const QString name = e.value(S("event")).toString();
-        if (!name.isEmpty())
-            text += S("event: ") + name + u'\n';
-        text += S("data: ") + bodyText(e.value(S("data"))) + S("\n\n");
+        text += SseWriter::frame(e.value(S("event")).toString().toUtf8(),
+                                 bodyText(e.value(S("data"))).toUtf8());
     }
-    return text;
+    return QString::fromUtf8(text);
 }
 
 constexpr double kMaxEntryMs = 365.0 * 24 * 3600 * 1000;
@@ -217,46 +218,21 @@ QJsonValue bodyValue(const QString &text) {
     return text;
 }
 
+// The events of an SSE answer's text, framed by the one reader the recorder uses; secrets in
+// their JSON masked like a body's.
 QJsonArray sseEvents(const QString &text) {
+    SseDecoder decoder;
     QJsonArray events;
-    QString name;
-    QStringList data;
-    auto flush = [&] {
-        if (!data.isEmpty()) {
-            QJsonObject e{{S("event"), name.isEmpty() ? QJsonValue() : QJsonValue(name)},
-                          {S("data"), bodyValue(data.join(u'\n'))}};
-            events.append(e);
+    decoder.feed(text.toUtf8(), events);
+    decoder.finish(events);
+    for (qsizetype i = 0; i < events.size(); ++i) {
+        QJsonObject e = events.at(i).toObject();
+        if (e.value(S("data")).isObject()) {
+            e.insert(S("data"), SecretMasker::maskJson(e.value(S("data")).toObject()));
+            events.replace(i, e);
         }
-        name.clear();
-        data.clear();
-    };
-    for (QString line : text.split(u'\n')) {
-        if (line.endsWith(u'\r'))
-            line.chop(1);
-        if (line.isEmpty())
-            flush();
-        else if (line.startsWith(S("event:")))
-            name = line.mid(6).trimmed();
-        else if (line.startsWith(S("data:")))
-            data << line.mid(line.startsWith(S("data: ")) ? 6 : 5);
     }
-    flush();
     return events;
-}
-
-QString apiOf(const QString &path) {
-    QString p = path;
-    if (p.startsWith(S("/v1/")))
-        p = p.mid(3);
-    if (p == S("/responses") || p.startsWith(S("/responses/")))
-        return S("responses");
-    if (p == S("/chat/completions"))
-        return S("chat_completions");
-    if (p == S("/models") || p.startsWith(S("/models/")))
-        return S("models");
-    if (p == S("/containers") || p.startsWith(S("/containers/")))
-        return S("containers");
-    return S("other");
 }
 
 QString contentText(const QJsonObject &content) {
@@ -350,7 +326,7 @@ Outcome<QJsonObject> flowFromEntry(const QJsonObject &entry, int index) {
                      {S("started_at"), startedMs},
                      {S("method"), method},
                      {S("path"), path},
-                     {S("api"), apiOf(path)},
+                     {S("api"), apiOfPath(path)},
                      {S("model"), model},
                      {S("stream"), body.value(S("stream")).toBool(false)},
                      {S("intercepted"), false},

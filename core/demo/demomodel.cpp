@@ -2,6 +2,7 @@
 
 #include "common/anthropicerror.h"
 #include "common/openaierror.h"
+#include "conversation/ssewriter.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -166,10 +167,7 @@ int tokensOf(qsizetype chars) {
 }
 
 QByteArray sse(const QByteArray &event, const QJsonObject &data) {
-    QByteArray frame;
-    if (!event.isEmpty())
-        frame += "event: " + event + '\n';
-    return frame + "data: " + QJsonDocument(data).toJson(QJsonDocument::Compact) + "\n\n";
+    return SseWriter::frame(event, data);
 }
 
 struct Ids {
@@ -422,7 +420,7 @@ DemoModel::Reply chat(const QJsonObject &request, const QByteArray &raw) {
         last.insert(QStringLiteral("usage"), usage);
         reply.chunks << sse({}, last);
     }
-    reply.chunks << QByteArrayLiteral("data: [DONE]\n\n");
+    reply.chunks << SseWriter::done();
     return reply;
 }
 

@@ -2,6 +2,7 @@
 
 #include "common/anthropicerror.h"
 #include "common/openaierror.h"
+#include "conversation/ssewriter.h"
 #include "inspect/eventbus.h"
 #include "inspect/secretmasker.h"
 
@@ -210,15 +211,11 @@ void ResponseSink::writeChunk(const QByteArray &bytes) {
 }
 
 void ResponseSink::writeSseEvent(const QByteArray &eventName, const QJsonObject &data) {
-    QByteArray frame;
-    if (!eventName.isEmpty())
-        frame += "event: " + eventName + '\n';
-    frame += "data: " + QJsonDocument(data).toJson(QJsonDocument::Compact) + "\n\n";
-    writeChunk(frame);
+    writeChunk(SseWriter::frame(eventName, data));
 }
 
 void ResponseSink::writeSseData(const QByteArray &payload) {
-    writeChunk("data: " + payload + "\n\n");
+    writeChunk(SseWriter::frame({}, payload));
 }
 
 void ResponseSink::endStream() {

@@ -1,5 +1,6 @@
 #include "record/flowrecorder.h"
 
+#include "conversation/dialect.h"
 #include "inspect/secretmasker.h"
 #include "record/coderunhop.h"
 #include "record/storewriter.h"
@@ -41,142 +42,6 @@ bool isTruthy(const QJsonValue &v) {
 
 QJsonValue nullIfEmpty(const QJsonValue &v) {
     return v.isUndefined() ? QJsonValue(QJsonValue::Null) : v;
-}
-
-// The final Chat answer rebuilt from its stream: content and tool calls by index.
-QJsonObject chatFromEvents(const QJsonArray &events) {
-    QString content;
-    QMap<int, QJsonObject> calls;
-    QJsonObject last;
-    QString id;
-    QString finish;
-    for (const QJsonValue &e : events) {
-        const QJsonObject data = e.toObject().value(QStringLiteral("data")).toObject();
-        if (data.isEmpty())
-            continue;
-        last = data;
-        if (id.isEmpty())
-            id = data.value(QStringLiteral("id")).toString();
-        const QJsonObject choice =
-            data.value(QStringLiteral("choices")).toArray().first().toObject();
-        if (choice.value(QStringLiteral("finish_reason")).isString())
-            finish = choice.value(QStringLiteral("finish_reason")).toString();
-        const QJsonObject delta = choice.value(QStringLiteral("delta")).toObject();
-        content += delta.value(QStringLiteral("content")).toString();
-        for (const QJsonValue &c : delta.value(QStringLiteral("tool_calls")).toArray()) {
-            const QJsonObject call = c.toObject();
-            const int index = call.value(QStringLiteral("index")).toInt();
-            QJsonObject &acc = calls[index];
-            if (call.contains(QStringLiteral("id")))
-                acc.insert(QStringLiteral("id"), call.value(QStringLiteral("id")));
-            acc.insert(QStringLiteral("type"), QStringLiteral("function"));
-            QJsonObject fn = acc.value(QStringLiteral("function")).toObject();
-            const QJsonObject part = call.value(QStringLiteral("function")).toObject();
-            if (part.contains(QStringLiteral("name")))
-                fn.insert(QStringLiteral("name"), part.value(QStringLiteral("name")));
-            fn.insert(QStringLiteral("arguments"),
-                      QString(fn.value(QStringLiteral("arguments")).toString() +
-                              part.value(QStringLiteral("arguments")).toString()));
-            acc.insert(QStringLiteral("function"), fn);
-        }
-    }
-    if (last.isEmpty())
-        return {};
-    QJsonObject message{{QStringLiteral("role"), QStringLiteral("assistant")},
-                        {QStringLiteral("content"), content}};
-    if (!calls.isEmpty()) {
-        QJsonArray list;
-        for (const QJsonObject &c : std::as_const(calls))
-            list.append(c);
-        message.insert(QStringLiteral("tool_calls"), list);
-    }
-    QJsonObject response{{QStringLiteral("id"), id},
-                         {QStringLiteral("object"), QStringLiteral("chat.completion")},
-                         {QStringLiteral("choices"),
-                          QJsonArray{QJsonObject{{QStringLiteral("index"), 0},
-                                                 {QStringLiteral("message"), message},
-                                                 {QStringLiteral("finish_reason"), finish}}}}};
-    if (last.value(QStringLiteral("usage")).isObject())
-        response.insert(QStringLiteral("usage"), last.value(QStringLiteral("usage")));
-    return response;
-}
-
-QJsonObject responsesFromEvents(const QJsonArray &events) {
-    for (qsizetype i = events.size() - 1; i >= 0; --i) {
-        const QJsonObject e = events.at(i).toObject();
-        const QString name = e.value(QStringLiteral("event")).toString();
-        const QJsonObject data = e.value(QStringLiteral("data")).toObject();
-        const QString type = data.value(QStringLiteral("type")).toString(name);
-        if (type == QLatin1String("response.completed") ||
-            type == QLatin1String("response.incomplete") ||
-            type == QLatin1String("response.failed"))
-            return data.value(QStringLiteral("response")).toObject();
-    }
-    return {};
-}
-
-// The final Anthropic message rebuilt from its stream as the SDK's accumulator does:
-// message_start's message, each content block from its start plus its deltas (text, the tool
-// input's JSON pieces, thinking and its signature, citations), message_delta's stop reason and
-// usage (output counts are cumulative, so they replace).
-QJsonObject messagesFromEvents(const QJsonArray &events) {
-    QJsonObject message;
-    QMap<int, QJsonObject> blocks;
-    QMap<int, QString> partialJson;
-    for (const QJsonValue &e : events) {
-        const QJsonObject data = e.toObject().value(QStringLiteral("data")).toObject();
-        const QString type = data.value(QStringLiteral("type")).toString();
-        const int index = data.value(QStringLiteral("index")).toInt();
-        if (type == QLatin1String("message_start")) {
-            message = data.value(QStringLiteral("message")).toObject();
-        } else if (type == QLatin1String("content_block_start")) {
-            blocks[index] = data.value(QStringLiteral("content_block")).toObject();
-        } else if (type == QLatin1String("content_block_delta")) {
-            const QJsonObject delta = data.value(QStringLiteral("delta")).toObject();
-            const QString kind = delta.value(QStringLiteral("type")).toString();
-            QJsonObject &block = blocks[index];
-            const auto append = [&block, &delta](const char *field, const char *from) {
-                const QString joined = block.value(QLatin1String(field)).toString() +
-                                       delta.value(QLatin1String(from)).toString();
-                block.insert(QLatin1String(field), joined);
-            };
-            if (kind == QLatin1String("text_delta"))
-                append("text", "text");
-            else if (kind == QLatin1String("thinking_delta"))
-                append("thinking", "thinking");
-            else if (kind == QLatin1String("signature_delta"))
-                append("signature", "signature");
-            else if (kind == QLatin1String("input_json_delta"))
-                partialJson[index] += delta.value(QStringLiteral("partial_json")).toString();
-            else if (kind == QLatin1String("citations_delta")) {
-                QJsonArray citations = block.value(QStringLiteral("citations")).toArray();
-                citations.append(delta.value(QStringLiteral("citation")));
-                block.insert(QStringLiteral("citations"), citations);
-            }
-        } else if (type == QLatin1String("message_delta")) {
-            const QJsonObject delta = data.value(QStringLiteral("delta")).toObject();
-            for (auto it = delta.constBegin(); it != delta.constEnd(); ++it)
-                message.insert(it.key(), it.value());
-            QJsonObject usage = message.value(QStringLiteral("usage")).toObject();
-            const QJsonObject more = data.value(QStringLiteral("usage")).toObject();
-            for (auto it = more.constBegin(); it != more.constEnd(); ++it)
-                if (!it.value().isNull())
-                    usage.insert(it.key(), it.value());
-            message.insert(QStringLiteral("usage"), usage);
-        }
-    }
-    if (message.isEmpty())
-        return {};
-    QJsonArray content;
-    for (auto it = blocks.begin(); it != blocks.end(); ++it) {
-        if (partialJson.contains(it.key())) // an empty input stays the start's {}
-            if (const QString json = partialJson.value(it.key()); !json.isEmpty())
-                it->insert(QStringLiteral("input"),
-                           QJsonDocument::fromJson(json.toUtf8()).object());
-        content.append(*it);
-    }
-    message.insert(QStringLiteral("content"), content);
-    return message;
 }
 
 // The stored row of a finished (or imported) flow; run keys are the caller's.
@@ -273,7 +138,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
         RecordedFlow &f = start(event.requestId, event.timestampMs);
         f.method = d.value(QStringLiteral("method")).toString();
         f.path = d.value(QStringLiteral("path")).toString();
-        f.api = RecordedFlow::apiForPath(f.path);
+        f.api = apiOfPath(f.path);
         const QJsonValue body = parseBody(event.raw);
         f.requestBody = body.toObject();
         f.model = f.requestBody.value(QStringLiteral("model")).toString();
@@ -300,7 +165,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
         RecordedFlow &f = start(event.requestId, event.timestampMs);
         f.method = d.value(QStringLiteral("method")).toString(QStringLiteral("POST"));
         f.path = d.value(QStringLiteral("path")).toString();
-        f.api = d.value(QStringLiteral("api")).toString(RecordedFlow::apiForPath(f.path));
+        f.api = d.value(QStringLiteral("api")).toString(apiOfPath(f.path));
         f.requestBody = d.value(QStringLiteral("request")).toObject();
         f.hops.push_back({{QStringLiteral("kind"), QStringLiteral("client_request")},
                           {QStringLiteral("at"), event.timestampMs},
@@ -548,12 +413,7 @@ void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {
 void FlowRecorder::resolveFinalResponse(RecordedFlow &flow) {
     if (!flow.finalResponse.isEmpty())
         return;
-    if (flow.api == QLatin1String("chat_completions"))
-        flow.finalResponse = chatFromEvents(flow.clientEvents);
-    else if (flow.api == QLatin1String("messages"))
-        flow.finalResponse = messagesFromEvents(flow.clientEvents);
-    else
-        flow.finalResponse = responsesFromEvents(flow.clientEvents);
+    flow.finalResponse = responseFromEvents(dialectOfApi(flow.api), flow.clientEvents);
 }
 
 void FlowRecorder::finalize(const QString &id) {

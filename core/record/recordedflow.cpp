@@ -1,5 +1,7 @@
 #include "record/recordedflow.h"
 
+#include "conversation/dialect.h"
+
 #include <QJsonDocument>
 
 namespace loopscope {
@@ -24,23 +26,6 @@ void collectText(const QJsonValue &value, QString &out) {
 constexpr qsizetype kMaxSearchText = 4 * 1024 * 1024;
 
 } // namespace
-
-QString RecordedFlow::apiForPath(const QString &rawPath) {
-    QString path = rawPath;
-    if (path.startsWith(QLatin1String("/v1/")))
-        path = path.mid(3);
-    if (path == QLatin1String("/responses") || path.startsWith(QLatin1String("/responses/")))
-        return QStringLiteral("responses");
-    if (path == QLatin1String("/chat/completions"))
-        return QStringLiteral("chat_completions");
-    if (path == QLatin1String("/messages"))
-        return QStringLiteral("messages");
-    if (path == QLatin1String("/models") || path.startsWith(QLatin1String("/models/")))
-        return QStringLiteral("models");
-    if (path == QLatin1String("/containers") || path.startsWith(QLatin1String("/containers/")))
-        return QStringLiteral("containers");
-    return QStringLiteral("other");
-}
 
 QJsonObject RecordedFlow::normalizedUsage(const QJsonObject &usage) {
     const auto number = [&usage](const char *a, const char *b) -> qint64 {
@@ -178,7 +163,7 @@ RecordedFlow RecordedFlow::fromJson(const QJsonObject &flow) {
     f.startedAt = qint64(flow.value(QStringLiteral("started_at")).toDouble());
     f.method = flow.value(QStringLiteral("method")).toString();
     f.path = flow.value(QStringLiteral("path")).toString();
-    f.api = flow.value(QStringLiteral("api")).toString(apiForPath(f.path));
+    f.api = flow.value(QStringLiteral("api")).toString(apiOfPath(f.path));
     f.model = flow.value(QStringLiteral("model")).toString();
     f.stream = flow.value(QStringLiteral("stream")).toBool();
     f.intercepted = flow.value(QStringLiteral("intercepted")).toBool();

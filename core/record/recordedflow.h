@@ -83,7 +83,6 @@ struct RecordedFlow {
     // (input/output_tokens, cache_read_input_tokens, cache_creation_input_tokens). Cache
     // counts come as cache_read_tokens / cache_write_tokens, only when reported.
     static QJsonObject normalizedUsage(const QJsonObject &usage);
-    static QString apiForPath(const QString &path);
 };
 
 } // namespace loopscope

@@ -2,6 +2,8 @@
 
 #include "models/textformat.h"
 
+#include "conversation/dialect.h"
+
 #include <QJsonDocument>
 #include <QMap>
 
@@ -337,13 +339,12 @@ QList<Entry> replyEntries(Section section, const QJsonValue &bodyValue, int stat
 }
 
 // The response body of a hop: its JSON body, or its SSE events reassembled.
-QJsonValue hopBody(const QJsonObject &hop, bool chat) {
+QJsonValue hopBody(const QJsonObject &hop, Dialect dialect) {
     const QJsonValue body = hop.value(u"body"_s);
     const QJsonArray events = hop.value(u"events"_s).toArray();
     if ((body.isNull() || body.isUndefined() || (body.isString() && !events.isEmpty())) &&
         !events.isEmpty()) {
-        const QJsonObject assembled =
-            chat ? Conversation::chatFromEvents(events) : Conversation::responsesFromEvents(events);
+        const QJsonObject assembled = responseFromEvents(dialect, events);
         if (!assembled.isEmpty())
             return assembled;
     }
@@ -377,6 +378,7 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
         for (const QJsonValue &h : hops)
             if (h.toObject().value(u"kind"_s).toString() == QLatin1String("client_request"))
                 chat = h.toObject().value(u"body"_s).toObject().contains(u"messages"_s);
+    const Dialect dialect = chat ? Dialect::ChatCompletions : dialectOfApi(c.m_api);
 
     // Iterations in hop order; code runs attach to their iteration (or the latest model call).
     QMap<int, int> byIteration; // iteration number → index in m_iterations
@@ -403,7 +405,7 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
             it.status = hop.value(u"status"_s).toInt();
             it.latencyMs = hop.value(u"latency_ms"_s).toDouble();
             it.usage = hop.value(u"usage"_s).toObject();
-            it.reply = replyEntries(Section::Reply, hopBody(hop, chat), it.status);
+            it.reply = replyEntries(Section::Reply, hopBody(hop, dialect), it.status);
             if (it.reply.isEmpty() && hop.value(u"error"_s).isString())
                 it.reply << errorEntry(Section::Reply, hop.value(u"error"_s).toString());
             if (it.reply.isEmpty() && it.status >= 400)
@@ -433,7 +435,7 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
             it.fedBack << e;
         } else if (kind == QLatin1String("client_response")) {
             c.m_finalStatus = hop.value(u"status"_s).toInt();
-            c.m_final = replyEntries(Section::Final, hopBody(hop, chat), c.m_finalStatus);
+            c.m_final = replyEntries(Section::Final, hopBody(hop, dialect), c.m_finalStatus);
             if (c.m_final.isEmpty() && c.m_finalStatus >= 400)
                 c.m_final << errorEntry(Section::Final, u"HTTP %1"_s.arg(c.m_finalStatus));
         }
@@ -510,79 +512,6 @@ QString Conversation::text(bool allSent) const {
     for (int i = 0; i < m_iterations.size(); ++i)
         out += u"Iteration %1\n"_s.arg(i + 1) + iterationText(i, allSent);
     return out + finalText();
-}
-
-QJsonObject Conversation::responsesFromEvents(const QJsonArray &events) {
-    QJsonArray items;
-    QString text;
-    for (const QJsonValue &v : events) {
-        const QJsonObject e = v.toObject();
-        const QJsonObject data = e.value(u"data"_s).toObject();
-        const QString type = data.value(u"type"_s).toString(e.value(u"event"_s).toString());
-        if (type == QLatin1String("response.completed") ||
-            type == QLatin1String("response.incomplete") ||
-            type == QLatin1String("response.failed"))
-            return data.value(u"response"_s).toObject();
-        if (type == QLatin1String("response.output_item.done"))
-            items.append(data.value(u"item"_s));
-        else if (type == QLatin1String("response.output_text.delta"))
-            text += data.value(u"delta"_s).toString();
-    }
-    // Cut short: what arrived, so a broken stream still shows its text.
-    if (items.isEmpty() && !text.isEmpty())
-        items.append(QJsonObject{
-            {u"type"_s, u"message"_s},
-            {u"role"_s, u"assistant"_s},
-            {u"content"_s,
-             QJsonArray{QJsonObject{{u"type"_s, u"output_text"_s}, {u"text"_s, text}}}}});
-    if (items.isEmpty())
-        return {};
-    return {{u"object"_s, u"response"_s}, {u"output"_s, items}};
-}
-
-QJsonObject Conversation::chatFromEvents(const QJsonArray &events) {
-    QString content;
-    QMap<int, QJsonObject> calls;
-    bool any = false;
-    QJsonObject error;
-    for (const QJsonValue &e : events) {
-        const QJsonObject data = e.toObject().value(u"data"_s).toObject();
-        if (data.isEmpty())
-            continue;
-        if (data.value(u"error"_s).isObject())
-            error = data;
-        any = true;
-        const QJsonObject choice = data.value(u"choices"_s).toArray().first().toObject();
-        const QJsonObject delta = choice.value(u"delta"_s).toObject();
-        content += delta.value(u"content"_s).toString();
-        for (const QJsonValue &c : delta.value(u"tool_calls"_s).toArray()) {
-            const QJsonObject call = c.toObject();
-            QJsonObject &acc = calls[call.value(u"index"_s).toInt()];
-            if (call.value(u"id"_s).isString())
-                acc.insert(u"id"_s, call.value(u"id"_s));
-            acc.insert(u"type"_s, u"function"_s);
-            QJsonObject fn = acc.value(u"function"_s).toObject();
-            const QJsonObject part = call.value(u"function"_s).toObject();
-            if (part.value(u"name"_s).isString())
-                fn.insert(u"name"_s, part.value(u"name"_s));
-            fn.insert(u"arguments"_s, QString(fn.value(u"arguments"_s).toString() +
-                                              part.value(u"arguments"_s).toString()));
-            acc.insert(u"function"_s, fn);
-        }
-    }
-    if (!error.isEmpty())
-        return error;
-    if (!any)
-        return {};
-    QJsonObject message{{u"role"_s, u"assistant"_s}, {u"content"_s, content}};
-    if (!calls.isEmpty()) {
-        QJsonArray list;
-        for (const QJsonObject &call : std::as_const(calls))
-            list.append(call);
-        message.insert(u"tool_calls"_s, list);
-    }
-    return {{u"object"_s, u"chat.completion"_s},
-            {u"choices"_s, QJsonArray{QJsonObject{{u"index"_s, 0}, {u"message"_s, message}}}}};
 }
 
 } // namespace loopscope

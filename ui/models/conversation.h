@@ -75,10 +75,6 @@ public:
     static QString entryText(const Entry &entry); // "[title]\nbody" as the renderings show it
     static QString entriesText(const QList<Entry> &entries);
 
-    // Helpers shared with InjectedPanel and tests: a Responses/Chat body from SSE events.
-    static QJsonObject responsesFromEvents(const QJsonArray &events);
-    static QJsonObject chatFromEvents(const QJsonArray &events);
-
 private:
     QString m_flowId;
     QString m_api;

@@ -1,6 +1,6 @@
 #include "widgets/injectedpanel.h"
 
-#include "models/conversation.h"
+#include "conversation/responsescodec.h"
 #include "widgets/jsonview.h"
 
 #include <QLabel>
@@ -28,7 +28,7 @@ QJsonArray InjectedPanel::injectedItems(const QJsonObject &flow) {
         body = hop.value(QStringLiteral("body")).toObject();
         const QJsonArray events = hop.value(QStringLiteral("events")).toArray();
         if (body.isEmpty() && !events.isEmpty())
-            body = Conversation::responsesFromEvents(events);
+            body = ResponsesCodec::responseFromEvents(events);
     }
     // Only the Responses API carries code_interpreter_call items (Chat gets plain messages).
     QJsonArray items;
