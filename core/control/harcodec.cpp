@@ -3,6 +3,7 @@
 #include "conversation/dialect.h"
 #include "conversation/ssedecoder.h"
 #include "conversation/ssewriter.h"
+#include "conversation/usage.h"
 #include "inspect/secretmasker.h"
 
 #include <QDateTime>
@@ -248,13 +249,7 @@ QString contentText(const QJsonObject &content) {
 }
 
 QJsonObject usageOf(const QJsonValue &body) {
-    const QJsonObject usage = body.toObject().value(S("usage")).toObject();
-    const int in = usage.value(S("input_tokens")).toInt(usage.value(S("prompt_tokens")).toInt());
-    const int out =
-        usage.value(S("output_tokens")).toInt(usage.value(S("completion_tokens")).toInt());
-    return {{S("input_tokens"), in},
-            {S("output_tokens"), out},
-            {S("total_tokens"), usage.value(S("total_tokens")).toInt(in + out)}};
+    return Usage::fromWire(body.toObject().value(S("usage")).toObject()).toJson();
 }
 
 Outcome<QJsonObject> flowFromEntry(const QJsonObject &entry, int index) {

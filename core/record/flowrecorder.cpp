@@ -1,6 +1,7 @@
 #include "record/flowrecorder.h"
 
 #include "conversation/dialect.h"
+#include "conversation/usage.h"
 #include "inspect/secretmasker.h"
 #include "record/coderunhop.h"
 #include "record/storewriter.h"
@@ -233,7 +234,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
             {QStringLiteral("events"), QJsonArray()},
             {QStringLiteral("latency_ms"), latency},
             {QStringLiteral("usage"),
-             usage.isEmpty() ? QJsonObject() : RecordedFlow::normalizedUsage(usage)}};
+             usage.isEmpty() ? QJsonObject() : Usage::fromWire(usage).toJson()}};
         flow->hops.push_back(response);
         flow->addUsage(usage);
         flow->iterations = qMax(flow->iterations, iteration + 1);
@@ -430,8 +431,8 @@ void FlowRecorder::finalize(const QString &id) {
         const QJsonObject usage = flow.finalResponse.value(QStringLiteral("usage")).toObject();
         flow.addUsage(usage);
         if (flow.upstreamResponseHop >= 0 && !usage.isEmpty())
-            flow.hops[size_t(flow.upstreamResponseHop)].insert(
-                QStringLiteral("usage"), RecordedFlow::normalizedUsage(usage));
+            flow.hops[size_t(flow.upstreamResponseHop)].insert(QStringLiteral("usage"),
+                                                               Usage::fromWire(usage).toJson());
     }
     if (flow.status == 0 && !flow.exchangeDone)
         flow.status = 499;

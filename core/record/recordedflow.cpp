@@ -1,6 +1,7 @@
 #include "record/recordedflow.h"
 
 #include "conversation/dialect.h"
+#include "conversation/usage.h"
 
 #include <QJsonDocument>
 
@@ -27,62 +28,30 @@ constexpr qsizetype kMaxSearchText = 4 * 1024 * 1024;
 
 } // namespace
 
-QJsonObject RecordedFlow::normalizedUsage(const QJsonObject &usage) {
-    const auto number = [&usage](const char *a, const char *b) -> qint64 {
-        const QJsonValue v = usage.value(QLatin1String(a));
-        if (v.isDouble())
-            return qint64(v.toDouble());
-        return qint64(usage.value(QLatin1String(b)).toDouble());
-    };
-    const qint64 in = number("input_tokens", "prompt_tokens");
-    const qint64 out = number("output_tokens", "completion_tokens");
-    qint64 total = qint64(usage.value(QStringLiteral("total_tokens")).toDouble());
-    if (total == 0)
-        total = in + out;
-    QJsonObject n{{QStringLiteral("input_tokens"), in},
-                  {QStringLiteral("output_tokens"), out},
-                  {QStringLiteral("total_tokens"), total}};
-    QJsonValue read = usage.value(QStringLiteral("cache_read_input_tokens"));
-    if (!read.isDouble())
-        read = usage.value(QStringLiteral("input_tokens_details"))
-                   .toObject()
-                   .value(QStringLiteral("cached_tokens"));
-    if (!read.isDouble())
-        read = usage.value(QStringLiteral("prompt_tokens_details"))
-                   .toObject()
-                   .value(QStringLiteral("cached_tokens"));
-    const QJsonValue write = usage.value(QStringLiteral("cache_creation_input_tokens"));
-    if (read.isDouble() || write.isDouble()) {
-        n.insert(QStringLiteral("cache_read_tokens"), qint64(read.toDouble()));
-        n.insert(QStringLiteral("cache_write_tokens"), qint64(write.toDouble()));
-    }
-    return n;
-}
-
 void RecordedFlow::addUsage(const QJsonObject &usage) {
     if (usage.isEmpty())
         return;
-    const QJsonObject n = normalizedUsage(usage);
-    inputTokens += qint64(n.value(QStringLiteral("input_tokens")).toDouble());
-    outputTokens += qint64(n.value(QStringLiteral("output_tokens")).toDouble());
-    totalTokens += qint64(n.value(QStringLiteral("total_tokens")).toDouble());
-    if (n.contains(QStringLiteral("cache_read_tokens"))) {
-        cacheReadTokens += qint64(n.value(QStringLiteral("cache_read_tokens")).toDouble());
-        cacheWriteTokens += qint64(n.value(QStringLiteral("cache_write_tokens")).toDouble());
+    const Usage u = Usage::fromWire(usage);
+    inputTokens += u.input;
+    outputTokens += u.output;
+    totalTokens += u.total;
+    if (u.hasCache) {
+        cacheReadTokens += u.cacheRead;
+        cacheWriteTokens += u.cacheWrite;
         cacheSeen = true;
     }
     usageSeen = true;
 }
 
 QJsonObject RecordedFlow::usageJson() const {
-    QJsonObject usage{{QStringLiteral("input_tokens"), inputTokens},
-                      {QStringLiteral("output_tokens"), outputTokens},
-                      {QStringLiteral("total_tokens"), totalTokens}};
-    if (cacheSeen) {
-        usage.insert(QStringLiteral("cache_read_tokens"), cacheReadTokens);
-        usage.insert(QStringLiteral("cache_write_tokens"), cacheWriteTokens);
-    }
-    return usage;
+    Usage sum;
+    sum.input = inputTokens;
+    sum.output = outputTokens;
+    sum.total = totalTokens;
+    sum.cacheRead = cacheReadTokens;
+    sum.cacheWrite = cacheWriteTokens;
+    sum.hasCache = cacheSeen;
+    return sum.toJson();
 }
 
 QJsonObject RecordedFlow::summary() const {

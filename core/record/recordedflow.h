@@ -78,11 +78,6 @@ struct RecordedFlow {
 
     // Restores a flow from its stored JSON (imports).
     static RecordedFlow fromJson(const QJsonObject &flow);
-    // Accepts every usage shape: Responses (input/output_tokens, input_tokens_details
-    // .cached_tokens), Chat (prompt/completion, prompt_tokens_details.cached_tokens), Messages
-    // (input/output_tokens, cache_read_input_tokens, cache_creation_input_tokens). Cache
-    // counts come as cache_read_tokens / cache_write_tokens, only when reported.
-    static QJsonObject normalizedUsage(const QJsonObject &usage);
 };
 
 } // namespace loopscope

@@ -1,5 +1,7 @@
 #include "telemetry/otlpspanbuilder.h"
 
+#include "conversation/dialect.h"
+#include "conversation/usage.h"
 #include "inspect/secretmasker.h"
 
 #include <QCryptographicHash>
@@ -66,42 +68,20 @@ void add(QList<OtlpAttribute> &attrs, const char *key, const QVariant &value) {
     attrs.append({S(key), value});
 }
 
-// The response body of a model call: the body, or the final event of a streamed one.
-QJsonObject responseBody(const QJsonObject &hop) {
-    QJsonObject body = hop.value(S("body")).toObject();
+// The response body of a model call: the body, or what a streamed one adds up to by its
+// dialect's codec (the recorder's own rule).
+QJsonObject responseBody(const QJsonObject &hop, const QString &api) {
+    const QJsonObject body = hop.value(S("body")).toObject();
     if (!body.isEmpty())
         return body;
-    for (const QJsonValue &e : hop.value(S("events")).toArray()) {
-        const QJsonObject data = e.toObject().value(S("data")).toObject();
-        if (data.value(S("response")).isObject())
-            body = data.value(S("response")).toObject();
-    }
-    return body;
-}
-
-struct Usage {
-    qint64 in = -1;
-    qint64 out = -1;
-};
-
-Usage usageOf(const QJsonObject &usage) {
-    Usage u;
-    if (usage.contains(S("input_tokens")))
-        u.in = qint64(usage.value(S("input_tokens")).toDouble());
-    else if (usage.contains(S("prompt_tokens")))
-        u.in = qint64(usage.value(S("prompt_tokens")).toDouble());
-    if (usage.contains(S("output_tokens")))
-        u.out = qint64(usage.value(S("output_tokens")).toDouble());
-    else if (usage.contains(S("completion_tokens")))
-        u.out = qint64(usage.value(S("completion_tokens")).toDouble());
-    return u;
+    return responseFromEvents(dialectOfApi(api), hop.value(S("events")).toArray());
 }
 
 void addUsage(QList<OtlpAttribute> &attrs, const Usage &u) {
-    if (u.in >= 0)
-        add(attrs, "gen_ai.usage.input_tokens", u.in);
-    if (u.out >= 0)
-        add(attrs, "gen_ai.usage.output_tokens", u.out);
+    if (u.hasInput)
+        add(attrs, "gen_ai.usage.input_tokens", u.input);
+    if (u.hasOutput)
+        add(attrs, "gen_ai.usage.output_tokens", u.output);
 }
 
 QJsonArray finishReasons(const QJsonObject &body) {
@@ -172,7 +152,7 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
     add(ra, "gen_ai.request.model", model);
     add(ra, "openai.api.type", api);
     add(ra, "gen_ai.conversation.id", flow.value(S("session_id")).toString());
-    addUsage(ra, usageOf(flow.value(S("usage")).toObject()));
+    addUsage(ra, Usage::fromWire(flow.value(S("usage")).toObject()));
     add(ra, "http.request.method", flow.value(S("method")).toString());
     add(ra, "url.path", flow.value(S("path")).toString());
     if (flow.value(S("status")).isDouble())
@@ -220,7 +200,7 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
             span.parentSpanId = root.spanId;
             span.kind = OtlpSpan::Client;
             const QJsonObject request = pendingRequest.value(S("body")).toObject();
-            const QJsonObject body = responseBody(hop);
+            const QJsonObject body = responseBody(hop, api);
             QString requestModel = request.value(S("model")).toString();
             if (requestModel.isEmpty())
                 requestModel = model;
@@ -239,9 +219,9 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
             add(a, "gen_ai.response.id", body.value(S("id")).toString());
             add(a, "gen_ai.response.finish_reasons", stringList(finishReasons(body)));
             add(a, "openai.api.type", api);
-            Usage usage = usageOf(hop.value(S("usage")).toObject());
-            if (usage.in < 0 && usage.out < 0)
-                usage = usageOf(body.value(S("usage")).toObject());
+            Usage usage = Usage::fromWire(hop.value(S("usage")).toObject());
+            if (!usage.hasInput && !usage.hasOutput)
+                usage = Usage::fromWire(body.value(S("usage")).toObject());
             addUsage(a, usage);
             add(a, "loopscope.iteration", qint64(hop.value(S("iteration")).toInt()));
             const QUrl url(pendingRequest.value(S("url")).toString());
@@ -342,7 +322,7 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
         for (auto it = hops.end(); it != hops.begin();) {
             const QJsonObject hop = (--it)->toObject();
             if (hop.value(S("kind")).toString() == S("client_response")) {
-                const QJsonObject body = masked(responseBody(hop)).toObject();
+                const QJsonObject body = masked(responseBody(hop, api)).toObject();
                 add(ra, "gen_ai.output.messages",
                     json(body.contains(S("output")) ? body.value(S("output"))
                                                     : body.value(S("choices"))));
@@ -354,7 +334,7 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
     for (auto it = hops.end(); it != hops.begin();) {
         const QJsonObject hop = (--it)->toObject();
         if (hop.value(S("kind")).toString() == S("client_response")) {
-            const QJsonObject body = responseBody(hop);
+            const QJsonObject body = responseBody(hop, api);
             add(ra, "gen_ai.response.id", body.value(S("id")).toString());
             add(ra, "gen_ai.response.model", body.value(S("model")).toString());
             break;

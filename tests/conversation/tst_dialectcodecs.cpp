@@ -7,6 +7,7 @@
 #include "conversation/responsesstreamwriter.h"
 #include "conversation/ssedecoder.h"
 #include "conversation/ssewriter.h"
+#include "conversation/usage.h"
 
 #include <QDir>
 #include <QFile>
@@ -176,6 +177,48 @@ private slots:
         QCOMPARE(responseFromEvents(Dialect::Responses, {}), QJsonObject());
         QCOMPARE(responseFromEvents(Dialect::ChatCompletions, {}), QJsonObject());
         QCOMPARE(responseFromEvents(Dialect::Messages, {}), QJsonObject());
+    }
+
+    // One reading of usage for the recorder, OTLP and HAR, whatever the dialect wrote.
+    void usageOfEveryDialect_data() {
+        QTest::addColumn<QByteArray>("wire");
+        QTest::addColumn<QList<qint64>>(
+            "counts"); // input, output, total, reasoning, read, write, server
+        QTest::addColumn<bool>("hasCache");
+        QTest::newRow("responses")
+            << QByteArray(R"({"input_tokens":84,"input_tokens_details":{"cached_tokens":64},
+                "output_tokens":152,"output_tokens_details":{"reasoning_tokens":128},
+                "total_tokens":236})")
+            << QList<qint64>{84, 152, 236, 128, 64, 0, 0} << true;
+        QTest::newRow("chat")
+            << QByteArray(R"({"prompt_tokens":82,"completion_tokens":40,"total_tokens":122,
+                "completion_tokens_details":{"reasoning_tokens":8}})")
+            << QList<qint64>{82, 40, 122, 8, 0, 0, 0} << false;
+        QTest::newRow("messages, no total")
+            << QByteArray(R"({"input_tokens":472,"cache_creation_input_tokens":10,
+                "cache_read_input_tokens":1024,"output_tokens":89,
+                "server_tool_use":{"web_search_requests":2,"web_fetch_requests":1}})")
+            << QList<qint64>{472, 89, 561, 0, 1024, 10, 3} << true;
+        QTest::newRow("none") << QByteArray("{}") << QList<qint64>{0, 0, 0, 0, 0, 0, 0} << false;
+    }
+    void usageOfEveryDialect() {
+        QFETCH(QByteArray, wire);
+        QFETCH(QList<qint64>, counts);
+        QFETCH(bool, hasCache);
+        const Usage u = Usage::fromWire(QJsonDocument::fromJson(wire).object());
+        QCOMPARE((QList<qint64>{u.input, u.output, u.total, u.reasoning, u.cacheRead, u.cacheWrite,
+                                u.serverToolRequests}),
+                 counts);
+        QCOMPARE(u.hasCache, hasCache);
+        QCOMPARE(u.hasInput, counts.first() > 0);
+        QJsonObject stored{{QStringLiteral("input_tokens"), counts.at(0)},
+                           {QStringLiteral("output_tokens"), counts.at(1)},
+                           {QStringLiteral("total_tokens"), counts.at(2)}};
+        if (hasCache) {
+            stored.insert(QStringLiteral("cache_read_tokens"), counts.at(4));
+            stored.insert(QStringLiteral("cache_write_tokens"), counts.at(5));
+        }
+        QCOMPARE(u.toJson(), stored);
     }
 
     void apiNamesOfPaths_data() {

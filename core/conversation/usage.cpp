@@ -1,0 +1,63 @@
+#include "conversation/usage.h"
+
+namespace loopscope {
+
+namespace {
+
+// The first of `keys` that holds a number, in `object`.
+QJsonValue firstNumber(const QJsonObject &object, std::initializer_list<const char *> keys) {
+    for (const char *key : keys)
+        if (const QJsonValue v = object.value(QLatin1String(key)); v.isDouble())
+            return v;
+    return {};
+}
+
+qint64 count(const QJsonValue &v) {
+    return qint64(v.toDouble());
+}
+
+} // namespace
+
+Usage Usage::fromWire(const QJsonObject &usage) {
+    Usage u;
+    const QJsonValue in = firstNumber(usage, {"input_tokens", "prompt_tokens"});
+    const QJsonValue out = firstNumber(usage, {"output_tokens", "completion_tokens"});
+    u.hasInput = in.isDouble();
+    u.hasOutput = out.isDouble();
+    u.input = count(in);
+    u.output = count(out);
+    u.total = count(usage.value(QStringLiteral("total_tokens")));
+    if (u.total == 0)
+        u.total = u.input + u.output;
+    const QJsonObject inDetails =
+        usage.value(QStringLiteral("input_tokens_details"))
+            .toObject(usage.value(QStringLiteral("prompt_tokens_details")).toObject());
+    const QJsonObject outDetails =
+        usage.value(QStringLiteral("output_tokens_details"))
+            .toObject(usage.value(QStringLiteral("completion_tokens_details")).toObject());
+    u.reasoning = count(outDetails.value(QStringLiteral("reasoning_tokens")));
+    QJsonValue read = usage.value(QStringLiteral("cache_read_input_tokens"));
+    if (!read.isDouble())
+        read = inDetails.value(QStringLiteral("cached_tokens"));
+    const QJsonValue write = usage.value(QStringLiteral("cache_creation_input_tokens"));
+    u.hasCache = read.isDouble() || write.isDouble();
+    u.cacheRead = count(read);
+    u.cacheWrite = count(write);
+    const QJsonObject server = usage.value(QStringLiteral("server_tool_use")).toObject();
+    for (auto it = server.constBegin(); it != server.constEnd(); ++it)
+        u.serverToolRequests += count(it.value());
+    return u;
+}
+
+QJsonObject Usage::toJson() const {
+    QJsonObject n{{QStringLiteral("input_tokens"), input},
+                  {QStringLiteral("output_tokens"), output},
+                  {QStringLiteral("total_tokens"), total}};
+    if (hasCache) {
+        n.insert(QStringLiteral("cache_read_tokens"), cacheRead);
+        n.insert(QStringLiteral("cache_write_tokens"), cacheWrite);
+    }
+    return n;
+}
+
+} // namespace loopscope
