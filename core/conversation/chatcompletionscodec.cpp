@@ -78,4 +78,98 @@ QJsonObject ChatCompletionsCodec::responseFromEvents(const QJsonArray &events) {
     return response;
 }
 
+QList<ConversationItem> ChatCompletionsCodec::decodeMessage(const QJsonObject &m) {
+    using Kind = ConversationItem::Kind;
+    const QString role = m.value(QStringLiteral("role")).toString();
+    QList<ConversationItem> items;
+    if (role == QLatin1String("tool") || role == QLatin1String("function")) {
+        ConversationItem result;
+        result.kind = Kind::ToolResult;
+        result.callId = m.value(QStringLiteral("tool_call_id")).toString();
+        result.name = m.value(kName).toString();
+        result.output = m.value(QStringLiteral("content"));
+        result.wire = m;
+        return {result};
+    }
+    for (const QString &key : {QStringLiteral("reasoning_content"), QStringLiteral("reasoning")}) {
+        if (const QString r = m.value(key).toString(); !r.isEmpty()) {
+            ConversationItem reasoning;
+            reasoning.kind = Kind::Reasoning;
+            reasoning.role = role;
+            reasoning.summary << r;
+            reasoning.wire = m;
+            items << reasoning;
+            break;
+        }
+    }
+    const QJsonValue content = m.value(QStringLiteral("content"));
+    const QJsonArray calls = m.value(QStringLiteral("tool_calls")).toArray();
+    ConversationItem message;
+    message.kind = Kind::Message;
+    message.role = role.isEmpty() ? QStringLiteral("user") : role;
+    message.wire = m;
+    const bool emptyBesideCalls =
+        !calls.isEmpty() && content.isString() && content.toString().isEmpty();
+    if (!(content.isNull() || content.isUndefined()) && !emptyBesideCalls)
+        message.parts = ConversationItem::partsOf(content);
+    if (const QJsonValue refusal = m.value(QStringLiteral("refusal")); refusal.isString()) {
+        ConversationItem::Part part;
+        part.kind = ConversationItem::Part::Kind::Refusal;
+        part.text = refusal.toString();
+        part.wire = refusal;
+        message.parts << part;
+    }
+    const bool hasContent =
+        !message.parts.isEmpty() || (content.isString() && !emptyBesideCalls) || content.isArray();
+    if (hasContent || calls.isEmpty())
+        items << message;
+    for (const QJsonValue &c : calls) {
+        const QJsonObject call = c.toObject();
+        ConversationItem item;
+        item.kind = Kind::ToolCall;
+        item.callId = call.value(kId).toString();
+        if (call.value(QStringLiteral("type")).toString() == QLatin1String("custom")) {
+            const QJsonObject custom = call.value(QStringLiteral("custom")).toObject();
+            item.toolKind = ConversationItem::ToolKind::Custom;
+            item.name = custom.value(kName).toString();
+            item.arguments = custom.value(QStringLiteral("input"));
+        } else {
+            const QJsonObject fn = call.value(kFunction).toObject();
+            item.name = fn.value(kName).toString();
+            item.arguments = fn.value(kArguments);
+        }
+        item.wire = c;
+        items << item;
+    }
+    return items;
+}
+
+ConversationRequest ChatCompletionsCodec::decodeRequest(const QJsonObject &body) {
+    ConversationRequest request;
+    request.model = body.value(QStringLiteral("model")).toString();
+    request.stream = body.value(QStringLiteral("stream")).toBool();
+    for (const QJsonValue &m : body.value(QStringLiteral("messages")).toArray())
+        request.items << decodeMessage(m.toObject());
+    return request;
+}
+
+ConversationResponse ChatCompletionsCodec::decodeResponse(const QJsonObject &body) {
+    ConversationResponse response;
+    response.error = ConversationItem::errorMessageOf(body);
+    response.id = body.value(kId).toString();
+    response.model = body.value(QStringLiteral("model")).toString();
+    const QJsonArray choices = body.value(QStringLiteral("choices")).toArray();
+    if (!choices.isEmpty()) {
+        const QJsonObject choice = choices.first().toObject();
+        QJsonObject m = choice.value(QStringLiteral("message")).toObject();
+        if (!m.contains(QStringLiteral("role")))
+            m.insert(QStringLiteral("role"), QStringLiteral("assistant"));
+        response.items = decodeMessage(m);
+        response.stopDetail = choice.value(QStringLiteral("finish_reason")).toString();
+        response.stop = stopReasonFromChat(response.stopDetail);
+    }
+    response.usage = Usage::fromWire(body.value(QStringLiteral("usage")).toObject());
+    return response;
+}
+
 } // namespace loopscope

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "conversation/conversationrequest.h"
+#include "conversation/conversationresponse.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 
@@ -13,6 +16,16 @@ public:
     // and tool calls by index, its finish reason and the usage chunk. An error chunk is the answer;
     // no chunk at all gives {}.
     static QJsonObject responseFromEvents(const QJsonArray &events);
+
+    // A request body's `messages`, system messages in their place.
+    static ConversationRequest decodeRequest(const QJsonObject &body);
+    // A chat.completion: choice 0's message, its finish reason, the usage; or the `error`.
+    static ConversationResponse decodeResponse(const QJsonObject &body);
+    // One message as items: a role "tool" message is a ToolResult; otherwise the reasoning a
+    // server returns beside the content (`reasoning_content`), the content as a Message (left out
+    // when it is empty beside tool calls), then each tool call. A message with nothing in it is
+    // still an (empty) Message: an empty turn is still a turn.
+    static QList<ConversationItem> decodeMessage(const QJsonObject &message);
 };
 
 } // namespace loopscope

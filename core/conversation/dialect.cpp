@@ -43,4 +43,55 @@ QJsonObject responseFromEvents(Dialect dialect, const QJsonArray &events) {
     return ResponsesCodec::responseFromEvents(events);
 }
 
+ConversationRequest decodeRequest(Dialect dialect, const QJsonObject &body) {
+    switch (dialect) {
+    case Dialect::ChatCompletions:
+        return ChatCompletionsCodec::decodeRequest(body);
+    case Dialect::Messages:
+        return MessagesCodec::decodeRequest(body);
+    case Dialect::Responses:
+        break;
+    }
+    return ResponsesCodec::decodeRequest(body);
+}
+
+ConversationResponse decodeResponse(Dialect dialect, const QJsonObject &body) {
+    switch (dialect) {
+    case Dialect::ChatCompletions:
+        return ChatCompletionsCodec::decodeResponse(body);
+    case Dialect::Messages:
+        return MessagesCodec::decodeResponse(body);
+    case Dialect::Responses:
+        break;
+    }
+    return ResponsesCodec::decodeResponse(body);
+}
+
+Dialect dialectOfBody(const QJsonObject &body) {
+    if (body.value(QStringLiteral("type")).toString() == QLatin1String("message") ||
+        (body.value(QStringLiteral("type")).toString() == QLatin1String("error") &&
+         body.value(QStringLiteral("error")).isObject()))
+        return Dialect::Messages;
+    if (body.contains(QStringLiteral("choices")))
+        return Dialect::ChatCompletions;
+    if (body.value(QStringLiteral("messages")).isArray()) {
+        if (body.contains(QStringLiteral("system"))) // Chat keeps system prompts in messages
+            return Dialect::Messages;
+        for (const QJsonValue &m : body.value(QStringLiteral("messages")).toArray())
+            for (const QJsonValue &b : m.toObject().value(QStringLiteral("content")).toArray()) {
+                const QString type = b.toObject().value(QStringLiteral("type")).toString();
+                if (type == QLatin1String("tool_use") || type == QLatin1String("tool_result") ||
+                    type == QLatin1String("thinking"))
+                    return Dialect::Messages;
+            }
+        return Dialect::ChatCompletions;
+    }
+    return Dialect::Responses;
+}
+
+Dialect dialectOf(QStringView api, const QJsonObject &body) {
+    const Dialect byApi = dialectOfApi(api);
+    return byApi == Dialect::Responses ? dialectOfBody(body) : byApi;
+}
+
 } // namespace loopscope

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "conversation/conversationrequest.h"
+#include "conversation/conversationresponse.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
@@ -21,5 +24,17 @@ Dialect dialectOfApi(QStringView api);
 // The final answer a client stream (decoded SSE events) adds up to, by its dialect's codec. The
 // recorder, the window and HAR all ask this, so they cannot disagree about what a flow said.
 QJsonObject responseFromEvents(Dialect dialect, const QJsonArray &events);
+
+// A request or response body decoded by its dialect's codec into the conversation model.
+ConversationRequest decodeRequest(Dialect dialect, const QJsonObject &body);
+ConversationResponse decodeResponse(Dialect dialect, const QJsonObject &body);
+
+// The dialect a body's shape says, for bodies that come without a path (hand-made flows, HAR
+// entries): Chat's `messages` with OpenAI roles or `choices`, Anthropic's `messages` beside
+// `system` or with Anthropic blocks, or a `"type":"message"` answer, else Responses.
+Dialect dialectOfBody(const QJsonObject &body);
+// A flow's body read in its api's dialect; a flow on the default surface ("responses",
+// "other", none) in the dialect its body's shape says.
+Dialect dialectOf(QStringView api, const QJsonObject &body);
 
 } // namespace loopscope

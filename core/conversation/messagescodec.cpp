@@ -139,4 +139,141 @@ QByteArray MessagesCodec::streamFromMessage(const QJsonObject &message) {
     return out + event("message_stop", {});
 }
 
+namespace {
+
+bool isPartBlock(const QString &type) {
+    return type == QLatin1String("text") || type == QLatin1String("image") ||
+           type == QLatin1String("document");
+}
+
+// A code execution tool's result block (code_execution_tool_result, bash_code_execution_…,
+// text_editor_code_execution_…): its stdout/stderr/return code, or the error it reports.
+ConversationItem codeRunOf(const QJsonObject &block) {
+    ConversationItem run;
+    run.kind = ConversationItem::Kind::CodeRun;
+    run.callId = block.value(QStringLiteral("tool_use_id")).toString();
+    const QJsonObject content = block.value(QStringLiteral("content")).toObject();
+    const QString type = content.value(QStringLiteral("type")).toString();
+    if (type.endsWith(QLatin1String("_error"))) {
+        run.isError = true;
+        run.stderrText = content.value(QStringLiteral("error_code")).toString();
+        return run;
+    }
+    run.stdoutText = content.value(QStringLiteral("stdout")).toString();
+    run.stderrText = content.value(QStringLiteral("stderr")).toString();
+    run.returnCode = content.value(QStringLiteral("return_code")).toInt();
+    run.isError = run.returnCode != 0;
+    if (content.value(QStringLiteral("content")).isString()) // the text editor's view of a file
+        run.stdoutText = content.value(QStringLiteral("content")).toString();
+    return run;
+}
+
+} // namespace
+
+QList<ConversationItem> MessagesCodec::decodeContent(const QString &role,
+                                                     const QJsonValue &content) {
+    using Kind = ConversationItem::Kind;
+    QList<ConversationItem> items;
+    ConversationItem message;
+    message.kind = Kind::Message;
+    message.role = role;
+    QJsonArray messageBlocks;
+    const auto flush = [&] {
+        if (messageBlocks.isEmpty())
+            return;
+        message.wire = messageBlocks;
+        items << message;
+        message.parts.clear();
+        messageBlocks = {};
+    };
+    if (!content.isArray()) {
+        message.parts = ConversationItem::partsOf(content);
+        message.wire = content;
+        return {message};
+    }
+    for (const QJsonValue &v : content.toArray()) {
+        const QJsonObject block = v.toObject();
+        const QString type = block.value(QStringLiteral("type")).toString();
+        if (isPartBlock(type)) {
+            message.parts << ConversationItem::partsOf(QJsonArray{v});
+            messageBlocks.append(v);
+            continue;
+        }
+        flush();
+        ConversationItem item;
+        if (type == QLatin1String("thinking")) {
+            item.kind = Kind::Reasoning;
+            item.summary << block.value(QStringLiteral("thinking")).toString();
+            item.encryptedContent = block.value(QStringLiteral("signature")).toString();
+        } else if (type == QLatin1String("redacted_thinking")) {
+            item.kind = Kind::Reasoning;
+            item.redacted = true;
+            item.encryptedContent = block.value(QStringLiteral("data")).toString();
+        } else if (type == QLatin1String("tool_use") || type == QLatin1String("server_tool_use") ||
+                   type == QLatin1String("mcp_tool_use")) {
+            item.kind = Kind::ToolCall;
+            item.toolKind = type == QLatin1String("tool_use") ? ConversationItem::ToolKind::Function
+                                                              : ConversationItem::ToolKind::Hosted;
+            item.callId = block.value(QStringLiteral("id")).toString();
+            item.name = block.value(QStringLiteral("name")).toString();
+            item.arguments = block.value(QStringLiteral("input"));
+        } else if (type == QLatin1String("tool_result")) {
+            item.kind = Kind::ToolResult;
+            item.callId = block.value(QStringLiteral("tool_use_id")).toString();
+            item.output = block.value(QStringLiteral("content"));
+            item.isError = block.value(QStringLiteral("is_error")).toBool();
+        } else if (type.endsWith(QLatin1String("code_execution_tool_result"))) {
+            item = codeRunOf(block);
+        }
+        item.role = role;
+        item.wire = v;
+        items << item;
+    }
+    flush();
+    if (items.isEmpty()) { // an empty turn is still a turn
+        message.wire = content;
+        items << message;
+    }
+    return items;
+}
+
+ConversationRequest MessagesCodec::decodeRequest(const QJsonObject &body) {
+    ConversationRequest request;
+    request.model = body.value(QStringLiteral("model")).toString();
+    request.stream = body.value(QStringLiteral("stream")).toBool();
+    const QJsonValue system = body.value(QStringLiteral("system"));
+    if (system.isString()) {
+        request.instructions = system.toString();
+    } else {
+        QStringList texts;
+        for (const QJsonValue &b : system.toArray())
+            texts << b.toObject().value(QStringLiteral("text")).toString();
+        request.instructions = texts.join(u'\n');
+    }
+    for (const QJsonValue &v : body.value(QStringLiteral("messages")).toArray()) {
+        const QJsonObject m = v.toObject();
+        request.items << decodeContent(
+            m.value(QStringLiteral("role")).toString(QStringLiteral("user")),
+            m.value(QStringLiteral("content")));
+    }
+    return request;
+}
+
+ConversationResponse MessagesCodec::decodeResponse(const QJsonObject &body) {
+    ConversationResponse response;
+    response.error = ConversationItem::errorMessageOf(body);
+    if (!response.error.isEmpty())
+        return response;
+    response.id = body.value(QStringLiteral("id")).toString();
+    response.model = body.value(QStringLiteral("model")).toString();
+    if (body.contains(QStringLiteral("content")))
+        response.items =
+            decodeContent(body.value(QStringLiteral("role")).toString(QStringLiteral("assistant")),
+                          body.value(QStringLiteral("content")));
+    response.stopDetail = body.value(QStringLiteral("stop_reason")).toString();
+    response.stop = stopReasonFromMessages(response.stopDetail);
+    response.usage = Usage::fromWire(body.value(QStringLiteral("usage")).toObject());
+    return response;
+}
+
 } // namespace loopscope

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "conversation/conversationrequest.h"
+#include "conversation/conversationresponse.h"
+
 #include <QByteArray>
 #include <QJsonArray>
 #include <QJsonObject>
@@ -22,6 +25,17 @@ public:
     // (stop reason, the output usage) and message_stop. responseFromEvents() of it gives the
     // message back.
     static QByteArray streamFromMessage(const QJsonObject &message);
+
+    // A request body: `system` (a string or text blocks) as the instructions, then `messages`.
+    static ConversationRequest decodeRequest(const QJsonObject &body);
+    // A message: its content blocks as items, `stop_reason`, the usage; or an error body's
+    // message.
+    static ConversationResponse decodeResponse(const QJsonObject &body);
+    // One message's content (a string, or blocks) as items, in order: runs of text, image and
+    // document blocks make one Message; thinking and redacted_thinking are Reasoning; tool_use,
+    // server_tool_use and mcp_tool_use are ToolCalls; tool_result is a ToolResult; the code
+    // execution tools' results are CodeRuns; any other block is Opaque.
+    static QList<ConversationItem> decodeContent(const QString &role, const QJsonValue &content);
 };
 
 } // namespace loopscope

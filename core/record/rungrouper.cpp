@@ -1,9 +1,12 @@
 #include "record/rungrouper.h"
 
+#include "conversation/dialect.h"
+
 #include <QCryptographicHash>
 #include <QJsonDocument>
 #include <QRandomGenerator>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -227,18 +230,10 @@ QStringList RunGrouper::responseKeys(const QString &api, const QJsonObject &requ
 }
 
 int RunGrouper::toolCallCount(const QString &api, const QJsonObject &response) {
-    int count = 0;
-    for (const QJsonValue &v : replyOf(api, response)) {
-        const QJsonObject item = v.toObject();
-        if (item.value(QStringLiteral("type")).toString() == QLatin1String("function_call"))
-            ++count;
-        count += int(item.value(QStringLiteral("tool_calls")).toArray().size());
-        for (const QJsonValue &b : item.value(QStringLiteral("content")).toArray()) {
-            const QString type = b.toObject().value(QStringLiteral("type")).toString();
-            count += type == QLatin1String("tool_use") || type == QLatin1String("server_tool_use");
-        }
-    }
-    return count;
+    const ConversationResponse decoded = decodeResponse(dialectOf(api, response), response);
+    return int(std::count_if(decoded.items.cbegin(), decoded.items.cend(), [](const auto &item) {
+        return item.kind == ConversationItem::Kind::ToolCall;
+    }));
 }
 
 namespace {

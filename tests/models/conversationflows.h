@@ -9,6 +9,7 @@
 #include "inspect/eventbus.h"
 #include "record/flowstore.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -320,6 +321,51 @@ public:
                      {delta({{"role", "assistant"}, {"content", "Hello"}}),
                       delta({{"content", " there"}}), delta({{"tool_calls", QJsonArray{call1}}}),
                       delta({{"tool_calls", QJsonArray{call2}}}), "data: [DONE]\n\n"});
+        exchangeFinished(id, 200);
+        return flow(id);
+    }
+
+    // Claude Code through the pass-through: a Messages request with a cached system prompt,
+    // a tool_use turn and its tool_result, answered by the vendor's streamed thinking + text +
+    // tool_use sample (tests/fixtures/dialects), split into uneven chunks as a socket splits it.
+    QJsonObject passThroughMessagesStream(const QString &id = "req_claude") {
+        const QJsonObject body{
+            {"model", "claude-sonnet-4-5"},
+            {"max_tokens", 32000},
+            {"stream", true},
+            {"system",
+             QJsonArray{QJsonObject{{"type", "text"}, {"text", "You are Claude Code."}},
+                        QJsonObject{{"type", "text"},
+                                    {"text", "Use the tools."},
+                                    {"cache_control", QJsonObject{{"type", "ephemeral"}}}}}},
+            {"messages",
+             QJsonArray{
+                 QJsonObject{{"role", "user"}, {"content", "What is the weather?"}},
+                 QJsonObject{{"role", "assistant"},
+                             {"content", QJsonArray{QJsonObject{
+                                             {"type", "tool_use"},
+                                             {"id", "toolu_a"},
+                                             {"name", "Bash"},
+                                             {"input", QJsonObject{{"command", "date"}}}}}}},
+                 QJsonObject{
+                     {"role", "user"},
+                     {"content", QJsonArray{QJsonObject{
+                                     {"type", "tool_result"},
+                                     {"tool_use_id", "toolu_a"},
+                                     {"content", QJsonArray{QJsonObject{{"type", "text"},
+                                                                        {"text", "Thu Dec  4"}}}},
+                                     {"cache_control", QJsonObject{{"type", "ephemeral"}}}}}}}}}};
+        clientRequest(id, "/v1/messages", body);
+        passThroughUpstream(id, body, true);
+        QFile sample(qEnvironmentVariable("LOOPSCOPE_SOURCE_DIR") +
+                     "/tests/fixtures/dialects/messages-thinking-tool-use.sse");
+        if (!sample.open(QIODevice::ReadOnly))
+            qFatal("cannot read the Messages sample stream");
+        const QByteArray bytes = sample.readAll();
+        QList<QByteArray> chunks;
+        for (qsizetype at = 0; at < bytes.size(); at += 97)
+            chunks << bytes.mid(at, 97);
+        clientStream(id, chunks);
         exchangeFinished(id, 200);
         return flow(id);
     }

@@ -29,6 +29,8 @@ QJsonObject scenario(convo::Recorder &r, const QString &name) {
         return r.passThrough();
     if (name == "pass-through chat streamed")
         return r.passThroughChatStream();
+    if (name == "claude code")
+        return r.passThroughMessagesStream();
     if (name == "upstream error")
         return r.upstreamError();
     if (name == "odd replies")
@@ -249,6 +251,30 @@ private slots:
         QVERIFY(c.iterations().at(0).reply.isEmpty());
         QVERIFY(c.finalAnswer().isEmpty());
         QCOMPARE(titles(c.iterations().at(0).sent), QStringList{"user"});
+    }
+
+    // Claude Code's traffic reads as a conversation, not JSON: the system prompt, the tool_use
+    // as a function call, its tool_result as the tool's output, and the streamed answer (the
+    // thinking, the text, the next tool_use) rebuilt by the Messages codec.
+    void messagesReadAsAConversation() {
+        convo::Recorder r;
+        const Conversation c = Conversation::fromFlow(scenario(r, "claude code"));
+        QCOMPARE(c.api(), QString("messages"));
+        QCOMPARE(c.iterations().size(), 1);
+        const Conversation::Iteration &it = c.iterations().first();
+        QCOMPARE(titles(it.sent), (QStringList{"system", "user", "function call Bash (toolu_a)",
+                                               "tool output (toolu_a)"}));
+        QCOMPARE(it.sent.at(0).text, QString("You are Claude Code.\nUse the tools."));
+        QCOMPARE(it.sent.at(2).text, QString("{\n    \"command\": \"date\"\n}"));
+        QCOMPARE(it.sent.at(3).text, QString("Thu Dec  4"));
+        const QList<Entry> &final = c.finalAnswer();
+        QCOMPARE(titles(final),
+                 (QStringList{"reasoning", "assistant",
+                              "function call get_weather (toolu_01T1x1fJ34qAmk2tNTrN7Up6)"}));
+        QVERIFY(!final.at(0).text.isEmpty());
+        QVERIFY(!final.at(1).text.isEmpty());
+        QVERIFY2(final.at(2).text.contains("San Francisco"), qPrintable(final.at(2).text));
+        QVERIFY(find(final, EKind::Other) == nullptr);
     }
 
     void emptyFlowIsEmpty() {

@@ -45,43 +45,49 @@ void setTextOrJson(Entry &e, const QJsonValue &value) {
     e.format = Format::Text;
 }
 
-// Message content: a string, or parts (input_text/output_text/text/refusal, images, files).
-QString contentText(const QJsonValue &content) {
-    if (content.isString())
-        return content.toString();
-    if (!content.isArray())
-        return textformat::prettyJson(content);
-    QStringList parts;
-    for (const QJsonValue &v : content.toArray()) {
-        const QJsonObject part = v.toObject();
-        const QString type = part.value(u"type"_s).toString();
-        if (part.value(u"text"_s).isString())
-            parts << part.value(u"text"_s).toString();
-        else if (part.value(u"refusal"_s).isString())
-            parts << u"[refusal] "_s + part.value(u"refusal"_s).toString();
-        else if (type.contains(u"image"_s))
-            parts << u"[image]"_s;
-        else if (type.contains(u"file"_s))
-            parts << u"[file %1]"_s.arg(part.value(u"filename"_s).toString());
-        else if (type.contains(u"audio"_s))
-            parts << u"[audio]"_s;
-        else
-            parts << textformat::prettyJson(part);
+using Item = ConversationItem;
+using PartKind = ConversationItem::Part::Kind;
+
+// Parts as the view reads them: text as is, the rest as a bracketed mark.
+QString partsText(const QList<Item::Part> &parts) {
+    QStringList out;
+    for (const Item::Part &part : parts) {
+        switch (part.kind) {
+        case PartKind::Text:
+            out << part.text;
+            break;
+        case PartKind::Refusal:
+            out << u"[refusal] "_s + part.text;
+            break;
+        case PartKind::Image:
+            out << u"[image]"_s;
+            break;
+        case PartKind::File:
+            out << u"[file %1]"_s.arg(part.filename);
+            break;
+        case PartKind::Audio:
+            out << u"[audio]"_s;
+            break;
+        case PartKind::Other:
+            out << textformat::prettyJson(part.wire);
+            break;
+        }
     }
-    return parts.join(u'\n');
+    return out.join(u'\n');
 }
 
-Entry message(Section section, const QString &role, const QJsonValue &content) {
+Entry message(Section section, const QString &role, const QString &text) {
     Entry e;
     e.section = section;
     e.kind = Kind::Message;
     e.role = role.isEmpty() ? u"user"_s : role;
     e.title = e.role;
-    e.text = contentText(content);
+    e.text = text;
     return e;
 }
 
-// A function call: the arguments string decoded; litellm_code_execution's `code` as Python.
+// A function call: the arguments decoded (a JSON string, or Messages' input object);
+// litellm_code_execution's `code` as Python.
 Entry functionCall(Section section, const QString &name, const QJsonValue &arguments,
                    const QString &callId) {
     Entry e;
@@ -124,6 +130,29 @@ Entry functionCall(Section section, const QString &name, const QJsonValue &argum
     return e;
 }
 
+// A tool the vendor runs itself (Messages server_tool_use): code or a command as source,
+// anything else as its input.
+Entry hostedCall(Section section, const Item &item) {
+    Entry e;
+    e.section = section;
+    e.role = u"assistant"_s;
+    e.callId = item.callId;
+    e.title = item.name + (item.callId.isEmpty() ? QString() : u" ("_s + item.callId + u')');
+    const QJsonObject input = item.arguments.toObject();
+    if (input.value(u"code"_s).isString()) {
+        e.kind = Kind::CodeCall;
+        e.text = input.value(u"code"_s).toString();
+        e.format = Format::Python;
+    } else if (input.value(u"command"_s).isString() && input.size() == 1) {
+        e.kind = Kind::CodeCall;
+        e.text = input.value(u"command"_s).toString();
+    } else {
+        e.kind = Kind::ToolCall;
+        setTextOrJson(e, item.arguments);
+    }
+    return e;
+}
+
 Entry toolOutput(Section section, const QString &callId, const QJsonValue &output) {
     Entry e;
     e.section = section;
@@ -131,12 +160,12 @@ Entry toolOutput(Section section, const QString &callId, const QJsonValue &outpu
     e.role = u"tool"_s;
     e.callId = callId;
     e.title = callId.isEmpty() ? u"tool output"_s : u"tool output (%1)"_s.arg(callId);
-    if (output.isArray()) { // Responses output parts
+    if (output.isArray()) { // output parts (Responses) or content blocks (Messages)
         bool allParts = true;
         for (const QJsonValue &v : output.toArray())
             allParts = allParts && v.toObject().contains(u"type"_s);
         if (allParts) {
-            e.text = contentText(output);
+            e.text = partsText(Item::partsOf(output));
             return e;
         }
     }
@@ -144,8 +173,30 @@ Entry toolOutput(Section section, const QString &callId, const QJsonValue &outpu
     return e;
 }
 
-QList<Entry> codeInterpreterCall(Section section, const QJsonObject &item) {
-    const QString id = item.value(u"id"_s).toString();
+// code_interpreter_call: its code, then what it printed and showed. A Messages code execution
+// result: what the command printed.
+QList<Entry> codeRun(Section section, const Item &item) {
+    const QString &id = item.callId;
+    QList<Entry> out;
+    Entry result;
+    result.section = section;
+    result.kind = Kind::ToolOutput;
+    result.role = u"tool"_s;
+    result.callId = id;
+    if (item.wire.toObject().value(u"type"_s).toString() !=
+        QLatin1String("code_interpreter_call")) {
+        result.title =
+            id.isEmpty() ? u"code execution result"_s : u"code execution result (%1)"_s.arg(id);
+        result.text = item.stdoutText;
+        if (!item.stderrText.isEmpty())
+            result.text +=
+                (result.text.isEmpty() ? QString() : u"\n"_s) + u"[stderr]\n"_s + item.stderrText;
+        if (item.returnCode != 0)
+            result.note = u"exit code %1"_s.arg(item.returnCode);
+        else if (item.isError)
+            result.note = u"error"_s;
+        return {result};
+    }
     Entry code;
     code.section = section;
     code.kind = Kind::CodeCall;
@@ -153,28 +204,18 @@ QList<Entry> codeInterpreterCall(Section section, const QJsonObject &item) {
     code.callId = id;
     code.title =
         id.isEmpty() ? u"code_interpreter_call"_s : u"code_interpreter_call (%1)"_s.arg(id);
-    code.text = item.value(u"code"_s).toString();
+    code.text = item.code;
     code.format = Format::Python;
-    QList<Entry> out{code};
+    out << code;
     QStringList logs;
-    for (const QJsonValue &v : item.value(u"outputs"_s).toArray()) {
-        const QJsonObject o = v.toObject();
-        if (o.value(u"type"_s).toString() == QLatin1String("logs"))
-            logs << o.value(u"logs"_s).toString();
-        else if (o.value(u"type"_s).toString() == QLatin1String("image"))
-            logs << u"[image]"_s;
-        else
-            logs << textformat::prettyJson(o);
-    }
+    for (const Item::Part &part : item.parts)
+        logs << (part.kind == PartKind::Text    ? part.text
+                 : part.kind == PartKind::Image ? u"[image]"_s
+                                                : textformat::prettyJson(part.wire));
     if (!logs.isEmpty()) {
-        Entry out2;
-        out2.section = section;
-        out2.kind = Kind::ToolOutput;
-        out2.role = u"tool"_s;
-        out2.callId = id;
-        out2.title = u"code_interpreter_call outputs"_s;
-        out2.text = logs.join(u'\n');
-        out.append(out2);
+        result.title = u"code_interpreter_call outputs"_s;
+        result.text = logs.join(u'\n');
+        out << result;
     }
     return out;
 }
@@ -200,65 +241,51 @@ Entry errorEntry(Section section, const QString &text) {
     return e;
 }
 
-// One Responses item (input or output side).
-QList<Entry> responsesItem(Section section, const QJsonValue &value) {
-    const QJsonObject item = value.toObject();
-    const QString type = item.value(u"type"_s).toString();
-    if (value.isString())
-        return {message(section, u"user"_s, value)};
-    if (type == QLatin1String("message") || (type.isEmpty() && item.contains(u"role"_s)))
-        return {message(section, item.value(u"role"_s).toString(), item.value(u"content"_s))};
-    if (type == QLatin1String("function_call"))
-        return {functionCall(section, item.value(u"name"_s).toString(), item.value(u"arguments"_s),
-                             item.value(u"call_id"_s).toString())};
-    if (type == QLatin1String("function_call_output"))
-        return {toolOutput(section, item.value(u"call_id"_s).toString(), item.value(u"output"_s))};
-    if (type == QLatin1String("code_interpreter_call"))
-        return codeInterpreterCall(section, item);
-    if (type == QLatin1String("reasoning")) {
-        QStringList summary;
-        for (const QJsonValue &s : item.value(u"summary"_s).toArray())
-            summary << s.toObject().value(u"text"_s).toString();
-        if (summary.isEmpty())
+// One item of the conversation model as the entries a person reads.
+QList<Entry> entriesOf(Section section, const Item &item) {
+    switch (item.kind) {
+    case Item::Kind::Message: {
+        Entry e = message(section, item.role, partsText(item.parts));
+        return {e};
+    }
+    case Item::Kind::ToolCall:
+        if (item.toolKind == ConversationItem::ToolKind::Hosted)
+            return {hostedCall(section, item)};
+        return {functionCall(section, item.name, item.arguments, item.callId)};
+    case Item::Kind::ToolResult: {
+        Entry e = toolOutput(section, item.callId, item.output);
+        if (item.isError)
+            e.note = u"error"_s;
+        return {e};
+    }
+    case Item::Kind::CodeRun:
+        return codeRun(section, item);
+    case Item::Kind::Reasoning: {
+        const QString summary = item.summary.join(u'\n');
+        if (summary.isEmpty() && !item.redacted)
             return {};
         Entry e;
         e.section = section;
         e.kind = Kind::Reasoning;
         e.role = u"assistant"_s;
         e.title = u"reasoning"_s;
-        e.text = summary.join(u'\n');
+        e.text = item.redacted ? u"[redacted thinking]"_s : summary;
         return {e};
     }
-    return {other(section, value)};
+    case Item::Kind::Opaque:
+        break;
+    }
+    return {other(section, item.wire)};
 }
 
-// One Chat message (request or reply side): content, then each tool call decoded.
-QList<Entry> chatMessage(Section section, const QJsonObject &m) {
-    const QString role = m.value(u"role"_s).toString();
+QList<Entry> entriesOf(Section section, const QList<Item> &items) {
     QList<Entry> out;
-    if (role == QLatin1String("tool")) {
-        out << toolOutput(section, m.value(u"tool_call_id"_s).toString(), m.value(u"content"_s));
-        return out;
-    }
-    const QJsonValue content = m.value(u"content"_s);
-    const QJsonArray calls = m.value(u"tool_calls"_s).toArray();
-    if (!(content.isNull() || content.isUndefined()) &&
-        !(calls.size() > 0 && content.isString() && content.toString().isEmpty()))
-        out << message(section, role, content);
-    for (const QJsonValue &c : calls) {
-        const QJsonObject call = c.toObject();
-        const QJsonObject fn = call.value(u"function"_s).toObject();
-        out << functionCall(section, fn.value(u"name"_s).toString(), fn.value(u"arguments"_s),
-                            call.value(u"id"_s).toString());
-    }
-    if (out.isEmpty() && m.value(u"refusal"_s).isString())
-        out << message(section, role, QString(u"[refusal] "_s + m.value(u"refusal"_s).toString()));
-    if (out.isEmpty()) // an empty assistant turn is still a turn
-        out << message(section, role, QString());
+    for (const Item &item : items)
+        out << entriesOf(section, item);
     return out;
 }
 
-QList<Entry> sentEntries(const QJsonValue &bodyValue) {
+QList<Entry> sentEntries(const QJsonValue &bodyValue, Dialect dialect) {
     QList<Entry> out;
     if (!bodyValue.isObject()) {
         if (bodyValue.isString() && !bodyValue.toString().isEmpty())
@@ -266,43 +293,27 @@ QList<Entry> sentEntries(const QJsonValue &bodyValue) {
         return out;
     }
     const QJsonObject body = bodyValue.toObject();
-    if (body.value(u"messages"_s).isArray()) {
-        for (const QJsonValue &m : body.value(u"messages"_s).toArray())
-            out << chatMessage(Section::Sent, m.toObject());
-        return out;
-    }
-    if (const QString instructions = body.value(u"instructions"_s).toString();
-        !instructions.isEmpty()) {
+    const Dialect d = dialect == Dialect::Responses ? dialectOfBody(body) : dialect;
+    const ConversationRequest request = decodeRequest(d, body);
+    if (!request.instructions.isEmpty()) {
         Entry e;
         e.section = Section::Sent;
         e.kind = Kind::Instructions;
-        e.role = u"instructions"_s;
-        e.title = u"instructions"_s;
-        e.text = instructions;
+        e.role = d == Dialect::Messages ? u"system"_s : u"instructions"_s;
+        e.title = e.role;
+        e.text = request.instructions;
         out << e;
     }
-    const QJsonValue input = body.value(u"input"_s);
-    if (input.isString())
-        out << message(Section::Sent, u"user"_s, input);
-    for (const QJsonValue &item : input.toArray())
-        out << responsesItem(Section::Sent, item);
+    out << entriesOf(Section::Sent, request.items);
     return out;
 }
 
-QString errorMessage(const QJsonValue &body) {
-    const QJsonValue error = body.toObject().value(u"error"_s);
-    if (error.isObject())
-        return error.toObject().value(u"message"_s).toString(textformat::prettyJson(error));
-    if (error.isString())
-        return error.toString();
-    return {};
-}
-
-// A reply or final body: Responses `output`, Chat `choices[0].message`, or an error.
-QList<Entry> replyEntries(Section section, const QJsonValue &bodyValue, int status) {
+// A reply or final body: its items by the dialect's codec, or an error.
+QList<Entry> replyEntries(Section section, const QJsonValue &bodyValue, int status,
+                          Dialect dialect) {
     QList<Entry> out;
     const QJsonObject body = bodyValue.toObject();
-    const QString error = errorMessage(bodyValue);
+    const QString error = ConversationItem::errorMessageOf(body);
     if (!error.isEmpty()) {
         out << errorEntry(section, status > 0 ? u"HTTP %1: %2"_s.arg(status).arg(error) : error);
         return out;
@@ -316,20 +327,16 @@ QList<Entry> replyEntries(Section section, const QJsonValue &bodyValue, int stat
             out << other(section, bodyValue);
         return out;
     }
-    if (body.value(u"choices"_s).isArray()) {
-        const QJsonObject choice = body.value(u"choices"_s).toArray().first().toObject();
-        QJsonObject m = choice.value(u"message"_s).toObject();
-        if (!m.contains(u"role"_s))
-            m.insert(u"role"_s, u"assistant"_s);
-        out << chatMessage(section, m);
-    } else if (body.value(u"output"_s).isArray()) {
-        for (const QJsonValue &item : body.value(u"output"_s).toArray())
-            out << responsesItem(section, item);
-        if (body.value(u"status"_s).toString() == QLatin1String("incomplete")) {
-            const QString reason =
-                body.value(u"incomplete_details"_s).toObject().value(u"reason"_s).toString();
-            out << errorEntry(section, u"incomplete: %1"_s.arg(reason));
-        }
+    const Dialect d = dialect == Dialect::Responses ? dialectOfBody(body) : dialect;
+    const bool known = body.value(u"choices"_s).isArray() || body.value(u"output"_s).isArray() ||
+                       (d == Dialect::Messages && body.value(u"content"_s).isArray());
+    if (known) {
+        const ConversationResponse response = decodeResponse(d, body);
+        out << entriesOf(section, response.items);
+        if (d == Dialect::Responses && body.value(u"status"_s).toString() == u"incomplete"_s)
+            out << errorEntry(section, u"incomplete: %1"_s.arg(response.stopDetail));
+        else if (d == Dialect::Messages && response.stop == StopReason::Length)
+            out << errorEntry(section, u"incomplete: %1"_s.arg(response.stopDetail));
     } else if (status >= 400) {
         out << errorEntry(section, u"HTTP %1: %2"_s.arg(status).arg(textformat::prettyJson(body)));
     } else if (!body.isEmpty()) {
@@ -399,13 +406,13 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
         const QJsonObject hop = v.toObject();
         const QString kind = hop.value(u"kind"_s).toString();
         if (kind == QLatin1String("upstream_request")) {
-            iterationFor(hop).sent = sentEntries(hop.value(u"body"_s));
+            iterationFor(hop).sent = sentEntries(hop.value(u"body"_s), dialect);
         } else if (kind == QLatin1String("upstream_response")) {
             Iteration &it = iterationFor(hop);
             it.status = hop.value(u"status"_s).toInt();
             it.latencyMs = hop.value(u"latency_ms"_s).toDouble();
             it.usage = hop.value(u"usage"_s).toObject();
-            it.reply = replyEntries(Section::Reply, hopBody(hop, dialect), it.status);
+            it.reply = replyEntries(Section::Reply, hopBody(hop, dialect), it.status, dialect);
             if (it.reply.isEmpty() && hop.value(u"error"_s).isString())
                 it.reply << errorEntry(Section::Reply, hop.value(u"error"_s).toString());
             if (it.reply.isEmpty() && it.status >= 400)
@@ -435,7 +442,8 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
             it.fedBack << e;
         } else if (kind == QLatin1String("client_response")) {
             c.m_finalStatus = hop.value(u"status"_s).toInt();
-            c.m_final = replyEntries(Section::Final, hopBody(hop, dialect), c.m_finalStatus);
+            c.m_final =
+                replyEntries(Section::Final, hopBody(hop, dialect), c.m_finalStatus, dialect);
             if (c.m_final.isEmpty() && c.m_finalStatus >= 400)
                 c.m_final << errorEntry(Section::Final, u"HTTP %1"_s.arg(c.m_finalStatus));
         }
