@@ -36,8 +36,7 @@ loopscope::FlowStoreOptions historyOptions(const loopscope::ProxyConfig &config)
         options.path = config.dataDir + QStringLiteral("/history.sqlite3");
     options.maxDays = config.historyMaxDays;
     options.maxBytes = config.historyMaxBytes;
-    for (auto it = config.modelPrices.constBegin(); it != config.modelPrices.constEnd(); ++it)
-        options.prices.insert(it.key(), {it.value().first, it.value().second});
+    options.prices = config.modelPrices;
     return options;
 }
 

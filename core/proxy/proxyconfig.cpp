@@ -556,9 +556,14 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
             const QJsonValue p = info.value(QLatin1String(key));
             return p.isString() ? p.toString().toDouble() : p.toDouble(-1);
         };
-        if (price("input_cost_per_token") >= 0 || price("output_cost_per_token") >= 0)
-            modelPrices.insert(route.modelName, {qMax(0.0, price("input_cost_per_token")),
-                                                 qMax(0.0, price("output_cost_per_token"))});
+        if (price("input_cost_per_token") >= 0 || price("output_cost_per_token") >= 0) {
+            ModelPrice p;
+            p.inputPerToken = qMax(0.0, price("input_cost_per_token"));
+            p.outputPerToken = qMax(0.0, price("output_cost_per_token"));
+            p.cacheReadPerToken = price("cache_read_input_token_cost");
+            p.cacheWritePerToken = price("cache_creation_input_token_cost");
+            modelPrices.insert(route.modelName, p);
+        }
         litellmParams.remove(QStringLiteral("api_key"));
         route.litellmParams = litellmParams;
         if (!route.isAvailable())

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "config/yamldocument.h"
+#include "record/modelprice.h"
 #include "telemetry/otlpsettings.h"
 #include "upstream/upstreamroute.h"
 
@@ -87,7 +88,7 @@ public:
     qint64 historyMaxBytes = 500LL * 1024 * 1024;
     QString dataDir;        // empty = QStandardPaths::AppDataLocation
     bool noHistory = false; // keep the flow store in memory
-    QHash<QString, QPair<double, double>> modelPrices;
+    QHash<QString, ModelPrice> modelPrices;
 
     // Kept verbatim for the interception layer: InterceptionSettings::fromYaml and the
     // SandboxToolRegistry read these (hook for the lead: `document` has the line numbers).

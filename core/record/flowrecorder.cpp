@@ -1,5 +1,7 @@
 #include "record/flowrecorder.h"
 
+#include "record/modelpricetable.h"
+
 #include "conversation/dialect.h"
 #include "conversation/usage.h"
 #include "inspect/secretmasker.h"
@@ -438,10 +440,24 @@ void FlowRecorder::finalize(const QString &id) {
         flow.status = 499;
     flow.state = (flow.status >= 200 && flow.status < 400) ? QStringLiteral("completed")
                                                            : QStringLiteral("failed");
-    const auto price = m_prices.constFind(flow.model);
-    if (price != m_prices.constEnd() && flow.usageSeen)
-        flow.costUsd = double(flow.inputTokens) * price->inputPerToken +
-                       double(flow.outputTokens) * price->outputPerToken;
+    if (flow.usageSeen) {
+        // model_info of the configured model wins; else the built-in table, by the name the
+        // client asked for or the snapshot the upstream answered with.
+        std::optional<ModelPrice> price;
+        if (const auto configured = m_prices.constFind(flow.model);
+            configured != m_prices.constEnd())
+            price = *configured;
+        if (!price)
+            price = ModelPriceTable::builtIn().find(flow.model);
+        if (!price)
+            price = ModelPriceTable::builtIn().find(
+                flow.finalResponse.value(QStringLiteral("model")).toString());
+        if (price)
+            flow.costUsd = price->cost(
+                flow.inputTokens, flow.outputTokens, flow.cacheReadTokens, flow.cacheWriteTokens,
+                flow.api == QLatin1String("messages") ? ModelPrice::CacheCounting::BesideInput
+                                                      : ModelPrice::CacheCounting::InsideInput);
+    }
     flow.toolCalls = RunGrouper::toolCallCount(flow.api, flow.finalResponse);
 
     const QJsonObject summary = flow.summary();

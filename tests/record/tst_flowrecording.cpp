@@ -113,8 +113,7 @@ private:
     void start(ProxyConfig c) {
         FlowStoreOptions options;
         options.path = m_dir->filePath(QStringLiteral("history.sqlite3"));
-        for (auto it = c.modelPrices.constBegin(); it != c.modelPrices.constEnd(); ++it)
-            options.prices.insert(it.key(), {it.value().first, it.value().second});
+        options.prices = c.modelPrices;
         m_store = std::make_unique<FlowStore>(options);
         QString error;
         QVERIFY2(m_store->open(&error), qPrintable(error));
@@ -297,6 +296,33 @@ private slots:
         const QJsonArray events = hop(flow, "client_response").value("events").toArray();
         QCOMPARE(events.size(), 3);
         QCOMPARE(events.at(2).toObject().value("data").toString(), QStringLiteral("[DONE]"));
+    }
+
+    // No model_info, a model the built-in table knows by a dated snapshot: the flow still has
+    // a cost, the cached part of the prompt at the cached price.
+    void builtInPriceWithoutModelInfo() {
+        start(config());
+        m_upstream->enqueue(ScriptedUpstream::Response::json(QJsonObject{
+            {"id", "chatcmpl-2"},
+            {"object", "chat.completion"},
+            {"model", "gpt-4o-mini-2024-07-18"},
+            {"choices", QJsonArray{QJsonObject{
+                            {"index", 0},
+                            {"message", QJsonObject{{"role", "assistant"}, {"content", "Hi"}}},
+                            {"finish_reason", "stop"}}}},
+            {"usage",
+             QJsonObject{{"prompt_tokens", 1000},
+                         {"completion_tokens", 100},
+                         {"total_tokens", 1100},
+                         {"prompt_tokens_details", QJsonObject{{"cached_tokens", 400}}}}}}));
+        const auto r = roundTrip(
+            "POST", "/v1/chat/completions",
+            R"({"model":"gpt-4o-mini-2024-07-18","messages":[{"role":"user","content":"hi"}]})");
+        QCOMPARE(r.status, 200);
+        const QJsonObject flow = flowOf(0);
+        // 600 uncached at $0.15/M, 400 cached at $0.075/M, 100 out at $0.60/M.
+        QVERIFY2(qAbs(flow.value("cost_usd").toDouble() - 0.00018) < 1e-12,
+                 qPrintable(QString::number(flow.value("cost_usd").toDouble(), 'g', 12)));
     }
 
     void everyPathAndRejectionIsAFlow_data() {
@@ -716,8 +742,10 @@ private slots:
                                    {"cache_read_tokens", 9000},
                                    {"cache_write_tokens", 300}};
         QCOMPARE(first.value("usage").toObject(), expected);
-        // 120 * 3e-6 + 40 * 15e-6
-        QVERIFY(qAbs(first.value("cost_usd").toDouble() - 0.00096) < 1e-12);
+        // 120 * 3e-6 + 40 * 15e-6, and the cache tokens Anthropic counts beside input_tokens at
+        // its multipliers of the configured input price (model_info gives none of its own):
+        // reads 9000 * 0.3e-6, writes 300 * 3.75e-6.
+        QVERIFY(qAbs(first.value("cost_usd").toDouble() - (0.00096 + 0.0027 + 0.001125)) < 1e-12);
         const QJsonObject second = flowOf(1);
         QCOMPARE(second.value("usage").toObject(), usage(10, 5));
         QCOMPARE(second.value("run_id").toString(), first.value("run_id").toString());
