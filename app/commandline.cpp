@@ -110,8 +110,9 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     parser.addOptions({otlpEndpoint, otlpHeader, otlpProtocol, otlpCaptureContent});
     const QCommandLineOption printSnippet(
         QStringLiteral("print-snippet"),
-        QStringLiteral("Print client code that runs a code-interpreter loop through Loopscope "
-                       "(python, node, curl, litellm or agents; the window's Connect an SDK) for "
+        QStringLiteral("Print client code that runs a code-interpreter loop through Loopscope, "
+                       "or the settings that point an agent at it (python, node, curl, litellm, "
+                       "agents, anthropic, claude-code or codex; the window's Connect an SDK) for "
                        "the address and model of a start with the same options, and exit."),
         QStringLiteral("LANG"));
     parser.addOption(printSnippet);
@@ -142,9 +143,8 @@ CommandLine CommandLine::parse(const QStringList &arguments) {
     cli.printMcpConfig = parser.isSet(printMcpConfig);
     if (parser.isSet(printSnippet)) {
         if (!loopscope::ConnectSnippets::fromName(parser.value(printSnippet)))
-            return fail(QStringLiteral("--print-snippet: '%1' is not one of python, node, curl, "
-                                       "litellm, agents")
-                            .arg(parser.value(printSnippet)));
+            return fail(QStringLiteral("--print-snippet: '%1' is not one of %2")
+                            .arg(parser.value(printSnippet), loopscope::ConnectSnippets::names()));
         cli.printSnippet = parser.value(printSnippet).toLower();
     }
     ProxyConfig &c = cli.config;

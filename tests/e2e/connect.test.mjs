@@ -51,3 +51,43 @@ test('every snippet names the demo model, the prompt and the address', async () 
     assert.ok(code.includes('http://127.0.0.1:4123/v1'), `${lang}: ${code}`);
   }
 });
+
+test('the Anthropic SDK snippet, verbatim, asks the demo model through /v1/messages', async () => {
+  const app = await startLoopscope();
+  started.push(app);
+  const port = new URL(app.baseURL).port;
+  const code = snippet('anthropic', port);
+  assert.ok(code.includes(`baseURL: "http://127.0.0.1:${port}",`), code);
+  const dir = fs.mkdtempSync(path.join(here, '.snippet-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'ask.mjs'), code);
+    const env = { ...process.env };
+    delete env.ANTHROPIC_API_KEY;
+    delete env.ANTHROPIC_BASE_URL;
+    const out = execFileSync(process.execPath, [path.join(dir, 'ask.mjs')],
+      { encoding: 'utf8', env, timeout: 120000 });
+    // The demo model's own words, printed from the message's text block.
+    assert.match(out, /Loopscope demo model/, out);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the agent snippets point Claude Code and Codex at Loopscope', () => {
+  const claude = snippet('claude-code', 4123);
+  assert.match(claude, /^export ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:4123$/m, claude);
+  // The demo model cannot drive Claude Code's tools: the snippet names a Claude model and how
+  // to start Loopscope with a Claude upstream (tst_dialogs checks a configured model instead).
+  assert.match(claude, /^#   loopscope --anthropic-upstream https:\/\/api\.anthropic\.com$/m, claude);
+  assert.match(claude, /^claude --model claude-sonnet-4-5 -p "What is 17\*23\?"$/m, claude);
+  const codex = snippet('codex', 4123);
+  assert.match(codex, /^base_url = "http:\/\/127\.0\.0\.1:4123\/v1"$/m, codex);
+  assert.match(codex, /^wire_api = "responses"$/m, codex);
+  assert.match(codex, /^model = "loopscope-demo"$/m, codex);
+  assert.match(codex, /codex exec "What is 17\*23\?"/, codex);
+});
+
+test('an unknown snippet name lists the ones there are', () => {
+  assert.throws(() => execFileSync(requireBinary(), ['--print-snippet', 'cobol'], { encoding: 'utf8', stdio: 'pipe' }),
+    (err) => /not one of python, node, curl, litellm, agents, anthropic, claude-code, codex/.test(String(err.stderr)));
+});

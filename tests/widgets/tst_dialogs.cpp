@@ -127,6 +127,26 @@ private slots:
                            QStringLiteral("model=\"loopscope-demo\""),
                            QStringLiteral("base_url=\"http://127.0.0.1:4123/v1\""),
                            QStringLiteral("Runner.run_sync(agent, \"What is 17*23?\")")};
+        // Anthropic's clients take the root (they add /v1 themselves).
+        QTest::newRow("anthropic")
+            << Language::AnthropicSdk
+            << QStringList{QStringLiteral("import Anthropic from \"@anthropic-ai/sdk\""),
+                           QStringLiteral("baseURL: \"http://127.0.0.1:4123\","),
+                           QStringLiteral("model: \"loopscope-demo\""),
+                           QStringLiteral("content: \"What is 17*23?\"")};
+        QTest::newRow("claude code")
+            << Language::ClaudeCode
+            << QStringList{
+                   QStringLiteral("export ANTHROPIC_BASE_URL=http://127.0.0.1:4123\n"),
+                   QStringLiteral("loopscope --anthropic-upstream https://api.anthropic.com"),
+                   QStringLiteral("claude --model claude-sonnet-4-5 -p \"What is 17*23?\"")};
+        QTest::newRow("codex") << Language::Codex
+                               << QStringList{
+                                      QStringLiteral("[model_providers.loopscope]"),
+                                      QStringLiteral("base_url = \"http://127.0.0.1:4123/v1\""),
+                                      QStringLiteral("wire_api = \"responses\""),
+                                      QStringLiteral("model = \"loopscope-demo\""),
+                                      QStringLiteral("codex exec \"What is 17*23?\"")};
     }
 
     void sdkSnippets() {
@@ -142,7 +162,7 @@ private slots:
             !ConnectSdkDialog::snippet(language, QUrl(QStringLiteral("http://127.0.0.1:4123/v1/")))
                  .contains(QStringLiteral("/v1//")));
         ConnectSdkDialog dialog(base);
-        QCOMPARE(dialog.tabs()->count(), 5);
+        QCOMPARE(dialog.tabs()->count(), 8);
         QCOMPARE(dialog.snippetText(language), text);
         // Against a real upstream the configured model name is used instead.
         ConnectSdkDialog configured(base, QStringLiteral("fast-coder"));
