@@ -10,6 +10,8 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPointer>
+#include <QPushButton>
 #include <QTextBlock>
 #include <QtTest>
 
@@ -110,7 +112,29 @@ private slots:
         DiffView *window = DiffView::openFlows(nullptr, loop, chat);
         QVERIFY(window->isWindow());
         QVERIFY(window->windowTitle().contains("req_loop"));
-        window->close(); // deleted on close
+        QVERIFY(!view.closeButton()->isVisibleTo(&view)); // embedded: nothing to close
+        QVERIFY(window->closeButton()->isVisible());
+        const QPointer<DiffView> closed(window);
+        window->closeButton()->click(); // deleted on close
+        QVERIFY(!window->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(!closed, 5000);
+    }
+
+    // Esc closes a Compare window, also with the focus in one of its panes; an embedded diff
+    // ignores it.
+    void escapeClosesTheCompareWindow() {
+        convo::Recorder recorder;
+        const QJsonObject loop = recorder.responsesLoop();
+        const QJsonObject chat = recorder.chatLoop();
+        QWidget host; // a diff inside another window (the conversation view's)
+        auto *embedded = new DiffView(&host);
+        host.show();
+        QTest::keyClick(embedded->leftView(), Qt::Key_Escape);
+        QVERIFY(embedded->isVisible()); // close() would have hidden it
+        DiffView *window = DiffView::openFlows(nullptr, loop, chat);
+        const QPointer<DiffView> closed(window);
+        QTest::keyClick(window->leftView(), Qt::Key_Escape);
+        QTRY_VERIFY_WITH_TIMEOUT(!closed, 5000);
     }
 };
 

@@ -4,8 +4,10 @@
 #include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QStackedWidget>
 #include <QTextBlock>
@@ -76,12 +78,16 @@ DiffView::DiffView(QWidget *parent)
     , m_stack(new QStackedWidget(this))
     , m_left(makePane(this))
     , m_right(makePane(this))
-    , m_unified(makePane(this)) {
+    , m_unified(makePane(this))
+    , m_close(new QPushButton(tr("Close"), this)) {
     m_modeBox->addItem(tr("Side by side"));
     m_modeBox->addItem(tr("Unified"));
     auto *bar = new QHBoxLayout;
     bar->addWidget(m_summary, 1);
     bar->addWidget(m_modeBox);
+    bar->addWidget(m_close);
+    m_close->hide();
+    connect(m_close, &QPushButton::clicked, this, &QWidget::close);
 
     auto *sides = new QWidget(this);
     auto *grid = new QHBoxLayout(sides);
@@ -209,10 +215,19 @@ void DiffView::changeEvent(QEvent *event) {
         render();
 }
 
+void DiffView::keyPressEvent(QKeyEvent *event) {
+    if (isWindow() && event->key() == Qt::Key_Escape && event->modifiers() == Qt::NoModifier) {
+        close();
+        return;
+    }
+    QWidget::keyPressEvent(event);
+}
+
 DiffView *DiffView::openWindow(QWidget *parent, const FlowDiff::Sides &sides) {
     auto *view = new DiffView(parent);
     view->setWindowFlag(Qt::Window);
     view->setAttribute(Qt::WA_DeleteOnClose);
+    view->m_close->show();
     view->setWindowTitle(tr("Compare — %1 ↔ %2").arg(sides.leftTitle, sides.rightTitle));
     view->setSides(sides);
     view->resize(1000, 700);

@@ -8,6 +8,7 @@
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
+class QPushButton;
 class QStackedWidget;
 
 namespace loopscope {
@@ -40,15 +41,17 @@ public:
     QPlainTextEdit *leftView() const { return m_left; }
     QPlainTextEdit *rightView() const { return m_right; }
     QPlainTextEdit *unifiedView() const { return m_unified; }
+    QPushButton *closeButton() const { return m_close; } // shown only in a window of its own
 
-    // A non-modal window (deleted on close) showing one comparison: the window's "Compare"
-    // actions call these.
+    // A non-modal window (deleted on close, a Close button, Esc closes it) showing one
+    // comparison: the window's "Compare" actions call these.
     static DiffView *openWindow(QWidget *parent, const FlowDiff::Sides &sides);
     static DiffView *openIterations(QWidget *parent, const QJsonObject &flow, int left, int right);
     static DiffView *openFlows(QWidget *parent, const QJsonObject &left, const QJsonObject &right);
 
 protected:
-    void changeEvent(QEvent *event) override; // re-tints on a palette (theme) change
+    void changeEvent(QEvent *event) override;      // re-tints on a palette (theme) change
+    void keyPressEvent(QKeyEvent *event) override; // Esc closes a window of its own
 
 private:
     void setRows(const QList<TextDiff::Line> &rows, const QString &leftTitle,
@@ -63,6 +66,7 @@ private:
     QPlainTextEdit *m_left;
     QPlainTextEdit *m_right;
     QPlainTextEdit *m_unified;
+    QPushButton *m_close;
     QList<TextDiff::Line> m_rows;
     Mode m_mode = Mode::SideBySide;
     int m_added = 0;
