@@ -31,6 +31,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStyle>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -187,8 +188,17 @@ private slots:
                      view->fontMetrics().horizontalAdvance(incomplete),
                  qPrintable(QString::number(view->columnWidth(FlowListModel::StatusColumn))));
         QCOMPARE(view->textElideMode(), Qt::ElideNone);
-        // Cost stays hidden while no price is known.
-        QVERIFY(view->isColumnHidden(FlowListModel::CostColumn));
+        // Every column's title fits in its header ("Iterations" read "terations"): each section
+        // is at least as wide as the header says its title needs.
+        const QHeaderView *header = view->horizontalHeader();
+        for (int column = 0; column < model->columnCount(); ++column)
+            QVERIFY2(header->sectionSize(column) >= header->sectionSizeHint(column),
+                     qPrintable(model->headerData(column, Qt::Horizontal).toString() +
+                                QStringLiteral(": %1 < %2")
+                                    .arg(header->sectionSize(column))
+                                    .arg(header->sectionSizeHint(column))));
+        // Cost shows: the flows' model (gpt-4.1-mini) is priced by the built-in table.
+        QTRY_VERIFY_WITH_TIMEOUT(!view->isColumnHidden(FlowListModel::CostColumn), 10'000);
 
         // Ctrl+Shift+F goes to "search all flows".
         QVERIFY(QTest::qWaitForWindowExposed(&window));

@@ -11,7 +11,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QStyle>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -66,16 +65,22 @@ RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
     m_view->setItemDelegateForColumn(FlowListModel::StatusColumn, new StatusDelegate(m_view));
     m_view->horizontalHeader()->setStretchLastSection(false);
     // Fixed widths (not ResizeToContents, which would measure every loaded row).
+    // Each at least as wide as its title needs in the header (its font, margins and sort mark;
+    // a bold "Iterations" did not fit eight digits and read "terations").
     const int digit = m_view->fontMetrics().horizontalAdvance(u'0');
-    m_view->setColumnWidth(FlowListModel::TimeColumn, digit * 14);
-    m_view->setColumnWidth(FlowListModel::ApiColumn, digit * 9);
-    m_view->setColumnWidth(FlowListModel::ModelColumn, digit * 14);
-    m_view->setColumnWidth(FlowListModel::StatusColumn, digit * 14);
-    m_view->setColumnWidth(FlowListModel::IterationsColumn, digit * 8);
-    m_view->setColumnWidth(FlowListModel::CodeRunsColumn, digit * 9);
-    m_view->setColumnWidth(FlowListModel::DurationColumn, digit * 9);
-    m_view->setColumnWidth(FlowListModel::TokensColumn, digit * 9);
-    m_view->setColumnWidth(FlowListModel::CostColumn, digit * 9);
+    const QHeaderView *header = m_view->horizontalHeader();
+    const auto fit = [&](int column, int digits) {
+        m_view->setColumnWidth(column, qMax(digit * digits, header->sectionSizeHint(column)));
+    };
+    fit(FlowListModel::TimeColumn, 14);
+    fit(FlowListModel::ApiColumn, 9);
+    fit(FlowListModel::ModelColumn, 14);
+    fit(FlowListModel::StatusColumn, 14);
+    fit(FlowListModel::IterationsColumn, 4);
+    fit(FlowListModel::CodeRunsColumn, 4);
+    fit(FlowListModel::DurationColumn, 8);
+    fit(FlowListModel::TokensColumn, 7);
+    fit(FlowListModel::CostColumn, 8);
     m_view->setColumnHidden(FlowListModel::CostColumn, !m_model->anyCostKnown());
     connect(m_model, &FlowListModel::anyCostKnownChanged, this,
             [this](bool known) { m_view->setColumnHidden(FlowListModel::CostColumn, !known); });
