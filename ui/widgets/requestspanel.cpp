@@ -79,7 +79,7 @@ RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
     fit(FlowListModel::IterationsColumn, 4);
     fit(FlowListModel::CodeRunsColumn, 4);
     fit(FlowListModel::DurationColumn, 8);
-    fit(FlowListModel::TokensColumn, 7);
+    fit(FlowListModel::TokensColumn, 9);
     fit(FlowListModel::CostColumn, 8);
     m_view->setColumnHidden(FlowListModel::CostColumn, !m_model->anyCostKnown());
     connect(m_model, &FlowListModel::anyCostKnownChanged, this,
