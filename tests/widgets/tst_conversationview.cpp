@@ -17,6 +17,7 @@
 #include <QTextBlock>
 #include <QTextBrowser>
 #include <QToolButton>
+#include <QUrl>
 #include <QtTest>
 
 using namespace loopscope;
@@ -122,6 +123,48 @@ private slots:
         QVERIFY(view.text().isEmpty());
         QVERIFY(!view.iterationBox()->isEnabled());
         QVERIFY(!view.compareButton()->isEnabled());
+    }
+
+    // An agent's system prompt (Claude Code sends ~88 KB of it each turn) shows its first lines
+    // and a link with its size; the link opens it, and it stays open when the flow reloads.
+    void longBlocksCollapseUntilOpened() {
+        QStringList lines;
+        for (int i = 0; i < 500; ++i)
+            lines << QStringLiteral("rule %1: be careful with the tools").arg(i);
+        const QString system = lines.join(u'\n');
+        const QJsonObject flow{
+            {"id", "req_long"},
+            {"api", "messages"},
+            {"hops",
+             QJsonArray{QJsonObject{
+                 {"kind", "upstream_request"},
+                 {"iteration", 0},
+                 {"body", QJsonObject{{"system", system},
+                                      {"messages", QJsonArray{QJsonObject{
+                                                       {"role", "user"}, {"content", "hi"}}}}}}}}}};
+        ConversationView view;
+        view.setFlow(flow);
+        QVERIFY(view.text().contains("rule 0: be careful"));
+        QVERIFY(!view.text().contains("rule 499"));
+        QVERIFY2(view.text().contains("Show all: 500 lines"), qPrintable(view.text()));
+        QVERIFY(view.text().contains("hi")); // what follows is still there
+        // Follow the link as a click would.
+        const QTextDocument *doc = view.textView()->document();
+        QString href;
+        for (QTextBlock b = doc->begin(); b.isValid() && href.isEmpty(); b = b.next())
+            for (auto it = b.begin(); !it.atEnd(); ++it)
+                if (it.fragment().charFormat().isAnchor())
+                    href = it.fragment().charFormat().anchorHref();
+        QVERIFY(href.startsWith("loopscope-expand:"));
+        emit view.textView()->anchorClicked(QUrl(href));
+        QVERIFY(view.text().contains("rule 499"));
+        QVERIFY(!view.text().contains("Show all: 500 lines"));
+        view.setFlow(flow); // a live reload of the same flow
+        QVERIFY(view.text().contains("rule 499"));
+        QJsonObject other = flow;
+        other.insert("id", "req_other");
+        view.setFlow(other); // another flow starts collapsed
+        QVERIFY(!view.text().contains("rule 499"));
     }
 
     void codeIsHighlightedAndJsonPretty() {

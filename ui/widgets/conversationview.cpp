@@ -10,6 +10,7 @@
 #include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
+#include <QLocale>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextBrowser>
@@ -17,11 +18,18 @@
 #include <QTextDocument>
 #include <QTextLayout>
 #include <QToolButton>
+#include <QUrl>
 #include <QVBoxLayout>
 
 namespace loopscope {
 
 namespace {
+
+// A block longer than this shows its first kPreviewLines lines until expanded.
+constexpr int kCollapseLines = 40;
+constexpr qsizetype kCollapseChars = 4000;
+constexpr int kPreviewLines = 6;
+const QString kExpandScheme = QStringLiteral("loopscope-expand");
 
 using Entry = Conversation::Entry;
 using Kind = Conversation::Kind;
@@ -102,6 +110,12 @@ ConversationView::ConversationView(QWidget *parent)
     m_compare->setToolTip(tr("Diff what was sent and replied at this iteration against the "
                              "previous one"));
     m_text->setOpenLinks(false);
+    connect(m_text, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
+        if (url.scheme() != kExpandScheme)
+            return;
+        m_expanded.insert(url.path());
+        render();
+    });
     m_text->setPlaceholderText(tr("Select a request to see its conversation."));
     FindBar::attach(m_text); // Ctrl+F, "3 of 12", wrap
 
@@ -145,6 +159,8 @@ void ConversationView::setFlow(const QJsonObject &flow) {
     const bool sameFlow = flow.value(QStringLiteral("id")) == m_flow.value(QStringLiteral("id"));
     m_flow = flow;
     m_conversation = Conversation::fromFlow(flow);
+    if (!sameFlow)
+        m_expanded.clear();
     if (!sameFlow || m_iteration >= m_conversation.iterations().size())
         m_iteration = -1;
     updateControls();
@@ -269,6 +285,27 @@ void ConversationView::renderEntry(QTextCursor &cursor, const Entry &e) {
         return;
     }
     if (e.format != Format::Python) {
+        const qsizetype lines = text.count(u'\n') + 1;
+        const QString key = collapseKey(e);
+        if ((lines > kCollapseLines || text.size() > kCollapseChars) && !m_expanded.contains(key)) {
+            QStringList preview = text.left(kCollapseChars / 4).split(u'\n');
+            preview = preview.mid(0, kPreviewLines);
+            cursor.insertBlock(body, chars);
+            cursor.insertText(preview.join(u'\n'), chars);
+            QTextCharFormat link = meta;
+            link.setAnchor(true);
+            link.setAnchorHref(kExpandScheme + u':' + key);
+            link.setFontUnderline(true);
+            link.setForeground(p.color(QPalette::Link));
+            QTextBlockFormat more;
+            more.setLeftMargin(20);
+            cursor.insertBlock(more, link);
+            cursor.insertText(tr("Show all: %1 lines, %2")
+                                  .arg(lines)
+                                  .arg(QLocale().formattedDataSize(text.toUtf8().size())),
+                              link);
+            return;
+        }
         cursor.insertBlock(body, chars);
         cursor.insertText(text, chars);
         return;
@@ -291,6 +328,12 @@ void ConversationView::renderEntry(QTextCursor &cursor, const Entry &e) {
             c.mergeCharFormat(range.format);
         }
     }
+}
+
+QString ConversationView::collapseKey(const Entry &e) {
+    // The same block repeated in every iteration (an agent's system prompt) opens everywhere.
+    return QString::number(int(e.kind)) + u'-' + QString::number(e.text.size()) + u'-' +
+           QString::number(qHash(e.title + e.text), 16);
 }
 
 void ConversationView::renderEntries(QTextCursor &cursor, const QList<Entry> &entries) {

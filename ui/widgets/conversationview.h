@@ -3,6 +3,7 @@
 #include "models/conversation.h"
 
 #include <QJsonObject>
+#include <QSet>
 #include <QWidget>
 
 class QCheckBox;
@@ -61,6 +62,9 @@ private:
     void renderEntries(QTextCursor &cursor, const QList<Conversation::Entry> &entries);
     void renderEntry(QTextCursor &cursor, const Conversation::Entry &entry);
     void heading(QTextCursor &cursor, const QString &text, int level);
+    // Long blocks (an agent's system prompt, a big tool result) show their first lines and a
+    // link that expands them; what was expanded stays so for the flow.
+    static QString collapseKey(const Conversation::Entry &entry);
     void updateControls();
 
     Conversation m_conversation;
@@ -68,6 +72,7 @@ private:
     int m_iteration = -1;
     bool m_opensDiff = true;
     bool m_rendering = false;
+    QSet<QString> m_expanded; // collapseKey()s the reader opened
     QComboBox *m_iterations;
     QCheckBox *m_showAll;
     QToolButton *m_compare;
