@@ -18,6 +18,21 @@ function snippet(lang, port) {
     { encoding: 'utf8' });
 }
 
+// Runs a snippet verbatim, saved next to node_modules so its imports resolve as in a user's
+// project, without the variables that would point it elsewhere; returns what it printed.
+function runSnippet(code, file, unset) {
+  const dir = fs.mkdtempSync(path.join(here, '.snippet-'));
+  try {
+    fs.writeFileSync(path.join(dir, file), code);
+    const env = { ...process.env };
+    for (const name of unset) delete env[name];
+    return execFileSync(process.execPath, [path.join(dir, file)],
+      { encoding: 'utf8', env, timeout: 120000 });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 test('the Node snippet runs a code-interpreter loop against the demo model', async () => {
   const app = await startLoopscope();
   started.push(app);
@@ -26,21 +41,10 @@ test('the Node snippet runs a code-interpreter loop against the demo model', asy
   assert.match(code, /model: "loopscope-demo"/);
   assert.match(code, /What is 17\*23\?/);
   assert.ok(code.includes(`baseURL: "http://127.0.0.1:${port}/v1"`), code);
-  // Saved next to node_modules so `import OpenAI from "openai"` resolves as in a user's project.
-  const dir = fs.mkdtempSync(path.join(here, '.snippet-'));
-  try {
-    fs.writeFileSync(path.join(dir, 'loop.mjs'), code);
-    const env = { ...process.env };
-    delete env.OPENAI_API_KEY;
-    delete env.OPENAI_BASE_URL;
-    const out = execFileSync(process.execPath, [path.join(dir, 'loop.mjs')],
-      { encoding: 'utf8', env, timeout: 120000 });
-    // The snippet prints the code of each code_interpreter_call, then the answer.
-    assert.match(out, /^ran: /m, out);
-    assert.match(out, /391/, out);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  const out = runSnippet(code, 'loop.mjs', ['OPENAI_API_KEY', 'OPENAI_BASE_URL']);
+  // The snippet prints the code of each code_interpreter_call, then the answer.
+  assert.match(out, /^ran: /m, out);
+  assert.match(out, /391/, out);
 });
 
 test('every snippet names the demo model, the prompt and the address', async () => {
@@ -58,19 +62,9 @@ test('the Anthropic SDK snippet, verbatim, asks the demo model through /v1/messa
   const port = new URL(app.baseURL).port;
   const code = snippet('anthropic', port);
   assert.ok(code.includes(`baseURL: "http://127.0.0.1:${port}",`), code);
-  const dir = fs.mkdtempSync(path.join(here, '.snippet-'));
-  try {
-    fs.writeFileSync(path.join(dir, 'ask.mjs'), code);
-    const env = { ...process.env };
-    delete env.ANTHROPIC_API_KEY;
-    delete env.ANTHROPIC_BASE_URL;
-    const out = execFileSync(process.execPath, [path.join(dir, 'ask.mjs')],
-      { encoding: 'utf8', env, timeout: 120000 });
-    // The demo model's own words, printed from the message's text block.
-    assert.match(out, /Loopscope demo model/, out);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  const out = runSnippet(code, 'ask.mjs', ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL']);
+  // The demo model's own words, printed from the message's text block.
+  assert.match(out, /Loopscope demo model/, out);
 });
 
 test('the agent snippets point Claude Code and Codex at Loopscope', () => {
