@@ -35,7 +35,7 @@ const CODE = [
   `k = "${CANARY}"`,
   'print("start", flush=True)',
   'sys.stdout.write("key: " + k[:15]); sys.stdout.flush()',
-  'time.sleep(1.5)',
+  'time.sleep(2)',
   'sys.stdout.write(k[15:] + "\\n"); sys.stdout.flush()',
   `print("${FORMAT_KEY}")`,
   'print("err " + k, file=sys.stderr)',
@@ -165,10 +165,14 @@ test('a configured key printed, echoed and queried is never stored or shown, yet
     .some((e) => e.name === 'flow.finished' && e.data.flow_id === id)), 20000), 'flow.finished on /events');
 
   // The live output really came in pieces around the key, and the pieces read masked.
-  const outputs = sseEvents(events.text).filter((e) => e.name === 'code_run.output');
-  assert.ok(outputs.length >= 2, `live chunks: ${JSON.stringify(outputs)}`);
-  const live = outputs.filter((e) => e.data.stream === 'stdout').map((e) => e.data.text).join('');
-  assert.ok(live.includes(`key: \u2026${LAST4}\n`), live);
+  // "key: " and the first half were written at once, so the event that holds "key: " coming
+  // before the one with the masked key means the key reached Loopscope in two chunks.
+  const chunks = sseEvents(events.text)
+    .filter((e) => e.name === 'code_run.output' && e.data.stream === 'stdout').map((e) => e.data.text);
+  const keyAt = chunks.findIndex((t) => t.includes('key: '));
+  const maskedAt = chunks.findIndex((t) => t.includes(`\u2026${LAST4}`));
+  assert.ok(keyAt >= 0 && maskedAt > keyAt, `live stdout chunks: ${JSON.stringify(chunks)}`);
+  assert.ok(chunks.join('').includes(`key: \u2026${LAST4}\n`), chunks.join(''));
   assertClean('/events', events.text);
 
   // Control API answers.
