@@ -275,8 +275,10 @@ QJsonArray CredentialPolicy::maskArray(const QJsonArray &array) const {
 }
 
 QString CredentialPolicy::maskHeaderValue(const QString &lowerName, const QString &value) const {
+    // A header holding a secret anywhere is masked whole, as a secret header is: its other
+    // parts (a scheme, a prefix) say nothing a reader needs.
     if (!isSecretHeader(lowerName.toLatin1()))
-        return maskText(value);
+        return maskText(value) == value ? value : mask(value);
     if (isMasked(value))
         return value;
     return lowerName.endsWith(QLatin1String("authorization")) ? maskAuthorization(value)

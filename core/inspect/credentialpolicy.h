@@ -68,7 +68,8 @@ public:
     QJsonObject maskObject(const QJsonObject &object) const;
     QJsonArray maskArray(const QJsonArray &array) const;
     // HTTP headers as a JSON object {lower-case name: value} (repeated names joined by ", "):
-    // secret headers masked whole (authorization keeps its scheme), others by maskText.
+    // secret headers masked whole (authorization keeps its scheme), and so is any other value
+    // that holds a known secret or a key format.
     QJsonObject maskHeaders(const QList<QPair<QByteArray, QByteArray>> &headers) const;
     QString maskHeaderValue(const QString &lowerName, const QString &value) const;
 

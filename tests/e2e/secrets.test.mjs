@@ -136,10 +136,31 @@ test('a configured key printed, echoed and queried is never stored or shown, yet
 
   const client = new OpenAI({ baseURL: app.apiBase, apiKey: CLIENT_KEY, maxRetries: 0 });
   // 1. Intercepted: the code prints the canary, the follow-up's answer echoes it in an error.
-  await assert.rejects(
-    client.responses.create({ model: 'gpt-5', input: 'print the key', tools: [{ type: 'code_interpreter' }] }),
-    (e) => e.status === 401,
-  );
+  // A code breakpoint stops it first: the paused code is shown by GET /paused and MCP.
+  assert.equal((await control('PUT', '/breakpoints', { code: true })).status, 200);
+  const intercepted = client.responses.create({ model: 'gpt-5', input: 'print the key', tools: [{ type: 'code_interpreter' }] });
+  intercepted.catch(() => {}); // awaited below
+  let paused = [];
+  assert.ok(await waitFor(async () => {
+    paused = (await control('GET', '/paused')).json?.data ?? [];
+    return paused.length === 1;
+  }, 20000), 'the code run paused');
+  const pausedAnswer = await control('GET', '/paused');
+  assertClean('GET /loopscope/v1/paused', pausedAnswer.text);
+  assert.match(pausedAnswer.text, new RegExp(`\u2026${LAST4}`), 'the paused code, masked');
+  const pausedMcp = new Client({ name: 'loopscope-e2e', version: '1.0.0' });
+  await pausedMcp.connect(new StreamableHTTPClientTransport(new URL(`${app.baseURL}/loopscope/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  }));
+  const listed = await pausedMcp.callTool({ name: 'list_paused', arguments: {} });
+  assert.match(JSON.stringify(listed), /pause_/);
+  assertClean('MCP list_paused', JSON.stringify(listed));
+  await pausedMcp.close();
+  const resolved = await control('POST', `/paused/${paused[0].id}`, { action: 'continue' });
+  assert.equal(resolved.status, 200);
+  assertClean('POST /loopscope/v1/paused/{id}', resolved.text);
+  assert.equal((await control('PUT', '/breakpoints', { code: false })).status, 200);
+  await assert.rejects(intercepted, (e) => e.status === 401);
   // 2. Pass-through, the canary in the query string (and echoed in the answer).
   const chat = await client.chat.completions.create(
     { model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] },
