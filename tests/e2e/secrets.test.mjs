@@ -272,7 +272,8 @@ test('a configured key printed, echoed and queried is never stored or shown, yet
   assertClean('search index', fts);
 
   // The log: both streams of the headless process, the upstream's error included.
-  assert.match(app.stderr(), /failed/, 'the failed request was logged');
+  assert.match(app.stderr(), new RegExp(`failed: Incorrect API key provided: \u2026${LAST4}`),
+    "the upstream's error body was logged, masked");
   assertClean('stderr', app.stderr());
   assertClean('stdout', stdout);
 });
