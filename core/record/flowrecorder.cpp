@@ -577,16 +577,23 @@ QList<QJsonObject> FlowRecorder::liveFlows() const {
     QMutexLocker lock(&m_mutex);
     QList<QJsonObject> out;
     for (const RecordedFlow &f : m_running)
-        out.append(f.toJson());
+        out.append(runningJson(f));
     for (const PendingFlow &f : m_pending)
         out.append(f.toJson());
     return out;
 }
 
+// A streamed text body is masked whole when its flow ends (a secret may span its chunks); until
+// then a reader gets the text so far masked on the way out.
+QJsonObject FlowRecorder::runningJson(const RecordedFlow &flow) const {
+    const QJsonObject json = flow.toJson();
+    return flow.clientStreamText.isEmpty() ? json : m_credentials->maskObject(json);
+}
+
 std::optional<QJsonObject> FlowRecorder::liveFlow(const QString &id) const {
     QMutexLocker lock(&m_mutex);
     if (const auto it = m_running.constFind(id); it != m_running.constEnd())
-        return it->toJson();
+        return runningJson(*it);
     if (const auto it = m_pending.constFind(id); it != m_pending.constEnd())
         return it->toJson();
     return std::nullopt;

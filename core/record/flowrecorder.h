@@ -87,6 +87,7 @@ private:
     void resolveFinalResponse(RecordedFlow &flow);
     QJsonValue parseBody(const QByteArray &raw) const;
     void maskEventsFrom(RecordedFlow &flow, qsizetype first) const;
+    QJsonObject runningJson(const RecordedFlow &flow) const; // under m_mutex
 
     StoreWriter *m_writer;
     QHash<QString, ModelPrice> m_prices;
