@@ -51,6 +51,20 @@ bool wantsHeadless(int argc, char *argv[]) {
 
 namespace {
 
+// Qt's own log lines (qWarning/qInfo from any room and thread) pass the credential policy too:
+// one place instead of a mask at every call that might print an upstream's answer.
+std::weak_ptr<const loopscope::CredentialPolicy> g_logCredentials;
+QtMessageHandler g_previousHandler = nullptr;
+
+void maskingMessageHandler(QtMsgType type, const QMessageLogContext &context, const QString &msg) {
+    const auto credentials = g_logCredentials.lock();
+    const QString line = credentials ? credentials->maskText(msg) : msg;
+    if (g_previousHandler)
+        g_previousHandler(type, context, line);
+    else
+        std::fprintf(stderr, "%s\n", qUtf8Printable(line));
+}
+
 // The snippet for a coding agent's MCP settings. The token is the one a start with the same
 // arguments would use; a generated one is read from the data dir (that of the running instance)
 // and changes at each start, hence the hint to pin one.
@@ -160,6 +174,11 @@ int main(int argc, char *argv[]) {
 
     SignalWatcher signals_;
     loopscope::EventBus events;
+    g_logCredentials = events.credentials();
+    g_previousHandler = qInstallMessageHandler(maskingMessageHandler);
+    const auto logLine = [credentials = events.credentials()](const QString &line) {
+        return credentials->maskText(line);
+    };
     ProxyService service(&events);
     QString error;
     if (!service.start(config, &error)) {
@@ -167,15 +186,15 @@ int main(int argc, char *argv[]) {
         return 1;
     }
     QObject::connect(&service, &ProxyService::requestLogged, app.get(),
-                     [](const loopscope::RequestLogEntry &entry) {
-                         QTextStream(stderr) << entry.toLine() << Qt::endl;
+                     [logLine](const loopscope::RequestLogEntry &entry) {
+                         QTextStream(stderr) << logLine(entry.toLine()) << Qt::endl;
                      });
     // Problems a user must see in a headless log: failed requests, sandbox trouble, warnings.
     // Picked out where the event is published (any thread); only such a line travels to this
     // thread, not a queued copy of every event.
     QObject::connect(
         &events, &loopscope::EventBus::eventPublished, app.get(),
-        [target = app.get()](const loopscope::InspectorEvent &event) {
+        [target = app.get(), logLine](const loopscope::InspectorEvent &event) {
             using Kind = loopscope::InspectorEvent::Kind;
             QString line;
             if (event.kind == Kind::RequestFailed)
@@ -188,9 +207,11 @@ int main(int argc, char *argv[]) {
                                 event.data.value(QStringLiteral("error")).toString());
             else if (event.kind == Kind::Log)
                 line = event.data.value(QStringLiteral("message")).toString();
+            // Event data is masked by the bus already; the line is checked once more whole.
             if (!line.isEmpty())
-                QMetaObject::invokeMethod(
-                    target, [line] { QTextStream(stderr) << "loopscope: " << line << Qt::endl; });
+                QMetaObject::invokeMethod(target, [line = logLine(line)] {
+                    QTextStream(stderr) << "loopscope: " << line << Qt::endl;
+                });
         },
         Qt::DirectConnection);
     // The sandbox self-test answers after start-up (it runs a real probe sandbox).

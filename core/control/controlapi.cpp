@@ -7,8 +7,8 @@
 #include "control/harcodec.h"
 #include "control/mcpserver.h"
 #include "http/responsesink.h"
+#include "inspect/credentialpolicy.h"
 #include "inspect/eventbus.h"
-#include "inspect/secretmasker.h"
 #include "loop/pausebroker.h"
 #include "record/flowstore.h"
 #include "sandbox/sandboxregistry.h"
@@ -84,8 +84,10 @@ ControlApi::ControlApi(EventBus *events, QObject *parent)
     // from reopening SQLite.
     m_pool.setExpiryTimeout(-1);
     m_pool.setObjectName(S("loopscope-control"));
-    if (events)
+    if (events) {
+        m_policy = events->credentials();
         connect(events, &EventBus::eventPublished, m_stream, &ControlEventStream::publishEvent);
+    }
     connect(m_stream, &ControlEventStream::subscribersChanged, this, &ControlApi::followLiveFlows);
 }
 
@@ -428,19 +430,19 @@ QJsonObject ControlApi::sandboxObject(const SandboxEntry &entry) {
                             : entry.params ? entry.params->provider
                                            : entry.handle.provider;
     auto nullable = [](const QString &s) { return s.isEmpty() ? QJsonValue() : QJsonValue(s); };
-    return {
-        {S("id"), entry.handle.id},
-        {S("object"), S("loopscope.sandbox")},
-        {S("session_id"), nullable(entry.sessionId)},
-        {S("identity"), session ? QJsonValue(SecretMasker::mask(*entry.identity)) : QJsonValue()},
-        {S("backend"), backend},
-        {S("ephemeral"), !session},
-        {S("created_at"), entry.createdMs},
-        {S("last_used_at"), entry.lastAccessedMs},
-        {S("expires_at"), session
-                              ? QJsonValue(entry.lastAccessedMs + SandboxRegistry::idleTtlOf(entry))
-                              : QJsonValue()},
-        {S("runs"), entry.runs}};
+    return {{S("id"), entry.handle.id},
+            {S("object"), S("loopscope.sandbox")},
+            {S("session_id"), nullable(entry.sessionId)},
+            {S("identity"),
+             session ? QJsonValue(CredentialPolicy::mask(*entry.identity)) : QJsonValue()},
+            {S("backend"), backend},
+            {S("ephemeral"), !session},
+            {S("created_at"), entry.createdMs},
+            {S("last_used_at"), entry.lastAccessedMs},
+            {S("expires_at"),
+             session ? QJsonValue(entry.lastAccessedMs + SandboxRegistry::idleTtlOf(entry))
+                     : QJsonValue()},
+            {S("runs"), entry.runs}};
 }
 
 void ControlApi::listSandboxes(ResponseSink *sink) {
@@ -489,8 +491,11 @@ void ControlApi::exportHar(const QStringList &ids, const QString &run, ResponseS
         version = S("dev");
     onWorker(
         &m_pool, this, sink,
-        [flows, ids, run, base, version] {
-            return QJsonDocument(HarCodec::exportHar(flows->flows(ids, run), base, version))
+        [flows, ids, run, base, version, policy = m_policy] {
+            // Stored flows are masked; masking the file again checks them against today's
+            // secrets too (a key configured after the flow was recorded).
+            const QJsonObject har = HarCodec::exportHar(flows->flows(ids, run), base, version);
+            return QJsonDocument(policy ? policy->maskObject(har) : har)
                 .toJson(QJsonDocument::Compact);
         },
         [](ResponseSink *s, const QByteArray &har) {

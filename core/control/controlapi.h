@@ -2,6 +2,7 @@
 
 #include "control/credentialvault.h"
 #include "http/httprequest.h"
+#include "inspect/credentialpolicy.h"
 #include "record/flowquery.h"
 
 #include <QJsonObject>
@@ -11,6 +12,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 
 namespace loopscope {
 
@@ -104,6 +106,7 @@ private:
     Replayer m_replayer;
     QString m_baseUrl;
     QThreadPool m_pool;
+    std::shared_ptr<const CredentialPolicy> m_policy; // the bus's: the HAR export is masked again
 };
 
 } // namespace loopscope

@@ -4,7 +4,7 @@
 #include "conversation/ssedecoder.h"
 #include "conversation/ssewriter.h"
 #include "conversation/usage.h"
-#include "inspect/secretmasker.h"
+#include "inspect/credentialpolicy.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -162,32 +162,16 @@ QJsonObject harEntry(const QJsonObject &flow, const QString &baseUrl) {
 
 // ---- import ---------------------------------------------------------------------------------
 
-// Exactly what SecretMasker writes: "…", "…abcd", an authorization's "Bearer …abcd", repeated
-// headers joined by ", ". Anything else is masked (again), whatever ellipsis it contains: a
-// value that merely contains " …" may still hold a whole key.
-bool alreadyMasked(const QString &value) {
-    static const QRegularExpression masked(QStringLiteral(
-        "^(?:[A-Za-z-]{1,16} )?\u2026[^,]{0,4}(?:, (?:[A-Za-z-]{1,16} )?\u2026[^,]{0,4})*$"));
-    return masked.match(value).hasMatch();
-}
-
-QString maskHeader(const QString &lowerName, const QString &value) {
-    if (alreadyMasked(value))
-        return value;
-    if (lowerName == S("authorization") || lowerName == S("proxy-authorization"))
-        return SecretMasker::maskAuthorization(value);
-    if (lowerName == S("api-key") || lowerName == S("x-api-key") || lowerName == S("cookie") ||
-        lowerName == S("set-cookie") || SecretMasker::isSecretKey(lowerName))
-        return SecretMasker::mask(value);
-    return value;
-}
-
+// Imported headers get the live rules: secret headers masked whole (unless already in the
+// masked shape Loopscope writes), every other value searched for key formats.
 QJsonObject maskHeaderObject(const QJsonObject &headers) {
+    const CredentialPolicy &policy = CredentialPolicy::formatsOnly();
     QJsonObject out;
     for (auto it = headers.begin(); it != headers.end(); ++it)
-        out.insert(it.key(), it.value().isString()
-                                 ? QJsonValue(maskHeader(it.key().toLower(), it->toString()))
-                                 : it.value());
+        out.insert(it.key(),
+                   it.value().isString()
+                       ? QJsonValue(policy.maskHeaderValue(it.key().toLower(), it->toString()))
+                       : it.value());
     return out;
 }
 
@@ -212,7 +196,7 @@ QJsonValue bodyValue(const QString &text) {
     const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &error);
     if (error.error == QJsonParseError::NoError) {
         if (doc.isObject())
-            return SecretMasker::maskJson(doc.object());
+            return CredentialPolicy::formatsOnly().maskObject(doc.object());
         if (doc.isArray())
             return doc.array();
     }
@@ -229,7 +213,8 @@ QJsonArray sseEvents(const QString &text) {
     for (qsizetype i = 0; i < events.size(); ++i) {
         QJsonObject e = events.at(i).toObject();
         if (e.value(S("data")).isObject()) {
-            e.insert(S("data"), SecretMasker::maskJson(e.value(S("data")).toObject()));
+            e.insert(S("data"),
+                     CredentialPolicy::formatsOnly().maskObject(e.value(S("data")).toObject()));
             events.replace(i, e);
         }
     }

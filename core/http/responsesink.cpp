@@ -3,8 +3,8 @@
 #include "common/anthropicerror.h"
 #include "common/openaierror.h"
 #include "conversation/ssewriter.h"
+#include "inspect/credentialpolicy.h"
 #include "inspect/eventbus.h"
-#include "inspect/secretmasker.h"
 
 #include <QJsonDocument>
 #include <QTcpSocket>
@@ -85,9 +85,8 @@ qint64 ResponseSink::bytesPending() const {
     return m_socket ? m_socket->bytesToWrite() : 0;
 }
 
-void ResponseSink::setEventBus(EventBus *bus, const QStringList &secrets) {
+void ResponseSink::setEventBus(EventBus *bus) {
     m_events = bus;
-    m_secrets = secrets;
 }
 
 void ResponseSink::writeHead(int status, const HttpHeaders &headers, qint64 contentLength,
@@ -139,7 +138,7 @@ void ResponseSink::send(int status, const HttpHeaders &headers, const QByteArray
         InspectorEvent event = InspectorEvent::make(
             InspectorEvent::Kind::ClientResponse, m_requestId, -1,
             {{QStringLiteral("status"), status},
-             {QStringLiteral("headers"), SecretMasker::maskHeaders(headers, m_secrets)},
+             {QStringLiteral("headers"), m_events->credentials()->maskHeaders(headers)},
              {QStringLiteral("stream"), false}});
         event.raw = body;
         m_events->publish(std::move(event));
@@ -173,7 +172,7 @@ void ResponseSink::beginStream(int status, const HttpHeaders &headers) {
         m_events->publish(
             InspectorEvent::Kind::ClientResponse, m_requestId, -1,
             {{QStringLiteral("status"), status},
-             {QStringLiteral("headers"), SecretMasker::maskHeaders(headers, m_secrets)},
+             {QStringLiteral("headers"), m_events->credentials()->maskHeaders(headers)},
              {QStringLiteral("stream"), true}});
     writeHead(status, headers, -1, true);
     if (m_socket)

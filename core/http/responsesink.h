@@ -88,8 +88,8 @@ public:
 
     // Flow recording (issue 11): once set, the answer is published on `bus` under requestId()
     // as ClientResponse, ClientResponseChunk… and ExchangeFinished events (headers masked with
-    // SecretMasker, `secrets` included). Publishing shares the bytes; nothing is parsed here.
-    void setEventBus(EventBus *bus, const QStringList &secrets = {});
+    // the bus's CredentialPolicy). Publishing shares the bytes; nothing is parsed here.
+    void setEventBus(EventBus *bus);
     // Time from the request's arrival to the response head, 0 before it.
     double ttfbMs() const { return double(m_ttfbNs) / 1e6; }
 
@@ -125,7 +125,6 @@ private:
     QString m_requestId;
     int m_iterations = 0;
     EventBus *m_events = nullptr;
-    QStringList m_secrets;
     qint64 m_ttfbNs = 0;
     bool m_aborted = false;
 };

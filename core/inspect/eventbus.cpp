@@ -1,8 +1,26 @@
 #include "inspect/eventbus.h"
 
 #include <QDateTime>
+#include <QMutexLocker>
 
 namespace loopscope {
+
+namespace {
+
+using Kind = InspectorEvent::Kind;
+
+// Streams held at once; past it (runs that never reported their end) they are forgotten.
+constexpr qsizetype kMaxHeldStreams = 1024;
+
+QString heldKey(const QString &requestId, const QString &callId, const QString &stream) {
+    return requestId + QChar(0x1f) + callId + QChar(0x1f) + stream;
+}
+
+QString heldPrefix(const QString &requestId) {
+    return requestId + QChar(0x1f);
+}
+
+} // namespace
 
 EventBus::EventBus(QObject *parent)
     : QObject(parent) {
@@ -10,15 +28,87 @@ EventBus::EventBus(QObject *parent)
 }
 
 InspectorEvent EventBus::publish(InspectorEvent event) {
+    if (event.kind == Kind::CodeRunOutput) {
+        if (!holdBackOutput(event))
+            return event;
+    } else {
+        if (event.kind == Kind::CodeExecuted)
+            flushHeldOutput(event.requestId, event.data.value(QStringLiteral("callId")).toString(),
+                            event.iteration);
+        else if (event.kind == Kind::RequestFinished || event.kind == Kind::RequestFailed)
+            flushHeldOutput(event.requestId, {}, event.iteration);
+        event.data = m_credentials->maskObject(event.data);
+    }
+    return emitStamped(std::move(event));
+}
+
+InspectorEvent EventBus::publish(InspectorEvent::Kind kind, const QString &requestId, int iteration,
+                                 const QJsonObject &data) {
+    return publish(InspectorEvent::make(kind, requestId, iteration, data));
+}
+
+InspectorEvent EventBus::emitStamped(InspectorEvent event) {
     event.sequence = m_nextSequence.fetch_add(1, std::memory_order_relaxed);
     event.timestampMs = QDateTime::currentMSecsSinceEpoch();
     emit eventPublished(event);
     return event;
 }
 
-InspectorEvent EventBus::publish(InspectorEvent::Kind kind, const QString &requestId, int iteration,
-                                 const QJsonObject &data) {
-    return publish(InspectorEvent::make(kind, requestId, iteration, data));
+// Joins the chunk to what its stream held, keeps back an end that may begin a secret, and
+// masks the rest; false when nothing is left to publish yet.
+bool EventBus::holdBackOutput(InspectorEvent &event) {
+    const QString key =
+        heldKey(event.requestId, event.data.value(QStringLiteral("callId")).toString(),
+                event.data.value(QStringLiteral("stream")).toString());
+    QString text;
+    {
+        QMutexLocker lock(&m_heldMutex);
+        text = m_held.take(key);
+    }
+    text += event.data.value(QStringLiteral("text")).toString();
+    const CredentialPolicy &policy = *m_credentials;
+    const qsizetype cut = policy.safeCut(text, text.size() - policy.holdback(text));
+    if (cut < text.size()) {
+        QMutexLocker lock(&m_heldMutex);
+        if (m_held.size() >= kMaxHeldStreams)
+            m_held.clear();
+        m_held.insert(key, text.mid(cut));
+    }
+    if (cut == 0)
+        return false;
+    event.data.insert(QStringLiteral("text"), text.left(cut));
+    event.data = policy.maskObject(event.data);
+    return true;
+}
+
+// A run's end (or its request's): what its streams still held is published, masked, before it.
+void EventBus::flushHeldOutput(const QString &requestId, const QString &callId, int iteration) {
+    QList<QPair<QString, QString>> released; // (stream key, text)
+    {
+        QMutexLocker lock(&m_heldMutex);
+        if (m_held.isEmpty())
+            return;
+        const QString prefix =
+            callId.isNull() ? heldPrefix(requestId) : heldPrefix(requestId) + callId + QChar(0x1f);
+        for (auto it = m_held.begin(); it != m_held.end();) {
+            if (it.key().startsWith(prefix)) {
+                released.append({it.key(), it.value()});
+                it = m_held.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (const auto &[key, text] : std::as_const(released)) {
+        const QStringList parts = key.split(QChar(0x1f));
+        if (parts.size() != 3 || text.isEmpty())
+            continue;
+        emitStamped(
+            InspectorEvent::make(Kind::CodeRunOutput, requestId, iteration,
+                                 m_credentials->maskObject({{QStringLiteral("callId"), parts.at(1)},
+                                                            {QStringLiteral("stream"), parts.at(2)},
+                                                            {QStringLiteral("text"), text}})));
+    }
 }
 
 } // namespace loopscope

@@ -1,31 +1,55 @@
 #pragma once
 
+#include "inspect/credentialpolicy.h"
 #include "inspect/inspectorevent.h"
 
+#include <QHash>
+#include <QMutex>
 #include <QObject>
 
 #include <atomic>
+#include <memory>
 
 namespace loopscope {
 
 // Publishes InspectorEvents to whoever listens. Core never knows who that is: the window, the
 // headless logger and tests all just connect to eventPublished (queued across threads).
 // publish() is thread-safe: sequence numbers come from an atomic counter.
+//
+// Every event leaves masked: publish() masks `data` with the bus's CredentialPolicy, so the
+// window, /events, the log and the recorder never see a secret there. `raw` (bodies and stream
+// chunks, read by the recorder only) is masked by the recorder on its own thread, so the proxy
+// thread never scans a body. A code run's live output is held back per stream while its end
+// may be the start of a secret the next chunk completes (CredentialPolicy::holdback); the rest
+// is published just before the run's CodeExecuted.
 class EventBus : public QObject {
     Q_OBJECT
 public:
     explicit EventBus(QObject *parent = nullptr);
 
-    // Stamps sequence and time, then emits. Returns the stamped event.
+    // Stamps sequence and time, masks, then emits. Returns the stamped event (a live output
+    // chunk held back whole is returned unstamped and not emitted).
     InspectorEvent publish(InspectorEvent event);
     InspectorEvent publish(InspectorEvent::Kind kind, const QString &requestId = {},
                            int iteration = -1, const QJsonObject &data = {});
+
+    // The policy every publisher and consumer of this bus masks with; shared, so a consumer on
+    // another thread keeps it alive without pointing into the bus.
+    const std::shared_ptr<CredentialPolicy> &credentials() const { return m_credentials; }
 
 signals:
     void eventPublished(const loopscope::InspectorEvent &event);
 
 private:
+    InspectorEvent emitStamped(InspectorEvent event);
+    bool holdBackOutput(InspectorEvent &event);
+    void flushHeldOutput(const QString &requestId, const QString &callId, int iteration);
+
     std::atomic<quint64> m_nextSequence{1};
+    std::shared_ptr<CredentialPolicy> m_credentials = std::make_shared<CredentialPolicy>();
+    QMutex m_heldMutex;
+    // Unpublished ends of live output, by request, call and stream (raw: masked on release).
+    QHash<QString, QString> m_held;
 };
 
 } // namespace loopscope

@@ -10,7 +10,7 @@ namespace loopscope {
 // What happened, as one immutable value. Core publishes these; the window only ever sees them
 // (copied across threads through queued signals), so everything the panels show must be here.
 //
-// Payload keys per kind (all optional unless noted; secrets are already masked by the publisher):
+// Payload keys per kind (all optional unless noted; EventBus::publish masks secrets in them):
 //  RequestStarted   method, path, api ("responses"|"chat_completions"|"other"), model, stream,
 //                   intercepted (bool), identity (masked, last 4), sessionId, request (client JSON)
 //  UpstreamCall     request (JSON sent upstream), response (JSON received), status, latencyMs, url,
@@ -34,7 +34,7 @@ namespace loopscope {
 //
 // Flow events (issue 11; published for EVERY client exchange by ProxyServer, HttpConnection's
 // early rejections and ResponseSink; core/record's FlowRecorder folds them into flows). Headers
-// are JSON objects {lower-case name: value}, masked by SecretMasker::maskHeaders. Bodies and
+// are JSON objects {lower-case name: value}, masked by CredentialPolicy::maskHeaders. Bodies and
 // chunks travel as bytes in `raw` (implicitly shared, never copied or parsed on the proxy
 // thread); the recorder makes them JSON or text:
 //  ClientRequest       method, path, query, headers, body, api ("responses"|"chat_completions"|

@@ -6,8 +6,8 @@
 #include "common/openaierror.h"
 #include "conversation/chatstreamwriter.h"
 #include "http/responsesink.h"
+#include "inspect/credentialpolicy.h"
 #include "inspect/eventbus.h"
-#include "inspect/secretmasker.h"
 #include "interception/agenticfollowup.h"
 #include "interception/agenticrequest.h"
 #include "interception/codeinterpreterinterception.h"
@@ -133,9 +133,9 @@ void AgenticLoop::start() {
              {QStringLiteral("model"), request.value(QStringLiteral("model"))},
              {QStringLiteral("stream"), m_stream},
              {QStringLiteral("intercepted"), true},
-             {QStringLiteral("identity"), SecretMasker::mask(m_request.callerIdentity)},
+             {QStringLiteral("identity"), CredentialPolicy::mask(m_request.callerIdentity)},
              {QStringLiteral("sessionId"), sessionId},
-             {QStringLiteral("request"), SecretMasker::maskJson(m_request.body)}});
+             {QStringLiteral("request"), m_request.body}});
     }
 
     // OpenAI's own session form: {"type":"code_interpreter","container":"cntr_…"} reuses that
@@ -394,7 +394,7 @@ void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJso
     if (m_events)
         m_events->publish(
             Kind::UpstreamCallStarted, m_request.requestId, m_iterations - 1,
-            {{QStringLiteral("request"), SecretMasker::maskJson(body)},
+            {{QStringLiteral("request"), body},
              {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}});
     whenFinished(
         m_upstream->postJson(m_request.route, upstreamPath(), body), this,

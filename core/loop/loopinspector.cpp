@@ -1,7 +1,7 @@
 #include "loop/loopinspector.h"
 
+#include "inspect/credentialpolicy.h"
 #include "inspect/eventbus.h"
-#include "inspect/secretmasker.h"
 
 namespace loopscope {
 
@@ -16,7 +16,7 @@ QJsonObject LoopInspector::sandboxPayload(const SandboxEntry &entry) {
         {QStringLiteral("expiresAtMs"), entry.lastAccessedMs + SandboxRegistry::idleTtlOf(entry)},
         {QStringLiteral("runs"), entry.runs}};
     if (entry.identity)
-        data.insert(QStringLiteral("identity"), SecretMasker::mask(*entry.identity));
+        data.insert(QStringLiteral("identity"), CredentialPolicy::mask(*entry.identity));
     return data;
 }
 

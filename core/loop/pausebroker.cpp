@@ -245,7 +245,7 @@ QFuture<PauseDecision> PauseBroker::pause(const PauseContext &context) {
     if (m_events)
         m_events->publish(InspectorEvent::Kind::Paused, context.flowId, context.iteration,
                           pending->json);
-    emit paused(pending->json);
+    emit paused(shown(pending->json));
     return future;
 }
 
@@ -255,7 +255,7 @@ PauseBroker::ResolveResult PauseBroker::resolve(const QString &id, const QJsonOb
     if (it == m_pending.constEnd()) {
         if (m_resolved.contains(id)) {
             result.status = ResolveStatus::AlreadyResolved;
-            result.pause = m_resolved.value(id);
+            result.pause = shown(m_resolved.value(id));
         }
         return result;
     }
@@ -320,7 +320,7 @@ PauseBroker::ResolveResult PauseBroker::resolve(const QString &id, const QJsonOb
     resolution.insert(QStringLiteral("decision"), d.decision);
     finish(id, d, resolution);
     result.status = ResolveStatus::Resolved;
-    result.pause = m_resolved.value(id);
+    result.pause = shown(m_resolved.value(id));
     return result;
 }
 
@@ -387,7 +387,7 @@ void PauseBroker::finish(const QString &id, PauseDecision decision, const QJsonO
     if (m_events)
         m_events->publish(InspectorEvent::Kind::Resumed, pending->context.flowId,
                           pending->context.iteration, json);
-    emit resumed(json);
+    emit resumed(shown(json));
     finishPromise(pending->promise, std::move(decision));
 }
 
@@ -404,11 +404,15 @@ bool PauseBroker::isAutoApproved(const QString &sessionOrFlowId) const {
     return m_autoApproved.contains(sessionOrFlowId);
 }
 
+QJsonObject PauseBroker::shown(const QJsonObject &pause) const {
+    return m_events ? m_events->credentials()->maskObject(pause) : pause;
+}
+
 QJsonArray PauseBroker::pending() const {
     QJsonArray out;
     for (const QString &id : m_order)
         if (const auto p = m_pending.value(id))
-            out.append(p->json);
+            out.append(shown(p->json));
     return out;
 }
 

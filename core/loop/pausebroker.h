@@ -101,6 +101,8 @@ public:
     bool isAutoApproved(const QString &sessionOrFlowId) const;
 
     // The pending pauses, oldest first, as GET /loopscope/v1/paused lists them.
+    // Masked with the bus's credential policy: the list is shown (control API, MCP), while the
+    // pause itself keeps the code and body that run on "continue".
     QJsonArray pending() const;
     int pendingCount() const { return int(m_pending.size()); }
 
@@ -119,6 +121,7 @@ private:
     struct Pending;
     void finish(const QString &id, PauseDecision decision, const QJsonObject &resolution);
     void onTimeout(const QString &id);
+    QJsonObject shown(const QJsonObject &pause) const;
 
     QPointer<EventBus> m_events;
     BreakpointSettings m_settings;

@@ -1,5 +1,6 @@
 #include "proxy/proxyconfig.h"
 
+#include "inspect/credentialpolicy.h"
 #include "interception/interceptionsettings.h"
 #include "interception/litellmproviders.h"
 #include "proxy/accesspolicy.h"
@@ -693,6 +694,43 @@ int ProxyConfig::unavailableCount() const {
     for (const UpstreamRoute &route : modelRoutes)
         count += route.isAvailable() ? 0 : 1;
     return count;
+}
+
+namespace {
+
+// Strings under secret-named keys at any depth ("api_key", "token", ...), "os.environ/NAME"
+// resolved the way LiteLLM and the sandbox tools do.
+void collectSecrets(const QJsonValue &value, const QString &key, QStringList &out) {
+    if (value.isObject()) {
+        const QJsonObject object = value.toObject();
+        for (auto it = object.begin(); it != object.end(); ++it)
+            collectSecrets(it.value(), it.key(), out);
+    } else if (value.isArray()) {
+        for (const QJsonValue &v : value.toArray())
+            collectSecrets(v, key, out);
+    } else if (value.isString() && CredentialPolicy::isSecretKey(key)) {
+        const QString text = value.toString();
+        const QLatin1String env("os.environ/");
+        out << (text.startsWith(env) ? qEnvironmentVariable(text.mid(env.size()).toLocal8Bit())
+                                     : text);
+    }
+}
+
+} // namespace
+
+QStringList ProxyConfig::secretValues() const {
+    QStringList out{masterKey, controlToken};
+    for (const UpstreamRoute &route : modelRoutes)
+        out << route.apiKey;
+    for (const auto &route : {defaultRoute, anthropicUpstream})
+        if (route)
+            out << route->apiKey;
+    for (const auto &header : otlp.headers)
+        out << QString::fromUtf8(header.second);
+    collectSecrets(sandboxTools, QString(), out);
+    out.removeAll(QString());
+    out.removeDuplicates();
+    return out;
 }
 
 QStringList ProxyConfig::describeRoutes() const {

@@ -129,6 +129,10 @@ public:
     // One line per model_list entry: where it goes (URL, upstream model, key source) or why
     // not. For --check-config; never contains a key.
     QStringList describeRoutes() const;
+    // Every secret value this config holds (master key, control token, each route's api key,
+    // OTLP header values, sandbox tools' api keys and tokens, "os.environ/NAME" read now): the
+    // CredentialPolicy masks them wherever anything is shown or stored.
+    QStringList secretValues() const;
 
 private:
     // model_list only: an exact model_name, else the longest matching pattern.

@@ -4,8 +4,8 @@
 #include "http/httpserver.h"
 #include "http/requesttarget.h"
 #include "http/responsesink.h"
+#include "inspect/credentialpolicy.h"
 #include "inspect/eventbus.h"
-#include "inspect/secretmasker.h"
 #include "interception/interceptionkeys.h"
 #include "loop/requestinterceptor.h"
 #include "proxy/containersapi.h"
@@ -70,13 +70,7 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     m_http->setMaxConnections(m_config.maxConnections);
     m_access.setAllowedOrigins(m_config.allowOrigins);
     m_access.setControlToken(m_config.controlToken.toUtf8());
-    if (!m_config.masterKey.isEmpty())
-        m_secrets << m_config.masterKey;
-    for (const UpstreamRoute &route : std::as_const(m_config.modelRoutes))
-        if (!route.apiKey.isEmpty() && !m_secrets.contains(route.apiKey))
-            m_secrets << route.apiKey;
-    if (m_config.defaultRoute && !m_config.defaultRoute->apiKey.isEmpty())
-        m_secrets << m_config.defaultRoute->apiKey;
+    m_secrets = m_config.secretValues();
     // Early rejections (bad Host, oversized body, malformed HTTP) are flows too.
     m_http->setRejectionObserver([this](const HttpRequest &request, ResponseSink *sink) {
         if (!AccessPolicy::isControlPath(request.path)) // control traffic is not a flow
@@ -87,6 +81,13 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
 }
 
 ProxyServer::~ProxyServer() = default;
+
+void ProxyServer::setEventBus(EventBus *bus) {
+    m_events = bus;
+    // Registered once per start: a restart builds a new server from the new config.
+    if (bus)
+        bus->credentials()->setConfiguredSecrets(m_secrets);
+}
 
 bool ProxyServer::listen() {
     QHostAddress address;
@@ -224,19 +225,22 @@ QString ProxyServer::beginFlow(const HttpRequest &request, ResponseSink *sink) {
     sink->setRequestId(requestId);
     if (m_events) {
         const QByteArray token = bearerToken(request);
+        // The client's own key is a secret too: masked wherever it turns up from now on.
+        const CredentialPolicy &credentials = *m_events->credentials();
+        m_events->credentials()->addClientKey(QString::fromUtf8(token));
         InspectorEvent event = InspectorEvent::make(
             InspectorEvent::Kind::ClientRequest, requestId, -1,
             {{QStringLiteral("method"), QString::fromLatin1(request.method)},
              {QStringLiteral("path"), request.path},
              {QStringLiteral("query"), QString::fromLatin1(request.query)},
-             {QStringLiteral("headers"), SecretMasker::maskHeaders(request.headers, m_secrets)},
+             {QStringLiteral("headers"), credentials.maskHeaders(request.headers)},
              {QStringLiteral("identity"),
-              token.isEmpty() ? QString() : SecretMasker::mask(callerIdentity(token))}});
+              token.isEmpty() ? QString() : CredentialPolicy::mask(callerIdentity(token))}});
         if (!request.replayOf.isEmpty())
             event.data.insert(QStringLiteral("replayOf"), request.replayOf);
         event.raw = request.body;
         m_events->publish(std::move(event));
-        sink->setEventBus(m_events, m_secrets);
+        sink->setEventBus(m_events);
     }
     return requestId;
 }
@@ -255,7 +259,7 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
     const QByteArray token = bearerToken(request);
     // The control token is never logged, not even its last characters.
     const QString keyHint =
-        token.isEmpty() || control ? QString() : SecretMasker::mask(QString::fromUtf8(token));
+        token.isEmpty() || control ? QString() : CredentialPolicy::mask(QString::fromUtf8(token));
     connect(sink, &ResponseSink::finished, this,
             [this, sink, requestId, keyHint, method = request.method, path = request.path] {
                 RequestLogEntry entry;
@@ -573,7 +577,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
             InspectorEvent::Kind::UpstreamRequest, sink->requestId(), 0,
             {{QStringLiteral("method"), QString::fromLatin1(method)},
              {QStringLiteral("url"), reply->request().url().toString()},
-             {QStringLiteral("headers"), SecretMasker::maskHeaders(sent, m_secrets)},
+             {QStringLiteral("headers"), m_events->credentials()->maskHeaders(sent)},
              {QStringLiteral("passThrough"), true}});
         event.raw = body;
         events->publish(std::move(event));
@@ -590,7 +594,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     };
     // Decide once, on the first bytes: an SSE answer is relayed chunk by chunk as it arrives,
     // anything else is relayed whole and byte-exact with its status.
-    auto decide = [reply, sink, state, events, secrets = m_secrets, pump] {
+    auto decide = [reply, sink, state, events, pump] {
         if (state->decided)
             return;
         state->decided = true;
@@ -604,7 +608,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
             events->publish(
                 InspectorEvent::Kind::UpstreamResponse, sink->requestId(), 0,
                 {{QStringLiteral("status"), status},
-                 {QStringLiteral("headers"), SecretMasker::maskHeaders(received, secrets)},
+                 {QStringLiteral("headers"), events->credentials()->maskHeaders(received)},
                  {QStringLiteral("stream"), state->streaming},
                  {QStringLiteral("latencyMs"), double(state->upstreamClock.nsecsElapsed()) / 1e6},
                  {QStringLiteral("error"), status == 0 ? reply->errorString() : QString()}});

@@ -53,12 +53,13 @@ public:
     const AccessPolicy &accessPolicy() const { return m_access; }
     // Every exchange is published on `bus` as flow events (inspect/inspectorevent.h) for the
     // flow store; not owned. InterceptionStack sets the same bus the loop publishes on.
-    void setEventBus(EventBus *bus) { m_events = bus; }
+    // The bus's credential policy gets the config's secrets (ProxyConfig::secretValues).
+    void setEventBus(EventBus *bus);
     EventBus *eventBus() const { return m_events; }
     // The flow history the control API reads (record/flowstore.h); not owned, may be null.
     void setFlowStore(FlowStore *store) { m_store = store; }
     FlowStore *flowStore() const { return m_store; }
-    // Configured secrets (master key, model api keys): masked wherever headers are recorded.
+    // Configured secrets (ProxyConfig::secretValues): masked wherever anything is shown.
     QStringList secrets() const { return m_secrets; }
     UpstreamClient *upstream() const { return m_upstream; }
     HttpServer *httpServer() const { return m_http; }

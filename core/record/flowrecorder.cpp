@@ -4,7 +4,7 @@
 
 #include "conversation/dialect.h"
 #include "conversation/usage.h"
-#include "inspect/secretmasker.h"
+#include "inspect/credentialpolicy.h"
 #include "record/coderunhop.h"
 #include "record/storewriter.h"
 
@@ -24,20 +24,6 @@ using Kind = InspectorEvent::Kind;
 // A loop that has not reported its end this long after the client's answer is written as is.
 constexpr int kLoopGraceMs = 3000;
 constexpr qsizetype kMaxTextBody = 1024 * 1024;
-
-QJsonValue parseBody(const QByteArray &raw) {
-    if (raw.isEmpty())
-        return QJsonValue::Null;
-    QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(raw, &error);
-    if (error.error == QJsonParseError::NoError) {
-        if (doc.isObject())
-            return SecretMasker::maskJson(doc.object());
-        if (doc.isArray())
-            return doc.array();
-    }
-    return QString::fromUtf8(raw.left(kMaxTextBody));
-}
 
 bool isTruthy(const QJsonValue &v) {
     return v.isBool() ? v.toBool() : (v.isString() && v.toString() == QLatin1String("true"));
@@ -78,7 +64,42 @@ FlowRow rowOf(const RecordedFlow &flow, const QJsonObject &summary, const QJsonA
 FlowRecorder::FlowRecorder(StoreWriter *writer, QHash<QString, ModelPrice> prices, QObject *parent)
     : QObject(parent)
     , m_writer(writer)
-    , m_prices(std::move(prices)) {}
+    , m_prices(std::move(prices))
+    // Not owned: the process-wide formats-only policy, until a bus gives its own.
+    , m_credentials(std::shared_ptr<void>(), &CredentialPolicy::formatsOnly()) {}
+
+void FlowRecorder::setCredentials(std::shared_ptr<const CredentialPolicy> credentials) {
+    QMutexLocker lock(&m_mutex);
+    if (credentials)
+        m_credentials = std::move(credentials);
+}
+
+// Bodies are masked here, on the store thread, where they are parsed anyway: the proxy thread
+// only shares their bytes. Parsed first, so a secret JSON-escaped in the body is found too.
+QJsonValue FlowRecorder::parseBody(const QByteArray &raw) const {
+    if (raw.isEmpty())
+        return QJsonValue::Null;
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(raw, &error);
+    if (error.error == QJsonParseError::NoError) {
+        if (doc.isObject())
+            return m_credentials->maskObject(doc.object());
+        if (doc.isArray())
+            return m_credentials->maskArray(doc.array());
+    }
+    return m_credentials->maskText(QString::fromUtf8(raw.left(kMaxTextBody)));
+}
+
+// SSE events decoded from the client's chunks: each is whole here (the decoder joined the
+// chunks), so a secret split across two chunks is masked like any other.
+void FlowRecorder::maskEventsFrom(RecordedFlow &flow, qsizetype first) const {
+    for (qsizetype i = first; i < flow.clientEvents.size(); ++i) {
+        const QJsonValue event = flow.clientEvents.at(i);
+        const QJsonValue masked = m_credentials->maskValue(event);
+        if (masked != event)
+            flow.clientEvents.replace(i, masked);
+    }
+}
 
 FlowRecorder::~FlowRecorder() = default;
 
@@ -204,8 +225,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
              {QStringLiteral("iteration"), iteration},
              {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
              {QStringLiteral("headers"), QJsonObject()},
-             {QStringLiteral("body"),
-              SecretMasker::maskJson(d.value(QStringLiteral("request")).toObject())}});
+             {QStringLiteral("body"), d.value(QStringLiteral("request")).toObject()}});
         updated = true;
         break;
     }
@@ -222,8 +242,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
                  {QStringLiteral("iteration"), iteration},
                  {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
                  {QStringLiteral("headers"), QJsonObject()},
-                 {QStringLiteral("body"),
-                  SecretMasker::maskJson(d.value(QStringLiteral("request")).toObject())}});
+                 {QStringLiteral("body"), d.value(QStringLiteral("request")).toObject()}});
         QJsonObject response{
             {QStringLiteral("kind"), QStringLiteral("upstream_response")},
             {QStringLiteral("at"), event.timestampMs},
@@ -407,7 +426,9 @@ void FlowRecorder::record(const InspectorEvent &event) {
 
 void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {
     if (flow.clientSseStream) {
+        const qsizetype first = flow.clientEvents.size();
         flow.clientSse.feed(bytes, flow.clientEvents);
+        maskEventsFrom(flow, first);
     } else if (flow.clientStreamText.size() < kMaxTextBody) {
         flow.clientStreamText += bytes;
     }
@@ -426,8 +447,13 @@ void FlowRecorder::finalize(const QString &id) {
         return;
     RecordedFlow flow = std::move(it.value());
     m_running.erase(it);
-    if (flow.clientSseStream)
+    if (flow.clientSseStream) {
+        const qsizetype first = flow.clientEvents.size();
         flow.clientSse.finish(flow.clientEvents);
+        maskEventsFrom(flow, first);
+    }
+    // A streamed text body is masked once whole, so a secret split across chunks is found.
+    flow.clientStreamText = m_credentials->maskText(flow.clientStreamText);
     resolveFinalResponse(flow);
     if (flow.passThrough) {
         const QJsonObject usage = flow.finalResponse.value(QStringLiteral("usage")).toObject();
@@ -490,8 +516,13 @@ int FlowRecorder::importFlows(const QList<QJsonObject> &flows,
                               const std::function<bool(const QString &)> &stored) {
     int count = 0;
     QSet<QString> ids;
+    const std::shared_ptr<const CredentialPolicy> credentials = [this] {
+        QMutexLocker lock(&m_mutex);
+        return m_credentials;
+    }();
     for (const QJsonObject &json : flows) {
-        RecordedFlow flow = RecordedFlow::fromJson(json);
+        // A HAR file may hold anything: masked with the live policy like a recorded flow.
+        RecordedFlow flow = RecordedFlow::fromJson(credentials->maskObject(json));
         flow.imported = true;
         {
             QMutexLocker lock(&m_mutex);
@@ -562,16 +593,23 @@ QList<QJsonObject> FlowRecorder::liveFlows() const {
     QMutexLocker lock(&m_mutex);
     QList<QJsonObject> out;
     for (const RecordedFlow &f : m_running)
-        out.append(f.toJson());
+        out.append(runningJson(f));
     for (const PendingFlow &f : m_pending)
         out.append(f.toJson());
     return out;
 }
 
+// A streamed text body is masked whole when its flow ends (a secret may span its chunks); until
+// then a reader gets the text so far masked on the way out.
+QJsonObject FlowRecorder::runningJson(const RecordedFlow &flow) const {
+    const QJsonObject json = flow.toJson();
+    return flow.clientStreamText.isEmpty() ? json : m_credentials->maskObject(json);
+}
+
 std::optional<QJsonObject> FlowRecorder::liveFlow(const QString &id) const {
     QMutexLocker lock(&m_mutex);
     if (const auto it = m_running.constFind(id); it != m_running.constEnd())
-        return it->toJson();
+        return runningJson(*it);
     if (const auto it = m_pending.constFind(id); it != m_pending.constEnd())
         return it->toJson();
     return std::nullopt;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/cooperativeyield.h"
+#include "inspect/credentialpolicy.h"
 #include "inspect/inspectorevent.h"
 #include "record/modelprice.h"
 #include "record/recordedflow.h"
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace loopscope {
@@ -42,6 +44,9 @@ public:
     // Whether anyone listens to flowStarted/flowUpdated (a summary per event is a good part of
     // recording; unobserved, it is skipped). Set before events arrive; default: always.
     void setObserved(std::function<bool()> observed) { m_observed = std::move(observed); }
+    // Any thread: the policy bodies, streams and imports are masked with (the bus's; default:
+    // key names and formats only). Events' `data` arrives masked by the bus already.
+    void setCredentials(std::shared_ptr<const CredentialPolicy> credentials);
     // Store thread: the writer committed these; forget their pending copies.
     void onCommitted(const QStringList &ids);
     // Store thread: seeds run grouping from the stored keys (at open).
@@ -80,6 +85,9 @@ private:
     void onClientChunk(RecordedFlow &flow, const QByteArray &bytes);
     void finalize(const QString &id);
     void resolveFinalResponse(RecordedFlow &flow);
+    QJsonValue parseBody(const QByteArray &raw) const;
+    void maskEventsFrom(RecordedFlow &flow, qsizetype first) const;
+    QJsonObject runningJson(const RecordedFlow &flow) const; // under m_mutex
 
     StoreWriter *m_writer;
     QHash<QString, ModelPrice> m_prices;
@@ -87,7 +95,8 @@ private:
     QMutex m_intakeMutex; // guards m_intake: publishers append from their threads
     QList<InspectorEvent> m_intake;
     CooperativeYield m_yield{{}}; // between events, see the class
-    mutable QMutex m_mutex;       // guards m_running and m_pending
+    mutable QMutex m_mutex;       // guards m_running, m_pending and m_credentials
+    std::shared_ptr<const CredentialPolicy> m_credentials;
     QHash<QString, RecordedFlow> m_running;
     // Finished, not committed yet: the summary kept apart from the hops, so listing them
     // (every page, every count) copies no hops.

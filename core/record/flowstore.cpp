@@ -141,6 +141,8 @@ bool FlowStore::open(QString *error) {
 void FlowStore::attach(EventBus *bus) {
     if (!bus || !m_recorder)
         return;
+    // Bodies and chunks (`raw`) reach the recorder unmasked; it masks them with the bus's policy.
+    m_recorder->setCredentials(bus->credentials());
     // Direct: take() is thread-safe and queues for the store thread itself.
     connect(bus, &EventBus::eventPublished, m_recorder, &FlowRecorder::take, Qt::DirectConnection);
 }

@@ -26,7 +26,6 @@ struct FlowStoreOptions {
     int batchIntervalMs = 100;             // writer tick; a batch is at most this old (≤ 200 ms)
     int idleCheckpointMs = 1000;           // WAL checkpoint once nothing was written this long
     QHash<QString, ModelPrice> prices;     // model_list model_name → model_info prices
-    QStringList secrets; // configured secrets masked in recorded headers (master key, api keys)
 };
 
 // What reached the store (for benchmarks and diagnostics; any thread).

@@ -15,6 +15,8 @@ OtlpExporter::OtlpExporter(const OtlpSettings &settings, FlowStore *store, Event
     OtlpResource resource;
     resource.serviceVersion = QCoreApplication::applicationVersion();
     m_sender = new OtlpSender(settings, resource, store ? store->query() : nullptr);
+    if (events)
+        m_sender->setCredentials(events->credentials());
     m_sender->moveToThread(&m_thread);
     m_thread.setObjectName(QStringLiteral("loopscope-otlp"));
     connect(&m_thread, &QThread::started, m_sender, &OtlpSender::start);

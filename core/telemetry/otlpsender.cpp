@@ -91,7 +91,8 @@ void OtlpSender::exportFlow(const QString &id, int attempt) {
             QTimer::singleShot(200, this, [this, id, attempt] { exportFlow(id, attempt + 1); });
         return;
     }
-    enqueue(OtlpSpanBuilder::build(*flow, m_settings.captureContent, sandboxEventsOf(*flow)));
+    const QJsonObject masked = m_credentials ? m_credentials->maskObject(*flow) : *flow;
+    enqueue(OtlpSpanBuilder::build(masked, m_settings.captureContent, sandboxEventsOf(masked)));
 }
 
 void OtlpSender::inspectorEvent(const InspectorEvent &event) {

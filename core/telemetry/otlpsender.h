@@ -1,5 +1,6 @@
 #pragma once
 
+#include "inspect/credentialpolicy.h"
 #include "inspect/inspectorevent.h"
 #include "telemetry/otlpsettings.h"
 #include "telemetry/otlpspan.h"
@@ -11,6 +12,7 @@
 #include <QTimer>
 
 #include <atomic>
+#include <memory>
 
 class QNetworkAccessManager;
 class QNetworkReply;
@@ -33,6 +35,11 @@ public:
 
     OtlpSender(const OtlpSettings &settings, const OtlpResource &resource, const FlowQuery *flows);
     ~OtlpSender() override;
+    // Before the thread starts: each flow is masked with this policy (the bus's) before it
+    // becomes spans, so a value the store kept is checked against today's secrets as well.
+    void setCredentials(std::shared_ptr<const CredentialPolicy> credentials) {
+        m_credentials = std::move(credentials);
+    }
 
     qint64 exportedSpans() const { return m_exported.load(); }
     qint64 droppedSpans() const { return m_dropped.load(); }
@@ -56,6 +63,7 @@ private:
     OtlpSettings m_settings;
     OtlpResource m_resource;
     const FlowQuery *m_flows;
+    std::shared_ptr<const CredentialPolicy> m_credentials;
     QNetworkAccessManager *m_nam = nullptr;
     QTimer *m_flushTimer = nullptr;
     QTimer *m_retryTimer = nullptr;

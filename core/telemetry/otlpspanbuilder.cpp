@@ -2,7 +2,7 @@
 
 #include "conversation/dialect.h"
 #include "conversation/usage.h"
-#include "inspect/secretmasker.h"
+#include "inspect/credentialpolicy.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
@@ -58,7 +58,7 @@ QString json(const QJsonValue &v) {
 // into a body out of the export too.
 QJsonValue masked(const QJsonValue &v) {
     if (v.isObject())
-        return SecretMasker::maskJson(v.toObject());
+        return CredentialPolicy::formatsOnly().maskObject(v.toObject());
     return v;
 }
 

@@ -287,6 +287,44 @@ general_settings:
     }
     // Sessions and containers keep a quarter of max_live free for one-shot runs unless
     // max_sessions says otherwise; a container's expires_after is capped (an hour by default).
+    // Every secret the config holds is handed to the credential policy, wherever it is written.
+    void secretValuesNameEveryConfiguredSecret() {
+        const QByteArray yaml = R"(model_list:
+  - model_name: gpt-5
+    litellm_params:
+      model: openai/gpt-5
+      api_key: os.environ/OPENAI_API_KEY
+  - model_name: az
+    litellm_params:
+      model: azure/my-deployment
+      api_base: https://example.openai.azure.com
+      api_key: plain-key-0001
+sandbox_tools:
+  - sandbox_tool_name: my-e2b
+    litellm_params:
+      sandbox_provider: e2b
+      api_key: e2b-key-0002
+general_settings:
+  master_key: os.environ/MASTER
+  control_token: control-token-0003
+  otlp:
+    endpoint: http://127.0.0.1:4318
+    headers:
+      authorization: Basic otlp-0004
+)";
+        ProxyConfig config;
+        QString error;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
+        const QStringList secrets = config.secretValues();
+        for (const char *expected : {"sk-from-env", "plain-key-0001", "e2b-key-0002", "sk-master",
+                                     "control-token-0003", "Basic otlp-0004"})
+            QVERIFY2(secrets.contains(QLatin1String(expected)),
+                     qPrintable(QLatin1String(expected) + QStringLiteral(" missing from ") +
+                                secrets.join(QStringLiteral(", "))));
+        QVERIFY(!secrets.contains(QStringLiteral("gpt-5")));
+        QVERIFY(!secrets.contains(QString()));
+    }
+
     void sessionLimits_data() {
         QTest::addColumn<QByteArray>("yaml");
         QTest::addColumn<int>("sessions");

@@ -272,6 +272,36 @@ private slots:
         QVERIFY(flow.value("cost_usd").isDouble());
     }
 
+    // A secret split across two network chunks of one SSE event is masked once the store thread
+    // has joined the event (the chunks themselves are never masked, nor need to be).
+    void secretSplitAcrossStreamChunksIsMasked() {
+        start(config());
+        const QByteArray event =
+            "event: response.output_text.delta\ndata: " +
+            json({{"type", "response.output_text.delta"},
+                  {"delta", QString(QStringLiteral("key ") + kConfiguredKey)}}) +
+            "\n\n";
+        const qsizetype cut = event.indexOf(kConfiguredKey.toUtf8()) + 12;
+        const QList<QByteArray> chunks{
+            sse("response.created",
+                {{"type", "response.created"}, {"response", QJsonObject{{"id", "resp_k"}}}}),
+            event.left(cut), event.mid(cut),
+            sse("response.completed", {{"type", "response.completed"},
+                                       {"response", responseObject("resp_k", {}, 1, 1)}})};
+        m_upstream->enqueue(ScriptedUpstream::Response::events(chunks, 50));
+        const auto r = roundTrip("POST", "/v1/responses",
+                                 R"({"model":"gpt-priced","input":"hi","stream":true})");
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains(kConfiguredKey.toUtf8())); // the client got the stream as sent
+        const QJsonObject flow = flowOf(0);
+        const QByteArray stored = json(flow);
+        QVERIFY2(!stored.contains(kConfiguredKey.left(12).toUtf8()), stored.constData());
+        const QJsonArray events = hop(flow, "client_response").value("events").toArray();
+        QCOMPARE(events.size(), 3);
+        QCOMPARE(events.at(1).toObject().value("data").toObject().value("delta").toString(),
+                 QStringLiteral("key …abcd"));
+    }
+
     void chatStreamUsageAndUnpricedModel() {
         start(config());
         m_upstream->enqueue(ScriptedUpstream::Response::events(

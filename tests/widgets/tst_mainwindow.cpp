@@ -2,8 +2,8 @@
 #include "models/sampleevents.h"
 #include "models/storeflows.h"
 
+#include "inspect/credentialpolicy.h"
 #include "inspect/eventbus.h"
-#include "inspect/secretmasker.h"
 #include "models/eventbatcher.h"
 #include "models/flowlistmodel.h"
 #include "models/jsontreemodel.h"
@@ -54,7 +54,7 @@ void publishRegistryEvents(SandboxRegistry *registry, EventBus *bus) {
             {QStringLiteral("provider"), e.handle.provider},
             {QStringLiteral("sessionId"), e.sessionId},
             {QStringLiteral("ephemeral"), !e.isSessionScoped()},
-            {QStringLiteral("identity"), SecretMasker::mask(e.identity.value_or(QString()))},
+            {QStringLiteral("identity"), CredentialPolicy::mask(e.identity.value_or(QString()))},
             {QStringLiteral("createdMs"), e.createdMs},
             {QStringLiteral("lastUsedMs"), e.lastAccessedMs},
             {QStringLiteral("runs"), e.runs}};

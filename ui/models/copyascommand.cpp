@@ -1,6 +1,6 @@
 #include "models/copyascommand.h"
 
-#include "inspect/secretmasker.h"
+#include "inspect/credentialpolicy.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -17,7 +17,7 @@ using namespace Qt::StringLiterals;
 
 namespace {
 
-const QChar kMaskMark(0x2026); // "…": SecretMasker's mark of a masked value
+const QChar kMaskMark(0x2026); // "…": CredentialPolicy's mark of a masked value
 
 // Headers the client library or the transport computes itself; copying them would be wrong
 // (a stale Content-Length) or pointless.
@@ -296,7 +296,7 @@ std::optional<CopyAsCommand::Request> CopyAsCommand::fromFlow(const QJsonObject 
         if (isTransportHeader(lower))
             continue;
         Header h{name, it.value().toString(), {}, {}};
-        if (h.value.contains(kMaskMark) || SecretMasker::isSecretHeader(lower.toUtf8())) {
+        if (h.value.contains(kMaskMark) || CredentialPolicy::isSecretHeader(lower.toUtf8())) {
             h.variable = envNameFor(lower);
             const QRegularExpressionMatch m = schemeThenMask.match(h.value);
             if (m.hasMatch())

@@ -1,6 +1,6 @@
 #include "models/sandboxesmodel.h"
 
-#include "inspect/secretmasker.h"
+#include "inspect/credentialpolicy.h"
 #include "models/textformat.h"
 
 #include "sandbox/sandboxregistry.h"

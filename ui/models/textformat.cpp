@@ -1,6 +1,6 @@
 #include "models/textformat.h"
 
-#include "inspect/secretmasker.h"
+#include "inspect/credentialpolicy.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -57,7 +57,7 @@ QString maskedIdentity(const QString &keyOrMasked) {
         return QCoreApplication::translate("loopscope::textformat", "no key");
     if (keyOrMasked.startsWith(ellipsis))
         return keyOrMasked.left(5); // already masked: at most the last 4 stay
-    return SecretMasker::mask(keyOrMasked);
+    return CredentialPolicy::mask(keyOrMasked);
 }
 
 QString prettyJson(const QJsonValue &value) {

@@ -1,6 +1,6 @@
 #include "widgets/looppanel.h"
 
-#include "inspect/secretmasker.h"
+#include "inspect/credentialpolicy.h"
 #include "models/looptimelinemodel.h"
 #include "models/textformat.h"
 #include "widgets/timelinebardelegate.h"
@@ -29,8 +29,9 @@ constexpr int kTickMs = 200;
 
 QString pretty(const QJsonValue &value) {
     if (value.isObject())
-        return QString::fromUtf8(QJsonDocument(SecretMasker::maskJson(value.toObject()))
-                                     .toJson(QJsonDocument::Indented));
+        return QString::fromUtf8(
+            QJsonDocument(CredentialPolicy::formatsOnly().maskObject(value.toObject()))
+                .toJson(QJsonDocument::Indented));
     if (value.isArray())
         return QString::fromUtf8(QJsonDocument(value.toArray()).toJson(QJsonDocument::Indented));
     return value.toVariant().toString();

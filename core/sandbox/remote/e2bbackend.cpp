@@ -1,5 +1,6 @@
 #include "sandbox/remote/e2bbackend.h"
 
+#include "inspect/credentialpolicy.h"
 #include "sandbox/sandboxfilecode.h"
 
 #include "sandbox/remote/ndjsonlinereader.h"
@@ -23,11 +24,6 @@ namespace loopscope {
 namespace {
 
 constexpr qsizetype kErrorBodyLimit = 64 * 1024;
-
-QString maskKey(const QString &secret) {
-    const QChar ellipsis(0x2026);
-    return secret.size() < 8 ? QString(ellipsis) : ellipsis + secret.right(4);
-}
 
 int httpStatus(const QNetworkReply *reply) {
     return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
@@ -161,7 +157,7 @@ void E2bBackend::createWith(const QString &apiKey, const QString &apiBase,
         auto fail = [&](const QString &message) { done(Outcome<SandboxHandle>::failure(message)); };
         if (status == 401 || status == 403) {
             fail(QStringLiteral("e2b rejected the API key %1 (unauthorised, %2)")
-                     .arg(maskKey(apiKey), httpFailure(reply, bytes)));
+                     .arg(CredentialPolicy::mask(apiKey), httpFailure(reply, bytes)));
             return;
         }
         if (reply->error() != QNetworkReply::NoError || status < 200 || status >= 300) {
@@ -536,7 +532,7 @@ QFuture<Outcome<bool>> E2bBackend::remove(const SandboxHandle &sandbox,
         } else if (status == 401 || status == 403) {
             outcome = Outcome<bool>::failure(
                 QStringLiteral("e2b rejected the API key %1 (unauthorised, %2)")
-                    .arg(maskKey(key), httpFailure(reply, bytes)));
+                    .arg(CredentialPolicy::mask(key), httpFailure(reply, bytes)));
         } else if (reply->error() != QNetworkReply::NoError || status < 200 || status >= 300) {
             outcome = Outcome<bool>::failure(QStringLiteral("deleting e2b sandbox %1 failed: %2")
                                                  .arg(live.id, httpFailure(reply, bytes)));
@@ -577,8 +573,8 @@ QFuture<SandboxSelfTest> E2bBackend::probe(const SandboxParams &params) {
         if (status == 401 || status == 403) {
             test.problems << QStringLiteral("e2b at %1 is reachable but rejected the API key %2 "
                                             "(unauthorised, %3)")
-                                 .arg(url.adjusted(QUrl::RemovePath).toString(), maskKey(key),
-                                      httpFailure(reply, bytes));
+                                 .arg(url.adjusted(QUrl::RemovePath).toString(),
+                                      CredentialPolicy::mask(key), httpFailure(reply, bytes));
         } else if (status == 0) {
             test.problems << QStringLiteral("e2b API at %1 is unreachable: %2")
                                  .arg(url.adjusted(QUrl::RemovePath).toString(),

@@ -1,5 +1,6 @@
 #include "sandbox/remote/jupyterkernelchannel.h"
 
+#include "inspect/credentialpolicy.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
 #include "sandbox/remote/jupyterrest.h"
@@ -91,7 +92,7 @@ QUrl JupyterKernelChannel::restUrl(const QString &suffix) const {
 }
 
 QString JupyterKernelChannel::masked() const {
-    return jupyterrest::mask(m_token);
+    return CredentialPolicy::mask(m_token);
 }
 
 QFuture<Outcome<ExecutionResult>> JupyterKernelChannel::execute(const QString &code,

@@ -1,5 +1,7 @@
 #include "sandbox/remote/jupyterrest.h"
 
+#include "inspect/credentialpolicy.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkReply>
@@ -28,11 +30,6 @@ void authorise(QNetworkRequest &request, const QString &token) {
     request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
     if (!token.isEmpty())
         request.setRawHeader("Authorization", "token " + token.toUtf8());
-}
-
-QString mask(const QString &secret) {
-    const QChar ellipsis(0x2026);
-    return secret.size() < 8 ? QString(ellipsis) : ellipsis + secret.right(4);
 }
 
 int httpStatus(const QNetworkReply *reply) {
@@ -65,7 +62,7 @@ QString describeFailure(const QNetworkReply *reply, const QByteArray &body) {
 QString unauthorisedMessage(const QString &apiBase, const QString &token,
                             const QNetworkReply *reply, const QByteArray &body) {
     return QStringLiteral("Jupyter server at %1 rejected the token %2 (unauthorised, %3)")
-        .arg(apiBase, token.isEmpty() ? QStringLiteral("(none)") : mask(token),
+        .arg(apiBase, token.isEmpty() ? QStringLiteral("(none)") : CredentialPolicy::mask(token),
              describeFailure(reply, body));
 }
 

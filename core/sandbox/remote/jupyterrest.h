@@ -18,8 +18,6 @@ QUrl apiUrl(const QString &apiBase, const QString &path);
 QUrl webSocketUrl(const QString &apiBase, const QString &path);
 // `Authorization: token <t>` when a token is set.
 void authorise(QNetworkRequest &request, const QString &token);
-// "…abcd": keys and tokens only ever appear as their last four characters.
-QString mask(const QString &secret);
 int httpStatus(const QNetworkReply *reply);
 bool isUnauthorised(int status);
 // "HTTP 404 Not Found: <message>" or the network error ("Connection refused").
