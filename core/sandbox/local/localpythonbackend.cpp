@@ -324,7 +324,8 @@ void LocalPythonBackend::scheduleRefill(int delayMs) {
 void LocalPythonBackend::refillPool() {
     // After repeated start failures, stop burning CPU in the background; create() still tries
     // (and reports the reason) every time.
-    while (!m_shutdown && m_available && m_pool.size() < m_poolTarget && m_poolStartFailures < 3) {
+    while (!m_shutdown && m_available && m_pool.size() < m_poolTarget &&
+           m_poolStartFailures < kMaxPoolStartFailures) {
         LocalSandboxProcess *process = startProcess(m_options.poolNice);
         m_pool.append(process);
         connect(process, &LocalSandboxProcess::exited, this, [this, process] {

@@ -101,6 +101,10 @@ public:
     int pooledCount() const;    // pooled interpreters, starting or ready
     int readyPoolCount() const; // pooled interpreters ready for an instant hand-off
     int poolTarget() const { return m_poolTarget; } // current size the pool refills to
+    // The pool stopped refilling after repeated start failures (create() still tries).
+    bool poolGaveUp() const { return m_poolStartFailures >= kMaxPoolStartFailures; }
+    // A refill is scheduled (tests: with none scheduled and an empty pool, none will appear).
+    bool refillPending() const { return m_refillScheduled; }
     // Host pid of the process tree's top currently serving a sandbox (its bwrap, its init when
     // forked by the zygote, or the unisolated python), 0 if none; the same of pooled ones.
     qint64 processId(const QString &sandboxId) const;
@@ -115,6 +119,8 @@ signals:
 private:
     // Delay before refilling the pool after a hand-off (see takeFromPool).
     static constexpr int kRefillAfterHandOffMs = 20;
+    // Pooled starts that may fail in a row before the pool stops refilling.
+    static constexpr int kMaxPoolStartFailures = 3;
     struct PendingRun;
     struct Sandbox;
 
