@@ -64,8 +64,13 @@ public:
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 
-    // Static checks plus, once, a real probe sandbox; cached after the first call.
+    // Static checks plus, once, a real probe sandbox; cached after the first call. Blocks for
+    // as long as the probes take (seconds when bwrap hangs): never on the proxy thread, which
+    // calls selfTestInBackground().
     SandboxSelfTest selfTest() const override;
+    // The same on a worker thread: the future finishes there (attach with whenFinished); the
+    // result is cached here too once it is in. Ready at once when already cached.
+    QFuture<SandboxSelfTest> selfTestInBackground();
 
     // Served by the sandbox's driver between runs (see LocalSandboxProcess::fileRequest). A
     // sandbox without a live interpreter gets a fresh one, with the files of the one before.
@@ -124,7 +129,10 @@ private:
     struct PendingRun;
     struct Sandbox;
 
-    QStringList staticProblems() const;
+    static QStringList staticProblems(const LocalSandboxOptions &options);
+    // Everything selfTest() finds, from copies only: safe on any thread.
+    static SandboxSelfTest runSelfTest(const LocalSandboxOptions &options, bool isolated,
+                                       bool available);
     LocalSandboxProcess *startProcess(int nice = 0);
     void noteForkedExit(LocalSandboxProcess *process);
     void growPool();
