@@ -1,6 +1,8 @@
 #include "proxyservice.h"
 
 #include "common/futurechain.h"
+#include "control/controlapi.h"
+#include "loop/pausebroker.h"
 #include "models/textformat.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"

@@ -831,6 +831,7 @@ void AgenticLoop::failAborted() {
         return;
     }
     if (!m_abortReason.isEmpty()) { // the proxy is stopping: a server-side failure, said so
+        m_flowStatus = 503;         // also when the stream had started with 200
         failWithMessage(503, m_abortReason, QStringLiteral("server_error"),
                         QStringLiteral("proxy_stopping"));
         return;
