@@ -985,11 +985,11 @@ void TestLocalPythonBackend::brokenBubblewrapFailsFastWithReason() {
     QVERIFY(!self.available);
     QVERIFY2(self.problems.join(QLatin1Char('\n')).contains(QStringLiteral("probe sandbox")),
              qPrintable(self.problems.join(QLatin1Char('\n'))));
-    // The pool gives up instead of restarting a broken command forever: once it has, nothing
-    // refills it, so an empty pool stays empty.
+    // The pool gives up instead of restarting a broken command forever: once it has, a refill
+    // (one may still be scheduled by the last failure) starts nothing, so an empty pool stays
+    // empty.
     QTRY_VERIFY_WITH_TIMEOUT(m_backend->poolGaveUp(), kWaitMs);
     QTRY_COMPARE_WITH_TIMEOUT(m_backend->pooledCount(), 0, kWaitMs);
-    QVERIFY(!m_backend->refillPending());
 }
 
 void TestLocalPythonBackend::hugeOutputIsCapped_data() {
