@@ -1,6 +1,8 @@
 #include "proxyservice.h"
 
 #include "common/futurechain.h"
+#include "control/controlapi.h"
+#include "loop/pausebroker.h"
 #include "models/textformat.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
@@ -52,12 +54,7 @@ ProxyService::~ProxyService() {
     }
     if (m_thread.isRunning()) {
         QMetaObject::invokeMethod(
-            m_anchor,
-            [this] {
-                delete m_server;
-                m_server = nullptr;
-            },
-            Qt::BlockingQueuedConnection);
+            m_anchor, [this] { delete m_live.server.data(); }, Qt::BlockingQueuedConnection);
         m_thread.quit();
         m_thread.wait();
     }
@@ -83,6 +80,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
     delete m_anchor;
     m_stopping = false;
     m_registry = nullptr;
+    m_url.clear();
     m_sandboxHealthKnown = false;
     m_shutdownTimeoutMs = qMax(0, config.shutdownTimeoutMs);
     m_anchor = new QObject;
@@ -92,10 +90,12 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
     QMetaObject::invokeMethod(
         m_anchor,
         [this, &config, &ok, error] {
-            m_server = new ProxyServer(config);
-            m_server->setEventBus(m_events);
-            m_server->setFlowStore(m_store.get());
-            m_stack = new loopscope::InterceptionStack(m_server, m_events, m_server);
+            // Every way out of here leaves m_live empty or pointing at live objects: the
+            // QPointers go null with the server that owns them all.
+            auto *server = new ProxyServer(config);
+            server->setEventBus(m_events);
+            server->setFlowStore(m_store.get());
+            auto *stack = new loopscope::InterceptionStack(server, m_events, server);
             loopscope::LocalSandboxOptions sandbox;
             if (config.execTimeoutSeconds > 0)
                 sandbox.timeoutMs = config.execTimeoutSeconds * 1000;
@@ -103,34 +103,30 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             sandbox.poolMaxSize = qMax(sandbox.poolSize, config.sandboxPoolMax);
             sandbox.allowUnisolated = config.allowUnisolated;
             sandbox.zygote = config.sandboxZygote;
-            if (!m_stack->init(sandbox, error)) {
-                delete m_server;
-                m_server = nullptr;
-                m_stack = nullptr;
+            if (m_sandboxOptionsHook)
+                m_sandboxOptionsHook(sandbox);
+            if (!stack->init(sandbox, error) || !server->listen()) {
+                if (error && error->isEmpty())
+                    *error = server->errorString();
+                delete server;
                 return;
             }
-            m_registry = m_stack->registry();
-            m_registryGuard = m_registry;
-            m_sandboxBackend = m_stack->sandboxBackendName();
-            connect(m_stack, &loopscope::InterceptionStack::sandboxHealthChanged, this,
+            ok = true;
+            m_live = {server, stack, stack->registry(), stack->pauseBroker(), stack->controlApi()};
+            m_registry = stack->registry(); // read by the caller after this blocking call
+            m_sandboxBackend = stack->sandboxBackendName();
+            m_url = server->listenUrl();
+            connect(stack, &loopscope::InterceptionStack::sandboxHealthChanged, this,
                     [this](const QStringList &problems, const QStringList &warnings) {
                         m_sandboxProblems = problems;
                         m_sandboxWarnings = warnings;
                         emit sandboxHealthChanged();
                     });
-            ok = m_server->listen();
-            if (!ok) {
-                if (error)
-                    *error = m_server->errorString();
-                delete m_server;
-                m_server = nullptr;
-                return;
-            }
-            m_url = m_server->listenUrl();
-            connect(m_server, &ProxyServer::requestLogged, this, &ProxyService::requestLogged);
-            connect(m_server, &ProxyServer::stopped, m_anchor, [this] {
-                m_server->deleteLater();
-                m_server = nullptr;
+            connect(server, &ProxyServer::requestLogged, this, &ProxyService::requestLogged);
+            connect(server, &ProxyServer::stopped, m_anchor, [this] {
+                if (m_live.server)
+                    m_live.server->deleteLater();
+                m_live = {};
                 m_thread.quit();
             });
         },
@@ -140,33 +136,53 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
         m_thread.wait();
         return false;
     }
-    // The self-test starts a real probe sandbox (seconds when bwrap hangs): after start()
-    // returned, on the proxy thread, so neither the window nor the listening line waits for it.
-    // Its answer arrives through sandboxHealthChanged().
-    QMetaObject::invokeMethod(m_anchor, [this] {
-        if (!m_stack)
+    // The self-test starts a real probe sandbox and probes libraries (seconds when bwrap
+    // hangs): on a worker (InterceptionStack::probeSandbox), so neither the window, the
+    // listening line nor a request served meanwhile waits for it. Its answer arrives here
+    // through sandboxHealthChanged().
+    post([this](const Live &live) {
+        if (!live.stack)
             return;
-        const loopscope::SandboxSelfTest health = m_stack->sandboxSelfTest();
-        QMetaObject::invokeMethod(this, [this, health] {
-            m_sandboxProblems = health.problems;
-            m_sandboxWarnings = health.warnings;
-            m_sandboxIsolated = health.isolated;
-            m_sandboxHealthKnown = true;
-            emit sandboxHealthChanged();
-        });
+        loopscope::whenFinished(live.stack->probeSandbox(), m_anchor,
+                                [this](const QFuture<loopscope::SandboxSelfTest> &f) {
+                                    const loopscope::SandboxSelfTest health =
+                                        loopscope::resultOr(f, loopscope::SandboxSelfTest{});
+                                    QMetaObject::invokeMethod(this, [this, health] {
+                                        m_sandboxProblems = health.problems;
+                                        m_sandboxWarnings = health.warnings;
+                                        m_sandboxIsolated = health.isolated;
+                                        m_sandboxHealthKnown = true;
+                                        emit sandboxHealthChanged();
+                                    });
+                                });
     });
     emit listening(m_url);
     return true;
 }
 
-bool ProxyService::withRegistry(std::function<void(loopscope::SandboxRegistry *)> work) {
+bool ProxyService::post(std::function<void(const Live &)> work) {
     if (!m_anchor || !m_thread.isRunning() || m_stopping)
         return false;
-    QMetaObject::invokeMethod(m_anchor, [this, work = std::move(work)] {
-        if (loopscope::SandboxRegistry *registry = m_registryGuard.data())
-            work(registry);
-    });
+    QMetaObject::invokeMethod(m_anchor, [this, work = std::move(work)] { work(m_live); });
     return true;
+}
+
+bool ProxyService::withRegistry(std::function<void(loopscope::SandboxRegistry *)> work) {
+    return post([work = std::move(work)](const Live &live) {
+        if (live.registry)
+            work(live.registry);
+    });
+}
+
+bool ProxyService::withPauseBroker(std::function<void(loopscope::PauseBroker *)> work) {
+    return post([work = std::move(work)](const Live &live) {
+        if (live.broker)
+            work(live.broker);
+    });
+}
+
+bool ProxyService::withControlApi(std::function<void(loopscope::ControlApi *)> work) {
+    return post([work = std::move(work)](const Live &live) { work(live.control.data()); });
 }
 
 void ProxyService::stop() {
@@ -175,11 +191,12 @@ void ProxyService::stop() {
     m_stopping = true;
     const int timeoutMs = m_shutdownTimeoutMs;
     QMetaObject::invokeMethod(m_anchor, [this, timeoutMs] {
-        if (!m_server) {
+        if (!m_live.server || !m_live.stack) {
             m_thread.quit();
             return;
         }
-        const int live = m_registry ? m_registry->liveCount() : 0;
+        const QPointer<loopscope::SandboxRegistry> registry = m_live.registry;
+        const int live = registry ? registry->liveCount() : 0;
         if (live > 0)
             logLine(QStringLiteral("stopping: deleting %1, waiting up to %2 "
                                    "(general_settings.shutdown_timeout)")
@@ -189,25 +206,25 @@ void ProxyService::stop() {
         // Sandboxes go first (no process or remote kernel outlives the app), then in-flight
         // responses finish. Bounded: a remote backend that does not answer cannot hold quit.
         auto proceeded = std::make_shared<bool>(false);
-        auto proceed = [this, proceeded, timeoutMs](bool timedOut) {
+        auto proceed = [this, proceeded, timeoutMs, registry](bool timedOut) {
             if (std::exchange(*proceeded, true))
                 return;
-            if (timedOut && m_registry && m_registry->liveCount() > 0) {
+            if (timedOut && registry && registry->liveCount() > 0) {
                 QStringList ids;
-                for (const loopscope::SandboxEntry &entry : m_registry->entries())
+                for (const loopscope::SandboxEntry &entry : registry->entries())
                     ids << entry.handle.id;
                 logLine(QStringLiteral("stopping: gave up after %1 with %2 unanswered; they "
                                        "may outlive Loopscope: %3")
                             .arg(textformat::formatDuration(timeoutMs),
-                                 textformat::plural(m_registry->liveCount(),
+                                 textformat::plural(registry->liveCount(),
                                                     QStringLiteral("sandbox delete")))
                             .arg(ids.isEmpty() ? QStringLiteral("(ids not known yet)")
                                                : ids.join(QStringLiteral(", "))));
             }
-            if (m_server)
-                m_server->shutdown();
+            if (m_live.server)
+                m_live.server->shutdown();
         };
-        loopscope::whenFinished(m_stack->shutdown(), m_anchor,
+        loopscope::whenFinished(m_live.stack->shutdown(), m_anchor,
                                 [proceed](const QFuture<void> &) { proceed(false); });
         QTimer::singleShot(timeoutMs, m_anchor, [proceed] { proceed(true); });
     });
@@ -215,12 +232,4 @@ void ProxyService::stop() {
 
 void ProxyService::logLine(const QString &line) {
     QTextStream(stderr) << "loopscope: " << line << Qt::endl;
-}
-
-loopscope::PauseBroker *ProxyService::pauseBroker() const {
-    return m_stack ? m_stack->pauseBroker() : nullptr;
-}
-
-loopscope::ControlApi *ProxyService::controlApi() const {
-    return m_stack ? m_stack->controlApi() : nullptr;
 }

@@ -15,6 +15,7 @@ class ControlApi;
 class EventBus;
 class FlowStore;
 class InterceptionStack;
+struct LocalSandboxOptions;
 class PauseBroker;
 class OtlpExporter;
 class ProxyServer;
@@ -34,12 +35,9 @@ public:
     // Creates the server in the proxy thread and listens; blocks until that is done.
     bool start(const loopscope::ProxyConfig &config, QString *error);
     QString listenUrl() const { return m_url; }
-    // Lives in the proxy thread: call it only through QMetaObject::invokeMethod(registry, ...).
+    // The running proxy's registry, as an identity only (null while stopped): the window
+    // never dereferences it; it reaches the registry through withRegistry().
     loopscope::SandboxRegistry *registry() const { return m_registry; }
-    // Breakpoints; lives in the proxy thread like the registry (null while stopped).
-    loopscope::PauseBroker *pauseBroker() const;
-    // The control API (replay); lives in the proxy thread like the broker (null while stopped).
-    loopscope::ControlApi *controlApi() const;
     // The flow history (core/record), made at the first start() from the config (--data-dir,
     // --no-history, history:, model_info prices) and kept across restarts; null before.
     // Its query() is thread-safe.
@@ -51,11 +49,22 @@ public:
     bool sandboxIsolated() const { return m_sandboxIsolated; }
     // False until the start-up self-test (run after start() returns) has answered.
     bool sandboxHealthKnown() const { return m_sandboxHealthKnown; }
-    // Queues `work` on the proxy thread with the registry if it still exists there (checked
-    // there, where it is deleted); false when the proxy is not running. The window's way in.
+    // The only ways in from another thread. Each queues `work` on the proxy thread and runs it
+    // there with the object if it still exists (checked there, where it is deleted), so a
+    // stop or restart in between cannot hand it freed memory; false when the proxy is not
+    // running (or stopping), and `work` is dropped.
     bool withRegistry(std::function<void(loopscope::SandboxRegistry *)> work);
+    // Breakpoints.
+    bool withPauseBroker(std::function<void(loopscope::PauseBroker *)> work);
+    // The control API (replay). Unlike the others `work` also runs when the API went away
+    // meanwhile, with null, so an answer the caller waits for always comes.
+    bool withControlApi(std::function<void(loopscope::ControlApi *)> work);
     // Graceful stop (in-flight responses finish, bounded); stopped() follows.
     void stop();
+    // Test seam: adjusts the local sandbox options of every later start(), on the proxy thread.
+    void setSandboxOptionsHook(std::function<void(loopscope::LocalSandboxOptions &)> hook) {
+        m_sandboxOptionsHook = std::move(hook);
+    }
 
 signals:
     void requestLogged(const loopscope::RequestLogEntry &entry);
@@ -66,17 +75,26 @@ signals:
     void sandboxHealthChanged();
 
 private:
+    // The proxy thread's objects, as that thread sees them: written and read there only
+    // (QPointer, so a deleted server reads as null), never from this object's thread.
+    struct Live {
+        QPointer<loopscope::ProxyServer> server;
+        QPointer<loopscope::InterceptionStack> stack; // child of server
+        QPointer<loopscope::SandboxRegistry> registry;
+        QPointer<loopscope::PauseBroker> broker;
+        QPointer<loopscope::ControlApi> control;
+    };
+    // Queues `work` on the proxy thread with m_live; false when not running or stopping.
+    bool post(std::function<void(const Live &)> work);
     static void logLine(const QString &line);
     // ProxyServer's own grace for in-flight responses after the sandboxes are gone.
     static constexpr int kServerGraceMs = 5000;
 
     QThread m_thread;
-    QObject *m_anchor = nullptr;                // lives in m_thread: the context for invocations
-    loopscope::ProxyServer *m_server = nullptr; // lives in m_thread
-    loopscope::InterceptionStack *m_stack = nullptr; // lives in m_thread, child of m_server
+    QObject *m_anchor = nullptr; // lives in m_thread: the context for invocations
+    Live m_live;                 // proxy thread only
+    // Identity of the running proxy's registry for the window (see registry()); this thread.
     loopscope::SandboxRegistry *m_registry = nullptr;
-    // Made and read on the proxy thread only (it tracks an object of that thread).
-    QPointer<loopscope::SandboxRegistry> m_registryGuard;
     loopscope::EventBus *m_events = nullptr;
     std::unique_ptr<loopscope::FlowStore> m_store;
     // Trace export (--otlp-endpoint); declared after the store so it goes first.
@@ -89,4 +107,5 @@ private:
     QString m_url;
     bool m_stopping = false;
     int m_shutdownTimeoutMs = 5000; // general_settings.shutdown_timeout
+    std::function<void(loopscope::LocalSandboxOptions &)> m_sandboxOptionsHook;
 };

@@ -108,55 +108,36 @@ void ServiceProxyControl::applySettings(const loopscope::AppSettings &settings) 
     }
 }
 
-// The broker lives on the proxy thread: every call is queued there, like Delete sandbox.
+// The broker and the control API live on the proxy thread: every call is queued there through
+// the service, which runs it only while they exist (a restart brings new ones).
 void ServiceProxyControl::setPauseBeforeCode(bool on) {
     m_pauseBeforeCode = on;
-    QPointer<loopscope::PauseBroker> broker = m_service->pauseBroker();
-    if (!broker)
-        return;
-    QMetaObject::invokeMethod(
-        broker,
-        [broker, on] {
-            if (!broker)
-                return;
-            loopscope::BreakpointSettings settings = broker->settings();
-            settings.code = on;
-            broker->setSettings(settings);
-        },
-        Qt::QueuedConnection);
+    m_service->withPauseBroker([on](loopscope::PauseBroker *broker) {
+        loopscope::BreakpointSettings settings = broker->settings();
+        settings.code = on;
+        broker->setSettings(settings);
+    });
 }
 
 void ServiceProxyControl::resolvePause(const QString &pauseId, const QJsonObject &decision) {
-    QPointer<loopscope::PauseBroker> broker = m_service->pauseBroker();
-    if (!broker)
-        return;
-    QMetaObject::invokeMethod(
-        broker,
-        [broker, pauseId, decision] {
-            if (broker)
-                broker->resolve(pauseId, decision); // the Resumed event updates the window
-        },
-        Qt::QueuedConnection);
+    // The Resumed event updates the window; a pause of a proxy since stopped is gone already
+    // (its request failed when the proxy stopped), and the new broker does not know its id.
+    m_service->withPauseBroker([pauseId, decision](loopscope::PauseBroker *broker) {
+        broker->resolve(pauseId, decision);
+    });
 }
 
 void ServiceProxyControl::autoApprovePauses(const QString &sessionOrFlowId) {
-    QPointer<loopscope::PauseBroker> broker = m_service->pauseBroker();
-    if (!broker)
-        return;
-    QMetaObject::invokeMethod(
-        broker,
-        [broker, sessionOrFlowId] {
-            if (broker)
-                broker->setAutoApprove(sessionOrFlowId, true);
-        },
-        Qt::QueuedConnection);
+    m_service->withPauseBroker([sessionOrFlowId](loopscope::PauseBroker *broker) {
+        broker->setAutoApprove(sessionOrFlowId, true);
+    });
 }
 
 // The window's Replay: the flow is read on a worker, replayed by the control API on the proxy
 // thread (where it lives), and the answer comes back here as replayFinished.
 void ServiceProxyControl::replayFlow(const QString &flowId, const QJsonValue &editedBody) {
     loopscope::FlowStore *store = m_service->flowStore();
-    if (!m_running || !store || !m_service->controlApi()) {
+    if (!m_running || !store) {
         emit replayFinished(flowId, {}, QStringLiteral("the proxy is not running"));
         return;
     }
@@ -165,22 +146,24 @@ void ServiceProxyControl::replayFlow(const QString &flowId, const QJsonValue &ed
     loopscope::whenFinished(read, this, [this, flowId, editedBody](const auto &f) {
         const std::optional<QJsonObject> flow =
             loopscope::resultOr(f, std::optional<QJsonObject>());
-        QPointer<loopscope::ControlApi> api = m_service->controlApi();
-        if (!flow || !api) {
+        if (!flow) {
             emit replayFinished(flowId, {},
-                                flow ? QStringLiteral("the proxy is not running")
-                                     : QStringLiteral("no flow %1 in the history").arg(flowId));
+                                QStringLiteral("no flow %1 in the history").arg(flowId));
             return;
         }
         QPointer<ServiceProxyControl> self = this;
-        QMetaObject::invokeMethod(api, [api, self, flowId, editedBody, flow = *flow] {
-            if (!api)
-                return;
-            const auto result = api->replayRecorded(flow, editedBody);
-            QMetaObject::invokeMethod(self.data(), [self, flowId, result] {
-                if (self)
-                    emit self->replayFinished(flowId, result.flowId, result.message);
+        const bool queued = m_service->withControlApi(
+            [self, flowId, editedBody, flow = *flow](loopscope::ControlApi *api) {
+                const auto result = api ? api->replayRecorded(flow, editedBody)
+                                        : loopscope::ControlApi::ReplayResult{};
+                const QString message =
+                    api ? result.message : QStringLiteral("the proxy is not running");
+                QMetaObject::invokeMethod(self.data(), [self, flowId, result, message] {
+                    if (self)
+                        emit self->replayFinished(flowId, result.flowId, message);
+                });
             });
-        });
+        if (!queued)
+            emit replayFinished(flowId, {}, QStringLiteral("the proxy is not running"));
     });
 }

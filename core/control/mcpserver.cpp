@@ -30,10 +30,7 @@ const QStringList kProtocolVersions{S("2025-11-25"), S("2025-06-18"), S("2025-03
 const QString kBreakpointsMissing = S("breakpoints are not available in this build");
 constexpr int kTextLimit = 2000; // characters per block of a transcript
 
-struct ToolText {
-    QString text;
-    bool isError = false;
-};
+using ToolText = McpToolText;
 
 QJsonObject rpcResult(const QJsonValue &id, const QJsonObject &result) {
     return {{S("jsonrpc"), S("2.0")}, {S("id"), id}, {S("result"), result}};
@@ -299,65 +296,93 @@ bool McpServer::matches(const QString &path) {
     return path == QLatin1String("/loopscope/mcp");
 }
 
-QJsonArray McpServer::tools() {
-    const QJsonObject flowId =
+struct McpServer::ToolCall {
+    QString name;
+    QJsonObject args;
+    const FlowQuery *flows = nullptr; // null for a tool that does not read the store
+    int limit = 20;                   // the validated "limit" argument
+    std::function<void(const ToolText &)> answer;
+    std::function<void(const QString &)> fail; // answer() with isError
+};
+
+// Every tool once: its descriptor (tools/list) and its handler (tools/call) side by side, so
+// the two cannot drift apart.
+const QList<McpServer::Tool> &McpServer::toolTable() {
+    static const QJsonObject flowId =
         prop("string", S("A flow id, e.g. req_0123abcd (from list_flows or search_flows)."));
-    return {
-        tool(
-            "list_flows",
-            S("List recent flows (one HTTP exchange between the agent and Loopscope each), "
-              "newest first: id, path, model, state, status, iterations, code runs, tokens."),
-            schema({{S("limit"), limitProp()},
-                    {S("state"), QJsonObject{{S("type"), S("string")},
-                                             {S("enum"), QJsonArray{S("running"), S("paused"),
-                                                                    S("completed"), S("failed")}}}},
-                    {S("run_id"), prop("string", S("Only flows of this agent run (run_…)."))}}),
-            true),
-        tool("get_flow",
-             S("Read one flow as a transcript: the client's request, each model call, each code "
-               "run with its code, stdout/stderr and the output fed back, and the final answer."),
-             schema({{S("flow_id"), flowId}}, {S("flow_id")}), true),
-        tool("search_flows",
-             S("Full-text search over flows (paths, models, ids, request/response bodies, code, "
-               "stdout, stderr, fed-back output); newest first."),
-             schema({{S("query"), prop("string", S("Words to find, e.g. ZeroDivisionError."))},
-                     {S("limit"), limitProp()}},
-                    {S("query")}),
-             true),
-        tool("list_runs",
-             S("List agent runs: flows grouped into one run (session id, previous_response_id "
-               "chains, growing chat histories), with tokens, cost, code runs, tool calls."),
-             schema({{S("limit"), limitProp()}}), true),
-        tool("list_sandboxes", S("List the live code sandboxes (containers) and their backends."),
-             schema({}), true),
-        tool("delete_sandbox", S("Delete a live sandbox by its container id (cntr_…)."),
-             schema({{S("sandbox_id"), prop("string", S("The container id, e.g. cntr_…"))}},
-                    {S("sandbox_id")}),
-             false),
-        tool("list_paused",
-             S("List agent loops paused at a breakpoint, with what they wait on (code to run, "
-               "an upstream request or response)."),
-             schema({}), true),
-        tool("resolve_paused",
-             S("Resume a paused loop: action continue (optionally with edited code or body), "
-               "deny (code only; the model gets the message) or abort."),
-             schema({{S("pause_id"), prop("string", S("The pause id (pause_…)."))},
-                     {S("action"),
-                      QJsonObject{{S("type"), S("string")},
-                                  {S("enum"), QJsonArray{S("continue"), S("deny"), S("abort")}}}},
-                     {S("code"), prop("string", S("Edited code to run instead (kind code)."))},
-                     {S("body"), prop("object", S("Edited JSON body (upstream kinds)."))},
-                     {S("message"), prop("string", S("What the model is told on deny."))}},
-                    {S("pause_id"), S("action")}),
-             false),
-        tool("replay_flow",
-             S("Send a recorded flow's client request through Loopscope again (optionally with "
-               "an edited JSON body); returns the new flow's id."),
-             schema({{S("flow_id"), flowId},
-                     {S("body"), prop("object", S("An edited client request body."))}},
-                    {S("flow_id")}),
-             false),
+    static const QList<Tool> table{
+        {tool("list_flows",
+              S("List recent flows (one HTTP exchange between the agent and Loopscope each), "
+                "newest first: id, path, model, state, status, iterations, code runs, tokens."),
+              schema(
+                  {{S("limit"), limitProp()},
+                   {S("state"), QJsonObject{{S("type"), S("string")},
+                                            {S("enum"), QJsonArray{S("running"), S("paused"),
+                                                                   S("completed"), S("failed")}}}},
+                   {S("run_id"), prop("string", S("Only flows of this agent run (run_…)."))}}),
+              true),
+         &McpServer::listFlows, true},
+        {tool("get_flow",
+              S("Read one flow as a transcript: the client's request, each model call, each code "
+                "run with its code, stdout/stderr and the output fed back, and the final answer."),
+              schema({{S("flow_id"), flowId}}, {S("flow_id")}), true),
+         &McpServer::getFlow, true},
+        {tool("search_flows",
+              S("Full-text search over flows (paths, models, ids, request/response bodies, code, "
+                "stdout, stderr, fed-back output); newest first."),
+              schema({{S("query"), prop("string", S("Words to find, e.g. ZeroDivisionError."))},
+                      {S("limit"), limitProp()}},
+                     {S("query")}),
+              true),
+         &McpServer::listFlows, true},
+        {tool("list_runs",
+              S("List agent runs: flows grouped into one run (session id, previous_response_id "
+                "chains, growing chat histories), with tokens, cost, code runs, tool calls."),
+              schema({{S("limit"), limitProp()}}), true),
+         &McpServer::listRuns, true},
+        {tool("list_sandboxes", S("List the live code sandboxes (containers) and their backends."),
+              schema({}), true),
+         &McpServer::listSandboxes, false},
+        {tool("delete_sandbox", S("Delete a live sandbox by its container id (cntr_…)."),
+              schema({{S("sandbox_id"), prop("string", S("The container id, e.g. cntr_…"))}},
+                     {S("sandbox_id")}),
+              false),
+         &McpServer::deleteSandbox, false},
+        {tool("list_paused",
+              S("List agent loops paused at a breakpoint, with what they wait on (code to run, "
+                "an upstream request or response)."),
+              schema({}), true),
+         &McpServer::listPaused, false},
+        {tool("resolve_paused",
+              S("Resume a paused loop: action continue (optionally with edited code or body), "
+                "deny (code only; the model gets the message) or abort."),
+              schema({{S("pause_id"), prop("string", S("The pause id (pause_…)."))},
+                      {S("action"),
+                       QJsonObject{{S("type"), S("string")},
+                                   {S("enum"), QJsonArray{S("continue"), S("deny"), S("abort")}}}},
+                      {S("code"), prop("string", S("Edited code to run instead (kind code)."))},
+                      {S("body"), prop("object", S("Edited JSON body (upstream kinds)."))},
+                      {S("message"), prop("string", S("What the model is told on deny."))}},
+                     {S("pause_id"), S("action")}),
+              false),
+         &McpServer::resolvePaused, false},
+        {tool("replay_flow",
+              S("Send a recorded flow's client request through Loopscope again (optionally with "
+                "an edited JSON body); returns the new flow's id."),
+              schema({{S("flow_id"), flowId},
+                      {S("body"), prop("object", S("An edited client request body."))}},
+                     {S("flow_id")}),
+              false),
+         &McpServer::replayFlow, true},
     };
+    return table;
+}
+
+QJsonArray McpServer::tools() {
+    QJsonArray descriptors;
+    for (const Tool &t : toolTable())
+        descriptors.append(t.descriptor);
+    return descriptors;
 }
 
 QString McpServer::renderFlowLine(const QJsonObject &f) {
@@ -571,201 +596,238 @@ void McpServer::dispatch(const QJsonObject &message, const Reply &reply) {
         reply(rpcResult(id, {{S("tools"), tools()}}));
     } else if (method == S("tools/call")) {
         const QString name = params.value(S("name")).toString();
-        bool known = false;
-        for (const QJsonValue &t : tools())
-            known |= t.toObject().value(S("name")).toString() == name;
-        if (!known)
+        const auto &table = toolTable();
+        const auto found = std::find_if(table.cbegin(), table.cend(), [&name](const Tool &t) {
+            return t.descriptor.value(S("name")).toString() == name;
+        });
+        if (found == table.cend())
             reply(rpcError(id, -32602, S("Unknown tool: %1").arg(name.left(80))));
         else
-            callTool(name, params.value(S("arguments")).toObject(), reply, id);
+            callTool(*found, params.value(S("arguments")).toObject(), reply, id);
     } else {
         reply(rpcError(id, -32601, S("Method not found: %1").arg(method.left(80))));
     }
 }
 
-void McpServer::callTool(const QString &name, const QJsonObject &args, const Reply &reply,
+void McpServer::callTool(const Tool &tool, const QJsonObject &args, const Reply &reply,
                          const QJsonValue &id) {
-    auto answer = [reply, id](const ToolText &t) { reply(rpcResult(id, toolResult(t))); };
-    auto fail = [answer](const QString &text) { answer({text, true}); };
-    // Runs a store read on the pool and answers on this thread.
-    auto onStore = [this, answer](auto work) {
-        whenFinished(
-            QtConcurrent::run(&m_pool, std::move(work)), this,
-            [answer](const QFuture<ToolText> &f) {
-                answer(f.resultCount() ? f.result() : ToolText{S("The store read failed."), true});
-            });
-    };
+    ToolCall call;
+    call.name = tool.descriptor.value(S("name")).toString();
+    call.args = args;
+    call.answer = [reply, id](const ToolText &t) { reply(rpcResult(id, toolResult(t))); };
+    call.fail = [answer = call.answer](const QString &text) { answer({text, true}); };
     FlowStore *store = m_api->flowStore();
-    const FlowQuery *flows = store ? store->query() : nullptr;
-    const bool storeTool = name == S("list_flows") || name == S("get_flow") ||
-                           name == S("search_flows") || name == S("list_runs") ||
-                           name == S("replay_flow");
-    if (storeTool && !flows) {
-        fail(S("The flow store is not available in this process (started with --no-history?)."));
+    call.flows = store ? store->query() : nullptr;
+    if (tool.readsStore && !call.flows) {
+        call.fail(
+            S("The flow store is not available in this process (started with --no-history?)."));
         return;
     }
     const auto limit = limitArg(args, 20);
     if (!limit) {
-        fail(S("limit must be an integer from 1 to 1000."));
+        call.fail(S("limit must be an integer from 1 to 1000."));
         return;
     }
+    call.limit = *limit;
+    (this->*tool.handler)(call);
+}
 
-    if (name == S("list_flows") || name == S("search_flows")) {
-        FlowFilter filter;
-        filter.limit = *limit;
-        if (name == S("search_flows")) {
-            filter.q = args.value(S("query")).toString().trimmed();
-            if (filter.q.isEmpty()) {
-                fail(S("query is required: the words to search for."));
-                return;
-            }
-        } else {
-            filter.state = args.value(S("state")).toString();
-            filter.runId = args.value(S("run_id")).toString();
-            static const QStringList states{S("running"), S("paused"), S("completed"), S("failed")};
-            if (!filter.state.isEmpty() && !states.contains(filter.state)) {
-                fail(S("state must be one of running, paused, completed, failed."));
-                return;
-            }
-        }
-        const QString heading =
-            filter.q.isEmpty() ? S("Flows") : S("Flows matching \"%1\"").arg(filter.q);
-        onStore([flows, filter, heading] {
-            return ToolText{renderFlowList(flows->list(filter), heading)};
+// Runs a store read on the pool and answers on this thread.
+void McpServer::onStore(const ToolCall &call, std::function<ToolText()> work) {
+    whenFinished(
+        QtConcurrent::run(&m_pool, std::move(work)), this,
+        [answer = call.answer](const QFuture<ToolText> &f) {
+            answer(f.resultCount() ? f.result() : ToolText{S("The store read failed."), true});
         });
-    } else if (name == S("get_flow")) {
-        const QString flowId = args.value(S("flow_id")).toString().trimmed();
-        if (flowId.isEmpty()) {
-            fail(S("flow_id is required, e.g. req_…"));
+}
+
+void McpServer::listFlows(const ToolCall &call) {
+    const QJsonObject &args = call.args;
+    const auto &fail = call.fail;
+    const FlowQuery *flows = call.flows;
+    FlowFilter filter;
+    filter.limit = call.limit;
+    if (call.name == S("search_flows")) {
+        filter.q = args.value(S("query")).toString().trimmed();
+        if (filter.q.isEmpty()) {
+            fail(S("query is required: the words to search for."));
             return;
         }
-        onStore([flows, flowId] {
-            const auto flow = flows->flow(flowId);
-            return flow ? ToolText{renderFlow(*flow)}
-                        : ToolText{S("No flow with id %1. Use list_flows or search_flows to find "
-                                     "flow ids.")
-                                       .arg(flowId.left(100)),
-                                   true};
-        });
-    } else if (name == S("list_runs")) {
-        const int n = *limit;
-        onStore([flows, n] {
-            const QJsonArray runs = flows->runs(n);
-            if (runs.isEmpty())
-                return ToolText{S("Agent runs: none.")};
-            QStringList lines{S("Agent runs (%1, newest first):").arg(runs.size())};
-            for (const QJsonValue &r : runs)
-                lines << S("- ") + renderRun(r.toObject());
-            lines << S("List a run's flows with list_flows {\"run_id\": \"run_…\"}.");
-            return ToolText{lines.join(u'\n')};
-        });
-    } else if (name == S("list_sandboxes")) {
-        SandboxRegistry *registry = m_api->registry();
-        if (!registry) {
-            fail(S("The sandbox registry is not available."));
+    } else {
+        filter.state = args.value(S("state")).toString();
+        filter.runId = args.value(S("run_id")).toString();
+        static const QStringList states{S("running"), S("paused"), S("completed"), S("failed")};
+        if (!filter.state.isEmpty() && !states.contains(filter.state)) {
+            fail(S("state must be one of running, paused, completed, failed."));
             return;
         }
-        QList<SandboxEntry> entries = registry->entries();
-        std::sort(entries.begin(), entries.end(), [](const SandboxEntry &a, const SandboxEntry &b) {
-            return a.createdMs > b.createdMs;
-        });
-        if (entries.isEmpty()) {
-            answer({S("Live sandboxes: none.")});
-            return;
-        }
-        QStringList lines{S("Live sandboxes (%1):").arg(entries.size())};
-        for (const SandboxEntry &e : std::as_const(entries))
-            lines << S("- ") + sandboxLine(ControlApi::sandboxObject(e));
-        answer({lines.join(u'\n')});
-    } else if (name == S("delete_sandbox")) {
-        SandboxRegistry *registry = m_api->registry();
-        const QString sandboxId = args.value(S("sandbox_id")).toString().trimmed();
-        if (!registry) {
-            fail(S("The sandbox registry is not available."));
-            return;
-        }
-        const auto entry =
-            sandboxId.isEmpty() ? std::nullopt : registry->entryByContainerId(sandboxId);
-        if (!entry) {
-            fail(S("No live sandbox with id %1. Use list_sandboxes to see them.")
-                     .arg(sandboxId.left(100)));
-            return;
-        }
-        whenFinished(registry->remove(entry->key, SandboxRemovalReason::Deleted), this,
-                     [answer, sandboxId](const QFuture<void> &) {
-                         answer({S("Deleted sandbox %1.").arg(sandboxId)});
-                     });
-    } else if (name == S("list_paused")) {
-        if (!m_pauses.pending) {
-            fail(kBreakpointsMissing);
-            return;
-        }
-        const QJsonArray pauses = m_pauses.pending();
-        if (pauses.isEmpty()) {
-            answer({S("No loop is paused at a breakpoint.")});
-            return;
-        }
-        QStringList lines{S("Paused loops (%1, oldest first):").arg(pauses.size())};
-        for (const QJsonValue &p : pauses)
-            lines << S("- ") + renderPause(p.toObject());
-        lines << S("Resume one with resolve_paused {\"pause_id\": \"pause_…\", \"action\": "
-                   "\"continue\" | \"deny\" | \"abort\"}.");
-        answer({lines.join(u'\n')});
-    } else if (name == S("resolve_paused")) {
-        if (!m_pauses.resolve) {
-            fail(kBreakpointsMissing);
-            return;
-        }
-        const QString pauseId = args.value(S("pause_id")).toString().trimmed();
-        const QString action = args.value(S("action")).toString();
-        if (pauseId.isEmpty() ||
-            !QStringList{S("continue"), S("deny"), S("abort")}.contains(action)) {
-            fail(S("pause_id is required and action must be continue, deny or abort."));
-            return;
-        }
-        QJsonObject request{{S("action"), action}};
-        for (const char *key : {"code", "body", "message"})
-            if (args.contains(QLatin1String(key)))
-                request.insert(QLatin1String(key), args.value(QLatin1String(key)));
-        const auto [status, body] = m_pauses.resolve(pauseId, request);
-        if (status == 200) {
-            const QString decision = body.value(S("resolved_decision")).toString(action);
-            answer({S("Resolved %1 (%2) of flow %3.")
-                        .arg(pauseId, decision, body.value(S("flow_id")).toString())});
-        } else if (status == 404) {
-            fail(S("No pause with id %1. Use list_paused to see them.").arg(pauseId.left(100)));
-        } else if (status == 409) {
-            fail(S("Pause %1 was already resolved.").arg(pauseId.left(100)));
-        } else {
-            fail(S("Could not resolve %1: %2")
-                     .arg(pauseId.left(100),
-                          body.value(S("error")).toObject().value(S("message")).toString()));
-        }
-    } else if (name == S("replay_flow")) {
-        const QString flowId = args.value(S("flow_id")).toString().trimmed();
-        const QJsonValue body = args.value(S("body"));
-        if (flowId.isEmpty() || (!body.isUndefined() && !body.isNull() && !body.isObject())) {
-            fail(S("flow_id is required; body, when given, must be a JSON object."));
-            return;
-        }
-        QPointer<ControlApi> api = m_api;
-        whenFinished(
-            QtConcurrent::run(&m_pool, [flows, flowId] { return flows->flow(flowId); }), this,
-            [api, answer, fail, flowId, body](const QFuture<std::optional<QJsonObject>> &f) {
-                const auto flow = f.resultCount() ? f.result() : std::nullopt;
-                if (!flow || !api) {
-                    fail(S("No flow with id %1.").arg(flowId.left(100)));
-                    return;
-                }
-                const auto result = api->replayRecorded(*flow, body);
-                if (result.status != 200)
-                    fail(S("Replay of %1 refused: %2").arg(flowId, result.message));
-                else
-                    answer({S("Replaying %1 as new flow %2. Read it with get_flow once "
-                              "it has finished.")
-                                .arg(flowId, result.flowId)});
-            });
     }
+    const QString heading =
+        filter.q.isEmpty() ? S("Flows") : S("Flows matching \"%1\"").arg(filter.q);
+    onStore(call, [flows, filter, heading] {
+        return ToolText{renderFlowList(flows->list(filter), heading)};
+    });
+}
+
+void McpServer::getFlow(const ToolCall &call) {
+    const QJsonObject &args = call.args;
+    const auto &fail = call.fail;
+    const FlowQuery *flows = call.flows;
+    const QString flowId = args.value(S("flow_id")).toString().trimmed();
+    if (flowId.isEmpty()) {
+        fail(S("flow_id is required, e.g. req_…"));
+        return;
+    }
+    onStore(call, [flows, flowId] {
+        const auto flow = flows->flow(flowId);
+        return flow ? ToolText{renderFlow(*flow)}
+                    : ToolText{S("No flow with id %1. Use list_flows or search_flows to find "
+                                 "flow ids.")
+                                   .arg(flowId.left(100)),
+                               true};
+    });
+}
+
+void McpServer::listRuns(const ToolCall &call) {
+    const FlowQuery *flows = call.flows;
+    const int n = call.limit;
+    onStore(call, [flows, n] {
+        const QJsonArray runs = flows->runs(n);
+        if (runs.isEmpty())
+            return ToolText{S("Agent runs: none.")};
+        QStringList lines{S("Agent runs (%1, newest first):").arg(runs.size())};
+        for (const QJsonValue &r : runs)
+            lines << S("- ") + renderRun(r.toObject());
+        lines << S("List a run's flows with list_flows {\"run_id\": \"run_…\"}.");
+        return ToolText{lines.join(u'\n')};
+    });
+}
+
+void McpServer::listSandboxes(const ToolCall &call) {
+    const auto &answer = call.answer;
+    const auto &fail = call.fail;
+    SandboxRegistry *registry = m_api->registry();
+    if (!registry) {
+        fail(S("The sandbox registry is not available."));
+        return;
+    }
+    QList<SandboxEntry> entries = registry->entries();
+    std::sort(entries.begin(), entries.end(), [](const SandboxEntry &a, const SandboxEntry &b) {
+        return a.createdMs > b.createdMs;
+    });
+    if (entries.isEmpty()) {
+        answer({S("Live sandboxes: none.")});
+        return;
+    }
+    QStringList lines{S("Live sandboxes (%1):").arg(entries.size())};
+    for (const SandboxEntry &e : std::as_const(entries))
+        lines << S("- ") + sandboxLine(ControlApi::sandboxObject(e));
+    answer({lines.join(u'\n')});
+}
+
+void McpServer::deleteSandbox(const ToolCall &call) {
+    const QJsonObject &args = call.args;
+    const auto &answer = call.answer;
+    const auto &fail = call.fail;
+    SandboxRegistry *registry = m_api->registry();
+    const QString sandboxId = args.value(S("sandbox_id")).toString().trimmed();
+    if (!registry) {
+        fail(S("The sandbox registry is not available."));
+        return;
+    }
+    const auto entry = sandboxId.isEmpty() ? std::nullopt : registry->entryByContainerId(sandboxId);
+    if (!entry) {
+        fail(S("No live sandbox with id %1. Use list_sandboxes to see them.")
+                 .arg(sandboxId.left(100)));
+        return;
+    }
+    whenFinished(registry->remove(entry->key, SandboxRemovalReason::Deleted), this,
+                 [answer, sandboxId](const QFuture<void> &) {
+                     answer({S("Deleted sandbox %1.").arg(sandboxId)});
+                 });
+}
+
+void McpServer::listPaused(const ToolCall &call) {
+    const auto &answer = call.answer;
+    const auto &fail = call.fail;
+    if (!m_pauses.pending) {
+        fail(kBreakpointsMissing);
+        return;
+    }
+    const QJsonArray pauses = m_pauses.pending();
+    if (pauses.isEmpty()) {
+        answer({S("No loop is paused at a breakpoint.")});
+        return;
+    }
+    QStringList lines{S("Paused loops (%1, oldest first):").arg(pauses.size())};
+    for (const QJsonValue &p : pauses)
+        lines << S("- ") + renderPause(p.toObject());
+    lines << S("Resume one with resolve_paused {\"pause_id\": \"pause_…\", \"action\": "
+               "\"continue\" | \"deny\" | \"abort\"}.");
+    answer({lines.join(u'\n')});
+}
+
+void McpServer::resolvePaused(const ToolCall &call) {
+    const QJsonObject &args = call.args;
+    const auto &answer = call.answer;
+    const auto &fail = call.fail;
+    if (!m_pauses.resolve) {
+        fail(kBreakpointsMissing);
+        return;
+    }
+    const QString pauseId = args.value(S("pause_id")).toString().trimmed();
+    const QString action = args.value(S("action")).toString();
+    if (pauseId.isEmpty() || !QStringList{S("continue"), S("deny"), S("abort")}.contains(action)) {
+        fail(S("pause_id is required and action must be continue, deny or abort."));
+        return;
+    }
+    QJsonObject request{{S("action"), action}};
+    for (const char *key : {"code", "body", "message"})
+        if (args.contains(QLatin1String(key)))
+            request.insert(QLatin1String(key), args.value(QLatin1String(key)));
+    const auto [status, body] = m_pauses.resolve(pauseId, request);
+    if (status == 200) {
+        const QString decision = body.value(S("resolved_decision")).toString(action);
+        answer({S("Resolved %1 (%2) of flow %3.")
+                    .arg(pauseId, decision, body.value(S("flow_id")).toString())});
+    } else if (status == 404) {
+        fail(S("No pause with id %1. Use list_paused to see them.").arg(pauseId.left(100)));
+    } else if (status == 409) {
+        fail(S("Pause %1 was already resolved.").arg(pauseId.left(100)));
+    } else {
+        fail(S("Could not resolve %1: %2")
+                 .arg(pauseId.left(100),
+                      body.value(S("error")).toObject().value(S("message")).toString()));
+    }
+}
+
+void McpServer::replayFlow(const ToolCall &call) {
+    const QJsonObject &args = call.args;
+    const auto &answer = call.answer;
+    const auto &fail = call.fail;
+    const FlowQuery *flows = call.flows;
+    const QString flowId = args.value(S("flow_id")).toString().trimmed();
+    const QJsonValue body = args.value(S("body"));
+    if (flowId.isEmpty() || (!body.isUndefined() && !body.isNull() && !body.isObject())) {
+        fail(S("flow_id is required; body, when given, must be a JSON object."));
+        return;
+    }
+    QPointer<ControlApi> api = m_api;
+    whenFinished(QtConcurrent::run(&m_pool, [flows, flowId] { return flows->flow(flowId); }), this,
+                 [api, answer, fail, flowId, body](const QFuture<std::optional<QJsonObject>> &f) {
+                     const auto flow = f.resultCount() ? f.result() : std::nullopt;
+                     if (!flow || !api) {
+                         fail(S("No flow with id %1.").arg(flowId.left(100)));
+                         return;
+                     }
+                     const auto result = api->replayRecorded(*flow, body);
+                     if (result.status != 200)
+                         fail(S("Replay of %1 refused: %2").arg(flowId, result.message));
+                     else
+                         answer({S("Replaying %1 as new flow %2. Read it with get_flow once "
+                                   "it has finished.")
+                                     .arg(flowId, result.flowId)});
+                 });
 }
 
 } // namespace loopscope

@@ -13,7 +13,14 @@
 namespace loopscope {
 
 class ControlApi;
+class FlowQuery;
 class ResponseSink;
+
+// What an MCP tool answers: text written for a model, and whether it reports an error.
+struct McpToolText {
+    QString text;
+    bool isError = false;
+};
 
 // MCP (Model Context Protocol) over the Streamable HTTP transport at POST /loopscope/mcp
 // (control-api.md "MCP"): JSON-RPC 2.0, answered as application/json (SSE answers are optional
@@ -55,10 +62,28 @@ public:
 
 private:
     using Reply = std::function<void(const QJsonObject &response)>;
+    struct ToolCall; // one tools/call: arguments, the store, how to answer
+    using Handler = void (McpServer::*)(const ToolCall &call);
+    struct Tool {
+        QJsonObject descriptor; // name, description, inputSchema, annotations
+        Handler handler;
+        bool readsStore = false; // refused up front when the process has no flow store
+    };
+    // The one declaration of every tool (tools/list and tools/call both read it).
+    static const QList<Tool> &toolTable();
     // One JSON-RPC message; `reply` is called once with the response (never for notifications).
     void dispatch(const QJsonObject &message, const Reply &reply);
-    void callTool(const QString &name, const QJsonObject &args, const Reply &reply,
+    void callTool(const Tool &tool, const QJsonObject &args, const Reply &reply,
                   const QJsonValue &id);
+    void onStore(const ToolCall &call, std::function<McpToolText()> work);
+    void listFlows(const ToolCall &call); // and search_flows
+    void getFlow(const ToolCall &call);
+    void listRuns(const ToolCall &call);
+    void listSandboxes(const ToolCall &call);
+    void deleteSandbox(const ToolCall &call);
+    void listPaused(const ToolCall &call);
+    void resolvePaused(const ToolCall &call);
+    void replayFlow(const ToolCall &call);
 
     ControlApi *m_api;
     PauseHooks m_pauses;

@@ -59,6 +59,8 @@ public:
     bool isBusy() const { return !m_sink.isNull(); }
     // No response in flight and no request begun: closing it loses nothing.
     bool isIdle() const { return !isBusy() && !m_inMessage && m_pending.isEmpty(); }
+    // Received bytes held unparsed while a response is in flight (capped by maxPendingBytes).
+    qint64 pendingBytes() const { return m_pending.size(); }
     // Milliseconds since its last byte arrived (or since it was accepted).
     qint64 idleMs() const { return m_lastActivity.elapsed(); }
     // Closes the connection now if no response is in flight, else after it.

@@ -55,6 +55,13 @@ int HttpServer::busyConnectionCount() const {
     return busy;
 }
 
+qint64 HttpServer::pendingBytes() const {
+    qint64 bytes = 0;
+    for (const HttpConnection *c : m_connections)
+        bytes += c->pendingBytes();
+    return bytes;
+}
+
 void HttpServer::onNewConnection() {
     while (QTcpSocket *socket = m_server->nextPendingConnection()) {
         if (m_shuttingDown) {

@@ -56,6 +56,8 @@ public:
     void abortAll();
     int connectionCount() const { return int(m_connections.size()); }
     int busyConnectionCount() const;
+    // Bytes read but held unparsed behind responses in flight, over all connections (tests).
+    qint64 pendingBytes() const;
 
 signals:
     void allConnectionsClosed();

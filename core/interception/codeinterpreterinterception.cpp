@@ -669,18 +669,25 @@ SandboxFactory CodeInterpreterInterception::sandboxFactory() {
             return created; // local sandboxes start in /mnt/data (bubblewrap)
         // Remote kernels: create /mnt/data and make it the current directory before first use.
         auto promise = startedPromise<Outcome<SandboxEntry>>();
-        created.then([promise, backend](const Outcome<SandboxEntry> &entry) {
-            if (!entry.ok() || !backend) {
-                finishPromise(promise, entry);
-                return;
-            }
-            backend
-                ->run(entry.value.handle, SandboxFileCode::setupCode(),
-                      entry.value.params.value_or(SandboxParams{}))
-                .then([promise, entry](const Outcome<ExecutionResult> &) {
-                    finishPromise(promise, entry); // a kernel without /mnt/data still runs code
-                });
-        });
+        // On the backend's own thread, whichever thread finished the create (a context-free
+        // .then() would call run() there); dropped, and the future cancelled, if it goes.
+        whenFinished(created, backend.data(),
+                     [promise, backend](const QFuture<Outcome<SandboxEntry>> &done) {
+                         const Outcome<SandboxEntry> entry =
+                             resultOr(done, Outcome<SandboxEntry>::failure(QStringLiteral(
+                                                "the sandbox creation was cancelled")));
+                         if (!entry.ok() || !backend) {
+                             finishPromise(promise, entry);
+                             return;
+                         }
+                         // A kernel without /mnt/data still runs code: the entry either way.
+                         whenFinished(backend->run(entry.value.handle, SandboxFileCode::setupCode(),
+                                                   entry.value.params.value_or(SandboxParams{})),
+                                      backend.data(),
+                                      [promise, entry](const QFuture<Outcome<ExecutionResult>> &) {
+                                          finishPromise(promise, entry);
+                                      });
+                     });
         return promise->future();
     };
 }

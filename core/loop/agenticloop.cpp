@@ -793,8 +793,10 @@ QFuture<PauseDecision> AgenticLoop::awaitPause(const PauseContext &context) {
                      aborted.action = PauseDecision::Action::Abort;
                      aborted.decision = QStringLiteral("aborted");
                      const PauseDecision d = resultOr(decided, aborted);
-                     if (d.action == PauseDecision::Action::Abort)
+                     if (d.action == PauseDecision::Action::Abort) {
                          m_abortedByUser = true;
+                         m_abortReason = d.message;
+                     }
                      finishPromise(promise, d);
                  });
     return promise->future();
@@ -826,6 +828,12 @@ QFuture<CodeRunVerdict> AgenticLoop::gateCodeRun(const CodeRunRequest &ask) {
 void AgenticLoop::failAborted() {
     if (clientGone()) { // the hang-up resolved the pause: a plain client-gone failure
         failClientGone();
+        return;
+    }
+    if (!m_abortReason.isEmpty()) { // the proxy is stopping: a server-side failure, said so
+        m_flowStatus = 503;         // also when the stream had started with 200
+        failWithMessage(503, m_abortReason, QStringLiteral("server_error"),
+                        QStringLiteral("proxy_stopping"));
         return;
     }
     // The client gets 409; the flow records 499 (the user, not the client or the model, ended it).

@@ -142,7 +142,8 @@ private:
     QTimer m_heartbeat; // ": paused" to a streaming client while a pause is open
     int m_pausesOpen = 0;
     bool m_abortedByUser = false;
-    int m_flowStatus = 0; // what the flow records when it differs from the client's status
+    QString m_abortReason; // set when the proxy, not the user, ended a pause (abortAll)
+    int m_flowStatus = 0;  // what the flow records when it differs from the client's status
     QString m_sessionId;
 };
 

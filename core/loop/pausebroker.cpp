@@ -364,6 +364,20 @@ void PauseBroker::abortFlow(const QString &flowId) {
     }
 }
 
+void PauseBroker::abortAll(const QString &reason) {
+    const QStringList ids = m_order;
+    for (const QString &id : ids) {
+        PauseDecision d;
+        d.action = PauseDecision::Action::Abort;
+        d.decision = QStringLiteral("aborted");
+        d.message = reason;
+        finish(id, d,
+               {{QStringLiteral("action"), QStringLiteral("abort")},
+                {QStringLiteral("decision"), d.decision},
+                {QStringLiteral("reason"), reason}});
+    }
+}
+
 void PauseBroker::finish(const QString &id, PauseDecision decision, const QJsonObject &resolution) {
     const std::shared_ptr<Pending> pending = m_pending.take(id);
     if (!pending)

@@ -57,7 +57,8 @@ struct PauseDecision {
     Action action = Action::Continue;
     QString code;                    // kind code: the code to run (edited or as is)
     std::optional<QJsonObject> body; // upstream kinds: the edited body, when one was given
-    QString message;                 // deny: what the model gets as the tool output
+    QString message;                 // deny: what the model gets as the tool output;
+                                     // abort by abortAll: why (empty: the user aborted)
     QString decision;                // continued|edited|denied|aborted|timed_out; "" = no pause
     QString editedFrom;              // kind code, edited: the code the model wrote
 };
@@ -96,6 +97,9 @@ public:
     ResolveResult resolve(const QString &id, const QJsonObject &request);
     // Ends every pending pause of `flowId` as aborted (its client hung up, or the loop died).
     void abortFlow(const QString &flowId);
+    // Ends every pending pause as aborted because the proxy is going away: the decision's
+    // `message` carries `reason`, which the loop fails its request with.
+    void abortAll(const QString &reason);
     // "Auto-approve this session": later code pauses of this session (or flow) are skipped.
     void setAutoApprove(const QString &sessionOrFlowId, bool on);
     bool isAutoApproved(const QString &sessionOrFlowId) const;

@@ -153,6 +153,9 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
 
 QFuture<void> InterceptionStack::shutdown() {
     m_sweep.stop();
+    // Nobody will resolve a pause now: its loop fails with the reason, then its sandbox goes.
+    m_broker->abortAll(QStringLiteral("The proxy stopped while this request was paused at a "
+                                      "breakpoint."));
     if (!m_registry)
         return QtFuture::makeReadyFuture();
     auto done = startedPromise<void>();
@@ -165,13 +168,15 @@ QFuture<void> InterceptionStack::shutdown() {
     return done->future();
 }
 
-SandboxSelfTest InterceptionStack::sandboxSelfTest() const {
+QFuture<SandboxSelfTest> InterceptionStack::probeSandbox() {
     if (m_defaultTool == QLatin1String("local") || m_remoteBackends.isEmpty())
-        return m_local ? m_local->selfTest() : SandboxSelfTest{};
-    for (SandboxBackend *backend : m_remoteBackends)
+        return m_local ? m_local->selfTestInBackground()
+                       : QtFuture::makeReadyFuture(SandboxSelfTest{});
+    // A remote backend's own probe is asynchronous already; this is its last answer.
+    for (SandboxBackend *backend : std::as_const(m_remoteBackends))
         if (backend->provider() == m_defaultTool)
-            return backend->selfTest();
-    return {};
+            return QtFuture::makeReadyFuture(backend->selfTest());
+    return QtFuture::makeReadyFuture(SandboxSelfTest{});
 }
 
 QString InterceptionStack::sandboxBackendName() const {

@@ -39,7 +39,8 @@ public:
     // everything. False with one readable line when the config is unusable.
     bool init(const LocalSandboxOptions &localOptions, QString *error);
 
-    // Deletes every sandbox and stops the backends (app shutdown).
+    // Ends every open pause (its request fails, saying the proxy stopped), deletes every
+    // sandbox and stops the backends (app shutdown).
     QFuture<void> shutdown();
 
     SandboxRegistry *registry() const { return m_registry; }
@@ -51,8 +52,10 @@ public:
     LocalPythonBackend *localBackend() const { return m_local; }
     // Breakpoints of every intercepted loop (exists from construction; off by default).
     PauseBroker *pauseBroker() const { return m_broker; }
-    // Health of the backend new sandboxes come from (for the status bar and /health).
-    SandboxSelfTest sandboxSelfTest() const;
+    // Health of the backend new sandboxes come from (for the status bar and /health): the
+    // local backend's probes run on a worker (LocalPythonBackend::selfTestInBackground), so the
+    // proxy thread goes on serving; the future may finish on that worker.
+    QFuture<SandboxSelfTest> probeSandbox();
     QString sandboxBackendName() const;
     QStringList warnings() const { return m_warnings; }
 

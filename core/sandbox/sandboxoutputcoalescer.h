@@ -36,6 +36,8 @@ public:
     void finish();
 
     bool isCapped() const { return m_capped; }
+    // Output is waiting for its delivery (pending, or the interval's timer runs).
+    bool hasPending() const { return !m_pending.isEmpty() || m_timer.isActive(); }
     qint64 deliveredBytes() const { return m_delivered; }
 
     static QString capNotice(qint64 capBytes);

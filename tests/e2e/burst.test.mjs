@@ -30,8 +30,8 @@ test('100 concurrent one-shot requests at the default max_live all get their own
       assert.equal(r.output_text, `The result is ${(i + 1) * 7}.`);
     });
     // Every one-shot sandbox is gone once the batch is answered.
-    assert.ok(await waitFor(() => sandboxProcessCount(app.proc.pid) === idle, 60000),
-      `${sandboxProcessCount(app.proc.pid)} sandbox processes, ${idle} before the burst`);
+    await waitFor(() => sandboxProcessCount(app.proc.pid) === idle, 60000,
+      () => `${idle} sandbox processes as before the burst (${sandboxProcessCount(app.proc.pid)} now)`);
   } finally {
     await app.stop();
   }

@@ -114,13 +114,18 @@ export async function settledValue(sample, steadyMs = 1000, timeoutMs = 20000) {
   return value;
 }
 
-export async function waitFor(predicate, timeoutMs = 20000) {
+// Resolves true once `predicate()` holds; throws when it still does not after `timeoutMs`, so a
+// wait that timed out fails the test where it happened instead of passing on to a weaker check.
+// `what` (a string, or a function giving one at the timeout) says what was awaited.
+export async function waitFor(predicate, timeoutMs = 20000, what = undefined) {
   const start = Date.now();
   while (Date.now() - start < timeoutMs) {
     if (await predicate()) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return predicate();
+  if (await predicate()) return true;
+  const said = typeof what === 'function' ? what() : what;
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${said ?? predicate.toString()}`);
 }
 
 // Responses-API shapes a scripted upstream answers with.

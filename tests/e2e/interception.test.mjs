@@ -19,8 +19,8 @@ before(async () => {
 after(async () => {
   const code = await app.stop();
   assert.equal(code, 0, `loopscope exited with ${code}: ${app.stderr()}`);
-  assert.ok(await waitFor(() => sandboxProcessCount(app.proc.pid) === 0),
-    'sandbox processes left after shutdown');
+  await waitFor(() => sandboxProcessCount(app.proc.pid) === 0, 20000,
+    () => `no sandbox process left after shutdown (${sandboxProcessCount(app.proc.pid)} left)`);
 });
 
 function codeCalls(output) {

@@ -223,10 +223,14 @@ test('http/protobuf: 503 then 200 delivers the batch once; contents only when as
     '--otlp-capture-content']);
   try {
     await runAgent(app, 'otlp-run-pb', 'OK');
-    await waitFor(() => collector.posts.length >= 2, 20000);
-    await new Promise((r) => setTimeout(r, 2500)); // nothing more arrives
-    assert.equal(collector.posts.length, 2, '503 once, then the same batch once');
+    await waitFor(() => collector.posts.length >= 2, 20000, 'the 503 and its retry');
     assert.deepEqual(collector.posts[0].body, collector.posts[1].body, 'the same batch retried');
+    // A later run's batch is the marker: the exporter sends in order, so a second retry of the
+    // first batch would arrive before it.
+    await runAgent(app, 'otlp-run-pb-next', 'OK');
+    await waitFor(() => collector.posts.length >= 3, 20000, "the next run's batch");
+    assert.notDeepEqual(collector.posts[2].body, collector.posts[1].body,
+      '503 once, then the same batch once, then the next one');
     assert.equal(collector.posts[1].headers['content-type'], 'application/x-protobuf');
     assert.equal(collector.posts[1].path, '/v1/traces');
     const spans = decodeProtobuf(collector.posts[1].body);

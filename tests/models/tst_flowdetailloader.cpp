@@ -178,17 +178,31 @@ private slots:
         loader.load(QStringLiteral("req_old"));
         loader.load(QStringLiteral("req_new"));
         QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 10'000);
-        QTest::qWait(300); // an old answer arriving late would show up here
+        // Never two loads at once: idle after two started means both answers are in, the old
+        // one dropped.
+        QTRY_VERIFY_WITH_TIMEOUT(!loader.isLoading(), 10'000);
+        QVERIFY(loader.loadsStarted() >= 2);
         QCOMPARE(loaded.size(), 1);
         QCOMPARE(loaded.at(0).at(0).toJsonObject().value(QStringLiteral("id")).toString(),
                  QStringLiteral("req_new"));
         QCOMPARE(loader.currentId(), QStringLiteral("req_new"));
 
         // Another flow's changes do not reload the selected one.
+        // The store emits on its own thread: both the loader and this marker hear it queued to
+        // this thread, in the order they connected, so once the marker has req_other's signal
+        // the loader has had its chance to (wrongly) reload.
         const int loads = loader.loadsStarted();
+        bool heard = false;
+        QObject marker;
+        connect(store.get(), &FlowStore::flowFinished, &marker,
+                [&heard](const QJsonObject &summary) {
+                    if (summary.value(QStringLiteral("id")) == QStringLiteral("req_other"))
+                        heard = true;
+                });
         sf::completedFlow(bus, QStringLiteral("req_other"));
         store->flush();
-        QTest::qWait(300);
+        QTRY_VERIFY_WITH_TIMEOUT(heard, 10'000);
+        QVERIFY(!loader.isLoading());
         QCOMPARE(loader.loadsStarted(), loads);
     }
 };

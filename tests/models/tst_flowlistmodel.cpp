@@ -207,9 +207,18 @@ private slots:
         QVERIFY(!f.model.hasMore());
 
         // While searching, live flows are not guessed at: they show after the next search.
+        // Heard queued here after the model (connected first), the marker says the model has
+        // seen the flow; it took nothing in, not even for a later batch.
+        bool heard = false;
+        QObject marker;
+        connect(f.store.get(), &FlowStore::flowFinished, &marker,
+                [&heard](const QJsonObject &summary) {
+                    heard |= summary.value(QStringLiteral("id")) == QStringLiteral("req_late");
+                });
         sf::completedFlow(f.bus, QStringLiteral("req_late"));
         f.store->flush();
-        QTest::qWait(200);
+        QTRY_VERIFY_WITH_TIMEOUT(heard, 10'000);
+        QVERIFY(!f.model.isLiveBatchPending());
         QCOMPARE(f.model.rowCount(), 0);
 
         f.model.setFilter({});

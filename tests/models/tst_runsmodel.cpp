@@ -30,11 +30,19 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
         model.setLive(false);
         loaded.clear();
+        // The store emits on its own thread; the model and this marker hear it queued here in
+        // the order they connected, so once the marker has the flow, the model has seen it.
+        bool heard = false;
+        QObject marker;
+        connect(store.get(), &FlowStore::flowFinished, &marker,
+                [&heard](const QJsonObject &summary) {
+                    heard |= summary.value(QStringLiteral("id")) == QStringLiteral("req_1");
+                });
         sf::sessionFlow(bus, QStringLiteral("req_1"), QStringLiteral("sess-a"));
         store->flush();
-        QTest::qWait(
-            3 *
-            RunsModel::kReloadIntervalMs); // several reload intervals: nothing happens while hidden
+        QTRY_VERIFY_WITH_TIMEOUT(heard, 10'000);
+        // Hidden: the change only marked the runs stale, no reload is due.
+        QVERIFY(!model.isReloadPending());
         QCOMPARE(loaded.count(), 0);
         QCOMPARE(model.rowCount(), 0);
         model.setLive(true);

@@ -86,7 +86,13 @@ private slots:
         QVERIFY(commands.deleteSandbox(QStringLiteral("sbx_nope")));
         QVERIFY(commands.deleteSandbox(QStringLiteral("sbx_fake_2")));
         QVERIFY(!commands.deleteSandbox(QString()));
-        QTest::qWait(200);
+        // A blocking call queued after the commands returns once they have run; a removal
+        // takes its entry out at once (the backend's delete and the signal follow), so the
+        // count is final here.
+        int left = -1;
+        QMetaObject::invokeMethod(
+            m_registry, [this, &left] { left = m_registry->size(); }, Qt::BlockingQueuedConnection);
+        QCOMPARE(left, 2);
         QCOMPARE(m_removals.size(), 1);
     }
 

@@ -11,6 +11,7 @@
 #include <QTcpServer>
 #include <QTest>
 #include <QThread>
+#include <QTimer>
 
 #include <csignal>
 #include <sys/syscall.h>
@@ -984,8 +985,10 @@ void TestLocalPythonBackend::brokenBubblewrapFailsFastWithReason() {
     QVERIFY(!self.available);
     QVERIFY2(self.problems.join(QLatin1Char('\n')).contains(QStringLiteral("probe sandbox")),
              qPrintable(self.problems.join(QLatin1Char('\n'))));
-    // The pool gives up instead of restarting a broken command forever.
-    QTest::qWait(500);
+    // The pool gives up instead of restarting a broken command forever: once it has, a refill
+    // (one may still be scheduled by the last failure) starts nothing, so an empty pool stays
+    // empty.
+    QTRY_VERIFY_WITH_TIMEOUT(m_backend->poolGaveUp(), kWaitMs);
     QTRY_COMPARE_WITH_TIMEOUT(m_backend->pooledCount(), 0, kWaitMs);
 }
 
@@ -1333,7 +1336,12 @@ void TestLocalPythonBackend::poolCanBeDisabled() {
     LocalSandboxOptions options = testOptions();
     options.poolSize = 0;
     backend(options);
-    QTest::qWait(200);
+    // Whatever the constructor queued has run once a marker queued after it has; and with no
+    // refill scheduled an empty pool stays empty.
+    bool drained = false;
+    QTimer::singleShot(0, m_backend.get(), [&drained] { drained = true; });
+    QTRY_VERIFY(drained);
+    QVERIFY(!m_backend->refillPending());
     QCOMPARE(m_backend->pooledCount(), 0);
     QVERIFY(sandboxLeftovers().isEmpty());
     const SandboxHandle sandbox = create();
@@ -1348,7 +1356,7 @@ void TestLocalPythonBackend::poolCanBeDisabled() {
     QCOMPARE(m_backend->poolTarget(), 0);
     for (const auto &created : std::as_const(burst))
         QVERIFY(awaitFuture(created, kWaitMs).ok());
-    QTest::qWait(200);
+    QVERIFY(!m_backend->refillPending()); // nothing will start one later either
     QCOMPARE(m_backend->pooledCount(), 0);
     QCOMPARE(m_backend->sandboxIds().size(), 4);
 }

@@ -90,6 +90,8 @@ public:
     void setLiveRowLimit(int limit);
     int liveRowLimit() const { return m_liveRowLimit; }
     bool isLoading() const { return m_loading; }
+    // Live changes wait for their batch (kLiveBatchMs) to be applied.
+    bool isLiveBatchPending() const { return m_liveTimer.isActive(); }
     bool hasMore() const { return m_hasMore; }
     // Whether any row shown has a known cost (the Cost column is hidden otherwise).
     bool anyCostKnown() const { return m_costKnown > 0; }

@@ -66,6 +66,10 @@ void RunsModel::setLive(bool live) {
         scheduleReload();
 }
 
+bool RunsModel::isReloadPending() const {
+    return m_loading || m_throttle->isActive();
+}
+
 void RunsModel::scheduleReload() {
     if (!m_live) {
         m_stale = true;

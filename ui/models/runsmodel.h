@@ -60,6 +60,8 @@ public:
     // reset, which nobody needs while the view is behind another tab.
     void setLive(bool live);
     bool isLive() const { return m_live; }
+    // A reload is due (its throttle runs) or one is in flight.
+    bool isReloadPending() const;
 
 public slots:
     void reload();

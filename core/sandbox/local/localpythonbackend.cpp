@@ -7,6 +7,8 @@
 #include "sandbox/local/localsandboxzygote.h"
 #include "sandbox/sandboxoutputcoalescer.h"
 
+#include "common/futurechain.h"
+
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -14,6 +16,7 @@
 #include <QProcess>
 #include <QPromise>
 #include <QRandomGenerator>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <dirent.h>
@@ -164,7 +167,7 @@ void collectCarried(int dirFd, const QString &prefix, int depth, const CarryLimi
 LocalPythonBackend::LocalPythonBackend(const LocalSandboxOptions &options, QObject *parent)
     : SandboxBackend(parent)
     , m_options(options) {
-    const QStringList problems = staticProblems();
+    const QStringList problems = staticProblems(m_options);
     const bool pythonMissing = !isExecutable(m_options.pythonPath);
     if (problems.isEmpty()) {
         m_available = true;
@@ -201,16 +204,16 @@ QString LocalPythonBackend::newSandboxId() {
     return QStringLiteral("cntr_") + QString::fromLatin1(bytes.toHex());
 }
 
-QStringList LocalPythonBackend::staticProblems() const {
+QStringList LocalPythonBackend::staticProblems(const LocalSandboxOptions &options) {
     QStringList problems;
-    if (!isExecutable(m_options.pythonPath))
+    if (!isExecutable(options.pythonPath))
         problems << QStringLiteral("no Python interpreter at %1: install the Debian package "
                                    "python3-minimal (apt-get install python3-minimal)")
-                        .arg(m_options.pythonPath);
-    if (!isExecutable(m_options.bwrapPath))
+                        .arg(options.pythonPath);
+    if (!isExecutable(options.bwrapPath))
         problems << QStringLiteral("no bubblewrap at %1: install the Debian package bubblewrap "
                                    "(apt-get install bubblewrap)")
-                        .arg(m_options.bwrapPath);
+                        .arg(options.bwrapPath);
     if (readSysctl(QStringLiteral("/proc/sys/user/max_user_namespaces")) == QLatin1String("0"))
         problems << QStringLiteral("user namespaces are disabled (user.max_user_namespaces = 0): "
                                    "run sysctl -w user.max_user_namespaces=15000");
@@ -223,40 +226,64 @@ QStringList LocalPythonBackend::staticProblems() const {
 }
 
 SandboxSelfTest LocalPythonBackend::selfTest() const {
+    if (!m_selfTest)
+        m_selfTest = runSelfTest(m_options, m_isolated, m_available);
+    return *m_selfTest;
+}
+
+QFuture<SandboxSelfTest> LocalPythonBackend::selfTestInBackground() {
     if (m_selfTest)
-        return *m_selfTest;
+        return QtFuture::makeReadyFuture(*m_selfTest);
+    auto promise = startedPromise<SandboxSelfTest>();
+    const QFuture<SandboxSelfTest> probed = promise->future();
+    QThreadPool::globalInstance()->start(
+        [promise, options = m_options, isolated = m_isolated, available = m_available] {
+            finishPromise(promise, runSelfTest(options, isolated, available));
+        });
+    whenFinished(probed, this, [this](const QFuture<SandboxSelfTest> &f) {
+        if (!m_selfTest && f.resultCount() > 0)
+            m_selfTest = f.result();
+    });
+    return probed;
+}
+
+SandboxSelfTest LocalPythonBackend::runSelfTest(const LocalSandboxOptions &options, bool isolated,
+                                                bool available) {
+    if (options.beforeSelfTestProbe)
+        options.beforeSelfTestProbe();
     SandboxSelfTest result;
-    result.isolated = m_isolated;
-    const QStringList problems = staticProblems();
-    if (m_isolated)
+    result.isolated = isolated;
+    const QStringList problems = staticProblems(options);
+    if (isolated)
         result.problems = problems;
-    if (!m_isolated) {
+    if (!isolated) {
         result.warnings << QStringLiteral(
                                "isolation disabled by configuration (allowUnisolated): code runs "
                                "directly on this machine with only resource limits, a cleared "
                                "environment and a private work dir. Fix: ") +
                                problems.join(QStringLiteral("; "));
     }
-    if (m_isolated && m_options.seccompFilter && !LocalSandboxSeccomp::supported())
+    if (isolated && options.seccompFilter && !LocalSandboxSeccomp::supported())
         result.warnings << QStringLiteral(
             "WARNING: no seccomp filter for this CPU architecture: sandboxes run WITHOUT the "
             "syscall filter (kernel keyring, bpf, io_uring, AF_VSOCK and other socket families "
             "stay reachable); only x86-64 and aarch64 are filtered");
     QStringList missingLibraries;
-    result.libraries = probeLibraries(m_options.pythonPath, &missingLibraries);
+    result.libraries = probeLibraries(options.pythonPath, &missingLibraries);
     result.warnings << missingLibraries;
     if (::geteuid() == 0)
         result.warnings
-            << QStringLiteral("running as root: sandboxes run as uid %1").arg(m_options.sandboxUid);
-    if (m_available) {
+            << QStringLiteral("running as root: sandboxes run as uid %1").arg(options.sandboxUid);
+    if (available) {
         // A real interpreter, started exactly as sandboxes are, is the only reliable check
-        // (containers often forbid user namespaces in ways no sysctl shows).
-        LocalSandboxProcess probe(m_options, m_isolated);
+        // (containers often forbid user namespaces in ways no sysctl shows). Made, used and
+        // deleted on this thread; it needs no event loop (waitForReady).
+        LocalSandboxProcess probe(options, isolated);
         probe.start();
-        if (!probe.waitForReady(m_options.startTimeoutMs)) {
+        if (!probe.waitForReady(options.startTimeoutMs)) {
             QString problem =
                 QStringLiteral("a probe sandbox did not start: ") + probe.exitReason();
-            if (m_isolated)
+            if (isolated)
                 problem += QStringLiteral(" (bubblewrap needs unprivileged user namespaces; "
                                           "check kernel.apparmor_restrict_unprivileged_userns "
                                           "and container seccomp policies)");
@@ -264,7 +291,6 @@ SandboxSelfTest LocalPythonBackend::selfTest() const {
         }
     }
     result.available = result.problems.isEmpty();
-    m_selfTest = result;
     return result;
 }
 
@@ -324,7 +350,8 @@ void LocalPythonBackend::scheduleRefill(int delayMs) {
 void LocalPythonBackend::refillPool() {
     // After repeated start failures, stop burning CPU in the background; create() still tries
     // (and reports the reason) every time.
-    while (!m_shutdown && m_available && m_pool.size() < m_poolTarget && m_poolStartFailures < 3) {
+    while (!m_shutdown && m_available && m_pool.size() < m_poolTarget &&
+           m_poolStartFailures < kMaxPoolStartFailures) {
         LocalSandboxProcess *process = startProcess(m_options.poolNice);
         m_pool.append(process);
         connect(process, &LocalSandboxProcess::exited, this, [this, process] {

@@ -64,8 +64,13 @@ public:
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 
-    // Static checks plus, once, a real probe sandbox; cached after the first call.
+    // Static checks plus, once, a real probe sandbox; cached after the first call. Blocks for
+    // as long as the probes take (seconds when bwrap hangs): never on the proxy thread, which
+    // calls selfTestInBackground().
     SandboxSelfTest selfTest() const override;
+    // The same on a worker thread: the future finishes there (attach with whenFinished); the
+    // result is cached here too once it is in. Ready at once when already cached.
+    QFuture<SandboxSelfTest> selfTestInBackground();
 
     // Served by the sandbox's driver between runs (see LocalSandboxProcess::fileRequest). A
     // sandbox without a live interpreter gets a fresh one, with the files of the one before.
@@ -101,6 +106,10 @@ public:
     int pooledCount() const;    // pooled interpreters, starting or ready
     int readyPoolCount() const; // pooled interpreters ready for an instant hand-off
     int poolTarget() const { return m_poolTarget; } // current size the pool refills to
+    // The pool stopped refilling after repeated start failures (create() still tries).
+    bool poolGaveUp() const { return m_poolStartFailures >= kMaxPoolStartFailures; }
+    // A refill is scheduled (tests: with none scheduled and an empty pool, none will appear).
+    bool refillPending() const { return m_refillScheduled; }
     // Host pid of the process tree's top currently serving a sandbox (its bwrap, its init when
     // forked by the zygote, or the unisolated python), 0 if none; the same of pooled ones.
     qint64 processId(const QString &sandboxId) const;
@@ -115,10 +124,15 @@ signals:
 private:
     // Delay before refilling the pool after a hand-off (see takeFromPool).
     static constexpr int kRefillAfterHandOffMs = 20;
+    // Pooled starts that may fail in a row before the pool stops refilling.
+    static constexpr int kMaxPoolStartFailures = 3;
     struct PendingRun;
     struct Sandbox;
 
-    QStringList staticProblems() const;
+    static QStringList staticProblems(const LocalSandboxOptions &options);
+    // Everything selfTest() finds, from copies only: safe on any thread.
+    static SandboxSelfTest runSelfTest(const LocalSandboxOptions &options, bool isolated,
+                                       bool available);
     LocalSandboxProcess *startProcess(int nice = 0);
     void noteForkedExit(LocalSandboxProcess *process);
     void growPool();

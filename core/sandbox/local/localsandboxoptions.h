@@ -3,6 +3,8 @@
 #include <QString>
 #include <QtGlobal>
 
+#include <functional>
+
 namespace loopscope {
 
 // Configuration of LocalPythonBackend, set once at construction (the proxy's config file and the
@@ -88,6 +90,10 @@ struct LocalSandboxOptions {
     // the interpreter runs directly on the host with only rlimits, a cleared environment and a
     // private work dir, and every log line and selfTest() warning says so.
     bool allowUnisolated = false;
+
+    // Test seam: runs on the self-test's worker thread before its probes (a test holds the
+    // probe there to show that nothing else waits for it). Unset in the app.
+    std::function<void()> beforeSelfTestProbe;
 };
 
 } // namespace loopscope
