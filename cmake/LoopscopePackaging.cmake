@@ -1,7 +1,7 @@
 # What `loopscope` installs and the Debian package CPack makes of it (scripts/package builds
 # it, scripts/test checks it). Layout under the prefix (/usr in the package):
 #   bin/loopscope                                   the app (window and --headless)
-#   lib/loopscope/_loopscope_zygote.abi3.so         the sandbox zygote's C extension
+#   lib/<triplet>/loopscope/_loopscope_zygote.abi3.so  the sandbox zygote's C extension
 #   share/applications/<app id>.desktop             the application menu's entry
 #   share/metainfo/<app id>.metainfo.xml            AppStream (software centres)
 #   share/icons/hicolor/{48x48,128x128,256x256,scalable}/apps/<app id>.{png,svg}

@@ -76,8 +76,8 @@ QString LocalSandboxZygote::modulePath(const LocalSandboxOptions &options) {
     const QString beside = appDir + name;
     if (QFileInfo::exists(beside))
         return beside;
-    // Installed: <prefix>/bin/loopscope and the module in <prefix>/lib/loopscope (relative, so a
-    // package unpacked anywhere finds its own).
+    // Installed: <prefix>/bin/loopscope and the module in <prefix>/lib/<triplet>/loopscope
+    // (relative, so a package unpacked anywhere finds its own).
     const QString installed =
         QDir::cleanPath(appDir + QStringLiteral("/" LOOPSCOPE_ZYGOTE_MODULE_INSTALL_DIR) + name);
     if (QFileInfo::exists(installed))
