@@ -67,7 +67,7 @@ struct LocalSandboxOptions {
     // the backend goes back to one bwrap per sandbox by itself.
     bool zygote = true;
     // The zygote's C extension (core/sandbox/local/zygote); empty: beside the app's binary, else
-    // where this build put it.
+    // where it is installed, else where this build put it (LocalSandboxZygote::modulePath).
     QString zygoteModulePath;
 
     int poolSize = 2; // pre-started interpreters; 0 disables the pool

@@ -9,6 +9,7 @@
 #include "sandbox/sandboxtypes.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonObject>
@@ -70,11 +71,22 @@ qint64 LocalSandboxZygote::processId() const {
 QString LocalSandboxZygote::modulePath(const LocalSandboxOptions &options) {
     if (!options.zygoteModulePath.isEmpty())
         return options.zygoteModulePath;
-    const QString beside =
-        QCoreApplication::applicationDirPath() + QStringLiteral("/_loopscope_zygote.abi3.so");
+    const QString appDir = QCoreApplication::applicationDirPath();
+    const QString name = QStringLiteral("/_loopscope_zygote.abi3.so");
+    const QString beside = appDir + name;
     if (QFileInfo::exists(beside))
         return beside;
-    return QStringLiteral(LOOPSCOPE_ZYGOTE_MODULE_BUILD_PATH);
+    // Installed: <prefix>/bin/loopscope and the module in <prefix>/lib/<triplet>/loopscope
+    // (relative, so a package unpacked anywhere finds its own).
+    const QString installed =
+        QDir::cleanPath(appDir + QStringLiteral("/" LOOPSCOPE_ZYGOTE_MODULE_INSTALL_DIR) + name);
+    if (QFileInfo::exists(installed))
+        return installed;
+    // Only a binary of this build tree (the tests) takes the build's own copy; an installed one
+    // must find its package's.
+    if (appDir.startsWith(QStringLiteral(LOOPSCOPE_BUILD_DIR "/")))
+        return QStringLiteral(LOOPSCOPE_ZYGOTE_MODULE_BUILD_PATH);
+    return installed;
 }
 
 int LocalSandboxZygote::openModule() {

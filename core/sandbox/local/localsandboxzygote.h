@@ -55,7 +55,8 @@ public:
     static LifelineRead readLifeline(int lifelineFd);
 
     // The zygote's C extension (LocalSandboxOptions::zygoteModulePath, else beside the app's
-    // binary, else where this build put it).
+    // binary, else in ../lib/<triplet>/loopscope from it as installed, else, for a binary of this
+    // build tree, where this build put it).
     static QString modulePath(const LocalSandboxOptions &options);
 
 private:
