@@ -89,9 +89,8 @@ Dialect dialectOfBody(const QJsonObject &body) {
     return Dialect::Responses;
 }
 
-Dialect dialectOf(QStringView api, const QJsonObject &body) {
-    const Dialect byApi = dialectOfApi(api);
-    return byApi == Dialect::Responses ? dialectOfBody(body) : byApi;
+Dialect dialectOf(Dialect flowDialect, const QJsonObject &body) {
+    return flowDialect == Dialect::Responses ? dialectOfBody(body) : flowDialect;
 }
 
 } // namespace loopscope

@@ -33,8 +33,8 @@ ConversationResponse decodeResponse(Dialect dialect, const QJsonObject &body);
 // entries): Chat's `messages` with OpenAI roles or `choices`, Anthropic's `messages` beside
 // `system` or with Anthropic blocks, or a `"type":"message"` answer, else Responses.
 Dialect dialectOfBody(const QJsonObject &body);
-// A flow's body read in its api's dialect; a flow on the default surface ("responses",
-// "other", none) in the dialect its body's shape says.
-Dialect dialectOf(QStringView api, const QJsonObject &body);
+// A flow's body read in its api's dialect (dialectOfApi); a flow on the default surface
+// ("responses", "other", none) in the dialect its body's shape says.
+Dialect dialectOf(Dialect flowDialect, const QJsonObject &body);
 
 } // namespace loopscope

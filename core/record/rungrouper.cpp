@@ -230,7 +230,8 @@ QStringList RunGrouper::responseKeys(const QString &api, const QJsonObject &requ
 }
 
 int RunGrouper::toolCallCount(const QString &api, const QJsonObject &response) {
-    const ConversationResponse decoded = decodeResponse(dialectOf(api, response), response);
+    const ConversationResponse decoded =
+        decodeResponse(dialectOf(dialectOfApi(api), response), response);
     return int(std::count_if(decoded.items.cbegin(), decoded.items.cend(), [](const auto &item) {
         return item.kind == ConversationItem::Kind::ToolCall;
     }));

@@ -71,6 +71,7 @@ QString ConnectSnippets::snippet(Language language, const QUrl &baseUrl, const Q
     const QString root = base.endsWith(QLatin1String("/v1")) ? base.chopped(3) : base;
     // The demo model needs no key; a real upstream gets the caller's (or the config's) key.
     QString text;
+    QString shownModel = model; // what %2 names
     switch (language) {
     case Language::Python:
         text = QStringLiteral(
@@ -196,7 +197,7 @@ QString ConnectSnippets::snippet(Language language, const QUrl &baseUrl, const Q
                            "export ANTHROPIC_API_KEY=\"${ANTHROPIC_API_KEY:?your Anthropic key}\"\n"
                            "claude --model %2 -p \"%3\"\n");
         if (model == demoModel())
-            text.replace(QStringLiteral("--model %2"), QStringLiteral("--model claude-sonnet-4-5"));
+            shownModel = QStringLiteral("claude-sonnet-4-5");
         break;
     case Language::Codex:
         text =
@@ -217,7 +218,7 @@ QString ConnectSnippets::snippet(Language language, const QUrl &baseUrl, const Q
         break;
     }
     // One pass over %1..%4 (QString::arg would renumber a text that leaves one out).
-    const QString values[4] = {base, model, prompt(), root};
+    const QString values[4] = {base, shownModel, prompt(), root};
     QString out;
     for (qsizetype i = 0; i < text.size(); ++i) {
         const QChar c = text.at(i);

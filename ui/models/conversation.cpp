@@ -293,7 +293,7 @@ QList<Entry> sentEntries(const QJsonValue &bodyValue, Dialect dialect) {
         return out;
     }
     const QJsonObject body = bodyValue.toObject();
-    const Dialect d = dialect == Dialect::Responses ? dialectOfBody(body) : dialect;
+    const Dialect d = dialectOf(dialect, body);
     const ConversationRequest request = decodeRequest(d, body);
     if (!request.instructions.isEmpty()) {
         Entry e;
@@ -327,7 +327,7 @@ QList<Entry> replyEntries(Section section, const QJsonValue &bodyValue, int stat
             out << other(section, bodyValue);
         return out;
     }
-    const Dialect d = dialect == Dialect::Responses ? dialectOfBody(body) : dialect;
+    const Dialect d = dialectOf(dialect, body);
     const bool known = body.value(u"choices"_s).isArray() || body.value(u"output"_s).isArray() ||
                        (d == Dialect::Messages && body.value(u"content"_s).isArray());
     if (known) {
@@ -380,12 +380,12 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
     c.m_flowId = flow.value(u"id"_s).toString();
     c.m_api = flow.value(u"api"_s).toString();
     const QJsonArray hops = flow.value(u"hops"_s).toArray();
-    bool chat = c.m_api == QLatin1String("chat_completions");
-    if (c.m_api.isEmpty()) // hand-made flows: decide by the request's shape
-        for (const QJsonValue &h : hops)
-            if (h.toObject().value(u"kind"_s).toString() == QLatin1String("client_request"))
-                chat = h.toObject().value(u"body"_s).toObject().contains(u"messages"_s);
-    const Dialect dialect = chat ? Dialect::ChatCompletions : dialectOfApi(c.m_api);
+    // Flows without a dialect's api (hand-made ones, "other") are read by the request's shape.
+    QJsonObject clientBody;
+    for (const QJsonValue &h : hops)
+        if (h.toObject().value(u"kind"_s).toString() == QLatin1String("client_request"))
+            clientBody = h.toObject().value(u"body"_s).toObject();
+    const Dialect dialect = dialectOf(dialectOfApi(c.m_api), clientBody);
 
     // Iterations in hop order; code runs attach to their iteration (or the latest model call).
     QMap<int, int> byIteration; // iteration number → index in m_iterations
