@@ -459,8 +459,12 @@ void FlowListModel::trimToLiveLimit() {
     // Live inserts grow the table from the top; the oldest rows beyond the limit leave memory
     // (they stay in the store: scrolling down pages them in again from the new last row).
     const int excess = rowCount() - m_liveRowLimit;
-    if (excess <= 0 || m_loading)
+    if (excess <= 0)
         return;
+    if (m_loading) { // the page in flight ends at the current last row: trim when it lands
+        m_trimDeferred = true;
+        return;
+    }
     const int first = rowCount() - excess;
     beginRemoveRows({}, first, rowCount() - 1);
     for (int i = 0; i < excess; ++i) {
@@ -489,6 +493,13 @@ void FlowListModel::requestPage() {
         if (generation != m_generation)
             return;
         setLoading(false);
+        if (std::exchange(m_trimDeferred, false) && rowCount() > m_liveRowLimit) {
+            // Live rows outgrew the limit while this page loaded: the page is older than
+            // what the limit drops, so the trim wins and paging goes on from the new last row.
+            trimToLiveLimit();
+            emit pageLoaded(0, m_hasMore);
+            return;
+        }
         appendPage(resultOr(page, QJsonObject()), generation);
     });
 }

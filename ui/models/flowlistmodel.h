@@ -141,6 +141,7 @@ private:
     qint64 m_front = 0;
     bool m_hasMore = false;
     bool m_loading = false;
+    bool m_trimDeferred = false; // live rows outgrew the limit while a page loaded
     quint64 m_generation = 0;
     int m_costKnown = 0;
     int m_emptyPagesInARow = 0;
