@@ -30,6 +30,8 @@ private slots:
     void deleteThenRunFailsClearly();
     void timeoutInterruptsAndKeepsState();
     void timeoutIgnoringInterruptRestartsTheKernel();
+    void cancelInterruptsTheRunAndKeepsState();
+    void cancelIgnoringTheInterruptRestartsTheKernel();
     void crashedKernelIsAnInfrastructureError();
     void droppedSocketReconnectsAndKeepsOutput();
     void outputIsCapped();
@@ -299,6 +301,75 @@ void TestJupyterBackend::timeoutIgnoringInterruptRestartsTheKernel() {
     QVERIFY2(after.ok(), qPrintable(after.error));
     QCOMPARE(after.value.stdoutText, QStringLiteral("alive\n"));
     QVERIFY(after.value.error);
+    QCOMPARE(after.value.error->name, QStringLiteral("NameError"));
+}
+
+// The client went away: the kernel is interrupted at once (no timeout involved), the run ends
+// with KeyboardInterrupt and its output so far, the kernel keeps its variables; a run queued
+// behind it and cancelled never runs.
+void TestJupyterBackend::cancelInterruptsTheRunAndKeepsState() {
+    JupyterBackend::Options options;
+    options.channel.runTimeoutMs = 120000; // far away: only the cancel ends the run
+    JupyterBackend backend(options);
+    QSignalSpy restarted(&backend, &JupyterBackend::kernelRestarted);
+    const SandboxHandle h = createKernel(backend);
+    QVERIFY(h.isValid());
+    QVERIFY(run(backend, h, QStringLiteral("x = 5")).ok());
+    QString live;
+    const CancellationToken cancel = Cancellation::create();
+    const CancellationToken cancelQueued = Cancellation::create();
+    auto spinning = backend.run(
+        h, QStringLiteral("print('spinning', flush=True)\nwhile True: pass"), params(),
+        [&live](const QString &, const QString &text) { live += text; }, cancel);
+    auto queued = backend.run(h, QStringLiteral("ran = True"), params(), {}, cancelQueued);
+    QTRY_VERIFY_WITH_TIMEOUT(live.contains(QStringLiteral("spinning")), 60000);
+    cancelQueued->cancel();
+    const auto dropped = awaitFuture(queued, 30000);
+    QVERIFY(!dropped.ok());
+    QCOMPARE(dropped.error, SandboxBackend::kRunCancelled);
+    cancel->cancel();
+    const auto ran = awaitFuture(spinning, 30000);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QVERIFY(!ran.value.timedOut);
+    QVERIFY(ran.value.error);
+    QCOMPARE(ran.value.error->name, QStringLiteral("KeyboardInterrupt"));
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("spinning\n"));
+    const auto after = run(backend, h, QStringLiteral("print(x, 'ran' in globals())"));
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("5 False\n"));
+    QCOMPARE(restarted.size(), 0);
+}
+
+// Code that ignores the interrupt: after SandboxBackend::kInterruptGraceMs the kernel is
+// restarted (the run stops; its state is lost, and the result says so).
+void TestJupyterBackend::cancelIgnoringTheInterruptRestartsTheKernel() {
+    JupyterBackend::Options options;
+    options.channel.runTimeoutMs = 120000;
+    JupyterBackend backend(options);
+    QSignalSpy restarted(&backend, &JupyterBackend::kernelRestarted);
+    const SandboxHandle h = createKernel(backend);
+    QVERIFY(run(backend, h, QStringLiteral("kept = 1")).ok());
+    QString live;
+    const CancellationToken cancel = Cancellation::create();
+    auto stubborn = backend.run(
+        h,
+        QStringLiteral("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                       "print('stubborn', flush=True)\nwhile True: pass"),
+        params(), [&live](const QString &, const QString &text) { live += text; }, cancel);
+    QTRY_VERIFY_WITH_TIMEOUT(live.contains(QStringLiteral("stubborn")), 60000);
+    cancel->cancel();
+    const auto ran = awaitFuture(stubborn, 90000);
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QVERIFY(!ran.value.timedOut);
+    QVERIFY(ran.value.error);
+    QCOMPARE(ran.value.error->name, QStringLiteral("KeyboardInterrupt"));
+    QVERIFY2(ran.value.error->value.contains(QLatin1String("restarted")),
+             qPrintable(ran.value.error->value));
+    QCOMPARE(restarted.size(), 1);
+    QCOMPARE(restarted[0][1].toString(), QStringLiteral("cancelled"));
+    const auto after = run(backend, h, QStringLiteral("print('alive')\nprint(kept)"), 120000);
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("alive\n"));
     QCOMPARE(after.value.error->name, QStringLiteral("NameError"));
 }
 

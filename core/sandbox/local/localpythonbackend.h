@@ -60,7 +60,8 @@ public:
     // Live output: see LocalSandboxOptions::liveOutput*.
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
                                           const SandboxParams &params,
-                                          const SandboxOutputSink &onOutput = {}) override;
+                                          const SandboxOutputSink &onOutput = {},
+                                          const CancellationToken &cancel = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 
@@ -143,6 +144,8 @@ private:
     void attach(Sandbox &sandbox, LocalSandboxProcess *process);
     void carryFiles(Sandbox &sandbox, LocalSandboxProcess *process);
     void pump(const QString &sandboxId);
+    // A run's cancellation: dropped while queued, interrupted while in flight.
+    void cancelRun(const QString &sandboxId, const PendingRun &run);
     Sandbox *find(const QString &sandboxId) const;
     template<typename T>
     QFuture<Outcome<T>>
