@@ -60,6 +60,35 @@ private:
                                  const QString &code, int timeoutMs = 60000) {
         return awaitFuture(backend.run(h, code, params()), timeoutMs);
     }
+    // A backend whose runs time out only after two minutes (only a cancel ends them sooner),
+    // with one kernel holding `kept = 5`.
+    struct Spinning {
+        std::unique_ptr<JupyterBackend> backend;
+        SandboxHandle kernel;
+    };
+    Spinning backendWithKernel() {
+        JupyterBackend::Options options;
+        options.channel.runTimeoutMs = 120000;
+        Spinning made{std::make_unique<JupyterBackend>(options), {}};
+        made.kernel = createKernel(*made.backend);
+        if (!made.kernel.isValid() ||
+            !run(*made.backend, made.kernel, QStringLiteral("kept = 5")).ok())
+            made.kernel = {};
+        return made;
+    }
+    // Starts `code`, cancels it once its live output shows `marker`, and returns the result.
+    Outcome<ExecutionResult> cancelOnceItPrints(JupyterBackend &backend, const SandboxHandle &h,
+                                                const QString &code, const QString &marker) {
+        QString live;
+        const CancellationToken cancel = Cancellation::create();
+        auto running = backend.run(
+            h, code, params(), [&live](const QString &, const QString &text) { live += text; },
+            cancel);
+        if (!QTest::qWaitFor([&] { return live.contains(marker); }, 60000))
+            return Outcome<ExecutionResult>::failure(QStringLiteral("no ") + marker);
+        cancel->cancel();
+        return awaitFuture(running, 90000);
+    }
 
     JupyterServerProcess m_server;
     QList<SandboxHandle> m_created;
@@ -308,33 +337,28 @@ void TestJupyterBackend::timeoutIgnoringInterruptRestartsTheKernel() {
 // with KeyboardInterrupt and its output so far, the kernel keeps its variables; a run queued
 // behind it and cancelled never runs.
 void TestJupyterBackend::cancelInterruptsTheRunAndKeepsState() {
-    JupyterBackend::Options options;
-    options.channel.runTimeoutMs = 120000; // far away: only the cancel ends the run
-    JupyterBackend backend(options);
-    QSignalSpy restarted(&backend, &JupyterBackend::kernelRestarted);
-    const SandboxHandle h = createKernel(backend);
-    QVERIFY(h.isValid());
-    QVERIFY(run(backend, h, QStringLiteral("x = 5")).ok());
-    QString live;
-    const CancellationToken cancel = Cancellation::create();
+    const Spinning s = backendWithKernel();
+    QVERIFY(s.kernel.isValid());
+    QSignalSpy restarted(s.backend.get(), &JupyterBackend::kernelRestarted);
     const CancellationToken cancelQueued = Cancellation::create();
-    auto spinning = backend.run(
-        h, QStringLiteral("print('spinning', flush=True)\nwhile True: pass"), params(),
-        [&live](const QString &, const QString &text) { live += text; }, cancel);
-    auto queued = backend.run(h, QStringLiteral("ran = True"), params(), {}, cancelQueued);
-    QTRY_VERIFY_WITH_TIMEOUT(live.contains(QStringLiteral("spinning")), 60000);
-    cancelQueued->cancel();
-    const auto dropped = awaitFuture(queued, 30000);
-    QVERIFY(!dropped.ok());
-    QCOMPARE(dropped.error, SandboxBackend::kRunCancelled);
-    cancel->cancel();
-    const auto ran = awaitFuture(spinning, 30000);
+    auto queued = QtFuture::makeReadyFuture(Outcome<ExecutionResult>{});
+    // Queued behind the spinning run below, and cancelled while it waits there.
+    QTimer::singleShot(0, [&] {
+        queued = s.backend->run(s.kernel, QStringLiteral("ran = True"), params(), {}, cancelQueued);
+        cancelQueued->cancel();
+    });
+    const auto ran = cancelOnceItPrints(
+        *s.backend, s.kernel, QStringLiteral("print('spinning', flush=True)\nwhile True: pass"),
+        QStringLiteral("spinning"));
     QVERIFY2(ran.ok(), qPrintable(ran.error));
     QVERIFY(!ran.value.timedOut);
     QVERIFY(ran.value.error);
     QCOMPARE(ran.value.error->name, QStringLiteral("KeyboardInterrupt"));
     QCOMPARE(ran.value.stdoutText, QStringLiteral("spinning\n"));
-    const auto after = run(backend, h, QStringLiteral("print(x, 'ran' in globals())"));
+    const auto dropped = awaitFuture(queued, 30000);
+    QVERIFY(!dropped.ok());
+    QCOMPARE(dropped.error, SandboxBackend::kRunCancelled);
+    const auto after = run(*s.backend, s.kernel, QStringLiteral("print(kept, 'ran' in globals())"));
     QVERIFY2(after.ok(), qPrintable(after.error));
     QCOMPARE(after.value.stdoutText, QStringLiteral("5 False\n"));
     QCOMPARE(restarted.size(), 0);
@@ -343,22 +367,14 @@ void TestJupyterBackend::cancelInterruptsTheRunAndKeepsState() {
 // Code that ignores the interrupt: after SandboxBackend::kInterruptGraceMs the kernel is
 // restarted (the run stops; its state is lost, and the result says so).
 void TestJupyterBackend::cancelIgnoringTheInterruptRestartsTheKernel() {
-    JupyterBackend::Options options;
-    options.channel.runTimeoutMs = 120000;
-    JupyterBackend backend(options);
-    QSignalSpy restarted(&backend, &JupyterBackend::kernelRestarted);
-    const SandboxHandle h = createKernel(backend);
-    QVERIFY(run(backend, h, QStringLiteral("kept = 1")).ok());
-    QString live;
-    const CancellationToken cancel = Cancellation::create();
-    auto stubborn = backend.run(
-        h,
+    const Spinning s = backendWithKernel();
+    QVERIFY(s.kernel.isValid());
+    QSignalSpy restarted(s.backend.get(), &JupyterBackend::kernelRestarted);
+    const auto ran = cancelOnceItPrints(
+        *s.backend, s.kernel,
         QStringLiteral("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                        "print('stubborn', flush=True)\nwhile True: pass"),
-        params(), [&live](const QString &, const QString &text) { live += text; }, cancel);
-    QTRY_VERIFY_WITH_TIMEOUT(live.contains(QStringLiteral("stubborn")), 60000);
-    cancel->cancel();
-    const auto ran = awaitFuture(stubborn, 90000);
+        QStringLiteral("stubborn"));
     QVERIFY2(ran.ok(), qPrintable(ran.error));
     QVERIFY(!ran.value.timedOut);
     QVERIFY(ran.value.error);
@@ -367,7 +383,8 @@ void TestJupyterBackend::cancelIgnoringTheInterruptRestartsTheKernel() {
              qPrintable(ran.value.error->value));
     QCOMPARE(restarted.size(), 1);
     QCOMPARE(restarted[0][1].toString(), QStringLiteral("cancelled"));
-    const auto after = run(backend, h, QStringLiteral("print('alive')\nprint(kept)"), 120000);
+    const auto after =
+        run(*s.backend, s.kernel, QStringLiteral("print('alive')\nprint(kept)"), 120000);
     QVERIFY2(after.ok(), qPrintable(after.error));
     QCOMPARE(after.value.stdoutText, QStringLiteral("alive\n"));
     QCOMPARE(after.value.error->name, QStringLiteral("NameError"));
