@@ -83,8 +83,15 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
     connect(&m_runTimer, &QTimer::timeout, this, [this] { killTree(KillReason::Timeout); });
     m_interruptTimer.setSingleShot(true);
     connect(&m_interruptTimer, &QTimer::timeout, this, [this] {
-        if (m_state == State::Running)
-            killTree(KillReason::Interrupted);
+        if (m_state != State::Running)
+            return;
+        // Halfway, once more: a SIGINT that landed just before the driver armed it for the
+        // user's code (it is ignored between runs) is not the end of the interpreter.
+        if (m_interruptRetry > 0 && signalInterpreter(SIGINT)) {
+            m_interruptTimer.start(std::exchange(m_interruptRetry, 0));
+            return;
+        }
+        killTree(KillReason::Interrupted);
     });
     m_reapTimer.setSingleShot(true);
     connect(&m_reapTimer, &QTimer::timeout, this, [this] {
@@ -437,16 +444,22 @@ qint64 LocalSandboxProcess::interpreterPid() {
     return children.readAll().split(' ').value(0).trimmed().toLongLong();
 }
 
+bool LocalSandboxProcess::signalInterpreter(int sig) {
+    const qint64 pid = interpreterPid();
+    return pid > 0 && ::kill(static_cast<pid_t>(pid), sig) == 0;
+}
+
 void LocalSandboxProcess::interrupt(int graceMs) {
     if (m_state != State::Running || m_interruptTimer.isActive() ||
         m_killReason != KillReason::None)
         return;
-    const qint64 pid = interpreterPid();
-    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), SIGINT) != 0) {
+    if (!signalInterpreter(SIGINT)) {
         killTree(KillReason::Interrupted); // cannot reach it: it must not keep running
         return;
     }
-    m_interruptTimer.start(qMax(0, graceMs));
+    const int grace = qMax(0, graceMs);
+    m_interruptRetry = grace - grace / 2;
+    m_interruptTimer.start(grace / 2);
 }
 
 void LocalSandboxProcess::killTree(KillReason reason) {

@@ -110,7 +110,8 @@ public:
     // Kills the whole tree; exited() follows once it is reaped. Idempotent.
     void kill();
     // Stops the run in flight (the client went away) while keeping the interpreter: SIGINT to
-    // the interpreter, which the driver turns into a KeyboardInterrupt in the user's code; the
+    // the interpreter (again halfway through `graceMs`), which the driver turns into a
+    // KeyboardInterrupt in the user's code; the
     // run then finishes as usual, with that error and its output so far. Code that has not
     // stopped within `graceMs` (it catches the exception, or hangs in C) loses the interpreter:
     // the run finishes with KeyboardInterrupt, the output of its last partial frame, and a note
@@ -160,6 +161,7 @@ private:
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
     void deliverLiveOutput(const QJsonObject &header);
     void killTree(KillReason reason);
+    bool signalInterpreter(int sig);
     void readInfo();
     void markExited(const QString &reason, bool notify = true);
     void failEarly(const QString &reason);
@@ -208,7 +210,8 @@ private:
     int m_runTimeoutMs = 0;
     QElapsedTimer m_runClock;
     QTimer m_runTimer;
-    QTimer m_interruptTimer; // an interrupted run that has not stopped yet
+    QTimer m_interruptTimer;  // an interrupted run that has not stopped yet
+    int m_interruptRetry = 0; // ms left after the second SIGINT, 0 once it was sent
 };
 
 } // namespace loopscope
