@@ -38,6 +38,9 @@ class LocalSandboxZygote;
 //   starts with a one-time notice saying so. The same holds when user code kills its own
 //   interpreter (os._exit, a signal, the CPU limit): that run returns error InterpreterExited
 //   naming the cause.
+// - Cancel (run()'s token, the client went away): a queued run is dropped; a running one gets
+//   SIGINT (LocalSandboxProcess::interrupt), so it returns KeyboardInterrupt with its output and
+//   the interpreter keeps its state, or loses the interpreter after kInterruptGraceMs.
 // - Warm pool: poolSize interpreters are started ahead (at nice poolNice) and handed out by
 //   create(), each exactly once, and refilled in the background; it grows toward poolMaxSize
 //   while creates have to wait and shrinks back after poolIdleMs without waiting.
