@@ -28,6 +28,7 @@
 #             live_cap_bytes bound them (live_cap_bytes 0: none).
 
 import _json as _cjson
+import _signal
 import _thread
 import builtins
 import io
@@ -59,6 +60,10 @@ _p_unlink = posix.unlink
 _monotonic = time.monotonic
 _perf_counter = time.perf_counter
 _select = select.select
+_set_signal = _signal.signal
+_SIGINT = _signal.SIGINT
+_SIG_IGN = _signal.SIG_IGN
+_raise_interrupt = _signal.default_int_handler  # C: no driver frame in the traceback
 _BytesIO = io.BytesIO
 _O_NOFOLLOW_DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO never waits for its other end; fstat then refuses it.
@@ -497,6 +502,10 @@ class Driver:
         self.service.start()
         self.media = _Media(self, config)
         self.files = _Files(config)
+        # The proxy's interrupt (SIGINT: the client went away) stops the user's code with a
+        # KeyboardInterrupt, and only that: between runs, and while the driver itself reports, it
+        # is ignored, so the interpreter and its state survive.
+        _set_signal(_SIGINT, _SIG_IGN)
         self._wire_streams()
 
     def _wire_streams(self):
@@ -568,7 +577,13 @@ class Driver:
             error = self._error(exc, 1)
         else:
             try:
-                exec(compiled, self.namespace)
+                try:
+                    _set_signal(_SIGINT, _raise_interrupt)  # user code may have changed it
+                    exec(compiled, self.namespace)
+                finally:
+                    # An interrupt that lands after exec() returned, before this, is still
+                    # the run's: it is caught below like one inside the code.
+                    _set_signal(_SIGINT, _SIG_IGN)
             except BaseException as exc:  # includes SystemExit: the interpreter stays alive
                 error = self._error(exc, 1)
         duration = (_perf_counter() - started) * 1000.0

@@ -62,6 +62,10 @@ QString InspectorEvent::kindName(Kind kind) {
         return QStringLiteral("resumed");
     case Kind::UpstreamCallStarted:
         return QStringLiteral("upstream_call.started");
+    case Kind::SandboxWaiting:
+        return QStringLiteral("sandbox.waiting");
+    case Kind::SandboxWaitEnded:
+        return QStringLiteral("sandbox.wait_ended");
     }
     return QStringLiteral("unknown");
 }

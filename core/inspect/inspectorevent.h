@@ -56,6 +56,9 @@ namespace loopscope {
 //           "upstream_request"|"upstream_response"), iteration, call_id, code, body, paused_at
 //  Resumed  the same plus action ("continue"|"deny"|"abort"), decision ("continued"|"edited"|
 //           "denied"|"aborted"|"timed_out"), resolved_at, and code/body/message as resolved
+// Admission (published by the loop while its plan waits for sandbox.max_live to free a slot):
+//  SandboxWaiting / SandboxWaitEnded   no data; the flow's state is "waiting" between them
+// The loop's RequestFailed carries incompleteReason "client_closed" when the client hung up.
 // The loop's RequestStarted / UpstreamCall / CodeExecuted / RequestFinished / RequestFailed keep
 // their payloads; the recorder turns UpstreamCall into upstream_request + upstream_response hops.
 // FlowStore re-emits flow.started / flow.updated / flow.finished as Qt signals with summaries.
@@ -85,6 +88,8 @@ struct InspectorEvent {
         Paused,
         Resumed,
         UpstreamCallStarted,
+        SandboxWaiting,   // the flow waits for a live sandbox slot (sandbox.max_live)
+        SandboxWaitEnded, // ... no longer (admitted, refused or left)
     };
 
     quint64 sequence = 0;   // monotonic, assigned by the EventBus

@@ -693,16 +693,18 @@ SandboxFactory CodeInterpreterInterception::sandboxFactory() {
 }
 
 QFuture<Outcome<SandboxEntry>> CodeInterpreterInterception::getOrCreateContainer(
-    const QString &cacheKey, const std::optional<QString> &identity, const QString &sessionId) {
+    const QString &cacheKey, const std::optional<QString> &identity, const QString &sessionId,
+    const SandboxAdmission &admission) {
     if (!m_registry)
         return QtFuture::makeReadyFuture(
             Outcome<SandboxEntry>::failure(QStringLiteral("sandbox registry is gone")));
-    return m_registry->getOrCreate(cacheKey, identity, sandboxFactory(), sessionId);
+    return m_registry->getOrCreate(cacheKey, identity, sandboxFactory(), sessionId, admission);
 }
 
 QFuture<Outcome<ExecutionResult>>
 CodeInterpreterInterception::runCode(const SandboxEntry &container, const QString &code,
-                                     const SandboxOutputSink &onOutput) {
+                                     const SandboxOutputSink &onOutput,
+                                     const CancellationToken &cancel) {
     const auto fail = [](const QString &message) {
         return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(message));
     };
@@ -713,18 +715,19 @@ CodeInterpreterInterception::runCode(const SandboxEntry &container, const QStrin
     if (m_registry && !container.key.isEmpty()) {
         const std::optional<SandboxEntry> cached = m_registry->entry(container.key);
         if (cached && cached->handle == container.handle)
-            return m_registry->run(container.key, code, onOutput);
+            return m_registry->run(container.key, code, onOutput, cancel);
     }
     SandboxBackend *backend =
         container.backend ? container.backend.data() : m_injectedBackend.data();
     if (!backend)
         return fail(noSandboxToRunCodeError());
     return backend->run(container.handle, code, container.params.value_or(SandboxParams{}),
-                        onOutput);
+                        onOutput, cancel);
 }
 
 QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
-    const SandboxEntry &container, const QString &arguments, const SandboxOutputSink &onOutput) {
+    const SandboxEntry &container, const QString &arguments, const SandboxOutputSink &onOutput,
+    const CancellationToken &cancel) {
     const ParsedCodeArguments parsed = parseCodeArguments(arguments);
     if (!parsed.ok) {
         ToolCallRun refused;
@@ -740,7 +743,7 @@ QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(
     const QPointer<SandboxBackend> backend =
         container.backend ? container.backend : m_injectedBackend;
     whenFinished(
-        runCode(container, parsed.code, onOutput), this,
+        runCode(container, parsed.code, onOutput, cancel), this,
         [this, promise, store, backend, container,
          maxChars](const QFuture<Outcome<ExecutionResult>> &done) {
             const Outcome<ExecutionResult> ran = resultOr(
@@ -812,6 +815,7 @@ struct CodeInterpreterInterception::PlanJob {
     QJsonArray records;
     CodeRunGate gate;
     PlanObserver observer;
+    CancellationToken cancel; // never null (a fresh one when the driver gave none)
     QString itemId; // the current call's code_interpreter_call id (announced before it runs)
 
     void executed(const QString &callId, const QString &code, const ToolCallRun &run) const {
@@ -826,10 +830,11 @@ struct CodeInterpreterInterception::PlanJob {
 QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopPlan(
     const QJsonObject &gatePayload, const QString &model, const QJsonValue &messages,
     const QJsonObject &optionalParams, const QJsonObject &kwargs, CodeRunGate gate,
-    const QJsonObject &response, PlanObserver observer) {
+    const QJsonObject &response, PlanObserver observer, CancellationToken cancel) {
     auto job = std::make_shared<PlanJob>();
     job->response = response;
     job->observer = std::move(observer);
+    job->cancel = cancel ? std::move(cancel) : Cancellation::create();
     job->gate = std::move(gate);
     job->promise = startedPromise<Outcome<AgenticLoopPlan>>();
     const QFuture<Outcome<AgenticLoopPlan>> result = job->promise->future();
@@ -869,8 +874,22 @@ QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopP
 
     whenFinished(
         pruneExpiredCache(), this, [this, job, identity, sessionId](const QFuture<void> &) {
-            whenFinished(getOrCreateContainer(job->sandboxKey, identity, sessionId), this,
-                         [this, job](const QFuture<Outcome<SandboxEntry>> &created) {
+            if (job->cancel->isCancelled()) {
+                job->fail(kPlanCancelled);
+                return;
+            }
+            auto waiting = std::make_shared<bool>(false);
+            SandboxAdmission admission;
+            admission.cancel = job->cancel;
+            admission.queued = [job, waiting] {
+                *waiting = true;
+                if (job->observer.sandboxWaiting)
+                    job->observer.sandboxWaiting(true);
+            };
+            whenFinished(getOrCreateContainer(job->sandboxKey, identity, sessionId, admission),
+                         this, [this, job, waiting](const QFuture<Outcome<SandboxEntry>> &created) {
+                             if (*waiting && job->observer.sandboxWaiting)
+                                 job->observer.sandboxWaiting(false);
                              const Outcome<SandboxEntry> outcome =
                                  resultOr(created, Outcome<SandboxEntry>::failure(QStringLiteral(
                                                        "sandbox creation was cancelled")));
@@ -886,6 +905,10 @@ QFuture<Outcome<AgenticLoopPlan>> CodeInterpreterInterception::buildAgenticLoopP
 }
 
 void CodeInterpreterInterception::runNextCall(const std::shared_ptr<PlanJob> &job) {
+    if (job->cancel->isCancelled()) { // nobody is left to read the rest
+        job->fail(kPlanCancelled);
+        return;
+    }
     if (job->next >= job->toolCalls.size()) {
         finishPlan(job);
         return;
@@ -986,11 +1009,16 @@ void CodeInterpreterInterception::runGatedCall(const std::shared_ptr<PlanJob> &j
             };
     }
     whenFinished(
-        executeToolCall(job->container, runArguments, onOutput), this,
+        executeToolCall(job->container, runArguments, onOutput, job->cancel), this,
         [this, job, runArguments, containerId, itemId, callId, verdict, edited,
          modelCode](const QFuture<Outcome<ToolCallRun>> &done) {
             Outcome<ToolCallRun> run = resultOr(done, Outcome<ToolCallRun>::failure(QStringLiteral(
                                                           "sandbox execution was cancelled")));
+            if (!run.ok() && job->cancel->isCancelled()) {
+                // Cancelled before it ran: the sandbox is fine; the driver's cleanup decides.
+                job->fail(kPlanCancelled);
+                return;
+            }
             if (!run.ok()) {
                 // Infrastructure failure: never leave the sandbox running.
                 const QString error = run.error;

@@ -158,12 +158,17 @@ public:
     // client keeps state upstream (keepsStateUpstream), chains from that answer and sends only
     // the results. Without it the follow-up is LiteLLM's: the calls and their results.
     // `observer` hears this plan's calls as they start, print and finish (no other plan's).
+    // `cancel` (the client went away) stops it: a wait for a sandbox slot is left, the running
+    // code interrupted (SandboxBackend::run; the call is still recorded, with its output so
+    // far), no later call runs, and the plan fails with kPlanCancelled.
     QFuture<Outcome<AgenticLoopPlan>>
     buildAgenticLoopPlan(const QJsonObject &gatePayload, const QString &model,
                          const QJsonValue &messages, const QJsonObject &optionalParams,
                          const QJsonObject &kwargs, CodeRunGate gate = {},
-                         const QJsonObject &response = {}, PlanObserver observer = {});
+                         const QJsonObject &response = {}, PlanObserver observer = {},
+                         CancellationToken cancel = {});
     static inline const QString kAbortedByUser = QStringLiteral("aborted by user");
+    static inline const QString kPlanCancelled = QStringLiteral("the plan was cancelled");
 
     // --- post and cleanup hooks (§2.12, §2.13) ---
     // Deletes a non-session sandbox, then puts what happened before the final answer ahead of
@@ -192,19 +197,23 @@ public:
     // --- sandbox building blocks (LiteLLM's underscore helpers, §2.9–2.10) ---
     // The cached sandbox for `cacheKey` (TTL refreshed) or a new one; `identity` set for
     // session-scoped keys (per-identity LRU cap). An empty key creates an uncached sandbox.
+    // `admission` hears and cancels a wait for a live slot (SandboxRegistry::getOrCreate).
     QFuture<Outcome<SandboxEntry>> getOrCreateContainer(const QString &cacheKey,
                                                         const std::optional<QString> &identity = {},
-                                                        const QString &sessionId = {});
+                                                        const QString &sessionId = {},
+                                                        const SandboxAdmission &admission = {});
     // Runs code with the sandbox's captured params (never re-resolving the tool registry);
-    // `onOutput` gets the run's live output (SandboxBackend::run).
+    // `onOutput` gets the run's live output and `cancel` stops it (SandboxBackend::run).
     QFuture<Outcome<ExecutionResult>> runCode(const SandboxEntry &container, const QString &code,
-                                              const SandboxOutputSink &onOutput = {});
+                                              const SandboxOutputSink &onOutput = {},
+                                              const CancellationToken &cancel = {});
     // One tool call: what is fed back to the model (stdout, "[execution error] <message>" or
     // "[invalid tool arguments: could not parse code]") with the execution details; a failure
     // only for infrastructure errors, which abort the plan.
     QFuture<Outcome<ToolCallRun>> executeToolCall(const SandboxEntry &container,
                                                   const QString &arguments,
-                                                  const SandboxOutputSink &onOutput = {});
+                                                  const SandboxOutputSink &onOutput = {},
+                                                  const CancellationToken &cancel = {});
     // Pops and deletes the cached sandbox for `key`; missing key → no-op (idempotent).
     QFuture<void>
     deleteContainerForKey(const QString &key,

@@ -15,6 +15,9 @@ struct ToolCallRun;
 // empty; all are called on the interception's thread, per call in this order: toolCallStarting,
 // then (when code runs) codeRunStarted and codeRunOutput for each chunk, then toolCallExecuted.
 struct PlanObserver {
+    // The plan's sandbox waits for a live slot (sandbox.max_live reached): true when it starts
+    // waiting, false when the wait is over (admitted, refused or left).
+    std::function<void(bool waiting)> sandboxWaiting;
     // A call is about to run: its code_interpreter_call with status "in_progress" (the recorded
     // item later has the same id).
     std::function<void(const QJsonObject &item)> toolCallStarting;

@@ -184,19 +184,20 @@ void AgenticLoop::start() {
     if (const auto stash = keys::stashedStreamOptions(request))
         m_streamOptions = *stash;
 
-    if (m_sink) {
-        // A client that hangs up while paused ends its pauses as aborted.
-        connect(m_sink, &ResponseSink::clientGone, this, [this] {
-            if (m_broker && m_pausesOpen > 0)
-                m_broker->abortFlow(m_request.requestId);
-        });
-    }
+    if (m_sink)
+        connect(m_sink, &ResponseSink::clientGone, this, &AgenticLoop::onClientGone);
     m_heartbeat.setInterval(m_broker ? m_broker->heartbeatIntervalMs()
                                      : PauseBroker::kDefaultHeartbeatMs);
     connect(&m_heartbeat, &QTimer::timeout, this, [this] {
         // An SSE comment: SDKs skip it, proxies and clients see a live connection.
         if (m_sink && !m_sink->isClientGone() && m_sink->isStarted() && !m_sink->isFinished())
             m_sink->writeChunk(QByteArrayLiteral(": paused\n\n"));
+    });
+    m_waitHeartbeat.setInterval(m_heartbeat.interval());
+    connect(&m_waitHeartbeat, &QTimer::timeout, this, [this] {
+        if (m_stream && m_sink && !m_sink->isClientGone() && m_sink->isStarted() &&
+            !m_sink->isFinished())
+            m_sink->writeChunk(QByteArrayLiteral(": waiting for a sandbox\n\n"));
     });
 
     const QStringList fileIds = autoContainerFileIds(m_request.body);
@@ -213,6 +214,10 @@ PlanObserver AgenticLoop::planObserver() {
     const QPointer<AgenticLoop> self(this);
     const auto live = [self] { return self && !self->m_finished; };
     PlanObserver observer;
+    observer.sandboxWaiting = [self, live](bool waiting) {
+        if (live())
+            self->onSandboxWaiting(waiting);
+    };
     observer.toolCallStarting = [self, live](const QJsonObject &item) {
         if (live())
             self->onToolCallStarting(item);
@@ -233,6 +238,30 @@ PlanObserver AgenticLoop::planObserver() {
             self->onToolCallExecuted(containerId, callId, code, run);
     };
     return observer;
+}
+
+void AgenticLoop::onClientGone() {
+    // Whatever the loop waits for ends now and reports (the code run with its output so far);
+    // the step that was waiting then sees the client gone and fails the flow.
+    if (m_broker && m_pausesOpen > 0) // a hang-up while paused ends the pauses as aborted
+        m_broker->abortFlow(m_request.requestId);
+    m_waitHeartbeat.stop();
+    m_cancel->cancel();
+}
+
+void AgenticLoop::onSandboxWaiting(bool waiting) {
+    m_waitingForSandbox = waiting;
+    if (m_events)
+        m_events->publish(waiting ? Kind::SandboxWaiting : Kind::SandboxWaitEnded,
+                          m_request.requestId, m_iterations - 1, {});
+    if (!waiting) {
+        m_waitHeartbeat.stop();
+        return;
+    }
+    if (m_stream && m_sink && !m_sink->isClientGone() && m_sink->isStarted()) {
+        m_sink->writeChunk(QByteArrayLiteral(": waiting for a sandbox\n\n"));
+        m_waitHeartbeat.start();
+    }
 }
 
 void AgenticLoop::onToolCallStarting(const QJsonObject &item) {
@@ -325,9 +354,21 @@ void AgenticLoop::importFilesThenIterate(const QJsonObject &request, const QStri
         sessionId = CodeInterpreterInterception::sessionIdOf(request).value_or(QString());
     }
     // The same key the plan uses, so its first run finds this sandbox with the files in place.
+    SandboxAdmission admission;
+    admission.cancel = m_cancel; // a hang-up leaves the queue
+    admission.queued = [self = QPointer<AgenticLoop>(this)] {
+        if (self)
+            self->onSandboxWaiting(true);
+    };
     whenFinished(
-        m_interception->getOrCreateContainer(m_sandboxKey, identity, sessionId), this,
+        m_interception->getOrCreateContainer(m_sandboxKey, identity, sessionId, admission), this,
         [this, request, fileIds](const QFuture<Outcome<SandboxEntry>> &made) {
+            if (m_waitingForSandbox)
+                onSandboxWaiting(false);
+            if (clientGone()) {
+                failClientGone();
+                return;
+            }
             const Outcome<SandboxEntry> created = resultOr(
                 made, Outcome<SandboxEntry>::failure(QStringLiteral("creation was cancelled")));
             if (!created.ok()) {
@@ -397,7 +438,7 @@ void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJso
             {{QStringLiteral("request"), body},
              {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}});
     whenFinished(
-        m_upstream->postJson(m_request.route, upstreamPath(), body), this,
+        m_upstream->postJson(m_request.route, upstreamPath(), body, m_cancel), this,
         [this, request, depth, body](const QFuture<UpstreamReply> &finished) {
             UpstreamReply cancelled;
             cancelled.errorString = QStringLiteral("the upstream call was cancelled");
@@ -533,13 +574,17 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
                 return self->gateCodeRun(ask);
             })
                      : CodeRunGate(),
-            response, planObserver()),
+            response, planObserver(), m_cancel),
         this,
         [this, agentic, depth, fingerprint, clock](const QFuture<Outcome<AgenticLoopPlan>> &built) {
             const Outcome<AgenticLoopPlan> plan = resultOr(
                 built, Outcome<AgenticLoopPlan>::failure(QStringLiteral("the plan was cancelled")));
             if (m_sink)
                 m_sink->addExternalTime(clock->nsecsElapsed());
+            if (clientGone()) { // the hang-up stopped the plan; its code run is recorded
+                failClientGone();
+                return;
+            }
             if (!plan.ok() && m_abortedByUser) {
                 failAborted();
                 return;
@@ -844,6 +889,7 @@ void AgenticLoop::failAborted() {
 
 void AgenticLoop::failClientGone() {
     runCleanup();
+    m_clientClosed = true;
     complete(499, {}, QStringLiteral("client disconnected"));
 }
 
@@ -852,6 +898,7 @@ void AgenticLoop::complete(int status, const QJsonObject &response, const QStrin
         return;
     m_finished = true;
     m_heartbeat.stop();
+    m_waitHeartbeat.stop();
     if (m_events) {
         const double durationMs = m_sink ? double(m_sink->elapsedNanoseconds()) / 1e6
                                          : double(m_request.elapsed.nsecsElapsed()) / 1e6;
@@ -867,6 +914,8 @@ void AgenticLoop::complete(int status, const QJsonObject &response, const QStrin
             m_events->publish(Kind::RequestFinished, m_request.requestId, -1, data);
         } else {
             data.insert(QStringLiteral("message"), failure);
+            if (m_clientClosed) // control-api.md's reason for a client that hung up
+                data.insert(QStringLiteral("incompleteReason"), QStringLiteral("client_closed"));
             if (m_flowStatus > 0)
                 data.insert(QStringLiteral("flowStatus"), m_flowStatus);
             m_events->publish(Kind::RequestFailed, m_request.requestId, -1, data);

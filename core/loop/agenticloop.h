@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/cancellation.h"
 #include "conversation/responsesstreamwriter.h"
 #include "interception/agenticloopplan.h"
 #include "interception/coderungate.h"
@@ -59,6 +60,14 @@ struct UpstreamReply;
 // it hangs up, its pauses end as aborted. An abort answers 409 `aborted_by_user` (the flow
 // records 499) and cleans up as any failure does.
 //
+// Hang-up (ResponseSink::clientGone): the loop cancels what it waits for — the upstream call is
+// aborted, the running code interrupted (SandboxBackend::run), a wait for a sandbox slot left —
+// and, once that work has reported (the code run with its output so far is recorded), ends the
+// flow with RequestFailed {incompleteReason: "client_closed"}; cleanup deletes a one-shot
+// sandbox, a session's keeps its state. While the plan waits for a sandbox slot
+// (sandbox.max_live), the flow gets SandboxWaiting / SandboxWaitEnded and a streaming client
+// ": waiting for a sandbox" at once and every heartbeat interval.
+//
 // Deletes itself when done. Lives on the proxy thread.
 class AgenticLoop : public QObject {
     Q_OBJECT
@@ -109,6 +118,8 @@ private:
                          const QString &code);
     void runCleanup();
     void failClientGone();
+    void onClientGone();
+    void onSandboxWaiting(bool waiting);
     AgenticLoopPlan hookPlan() const;
     void complete(int status, const QJsonObject &response, const QString &failure);
     bool isChat() const { return m_request.surface == ApiSurface::ChatCompletions; }
@@ -139,11 +150,16 @@ private:
     bool m_finished = false;
     bool m_cleanedUp = false;
     QPointer<PauseBroker> m_broker;
-    QTimer m_heartbeat; // ": paused" to a streaming client while a pause is open
+    QTimer m_heartbeat;     // ": paused" to a streaming client while a pause is open
+    QTimer m_waitHeartbeat; // ": waiting for a sandbox" while the plan waits for a slot
+    bool m_waitingForSandbox = false;
+    // Cancelled when the client goes away: the upstream call, the plan's wait and code run.
+    CancellationToken m_cancel = Cancellation::create();
     int m_pausesOpen = 0;
     bool m_abortedByUser = false;
-    QString m_abortReason; // set when the proxy, not the user, ended a pause (abortAll)
-    int m_flowStatus = 0;  // what the flow records when it differs from the client's status
+    QString m_abortReason;       // set when the proxy, not the user, ended a pause (abortAll)
+    int m_flowStatus = 0;        // what the flow records when it differs from the client's status
+    bool m_clientClosed = false; // ended because the client hung up
     QString m_sessionId;
 };
 

@@ -23,6 +23,9 @@ using Kind = InspectorEvent::Kind;
 
 // A loop that has not reported its end this long after the client's answer is written as is.
 constexpr int kLoopGraceMs = 3000;
+// After a hang-up the loop first stops its code (within a second, SandboxBackend) and reports
+// that run: the flow waits longer for it, so the history keeps the run that was hanging.
+constexpr int kHangUpGraceMs = 15000;
 constexpr qsizetype kMaxTextBody = 1024 * 1024;
 
 bool isTruthy(const QJsonValue &v) {
@@ -384,10 +387,17 @@ void FlowRecorder::record(const InspectorEvent &event) {
             flow->state = QStringLiteral("running");
         updated = true;
         break;
+    case Kind::SandboxWaiting: // queued for a live sandbox slot (sandbox.max_live)
+    case Kind::SandboxWaitEnded:
+        flow->waitingForSandbox = event.kind == Kind::SandboxWaiting;
+        updated = true;
+        break;
     case Kind::RequestFailed:
         flow->loopDone = true;
         if (const int s = d.value(QStringLiteral("flowStatus")).toInt(); s > 0)
             flow->status = flow->flowStatus = s;
+        if (const QString r = d.value(QStringLiteral("incompleteReason")).toString(); !r.isEmpty())
+            flow->incompleteReason = r;
         if (const QString m = d.value(QStringLiteral("message")).toString();
             !m.isEmpty() && flow->incompleteReason.isNull())
             flow->incompleteReason = m;
@@ -402,7 +412,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
         if (d.value(QStringLiteral("aborted")).toBool() && flow->incompleteReason.isNull())
             flow->incompleteReason = QStringLiteral("upstream stream cut");
         if (d.value(QStringLiteral("clientGone")).toBool() && flow->incompleteReason.isNull())
-            flow->incompleteReason = QStringLiteral("client disconnected");
+            flow->incompleteReason = QStringLiteral("client_closed"); // control-api.md
         break;
     default:
         break;
@@ -412,6 +422,8 @@ void FlowRecorder::record(const InspectorEvent &event) {
     const QJsonObject summary = notify ? flow->summary() : QJsonObject();
     const bool done = flow->exchangeDone && (flow->loopDone || !flow->intercepted);
     const bool waitForLoop = event.kind == Kind::ExchangeFinished && !done;
+    const int graceMs =
+        d.value(QStringLiteral("clientGone")).toBool() ? kHangUpGraceMs : kLoopGraceMs;
     const QString id = flow->id;
     lock.unlock();
     if (notify && started)
@@ -421,7 +433,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
     if (done)
         finalize(id);
     else if (waitForLoop)
-        QTimer::singleShot(kLoopGraceMs, this, [this, id] { finalize(id); });
+        QTimer::singleShot(graceMs, this, [this, id] { finalize(id); });
 }
 
 void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {
@@ -447,6 +459,7 @@ void FlowRecorder::finalize(const QString &id) {
         return;
     RecordedFlow flow = std::move(it.value());
     m_running.erase(it);
+    flow.waitingForSandbox = false; // over, whatever it waited for
     if (flow.clientSseStream) {
         const qsizetype first = flow.clientEvents.size();
         flow.clientSse.finish(flow.clientEvents);

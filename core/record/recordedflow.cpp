@@ -69,6 +69,8 @@ QJsonObject RecordedFlow::summary() const {
     s.insert(QStringLiteral("stream"), stream);
     s.insert(QStringLiteral("intercepted"), intercepted);
     s.insert(QStringLiteral("state"), state);
+    if (waitingForSandbox) // only while it waits: a running flow queued for a sandbox
+        s.insert(QStringLiteral("waiting_for_sandbox"), true);
     s.insert(QStringLiteral("status"), status);
     s.insert(QStringLiteral("iterations"), iterations);
     s.insert(QStringLiteral("code_runs"), codeRuns);

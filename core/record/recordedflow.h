@@ -62,6 +62,8 @@ struct RecordedFlow {
     bool exchangeDone = false;
     bool loopDone = false;
     int openPauses = 0; // breakpoints holding the flow (state "paused")
+    // Its plan waits for a live sandbox slot: the summary says "waiting_for_sandbox": true.
+    bool waitingForSandbox = false;
     int flowStatus = 0; // the loop's own status when it differs from the client's (abort: 499)
 
     void addUsage(const QJsonObject &usage);

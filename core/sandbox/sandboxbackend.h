@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/cancellation.h"
 #include "common/outcome.h"
 #include "sandbox/sandboxtypes.h"
 
@@ -42,10 +43,21 @@ public:
     virtual QString provider() const = 0;
 
     virtual QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) = 0;
-    // `onOutput` (may be empty) gets live chunks of the run's stdout/stderr.
+    // `onOutput` (may be empty) gets live chunks of the run's stdout/stderr. `cancel` (may be
+    // null) stops this run (the client went away): one still queued finishes at once with
+    // kRunCancelled; one in flight is interrupted (KeyboardInterrupt in Python) and finishes
+    // with its output so far, the sandbox keeping its state; code that does not stop within
+    // kInterruptGraceMs loses its interpreter instead (as on a timeout). A backend that cannot
+    // interrupt ignores it (e2b): the run goes on to its end or timeout.
     virtual QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
                                                   const SandboxParams &params,
-                                                  const SandboxOutputSink &onOutput = {}) = 0;
+                                                  const SandboxOutputSink &onOutput = {},
+                                                  const CancellationToken &cancel = {}) = 0;
+    // How long interrupted code may take to stop before its interpreter is killed: short, so a
+    // hang-up frees the CPU within a second.
+    static constexpr int kInterruptGraceMs = 500;
+    // What a run cancelled before it started fails with.
+    static inline const QString kRunCancelled = QStringLiteral("the run was cancelled");
     // Resolves to true when something was deleted, false when it was already gone.
     virtual QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                           const SandboxParams &params) = 0;

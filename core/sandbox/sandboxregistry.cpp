@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <QFutureWatcher>
 #include <QMutex>
+#include <QPointer>
 #include <QPromise>
 #include <QSet>
 #include <QTimer>
@@ -77,6 +78,7 @@ struct SandboxRegistry::Private {
         SandboxFactory factory;
         std::shared_ptr<QPromise<Outcome<SandboxEntry>>> promise;
         QTimer *timeout = nullptr;
+        int callers = 0; // requests sharing this wait that have not left it
     };
     QList<Waiter> waiting;
     quint64 nextWaiterId = 0;
@@ -134,7 +136,8 @@ qint64 SandboxRegistry::now() const {
 QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
                                                             const std::optional<QString> &identity,
                                                             const SandboxFactory &factory,
-                                                            const QString &sessionId) {
+                                                            const QString &sessionId,
+                                                            const SandboxAdmission &admission) {
     if (!key.isEmpty()) {
         auto it = d->entries.find(key);
         if (it != d->entries.end()) {
@@ -154,18 +157,53 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::getOrCreate(const QString &key,
     // Same key already waiting for a slot: share that wait.
     if (!key.isEmpty())
         for (const Private::Waiter &w : std::as_const(d->waiting))
-            if (w.key == key)
-                return w.promise->future();
+            if (w.key == key) {
+                const QFuture<Outcome<SandboxEntry>> shared = w.promise->future();
+                joinWait(w.id, admission);
+                return shared;
+            }
     // Earlier waiters go first: a new creation never overtakes the queue.
     if (liveCount() >= m_maxLive || !d->waiting.isEmpty())
-        return wait(key, identity, factory, sessionId);
+        return wait(key, identity, factory, sessionId, admission);
     return startCreation(key, identity, factory, sessionId);
+}
+
+void SandboxRegistry::joinWait(quint64 id, const SandboxAdmission &admission) {
+    for (Private::Waiter &w : d->waiting)
+        if (w.id == id)
+            ++w.callers;
+    if (admission.queued)
+        admission.queued();
+    if (admission.cancel) {
+        // Each caller leaves once, and only while the wait lasts (ids are never reused).
+        auto left = std::make_shared<bool>(false);
+        admission.cancel->onCancel([self = QPointer<SandboxRegistry>(this), id, left] {
+            if (self && !std::exchange(*left, true))
+                self->leaveWait(id);
+        });
+    }
+}
+
+void SandboxRegistry::leaveWait(quint64 id) {
+    for (qsizetype i = 0; i < d->waiting.size(); ++i) {
+        Private::Waiter &w = d->waiting[i];
+        if (w.id != id)
+            continue;
+        if (--w.callers > 0)
+            return; // others still wait for this key
+        const Private::Waiter gone = d->waiting.takeAt(i);
+        delete gone.timeout;
+        gone.promise->addResult(Outcome<SandboxEntry>::failure(kLeftQueue));
+        gone.promise->finish();
+        return;
+    }
 }
 
 QFuture<Outcome<SandboxEntry>> SandboxRegistry::wait(const QString &key,
                                                      const std::optional<QString> &identity,
                                                      const SandboxFactory &factory,
-                                                     const QString &sessionId) {
+                                                     const QString &sessionId,
+                                                     const SandboxAdmission &admission) {
     if (d->waiting.size() >= m_queueMax || m_queueTimeoutMs <= 0) {
         qWarning("loopscope: sandbox refused: %d live sandboxes (sandbox.max_live is %d) and %d "
                  "requests waiting (sandbox.queue_max is %d)",
@@ -213,6 +251,7 @@ QFuture<Outcome<SandboxEntry>> SandboxRegistry::wait(const QString &key,
     w.timeout->start(m_queueTimeoutMs);
     const QFuture<Outcome<SandboxEntry>> result = w.promise->future();
     d->waiting.append(w);
+    joinWait(id, admission);
     // Session sandboxes idle past their TTL leave first; their slots then admit waiters.
     pruneExpired();
     scheduleAdmission();
@@ -405,7 +444,8 @@ void SandboxRegistry::enforceCap(const QString &identity) {
 }
 
 QFuture<Outcome<ExecutionResult>> SandboxRegistry::run(const QString &key, const QString &code,
-                                                       const SandboxOutputSink &onOutput) {
+                                                       const SandboxOutputSink &onOutput,
+                                                       const CancellationToken &cancel) {
     auto it = d->entries.find(key);
     if (key.isEmpty() || it == d->entries.end())
         return QtFuture::makeReadyFuture(Outcome<ExecutionResult>::failure(
@@ -417,7 +457,8 @@ QFuture<Outcome<ExecutionResult>> SandboxRegistry::run(const QString &key, const
     it->lastAccessedMs = now();
     d->touch(key);
     // Captured params only: a reloaded sandbox_tools registry never re-targets a live sandbox.
-    return it->backend->run(it->handle, code, it->params.value_or(SandboxParams{}), onOutput);
+    return it->backend->run(it->handle, code, it->params.value_or(SandboxParams{}), onOutput,
+                            cancel);
 }
 
 QFuture<void> SandboxRegistry::remove(const QString &key, SandboxRemovalReason reason) {

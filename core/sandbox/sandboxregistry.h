@@ -34,6 +34,15 @@ enum class SandboxRemovalReason { Completed, Failed, Expired, Evicted, Deleted, 
 // Produces a fresh sandbox: handle, params and backend filled in; the registry sets the rest.
 using SandboxFactory = std::function<QFuture<Outcome<SandboxEntry>>()>;
 
+// What the caller of one getOrCreate() hears and can do while its creation waits for a live
+// slot (both may be empty): `queued` is called once when it starts waiting, `cancel` takes it
+// out of the queue (the client went away): its future then fails with kLeftQueue and nothing is
+// created for it. Sharers of one key's wait leave one by one; the wait ends with the last.
+struct SandboxAdmission {
+    CancellationToken cancel;
+    std::function<void()> queued;
+};
+
 // Sandboxes by key: 15-minute idle TTL refreshed on access, per-identity cap of 10 session
 // sandboxes with LRU eviction, a global cap on live sandboxes (sandbox.max_live), exactly one
 // creation per key even when requests race, and idempotent deletes whose failures are reported but
@@ -92,12 +101,16 @@ public:
     QFuture<Outcome<SandboxEntry>> getOrCreate(const QString &key,
                                                const std::optional<QString> &identity,
                                                const SandboxFactory &factory,
-                                               const QString &sessionId = {});
+                                               const QString &sessionId = {},
+                                               const SandboxAdmission &admission = {});
+    static inline const QString kLeftQueue =
+        QStringLiteral("left the queue for a sandbox: the request was cancelled");
 
     // Runs code in the cached sandbox for `key` with its captured params; refreshes last access.
-    // `onOutput` gets the run's live output (SandboxBackend::run).
+    // `onOutput` gets the run's live output and `cancel` stops it (SandboxBackend::run).
     QFuture<Outcome<ExecutionResult>> run(const QString &key, const QString &code,
-                                          const SandboxOutputSink &onOutput = {});
+                                          const SandboxOutputSink &onOutput = {},
+                                          const CancellationToken &cancel = {});
 
     // Pops and deletes the entry for `key`; a missing key is a no-op (idempotent). A key still
     // being created is dropped: its waiters get an error and the sandbox is deleted on arrival.
@@ -161,7 +174,12 @@ private:
                                                  const QString &sessionId);
     // Queues a creation that found every live slot taken, or refuses it past the queue's bounds.
     QFuture<Outcome<SandboxEntry>> wait(const QString &key, const std::optional<QString> &identity,
-                                        const SandboxFactory &factory, const QString &sessionId);
+                                        const SandboxFactory &factory, const QString &sessionId,
+                                        const SandboxAdmission &admission);
+    // One more caller of waiter `id` (the first, or one sharing its key) with its hooks.
+    void joinWait(quint64 id, const SandboxAdmission &admission);
+    // A caller of waiter `id` leaves; the last one takes the waiter out of the queue.
+    void leaveWait(quint64 id);
     // Starts waiting creations while live slots are free (queued after a slot frees, so a
     // deletion's own continuation finishes first).
     void admitWaiting();

@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <QPointer>
 #include <QPromise>
 #include <QTimer>
 
@@ -151,7 +152,8 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
 }
 
 QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, const QString &path,
-                                                const QJsonObject &body) {
+                                                const QJsonObject &body,
+                                                const CancellationToken &cancel) {
     auto promise = std::make_shared<QPromise<UpstreamReply>>();
     promise->start();
     QFuture<UpstreamReply> future = promise->future();
@@ -181,6 +183,11 @@ QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, cons
         promise->addResult(result);
         promise->finish();
     });
+    if (cancel)
+        cancel->onCancel([guard = QPointer<QNetworkReply>(reply)] {
+            if (guard && guard->isRunning())
+                guard->abort();
+        });
     return future;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/cancellation.h"
 #include "http/httprequest.h"
 #include "upstream/upstreamreply.h"
 #include "upstream/upstreamroute.h"
@@ -28,9 +29,10 @@ public:
     // resolves on this thread; continue with whenFinished(future, owner, ...) from
     // sandbox/futurechain.h (not QFuture::then(context), which asserts in Qt 6.4 when the context
     // dies first). Never fails: transport problems come back as UpstreamReply{status 0,
-    // networkError, timedOut}.
+    // networkError, timedOut}. `cancel` (may be null) aborts the call (the client went away):
+    // the reply is then a transport failure (status 0, OperationCanceledError).
     QFuture<UpstreamReply> postJson(const UpstreamRoute &route, const QString &path,
-                                    const QJsonObject &body);
+                                    const QJsonObject &body, const CancellationToken &cancel = {});
 
     // Raw call for pass-through. The caller owns the reply (deleteLater when done) and reads it
     // as it arrives; abort() it when the client goes away. timedOut(reply) tells a timeout

@@ -1,6 +1,7 @@
 // Shared harness for the end-to-end tests: starts a real headless Loopscope binary and, where a
 // test needs to script the model, a fake upstream that speaks OpenAI's wire protocol.
 import { spawn, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { once } from 'node:events';
 
@@ -94,6 +95,32 @@ export function sandboxInterpreterCount(loopscopePid) {
     .filter((m) => m && m[3].includes(marker));
   const parents = new Set(marked.map((m) => m[2]));
   return marked.filter((m) => m[3].startsWith('/usr/bin/python3') && !parents.has(m[1])).length;
+}
+
+// CPU time (utime + stime, in clock ticks, from /proc/<pid>/stat) of every process of one
+// Loopscope's sandboxes (the marked ones, as sandboxProcessCount counts them), by pid.
+export function sandboxCpuTicks(loopscopePid) {
+  const marker = `loopscope-sandbox:${loopscopePid}`;
+  const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  const ticks = new Map();
+  for (const line of out.split('\n')) {
+    const m = line.trim().match(/^(\d+)\s+(.*)$/);
+    if (!m || !m[2].includes(marker) || m[2].startsWith('ps ')) continue;
+    let stat;
+    try { stat = readFileSync(`/proc/${m[1]}/stat`, 'utf8'); } catch { continue; } // gone since
+    // Fields after the command name (which may hold spaces): state is the 3rd, utime the 14th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks.set(Number(m[1]), Number(fields[11]) + Number(fields[12]));
+  }
+  return ticks;
+}
+
+// The sandbox processes that used CPU during `windowMs` (pids), e.g. code that still spins.
+export async function busySandboxProcesses(loopscopePid, windowMs = 200) {
+  const before = sandboxCpuTicks(loopscopePid);
+  await new Promise((r) => setTimeout(r, windowMs));
+  const after = sandboxCpuTicks(loopscopePid);
+  return [...after].filter(([pid, t]) => before.has(pid) && t > before.get(pid)).map(([pid]) => pid);
 }
 
 // The value `sample()` settles on: the same for `steadyMs` in a row.

@@ -544,6 +544,153 @@ private slots:
         QVERIFY(QTest::qWaitFor(failedWith499, 20000));
     }
 
+    // Hang-up means stop: the spinning code is interrupted (not left to its timeout), its run
+    // is published with the output so far before the flow fails with client_closed; a one-shot
+    // sandbox goes, a session's survives with its variables.
+    void clientHangUpStopsTheRunningCode_data() {
+        QTest::addColumn<bool>("chat");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<bool>("session");
+        QTest::newRow("responses json") << false << false << false;
+        QTest::newRow("responses stream") << false << true << false;
+        QTest::newRow("chat json") << true << false << false;
+        QTest::newRow("chat stream") << true << true << false;
+        QTest::newRow("responses session") << false << false << true;
+        QTest::newRow("chat stream session") << true << true << true;
+    }
+    void clientHangUpStopsTheRunningCode() {
+        QFETCH(bool, chat);
+        QFETCH(bool, stream);
+        QFETCH(bool, session);
+        const QString spin = QStringLiteral("print('spinning', flush=True)\nwhile True:\n    pass");
+        upstream->setResponder([chat](const ScriptedUpstream::Request &request) {
+            const QJsonObject body = request.json();
+            // The last user text is the code to run; a tool result gets a plain answer.
+            const QJsonArray turns =
+                body.value(chat ? QStringLiteral("messages") : QStringLiteral("input")).toArray();
+            const QJsonObject last = turns.isEmpty() ? QJsonObject() : turns.last().toObject();
+            const bool answered =
+                last.value(QStringLiteral("role")).toString() == QLatin1String("tool") ||
+                last.value(QStringLiteral("type")).toString() ==
+                    QLatin1String("function_call_output");
+            if (answered) // the answer quotes the tool result
+                return ScriptedUpstream::Response::json(
+                    chat ? chatText(last.value(QStringLiteral("content")).toString())
+                         : responsesMessage(last.value(QStringLiteral("output")).toString()));
+            const QString code = chat ? last.value(QStringLiteral("content")).toString()
+                                      : body.value(QStringLiteral("input")).toString();
+            return ScriptedUpstream::Response::json(chat ? chatToolCall(code)
+                                                         : responsesFunctionCall(code));
+        });
+        const auto requestFor = [&](const QString &code) {
+            QJsonObject body = chat ? chatRequest(code) : ciRequest(code);
+            if (stream)
+                body.insert(QStringLiteral("stream"), true);
+            if (session)
+                body.insert(QStringLiteral("metadata"),
+                            QJsonObject{{QStringLiteral("session_id"), QStringLiteral("s-hang")}});
+            return body;
+        };
+        const QByteArray path = chat ? "/v1/chat/completions" : "/v1/responses";
+        if (session)
+            QCOMPARE(call("POST", path, requestFor(QStringLiteral("kept = 41"))).status, 200);
+
+        QList<InspectorEvent> events;
+        QObject context;
+        connect(bus.get(), &EventBus::eventPublished, &context,
+                [&](const InspectorEvent &event) { events << event; });
+        const auto find = [&events](InspectorEvent::Kind kind) -> std::optional<InspectorEvent> {
+            for (const InspectorEvent &e : std::as_const(events))
+                if (e.kind == kind)
+                    return e;
+            return std::nullopt;
+        };
+        RawHttpClient client(server->port());
+        client.request("POST", path, QJsonDocument(requestFor(spin)).toJson(QJsonDocument::Compact),
+                       {{"authorization", kKeyA}, {"content-type", "application/json"}});
+        QTRY_VERIFY_WITH_TIMEOUT(find(InspectorEvent::Kind::CodeRunOutput), 30000);
+        const qint64 pid =
+            stack->localBackend()->processId(stack->localBackend()->sandboxIds().value(0));
+        client.close();
+
+        // The default run timeout is far away: only the cancellation ends the run this soon.
+        QTRY_VERIFY_WITH_TIMEOUT(find(InspectorEvent::Kind::RequestFailed), 15000);
+        const auto executed = find(InspectorEvent::Kind::CodeExecuted);
+        QVERIFY2(executed, "the run that was hanging is published");
+        QCOMPARE(executed->data.value(QStringLiteral("stdout")).toString(),
+                 QStringLiteral("spinning\n"));
+        QCOMPARE(executed->data.value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("name"))
+                     .toString(),
+                 QStringLiteral("KeyboardInterrupt"));
+        QVERIFY(executed->sequence < find(InspectorEvent::Kind::RequestFailed)->sequence);
+        const QJsonObject failed = find(InspectorEvent::Kind::RequestFailed)->data;
+        QCOMPARE(failed.value(QStringLiteral("status")).toInt(), 499);
+        QCOMPARE(failed.value(QStringLiteral("incompleteReason")).toString(),
+                 QStringLiteral("client_closed"));
+        QCOMPARE(upstream->requestCount(), session ? 3 : 1); // no follow-up for a gone client
+        if (!session) {
+            QVERIFY(sandboxesGone());
+            return;
+        }
+        QCOMPARE(stack->registry()->size(), 1);
+        QCOMPARE(stack->localBackend()->processId(stack->localBackend()->sandboxIds().value(0)),
+                 pid); // the same interpreter, with its state
+        const auto after = call("POST", path, requestFor(QStringLiteral("print(kept + 1)")));
+        QCOMPARE(after.status, 200);
+        QVERIFY2(after.body.contains("42"), after.body.constData());
+    }
+
+    // sandbox.max_live reached: a streamed request waits for the slot with ": waiting for a
+    // sandbox" comments and SandboxWaiting; one that hangs up while waiting leaves the queue
+    // and nothing is created for it; the other is served once the slot frees.
+    void waitersAreKeptAliveAndCanLeave() {
+        stack->registry()->setMaxLive(1);
+        upstream->setResponder([](const ScriptedUpstream::Request &request) {
+            const QJsonValue input = request.json()[QStringLiteral("input")];
+            if (input.isArray())
+                return ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("done")));
+            return ScriptedUpstream::Response::json(responsesFunctionCall(input.toString()));
+        });
+        QList<InspectorEvent> events;
+        QObject context;
+        connect(bus.get(), &EventBus::eventPublished, &context,
+                [&](const InspectorEvent &event) { events << event; });
+        const auto count = [&events](InspectorEvent::Kind kind) {
+            return std::count_if(events.cbegin(), events.cend(),
+                                 [kind](const InspectorEvent &e) { return e.kind == kind; });
+        };
+        const auto start = [this](const QString &code) {
+            auto client = std::make_unique<RawHttpClient>(server->port());
+            client->request("POST", "/v1/responses",
+                            QJsonDocument(ciRequest(code, true)).toJson(QJsonDocument::Compact),
+                            {{"authorization", kKeyA}, {"content-type", "application/json"}});
+            return client;
+        };
+        auto holder = start(QStringLiteral("print('holding', flush=True)\nwhile True:\n    pass"));
+        QTRY_VERIFY_WITH_TIMEOUT(count(InspectorEvent::Kind::CodeRunOutput) > 0, 30000);
+        auto leaver = start(QStringLiteral("print('never')"));
+        QTRY_VERIFY_WITH_TIMEOUT(leaver->received().contains(": waiting for a sandbox"), 30000);
+        auto waiter = start(QStringLiteral("print('served')"));
+        QTRY_VERIFY_WITH_TIMEOUT(waiter->received().contains(": waiting for a sandbox"), 30000);
+        QCOMPARE(stack->registry()->waitingCount(), 2);
+        QCOMPARE(count(InspectorEvent::Kind::SandboxWaiting), 2);
+
+        leaver->close();
+        QTRY_COMPARE_WITH_TIMEOUT(stack->registry()->waitingCount(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(count(InspectorEvent::Kind::SandboxWaitEnded), 1, 10000);
+        holder->close(); // its one-shot sandbox is deleted: the slot goes to the waiter
+        QTRY_VERIFY_WITH_TIMEOUT(waiter->hasCompleteResponse(), 30000);
+        const QByteArray body = waiter->received();
+        QVERIFY2(body.contains("served"), body.constData());
+        QVERIFY(body.contains("response.completed"));
+        QCOMPARE(count(InspectorEvent::Kind::SandboxWaitEnded), 2);
+        // Sandboxes: the holder's and the waiter's, none for the one that left.
+        QCOMPARE(count(InspectorEvent::Kind::SandboxCreated), 2);
+        QVERIFY(sandboxesGone());
+    }
+
     void requestsWithoutTheToolPassThroughUntouched() {
         upstream->enqueue(
             ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("plain"))));

@@ -94,6 +94,11 @@ private slots:
         QCOMPARE(f.model.idAt(0), id);
         QCOMPARE(f.status(0), QStringLiteral("running…"));
         QCOMPARE(f.model.runningCount(), 1);
+        // Queued for a sandbox slot (sandbox.max_live): the cell says so until the wait ends.
+        sf::publish(f.bus, {InspectorEvent::make(InspectorEvent::Kind::SandboxWaiting, id)});
+        QTRY_COMPARE_WITH_TIMEOUT(f.status(0), QStringLiteral("waiting for a sandbox…"), 10'000);
+        sf::publish(f.bus, {InspectorEvent::make(InspectorEvent::Kind::SandboxWaitEnded, id)});
+        QTRY_COMPARE_WITH_TIMEOUT(f.status(0), QStringLiteral("running…"), 10'000);
         // A running flow's Duration is its elapsed time so far, and it ticks.
         QVERIFY(f.model.index(0, FlowListModel::DurationColumn).data().toString().endsWith(u'…'));
         QSignalSpy ticks(&f.model, &QAbstractItemModel::dataChanged);

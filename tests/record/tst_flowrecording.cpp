@@ -528,7 +528,7 @@ private slots:
         const QJsonObject flow = flowOf(0);
         QCOMPARE(flow.value("status").toInt(), 499);
         QCOMPARE(flow.value("state").toString(), QStringLiteral("failed"));
-        QCOMPARE(flow.value("incomplete_reason").toString(), QStringLiteral("client disconnected"));
+        QCOMPARE(flow.value("incomplete_reason").toString(), QStringLiteral("client_closed"));
         QCOMPARE(hop(flow, "client_response").value("events").toArray().size(), 1);
         m_upstream->releaseHeld();
     }

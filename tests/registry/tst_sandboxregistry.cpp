@@ -163,6 +163,55 @@ private slots:
         QCOMPARE(registry->waitingCount(), 0);
     }
 
+    // A waiter whose request is cancelled (the client hung up) leaves the queue: told when it
+    // started waiting, refused with kLeftQueue, nothing created for it, and the next waiter
+    // gets the freed slot. Two requests sharing one key's wait leave one by one.
+    void cancelledWaitersLeaveTheQueue() {
+        registry->setMaxLive(1);
+        registry->setQueueMax(4);
+        const auto held =
+            awaitFuture(registry->getOrCreate(QString(), std::nullopt, backend->factory()));
+        QVERIFY(held.ok());
+        int queued = 0;
+        const auto admission = [&queued](const CancellationToken &cancel) {
+            SandboxAdmission a;
+            a.cancel = cancel;
+            a.queued = [&queued] { ++queued; };
+            return a;
+        };
+        const CancellationToken leaving = Cancellation::create();
+        const auto left = registry->getOrCreate(QString(), std::nullopt, backend->factory(), {},
+                                                admission(leaving));
+        const CancellationToken sharerA = Cancellation::create();
+        const CancellationToken sharerB = Cancellation::create();
+        const auto sharedA = registry->getOrCreate(QStringLiteral("id1:s"), QStringLiteral("id1"),
+                                                   backend->factory(), {}, admission(sharerA));
+        const auto sharedB = registry->getOrCreate(QStringLiteral("id1:s"), QStringLiteral("id1"),
+                                                   backend->factory(), {}, admission(sharerB));
+        const auto staying = registry->getOrCreate(QString(), std::nullopt, backend->factory());
+        QCOMPARE(queued, 3);
+        QCOMPARE(registry->waitingCount(), 3); // the shared key waits once
+
+        leaving->cancel();
+        const auto refused = awaitFuture(left);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error, SandboxRegistry::kLeftQueue);
+        QCOMPARE(registry->waitingCount(), 2);
+        sharerA->cancel(); // B still waits for that key
+        QCOMPARE(registry->waitingCount(), 2);
+        QVERIFY(!sharedA.isFinished());
+        sharerB->cancel();
+        QCOMPARE(registry->waitingCount(), 1);
+        QCOMPARE(awaitFuture(sharedB).error, SandboxRegistry::kLeftQueue);
+        leaving->cancel(); // again: a no-op
+        QCOMPARE(registry->waitingCount(), 1);
+
+        awaitFuture(registry->deleteSandbox(held.value, SandboxRemovalReason::Completed));
+        QVERIFY(awaitFuture(staying).ok());
+        QCOMPARE(backend->createCount(), 2); // the held one and the one that stayed
+        QVERIFY(!registry->contains(QStringLiteral("id1:s")));
+    }
+
     // Issue 18: one cap over every live sandbox, whoever asked: ephemeral ones, session ones of
     // any number of identities (each new bearer string is a new identity without a master key).
     void globalCapCountsEveryLiveSandbox() {

@@ -30,6 +30,8 @@ private slots:
     void deleteThenRunFailsClearly();
     void timeoutInterruptsAndKeepsState();
     void timeoutIgnoringInterruptRestartsTheKernel();
+    void cancelInterruptsTheRunAndKeepsState();
+    void cancelIgnoringTheInterruptRestartsTheKernel();
     void crashedKernelIsAnInfrastructureError();
     void droppedSocketReconnectsAndKeepsOutput();
     void outputIsCapped();
@@ -57,6 +59,35 @@ private:
     Outcome<ExecutionResult> run(JupyterBackend &backend, const SandboxHandle &h,
                                  const QString &code, int timeoutMs = 60000) {
         return awaitFuture(backend.run(h, code, params()), timeoutMs);
+    }
+    // A backend whose runs time out only after two minutes (only a cancel ends them sooner),
+    // with one kernel holding `kept = 5`.
+    struct Spinning {
+        std::unique_ptr<JupyterBackend> backend;
+        SandboxHandle kernel;
+    };
+    Spinning backendWithKernel() {
+        JupyterBackend::Options options;
+        options.channel.runTimeoutMs = 120000;
+        Spinning made{std::make_unique<JupyterBackend>(options), {}};
+        made.kernel = createKernel(*made.backend);
+        if (!made.kernel.isValid() ||
+            !run(*made.backend, made.kernel, QStringLiteral("kept = 5")).ok())
+            made.kernel = {};
+        return made;
+    }
+    // Starts `code`, cancels it once its live output shows `marker`, and returns the result.
+    Outcome<ExecutionResult> cancelOnceItPrints(JupyterBackend &backend, const SandboxHandle &h,
+                                                const QString &code, const QString &marker) {
+        QString live;
+        const CancellationToken cancel = Cancellation::create();
+        auto running = backend.run(
+            h, code, params(), [&live](const QString &, const QString &text) { live += text; },
+            cancel);
+        if (!QTest::qWaitFor([&] { return live.contains(marker); }, 60000))
+            return Outcome<ExecutionResult>::failure(QStringLiteral("no ") + marker);
+        cancel->cancel();
+        return awaitFuture(running, 90000);
     }
 
     JupyterServerProcess m_server;
@@ -299,6 +330,63 @@ void TestJupyterBackend::timeoutIgnoringInterruptRestartsTheKernel() {
     QVERIFY2(after.ok(), qPrintable(after.error));
     QCOMPARE(after.value.stdoutText, QStringLiteral("alive\n"));
     QVERIFY(after.value.error);
+    QCOMPARE(after.value.error->name, QStringLiteral("NameError"));
+}
+
+// The client went away: the kernel is interrupted at once (no timeout involved), the run ends
+// with KeyboardInterrupt and its output so far, the kernel keeps its variables; a run queued
+// behind it and cancelled never runs.
+void TestJupyterBackend::cancelInterruptsTheRunAndKeepsState() {
+    const Spinning s = backendWithKernel();
+    QVERIFY(s.kernel.isValid());
+    QSignalSpy restarted(s.backend.get(), &JupyterBackend::kernelRestarted);
+    const CancellationToken cancelQueued = Cancellation::create();
+    auto queued = QtFuture::makeReadyFuture(Outcome<ExecutionResult>{});
+    // Queued behind the spinning run below, and cancelled while it waits there.
+    QTimer::singleShot(0, [&] {
+        queued = s.backend->run(s.kernel, QStringLiteral("ran = True"), params(), {}, cancelQueued);
+        cancelQueued->cancel();
+    });
+    const auto ran = cancelOnceItPrints(
+        *s.backend, s.kernel, QStringLiteral("print('spinning', flush=True)\nwhile True: pass"),
+        QStringLiteral("spinning"));
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QVERIFY(!ran.value.timedOut);
+    QVERIFY(ran.value.error);
+    QCOMPARE(ran.value.error->name, QStringLiteral("KeyboardInterrupt"));
+    QCOMPARE(ran.value.stdoutText, QStringLiteral("spinning\n"));
+    const auto dropped = awaitFuture(queued, 30000);
+    QVERIFY(!dropped.ok());
+    QCOMPARE(dropped.error, SandboxBackend::kRunCancelled);
+    const auto after = run(*s.backend, s.kernel, QStringLiteral("print(kept, 'ran' in globals())"));
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("5 False\n"));
+    QCOMPARE(restarted.size(), 0);
+}
+
+// Code that ignores the interrupt: after SandboxBackend::kInterruptGraceMs the kernel is
+// restarted (the run stops; its state is lost, and the result says so).
+void TestJupyterBackend::cancelIgnoringTheInterruptRestartsTheKernel() {
+    const Spinning s = backendWithKernel();
+    QVERIFY(s.kernel.isValid());
+    QSignalSpy restarted(s.backend.get(), &JupyterBackend::kernelRestarted);
+    const auto ran = cancelOnceItPrints(
+        *s.backend, s.kernel,
+        QStringLiteral("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                       "print('stubborn', flush=True)\nwhile True: pass"),
+        QStringLiteral("stubborn"));
+    QVERIFY2(ran.ok(), qPrintable(ran.error));
+    QVERIFY(!ran.value.timedOut);
+    QVERIFY(ran.value.error);
+    QCOMPARE(ran.value.error->name, QStringLiteral("KeyboardInterrupt"));
+    QVERIFY2(ran.value.error->value.contains(QLatin1String("restarted")),
+             qPrintable(ran.value.error->value));
+    QCOMPARE(restarted.size(), 1);
+    QCOMPARE(restarted[0][1].toString(), QStringLiteral("cancelled"));
+    const auto after =
+        run(*s.backend, s.kernel, QStringLiteral("print('alive')\nprint(kept)"), 120000);
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("alive\n"));
     QCOMPARE(after.value.error->name, QStringLiteral("NameError"));
 }
 

@@ -94,6 +94,11 @@ private slots:
     void forkedSandboxSeesNoneOfTheZygotesFiles();
     void removeKillsTreeAndIsIdempotent();
     void removeWhileRunningEndsTheRun();
+    void cancelInterruptsTheRunAndKeepsState_data() { addPathColumn(); }
+    void cancelInterruptsTheRunAndKeepsState();
+    void cancelOfCodeThatWillNotStopKillsTheInterpreter_data();
+    void cancelOfCodeThatWillNotStopKillsTheInterpreter();
+    void cancelledQueuedRunNeverRuns();
     void destructorKillsEverything();
     void destroyedWithWorkPending();
     void livesOnItsOwnThread();
@@ -118,6 +123,9 @@ private:
     LocalPythonBackend &backend(const LocalSandboxOptions &options = testOptions());
     SandboxHandle create();
     Outcome<ExecutionResult> run(const SandboxHandle &handle, const QString &code);
+    // Runs `code`, cancels it once its live output shows `marker`, and returns the result.
+    Outcome<ExecutionResult> cancelOnceItPrints(const SandboxHandle &handle, const QString &code,
+                                                const QString &marker);
 
     std::unique_ptr<LocalPythonBackend> m_backend;
 };
@@ -144,6 +152,23 @@ SandboxHandle TestLocalPythonBackend::create() {
 Outcome<ExecutionResult> TestLocalPythonBackend::run(const SandboxHandle &handle,
                                                      const QString &code) {
     return awaitFuture(m_backend->run(handle, code, {}), kWaitMs);
+}
+
+Outcome<ExecutionResult> TestLocalPythonBackend::cancelOnceItPrints(const SandboxHandle &handle,
+                                                                    const QString &code,
+                                                                    const QString &marker) {
+    QString live;
+    const CancellationToken cancel = Cancellation::create();
+    auto running = m_backend->run(
+        handle, code, {}, [&live](const QString &, const QString &text) { live += text; }, cancel);
+    if (!QTest::qWaitFor([&] { return live.contains(marker); }, kWaitMs))
+        return Outcome<ExecutionResult>::failure(QStringLiteral("the code never printed ") +
+                                                 marker);
+    if (running.isFinished())
+        return Outcome<ExecutionResult>::failure(QStringLiteral("the run ended by itself"));
+    cancel->cancel();
+    cancel->cancel(); // a second cancel is a no-op
+    return awaitFuture(running, kWaitMs);
 }
 
 void TestLocalPythonBackend::addPathColumn() {
@@ -1482,6 +1507,89 @@ void TestLocalPythonBackend::removeWhileRunningEndsTheRun() {
     QVERIFY2(r.error.contains(QStringLiteral("deleted")), qPrintable(r.error));
     const Outcome<ExecutionResult> q = awaitFuture(queued, kWaitMs);
     QVERIFY(!q.ok());
+}
+
+// The client went away: SIGINT reaches the spinning code as a KeyboardInterrupt, the run
+// returns what it printed, and the same interpreter keeps its variables.
+void TestLocalPythonBackend::cancelInterruptsTheRunAndKeepsState() {
+    QFETCH(QString, path);
+    backendFor(path);
+    const SandboxHandle sandbox = createVia(path);
+    QVERIFY(sandbox.isValid());
+    QVERIFY(run(sandbox, QStringLiteral("kept = 41")).ok());
+    const qint64 pid = m_backend->processId(sandbox.id);
+    const Outcome<ExecutionResult> r = cancelOnceItPrints(
+        sandbox, QStringLiteral("print('spinning', flush=True)\nwhile True:\n    pass"),
+        QStringLiteral("spinning"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.error);
+    QCOMPARE(r.value.error->name, QStringLiteral("KeyboardInterrupt"));
+    QVERIFY2(r.value.error->traceback.contains(QStringLiteral("<cell")),
+             qPrintable(r.value.error->traceback));
+    QCOMPARE(r.value.stdoutText, QStringLiteral("spinning\n"));
+    QVERIFY(!r.value.timedOut);
+    QCOMPARE(m_backend->processId(sandbox.id), pid);
+    const Outcome<ExecutionResult> after = run(sandbox, QStringLiteral("print(kept + 1)"));
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("42\n"));
+    QCOMPARE(after.value.stderrText, QString()); // no "fresh interpreter" notice
+}
+
+void TestLocalPythonBackend::cancelOfCodeThatWillNotStopKillsTheInterpreter_data() {
+    QTest::addColumn<QString>("code");
+    QTest::newRow("ignores SIGINT")
+        << QStringLiteral("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                          "print('stubborn', flush=True)\nwhile True:\n    pass");
+    QTest::newRow("catches KeyboardInterrupt")
+        << QStringLiteral("print('stubborn', flush=True)\nwhile True:\n    try:\n"
+                          "        while True:\n            pass\n"
+                          "    except KeyboardInterrupt:\n        pass");
+}
+
+// Code that does not let itself be interrupted loses its interpreter after the grace period
+// (the CPU is free again); the sandbox serves the next run with a fresh one.
+void TestLocalPythonBackend::cancelOfCodeThatWillNotStopKillsTheInterpreter() {
+    QFETCH(QString, code);
+    backend();
+    const SandboxHandle sandbox = create();
+    QVERIFY(run(sandbox, QStringLiteral("kept = 1")).ok());
+    const qint64 pid = m_backend->processId(sandbox.id);
+    const Outcome<ExecutionResult> r =
+        cancelOnceItPrints(sandbox, code, QStringLiteral("stubborn"));
+    QVERIFY2(r.ok(), qPrintable(r.error));
+    QVERIFY(r.value.error);
+    QCOMPARE(r.value.error->name, QStringLiteral("KeyboardInterrupt"));
+    QVERIFY2(r.value.error->value.contains(QStringLiteral("did not stop")),
+             qPrintable(r.value.error->value));
+    QTRY_VERIFY_WITH_TIMEOUT(!processExists(pid), kWaitMs);
+    const Outcome<ExecutionResult> after =
+        run(sandbox, QStringLiteral("print('kept' in globals())"));
+    QVERIFY2(after.ok(), qPrintable(after.error));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("False\n"));
+}
+
+// A run still queued behind another is dropped by its cancel: it never runs.
+void TestLocalPythonBackend::cancelledQueuedRunNeverRuns() {
+    backend();
+    const SandboxHandle sandbox = create();
+    const CancellationToken first = Cancellation::create();
+    const CancellationToken second = Cancellation::create();
+    QString live;
+    auto running = m_backend->run(
+        sandbox, QStringLiteral("print('first', flush=True)\nwhile True:\n    pass"), {},
+        [&live](const QString &, const QString &text) { live += text; }, first);
+    auto queued = m_backend->run(sandbox, QStringLiteral("ran = True"), {}, {}, second);
+    QTRY_VERIFY_WITH_TIMEOUT(live.contains(QStringLiteral("first")), kWaitMs);
+    second->cancel();
+    const Outcome<ExecutionResult> dropped = awaitFuture(queued, kWaitMs);
+    QVERIFY(!dropped.ok());
+    QCOMPARE(dropped.error, SandboxBackend::kRunCancelled);
+    QVERIFY(!running.isFinished());
+    first->cancel();
+    QVERIFY(awaitFuture(running, kWaitMs).ok());
+    const Outcome<ExecutionResult> after =
+        run(sandbox, QStringLiteral("print('ran' in globals())"));
+    QCOMPARE(after.value.stdoutText, QStringLiteral("False\n"));
 }
 
 void TestLocalPythonBackend::destructorKillsEverything() {

@@ -1,5 +1,7 @@
 #include "support/recordingsandboxbackend.h"
 
+#include <algorithm>
+
 namespace loopscope {
 
 RecordingSandboxBackend::RecordingSandboxBackend(QObject *parent)
@@ -65,12 +67,37 @@ Outcome<ExecutionResult> RecordingSandboxBackend::makeRunOutcome(const SandboxHa
 QFuture<Outcome<ExecutionResult>> RecordingSandboxBackend::run(const SandboxHandle &sandbox,
                                                                const QString &code,
                                                                const SandboxParams &params,
-                                                               const SandboxOutputSink &onOutput) {
+                                                               const SandboxOutputSink &onOutput,
+                                                               const CancellationToken &cancel) {
     runCalls.append({sandbox, code, params});
     if (deferRuns) {
         auto promise = std::make_shared<QPromise<Outcome<ExecutionResult>>>();
         promise->start();
         m_pendingRuns.push_back({sandbox, promise, onOutput});
+        if (cancel) {
+            // As an interrupted Python run: what it printed so far, then KeyboardInterrupt.
+            const QPointer<RecordingSandboxBackend> self(this);
+            cancel->onCancel([self, promise] {
+                if (!self)
+                    return;
+                auto &runs = self->m_pendingRuns;
+                const auto it = std::find_if(runs.begin(), runs.end(), [&](const PendingRun &r) {
+                    return r.promise == promise;
+                });
+                if (it == runs.end())
+                    return;
+                const PendingRun run = *it;
+                runs.erase(it);
+                ++self->cancelledRuns;
+                Outcome<ExecutionResult> outcome = self->makeRunOutcome(run.handle);
+                if (outcome.ok())
+                    outcome.value.error =
+                        ExecutionError{QStringLiteral("KeyboardInterrupt"), QString(), QString()};
+                self->deliverOutput(outcome, run.onOutput);
+                run.promise->addResult(outcome);
+                run.promise->finish();
+            });
+        }
         return promise->future();
     }
     const Outcome<ExecutionResult> outcome = makeRunOutcome(sandbox);

@@ -4,6 +4,7 @@
 #include "sandbox/sandboxregistry.h"
 
 #include <QList>
+#include <QPointer>
 #include <QPromise>
 #include <QSet>
 
@@ -51,6 +52,8 @@ public:
     QString removeError = QStringLiteral("e2b unreachable");
     bool deferCreates = false;
     bool deferRuns = false; // run() stays pending until completePendingRuns()
+    // Deferred runs finished by their cancellation token (stdoutText, then KeyboardInterrupt).
+    int cancelledRuns = 0;
 
     // --- what happened ---
     QList<CreateCall> createCalls;
@@ -79,7 +82,8 @@ public:
     // Delivers stdoutText / stderrText to `onOutput` as one chunk each before the run finishes.
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
                                           const SandboxParams &params,
-                                          const SandboxOutputSink &onOutput = {}) override;
+                                          const SandboxOutputSink &onOutput = {},
+                                          const CancellationToken &cancel = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
     SandboxSelfTest selfTest() const override;

@@ -54,7 +54,9 @@ QString statusLine(const QJsonObject &s) {
     QStringList parts;
     switch (kindOfSummary(s)) {
     case FlowListModel::StatusKind::Running:
-        parts << QStringLiteral("running…");
+        parts << (s.value(QLatin1String("waiting_for_sandbox")).toBool()
+                      ? QStringLiteral("waiting for a sandbox…")
+                      : QStringLiteral("running…"));
         break;
     case FlowListModel::StatusKind::Paused:
         parts << QStringLiteral("paused");

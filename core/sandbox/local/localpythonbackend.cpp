@@ -63,6 +63,13 @@ struct LocalPythonBackend::PendingRun {
     QString code;
     RunPromise promise;
     std::shared_ptr<SandboxOutputCoalescer> live; // null without a sink
+    // Shared with the run's cancellation handler: set once cancelled, and `running` names the
+    // interpreter while this run (and no later one) executes on it.
+    struct Control {
+        bool cancelled = false;
+        QPointer<LocalSandboxProcess> running;
+    };
+    std::shared_ptr<Control> control = std::make_shared<Control>();
 };
 
 struct LocalPythonBackend::Sandbox {
@@ -531,10 +538,9 @@ QFuture<Outcome<SandboxHandle>> LocalPythonBackend::create(const SandboxParams &
         });
 }
 
-QFuture<Outcome<ExecutionResult>> LocalPythonBackend::run(const SandboxHandle &handle,
-                                                          const QString &code,
-                                                          const SandboxParams &,
-                                                          const SandboxOutputSink &onOutput) {
+QFuture<Outcome<ExecutionResult>>
+LocalPythonBackend::run(const SandboxHandle &handle, const QString &code, const SandboxParams &,
+                        const SandboxOutputSink &onOutput, const CancellationToken &cancel) {
     if (m_shutdown)
         return readyFailure<ExecutionResult>(QStringLiteral("the local sandbox backend shut down"));
     Sandbox *sandbox = find(handle.id);
@@ -554,9 +560,34 @@ QFuture<Outcome<ExecutionResult>> LocalPythonBackend::run(const SandboxHandle &h
         limits.capBytes = m_options.liveOutputCapBytes + 1024;
         live = std::make_shared<SandboxOutputCoalescer>(onOutput, limits);
     }
-    sandbox->queue.append(PendingRun{code, promise, live});
+    const PendingRun pending{code, promise, live};
+    sandbox->queue.append(pending);
+    if (cancel)
+        cancel->onCancel([self = QPointer<LocalPythonBackend>(this), id = handle.id, pending] {
+            if (self)
+                self->cancelRun(id, pending);
+        });
     pump(handle.id);
     return promise->future();
+}
+
+void LocalPythonBackend::cancelRun(const QString &sandboxId, const PendingRun &run) {
+    run.control->cancelled = true;
+    if (run.control->running) { // in flight: stop the code, keep the interpreter if it lets us
+        run.control->running->interrupt(kInterruptGraceMs);
+        return;
+    }
+    Sandbox *sandbox = find(sandboxId);
+    if (!sandbox)
+        return;
+    for (qsizetype i = 0; i < sandbox->queue.size(); ++i) {
+        if (sandbox->queue.at(i).promise != run.promise)
+            continue;
+        sandbox->queue.removeAt(i);
+        finish(run.promise, Outcome<ExecutionResult>::failure(kRunCancelled));
+        return;
+    }
+    // Taken from the queue and waiting for its interpreter: pump() sees the flag.
 }
 
 void LocalPythonBackend::pump(const QString &sandboxId) {
@@ -591,6 +622,13 @@ void LocalPythonBackend::pump(const QString &sandboxId) {
             pump(sandboxId);
             return;
         }
+        if (next.control->cancelled) {
+            sandbox->busy = false;
+            sandbox->current.reset();
+            finish(next.promise, Outcome<ExecutionResult>::failure(kRunCancelled));
+            pump(sandboxId);
+            return;
+        }
         const int count = ++sandbox->runs;
         const QString notice = std::exchange(sandbox->resetNotice, QString());
         SandboxOutputSink sink;
@@ -603,8 +641,10 @@ void LocalPythonBackend::pump(const QString &sandboxId) {
             if (!notice.isEmpty())
                 next.live->add(QStringLiteral("stderr"), notice);
         }
+        next.control->running = process;
         process->execute(next.code, m_options.timeoutMs, sink)
             .then(this, [this, sandboxId, next, count, notice](Outcome<ExecutionResult> outcome) {
+                next.control->running = nullptr;
                 if (next.live)
                     next.live->finish(); // every chunk before the result
                 if (outcome.ok()) {

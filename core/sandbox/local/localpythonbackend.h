@@ -38,6 +38,9 @@ class LocalSandboxZygote;
 //   starts with a one-time notice saying so. The same holds when user code kills its own
 //   interpreter (os._exit, a signal, the CPU limit): that run returns error InterpreterExited
 //   naming the cause.
+// - Cancel (run()'s token, the client went away): a queued run is dropped; a running one gets
+//   SIGINT (LocalSandboxProcess::interrupt), so it returns KeyboardInterrupt with its output and
+//   the interpreter keeps its state, or loses the interpreter after kInterruptGraceMs.
 // - Warm pool: poolSize interpreters are started ahead (at nice poolNice) and handed out by
 //   create(), each exactly once, and refilled in the background; it grows toward poolMaxSize
 //   while creates have to wait and shrinks back after poolIdleMs without waiting.
@@ -60,7 +63,8 @@ public:
     // Live output: see LocalSandboxOptions::liveOutput*.
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
                                           const SandboxParams &params,
-                                          const SandboxOutputSink &onOutput = {}) override;
+                                          const SandboxOutputSink &onOutput = {},
+                                          const CancellationToken &cancel = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 
@@ -143,6 +147,8 @@ private:
     void attach(Sandbox &sandbox, LocalSandboxProcess *process);
     void carryFiles(Sandbox &sandbox, LocalSandboxProcess *process);
     void pump(const QString &sandboxId);
+    // A run's cancellation: dropped while queued, interrupted while in flight.
+    void cancelRun(const QString &sandboxId, const PendingRun &run);
     Sandbox *find(const QString &sandboxId) const;
     template<typename T>
     QFuture<Outcome<T>>

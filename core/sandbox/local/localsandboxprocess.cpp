@@ -81,6 +81,18 @@ LocalSandboxProcess::LocalSandboxProcess(const LocalSandboxOptions &options, boo
     connect(&m_fileTimer, &QTimer::timeout, this, [this] { killTree(KillReason::FileTimeout); });
     connect(&m_startTimer, &QTimer::timeout, this, [this] { killTree(KillReason::StartTimeout); });
     connect(&m_runTimer, &QTimer::timeout, this, [this] { killTree(KillReason::Timeout); });
+    m_interruptTimer.setSingleShot(true);
+    connect(&m_interruptTimer, &QTimer::timeout, this, [this] {
+        if (m_state != State::Running)
+            return;
+        // Halfway, once more: a SIGINT that landed just before the driver armed it for the
+        // user's code (it is ignored between runs) is not the end of the interpreter.
+        if (m_interruptRetry > 0 && signalInterpreter(SIGINT)) {
+            m_interruptTimer.start(std::exchange(m_interruptRetry, 0));
+            return;
+        }
+        killTree(KillReason::Interrupted);
+    });
     m_reapTimer.setSingleShot(true);
     connect(&m_reapTimer, &QTimer::timeout, this, [this] {
         if (m_process && m_process->state() != QProcess::NotRunning) {
@@ -416,6 +428,40 @@ void LocalSandboxProcess::kill() {
     killTree(KillReason::Requested);
 }
 
+qint64 LocalSandboxProcess::interpreterPid() {
+    if (!isAlive())
+        return 0;
+    if (!m_isolated)
+        return m_pid; // python itself
+    // The interpreter is the only child of the sandbox's PID-namespace init (the zygote's init,
+    // or bwrap's inner one), which ignores signals from outside its namespace.
+    const qint64 init = m_forked ? m_pid : namespaceInitPid();
+    if (init <= 0)
+        return 0;
+    QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(init));
+    if (!children.open(QIODevice::ReadOnly))
+        return 0;
+    return children.readAll().split(' ').value(0).trimmed().toLongLong();
+}
+
+bool LocalSandboxProcess::signalInterpreter(int sig) {
+    const qint64 pid = interpreterPid();
+    return pid > 0 && ::kill(static_cast<pid_t>(pid), sig) == 0;
+}
+
+void LocalSandboxProcess::interrupt(int graceMs) {
+    if (m_state != State::Running || m_interruptTimer.isActive() ||
+        m_killReason != KillReason::None)
+        return;
+    if (!signalInterpreter(SIGINT)) {
+        killTree(KillReason::Interrupted); // cannot reach it: it must not keep running
+        return;
+    }
+    const int grace = qMax(0, graceMs);
+    m_interruptRetry = grace - grace / 2;
+    m_interruptTimer.start(grace / 2);
+}
+
 void LocalSandboxProcess::killTree(KillReason reason) {
     if (!isAlive() || !hasTransport())
         return;
@@ -423,6 +469,7 @@ void LocalSandboxProcess::killTree(KillReason reason) {
         m_killReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    m_interruptTimer.stop();
     m_fileTimer.stop();
     if (!m_process) {
         // Forked: the zygote kills the sandbox's PID namespace and reports on the lifeline (open
@@ -691,6 +738,7 @@ void LocalSandboxProcess::deliverLiveOutput(const QJsonObject &header) {
 
 void LocalSandboxProcess::finishRun(const QJsonObject &header) {
     m_runTimer.stop();
+    m_interruptTimer.stop();
     ExecutionResult result;
     applyOutput(header, result);
     const QJsonValue error = header.value(QStringLiteral("error"));
@@ -725,6 +773,8 @@ QString LocalSandboxProcess::describeExit(int exitCode, bool crashed) const {
         text = QStringLiteral("the sandbox was deleted");
     else if (m_killReason == KillReason::Timeout)
         text = QStringLiteral("the run timed out after %1 s").arg(m_runTimeoutMs / 1000.0);
+    else if (m_killReason == KillReason::Interrupted)
+        text = QStringLiteral("the run was interrupted and did not stop");
     else if (m_killReason == KillReason::FileTimeout)
         text = QStringLiteral("the sandbox did not answer a file request within %1 s")
                    .arg(m_options.fileTimeoutMs / 1000.0);
@@ -772,6 +822,7 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_exitReason = reason;
     m_startTimer.stop();
     m_runTimer.stop();
+    m_interruptTimer.stop();
     m_fileTimer.stop();
     m_reapTimer.stop();
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
@@ -801,7 +852,15 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
             ExecutionResult result =
                 std::exchange(m_partial, std::nullopt).value_or(ExecutionResult{});
             result.durationMs = static_cast<double>(m_runClock.nsecsElapsed()) / 1e6;
-            if (m_killReason == KillReason::Timeout) {
+            if (m_killReason == KillReason::Interrupted) {
+                result.error = ExecutionError{
+                    QStringLiteral("KeyboardInterrupt"),
+                    QStringLiteral("The run was interrupted and did not stop, so the interpreter "
+                                   "was stopped. The next run starts a fresh interpreter; "
+                                   "variables and imports from earlier runs are gone, the files "
+                                   "in /mnt/data are carried over."),
+                    {}};
+            } else if (m_killReason == KillReason::Timeout) {
                 result.timedOut = true;
                 result.error = ExecutionError{
                     QStringLiteral("TimeoutError"),

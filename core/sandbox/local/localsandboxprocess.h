@@ -109,6 +109,16 @@ public:
 
     // Kills the whole tree; exited() follows once it is reaped. Idempotent.
     void kill();
+    // Stops the run in flight (the client went away) while keeping the interpreter: SIGINT to
+    // the interpreter (again halfway through `graceMs`), which the driver turns into a
+    // KeyboardInterrupt in the user's code; the
+    // run then finishes as usual, with that error and its output so far. Code that has not
+    // stopped within `graceMs` (it catches the exception, or hangs in C) loses the interpreter:
+    // the run finishes with KeyboardInterrupt, the output of its last partial frame, and a note
+    // that the next run starts fresh (as on a timeout). No-op without a run in flight.
+    void interrupt(int graceMs);
+    // Host pid of the interpreter (the python process that runs the code), 0 if not known.
+    qint64 interpreterPid();
 
     // A descriptor of the sandbox's /mnt/data tmpfs, opened (through /proc) once it was ready,
     // or -1. It keeps that tmpfs readable after the sandbox is gone, so the caller can carry the
@@ -120,7 +130,15 @@ signals:
     void exited();
 
 private:
-    enum class KillReason { None, Requested, Timeout, StartTimeout, Protocol, FileTimeout };
+    enum class KillReason {
+        None,
+        Requested,
+        Timeout,
+        StartTimeout,
+        Protocol,
+        FileTimeout,
+        Interrupted
+    };
 
     void startForked(int nice);
     QJsonObject driverConfig(const QString &workDir, const QJsonArray &sitePackages) const;
@@ -143,6 +161,7 @@ private:
     void applyOutput(const QJsonObject &header, ExecutionResult &result);
     void deliverLiveOutput(const QJsonObject &header);
     void killTree(KillReason reason);
+    bool signalInterpreter(int sig);
     void readInfo();
     void markExited(const QString &reason, bool notify = true);
     void failEarly(const QString &reason);
@@ -191,6 +210,8 @@ private:
     int m_runTimeoutMs = 0;
     QElapsedTimer m_runClock;
     QTimer m_runTimer;
+    QTimer m_interruptTimer;  // an interrupted run that has not stopped yet
+    int m_interruptRetry = 0; // ms left after the second SIGINT, 0 once it was sent
 };
 
 } // namespace loopscope

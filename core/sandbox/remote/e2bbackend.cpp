@@ -193,7 +193,8 @@ void E2bBackend::createWith(const QString &apiKey, const QString &apiBase,
 
 QFuture<Outcome<ExecutionResult>> E2bBackend::run(const SandboxHandle &sandbox, const QString &code,
                                                   const SandboxParams &params,
-                                                  const SandboxOutputSink &onOutput) {
+                                                  const SandboxOutputSink &onOutput,
+                                                  const CancellationToken &) {
     const SandboxHandle live = currentHandle(sandbox);
     if (live.details.value(QStringLiteral("envdAccessToken")).toString().isEmpty())
         return ready(Outcome<ExecutionResult>::failure(

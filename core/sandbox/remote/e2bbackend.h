@@ -59,7 +59,8 @@ public:
     // SandboxOutputCoalescer), all before the future finishes.
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
                                           const SandboxParams &params,
-                                          const SandboxOutputSink &onOutput = {}) override;
+                                          const SandboxOutputSink &onOutput = {},
+                                          const CancellationToken &cancel = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 

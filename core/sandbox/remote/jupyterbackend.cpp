@@ -134,17 +134,16 @@ JupyterKernelChannel *JupyterBackend::channelFor(const SandboxHandle &sandbox, c
     return channel;
 }
 
-QFuture<Outcome<ExecutionResult>> JupyterBackend::run(const SandboxHandle &sandbox,
-                                                      const QString &code,
-                                                      const SandboxParams &params,
-                                                      const SandboxOutputSink &onOutput) {
+QFuture<Outcome<ExecutionResult>>
+JupyterBackend::run(const SandboxHandle &sandbox, const QString &code, const SandboxParams &params,
+                    const SandboxOutputSink &onOutput, const CancellationToken &cancel) {
     const QString base = baseFor(params, &sandbox);
     if (base.isEmpty())
         return ready(Outcome<ExecutionResult>::failure(kNoBase));
     if (!sandbox.isValid())
         return ready(Outcome<ExecutionResult>::failure(
             QStringLiteral("cannot run code: no Jupyter kernel id")));
-    return channelFor(sandbox, base, tokenFor(params))->execute(code, onOutput);
+    return channelFor(sandbox, base, tokenFor(params))->execute(code, onOutput, cancel);
 }
 
 QFuture<Outcome<bool>> JupyterBackend::remove(const SandboxHandle &sandbox,

@@ -42,7 +42,8 @@ public:
     QFuture<Outcome<SandboxHandle>> create(const SandboxParams &params) override;
     QFuture<Outcome<ExecutionResult>> run(const SandboxHandle &sandbox, const QString &code,
                                           const SandboxParams &params,
-                                          const SandboxOutputSink &onOutput = {}) override;
+                                          const SandboxOutputSink &onOutput = {},
+                                          const CancellationToken &cancel = {}) override;
     QFuture<Outcome<bool>> remove(const SandboxHandle &sandbox,
                                   const SandboxParams &params) override;
 

@@ -12,6 +12,7 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <QPointer>
 #include <QRegularExpression>
 #include <QTimer>
 #include <QUrlQuery>
@@ -96,7 +97,8 @@ QString JupyterKernelChannel::masked() const {
 }
 
 QFuture<Outcome<ExecutionResult>> JupyterKernelChannel::execute(const QString &code,
-                                                                const SandboxOutputSink &onOutput) {
+                                                                const SandboxOutputSink &onOutput,
+                                                                const CancellationToken &cancel) {
     auto job = std::make_shared<Job>();
     job->code = code;
     if (onOutput) {
@@ -107,8 +109,46 @@ QFuture<Outcome<ExecutionResult>> JupyterKernelChannel::execute(const QString &c
     job->promise.start();
     auto future = job->promise.future();
     m_queue.enqueue(job);
+    if (cancel) {
+        const QPointer<JupyterKernelChannel> self(this);
+        const std::weak_ptr<Job> weak = job;
+        cancel->onCancel([self, weak] {
+            if (const auto j = weak.lock(); self && j)
+                self->cancel(j);
+        });
+    }
     pump();
     return future;
+}
+
+void JupyterKernelChannel::cancel(const std::shared_ptr<Job> &job) {
+    if (job != m_job) {
+        if (m_queue.removeOne(job)) {
+            job->promise.addResult(
+                Outcome<ExecutionResult>::failure(SandboxBackend::kRunCancelled));
+            job->promise.finish();
+        }
+        return; // finished already
+    }
+    if (!job->sent) {
+        complete(Outcome<ExecutionResult>::failure(SandboxBackend::kRunCancelled));
+        return;
+    }
+    if (job->cancelled || job->timedOut)
+        return; // an interrupt is on its way already
+    job->cancelled = true;
+    interruptKernel(SandboxBackend::kInterruptGraceMs);
+}
+
+void JupyterKernelChannel::interruptKernel(int graceMs) {
+    // Interrupt first (state survives); the grace timer restarts the kernel if that fails.
+    QNetworkRequest request(restUrl(QStringLiteral("/interrupt")));
+    jupyterrest::authorise(request, m_token);
+    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    request.setTransferTimeout(m_options.requestTimeoutMs);
+    QNetworkReply *reply = m_nam->post(request, QByteArrayLiteral("{}"));
+    connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
+    m_graceTimer->start(graceMs);
 }
 
 void JupyterKernelChannel::pump() {
@@ -356,7 +396,7 @@ void JupyterKernelChannel::onMessage(const QString &text) {
         job.result.executionCount = content.value(QLatin1String("execution_count")).toInt();
     } else if (type == QLatin1String("execute_reply")) {
         if (content.value(QLatin1String("status")).toString() == QLatin1String("aborted") &&
-            !job.timedOut && job.resends < 1 && job.result.stdoutText.isEmpty() &&
+            !job.timedOut && !job.cancelled && job.resends < 1 && job.result.stdoutText.isEmpty() &&
             job.result.stderrText.isEmpty()) {
             // Refused unrun (the kernel was still clearing an earlier error): send it again.
             ++job.resends;
@@ -443,18 +483,11 @@ void JupyterKernelChannel::onRunTimeout() {
         QStringLiteral("code execution timed out after %1 seconds; the kernel was interrupted")
             .arg(m_options.runTimeoutMs / 1000.0),
         QString()};
-    // Interrupt first (state survives); the grace timer restarts the kernel if that fails.
-    QNetworkRequest request(restUrl(QStringLiteral("/interrupt")));
-    jupyterrest::authorise(request, m_token);
-    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    request.setTransferTimeout(m_options.requestTimeoutMs);
-    QNetworkReply *reply = m_nam->post(request, QByteArrayLiteral("{}"));
-    connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
-    m_graceTimer->start(m_options.interruptGraceMs);
+    interruptKernel(m_options.interruptGraceMs);
 }
 
 void JupyterKernelChannel::restartKernel() {
-    if (!m_job || !m_job->timedOut || m_job->restarting)
+    if (!m_job || !(m_job->timedOut || m_job->cancelled) || m_job->restarting)
         return;
     m_job->restarting = true;
     QNetworkRequest request(restUrl(QStringLiteral("/restart")));
@@ -482,11 +515,20 @@ void JupyterKernelChannel::restartKernel() {
             m_socket->abort();
         m_state = State::Disconnected;
         m_sessionId = newId();
-        emit kernelRestarted(m_kernelId, QStringLiteral("timeout"));
-        job->result.error->value =
-            QStringLiteral("code execution timed out after %1 seconds; the kernel ignored the "
-                           "interrupt and was restarted, so its state (variables, imports) is lost")
-                .arg(m_options.runTimeoutMs / 1000.0);
+        emit kernelRestarted(m_kernelId, job->timedOut ? QStringLiteral("timeout")
+                                                       : QStringLiteral("cancelled"));
+        if (job->timedOut)
+            job->result.error->value =
+                QStringLiteral("code execution timed out after %1 seconds; the kernel ignored "
+                               "the interrupt and was restarted, so its state (variables, "
+                               "imports) is lost")
+                    .arg(m_options.runTimeoutMs / 1000.0);
+        else
+            job->result.error = ExecutionError{
+                QStringLiteral("KeyboardInterrupt"),
+                QStringLiteral("the run was cancelled; the kernel ignored the interrupt and was "
+                               "restarted, so its state (variables, imports) is lost"),
+                QString()};
         job->restarting = false;
         complete(Outcome<ExecutionResult>::success(job->result));
     });

@@ -49,8 +49,13 @@ public:
 
     // `onOutput` gets the run's `stream` messages as they arrive (through a
     // SandboxOutputCoalescer), all before the future finishes.
+    // `cancel` (may be null): a queued run fails with SandboxBackend::kRunCancelled, a running
+    // one interrupts the kernel (it finishes with KeyboardInterrupt and its output so far, the
+    // kernel's state kept) and, if the kernel has not stopped it within
+    // SandboxBackend::kInterruptGraceMs, restarts the kernel.
     QFuture<Outcome<ExecutionResult>> execute(const QString &code,
-                                              const SandboxOutputSink &onOutput = {});
+                                              const SandboxOutputSink &onOutput = {},
+                                              const CancellationToken &cancel = {});
     void setToken(const QString &token) { m_token = token; }
     // Fails queued and running work with `reason` and closes the socket (kernel deleted).
     void shutdown(const QString &reason);
@@ -61,7 +66,8 @@ public:
 
 signals:
     void outputReceived(const QString &kernelId, const QString &stream, const QString &text);
-    // The kernel restarted (`reason`: "timeout" after a failed interrupt, or "died").
+    // The kernel restarted (`reason`: "timeout" or "cancelled" after a failed interrupt, or
+    // "died").
     void kernelRestarted(const QString &kernelId, const QString &reason);
 
 private:
@@ -77,6 +83,7 @@ private:
         bool gotReply = false;
         bool gotIdle = false;
         bool timedOut = false;
+        bool cancelled = false; // interrupted because its caller went away
         bool restarting = false;
         int resends = 0; // after an "aborted" execute_reply
         QElapsedTimer elapsed;
@@ -95,6 +102,8 @@ private:
     void maybeComplete();
     void complete(Outcome<ExecutionResult> outcome);
     void onRunTimeout();
+    void cancel(const std::shared_ptr<Job> &job);
+    void interruptKernel(int graceMs);
     void restartKernel();
     void diagnoseAndFail(const QString &socketError);
     QUrl restUrl(const QString &suffix) const;
