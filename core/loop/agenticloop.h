@@ -6,6 +6,7 @@
 #include "interception/planobserver.h"
 #include "loop/pausebroker.h"
 #include "loop/proxyrequest.h"
+#include "sandbox/sandboxregistry.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -19,6 +20,7 @@ namespace loopscope {
 
 class CodeInterpreterInterception;
 class EventBus;
+class MessagesLoopBridge;
 class ResponseSink;
 class UpstreamClient;
 struct UpstreamReply;
@@ -58,6 +60,10 @@ struct UpstreamReply;
 // CodeRunGate). While paused a streaming client gets ": paused" every heartbeat interval; when
 // it hangs up, its pauses end as aborted. An abort answers 409 `aborted_by_user` (the flow
 // records 499) and cleans up as any failure does.
+//
+// Anthropic Messages (/v1/messages with a code_execution_* tool) runs as a Chat Completions loop
+// whose two edges a MessagesLoopBridge translates: the upstream body and answers, and what the
+// client gets (server_tool_use and result blocks, Anthropic's stream and errors).
 //
 // Deletes itself when done. Lives on the proxy thread.
 class AgenticLoop : public QObject {
@@ -111,7 +117,11 @@ private:
     void failClientGone();
     AgenticLoopPlan hookPlan() const;
     void complete(int status, const QJsonObject &response, const QString &failure);
-    bool isChat() const { return m_request.surface == ApiSurface::ChatCompletions; }
+    // Messages runs in the chat shape inside the loop (its bridge translates the edges).
+    bool isChat() const { return m_request.surface != ApiSurface::Responses; }
+    // A container the client names: its session sandbox when the caller owns it, else 404.
+    std::optional<SandboxEntry> adoptContainer(QJsonObject &request, const QString &containerId);
+    bool startMessagesContainer(QJsonObject &request);
     bool clientGone() const;
     QString upstreamPath() const;
     QJsonObject hookKwargs(const QJsonObject &request) const;
@@ -145,6 +155,7 @@ private:
     QString m_abortReason; // set when the proxy, not the user, ended a pause (abortAll)
     int m_flowStatus = 0;  // what the flow records when it differs from the client's status
     QString m_sessionId;
+    MessagesLoopBridge *m_bridge = nullptr; // child; only for ApiSurface::Messages
 };
 
 } // namespace loopscope
