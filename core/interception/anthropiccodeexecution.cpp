@@ -368,8 +368,8 @@ QString AnthropicCodeExecution::modelText(const QJsonObject &resultBlock) {
         const QString stderrText = content.value(QStringLiteral("stderr")).toString();
         if (!stderrText.isEmpty())
             text += QStringLiteral("\n[stderr]\n") + stderrText;
-        text += QStringLiteral("\n[return code %1]")
-                    .arg(content.value(QStringLiteral("return_code")).toInt());
+        if (const int code = content.value(QStringLiteral("return_code")).toInt(); code != 0)
+            text += QStringLiteral("\n[return code %1]").arg(code);
         for (const QJsonValue &file : content.value(kContent).toArray())
             text += QStringLiteral("\n[file written: %1]")
                         .arg(file.toObject().value(QStringLiteral("file_id")).toString());

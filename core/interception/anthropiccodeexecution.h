@@ -58,7 +58,8 @@ public:
     static QJsonObject errorBlock(const QString &serverToolUseId, const QString &name,
                                   const QString &errorCode, const QString &message = {});
     // What the upstream model is told about a result block (a tool_result's text): stdout,
-    // stderr and the exit code for bash and Python, the editor's result as JSON, or the error.
+    // stderr, a non-zero exit code and the files written for bash and Python, the editor's
+    // result as JSON, or the error.
     static QString modelText(const QJsonObject &resultBlock);
     // True for a block the client got from a code execution call: server_tool_use of a sub-tool
     // or one of the *_code_execution_tool_result blocks.

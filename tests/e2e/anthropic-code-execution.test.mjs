@@ -144,6 +144,17 @@ test('a second request with container: <id> sees the first one\'s files', async 
   assert.equal(second.container.id, first.container.id);
   assert.equal(results(second)[0].content.stdout, 'kept-across-requests\n');
   assert.equal(results(second)[0].content.return_code, 0);
+  // A file the code writes is a file id whose bytes the Files API serves.
+  const report = [{ name: 'bash_code_execution', input: { command: 'printf "a,b\\n1,2\\n" > report.csv' } }];
+  const third = await client.messages.create(params(report, { container: first.container.id }));
+  const [output] = results(third)[0].content.content;
+  assert.equal(output.type, 'bash_code_execution_output');
+  assert.match(output.file_id, /^cfile_/);
+  const download = await client.beta.files.download(output.file_id);
+  assert.equal(await download.text(), 'a,b\n1,2\n');
+  // ...to the container's owner only.
+  const other = new Anthropic({ baseURL: app.baseURL, apiKey: 'sk-ant-someone-else', maxRetries: 0 });
+  await assert.rejects(other.beta.files.download(output.file_id), (err) => err.status === 404);
   // Another container does not have it.
   const fresh = await client.messages.create(params(read));
   containers.add(fresh.container.id);
@@ -200,6 +211,21 @@ test('a run over the time limit is execution_time_exceeded', async () => {
   const [result] = results(message);
   assert.deepEqual(result.content, { type: 'bash_code_execution_tool_result_error', error_code: 'execution_time_exceeded' });
   assert.equal(message.stop_reason, 'end_turn');
+});
+
+test('the demo model calls the code execution tool offline', async () => {
+  const demo = await startLoopscope(['--upstream', 'demo', '--no-history']);
+  try {
+    const offline = new Anthropic({ baseURL: demo.baseURL, apiKey: 'sk-ant-none', maxRetries: 0 });
+    const message = await offline.messages.create({ model: 'loopscope-demo', max_tokens: 64, tools: [TOOL],
+      messages: [{ role: 'user', content: 'what is 17*23?' }] });
+    assert.deepEqual(message.content.map((b) => b.type), ['server_tool_use', 'bash_code_execution_tool_result', 'text']);
+    assert.equal(message.content[0].name, 'bash_code_execution');
+    assert.equal(message.content[1].content.stdout, '391\n');
+    assert.equal(message.content[2].text, 'The result is 391.');
+  } finally {
+    await demo.stop();
+  }
 });
 
 test('bad input: invalid sub-tool input is invalid_tool_input, a bad key an Anthropic error, no sandbox leaks', async () => {
