@@ -190,7 +190,8 @@ void AgenticLoop::start() {
             m_sink->writeChunk(QByteArrayLiteral(": paused\n\n"));
     });
 
-    const QStringList fileIds = autoContainerFileIds(m_request.body);
+    const QStringList fileIds = m_bridge ? MessagesLoopBridge::uploadedFileIds(m_request.body)
+                                         : autoContainerFileIds(m_request.body);
     if (!fileIds.isEmpty()) {
         importFilesThenIterate(request, fileIds);
         return;
@@ -379,6 +380,21 @@ void AgenticLoop::importFilesThenIterate(const QJsonObject &request, const QStri
             }
             auto *importer =
                 new ContainerFileImporter(m_upstream, m_interception->fileStore(), this);
+            // A container file of this caller (a cfile_ id another answer gave) is copied from
+            // its own sandbox.
+            importer->setLocalFiles(
+                [registry = QPointer<SandboxRegistry>(m_interception->registry()),
+                 store = QPointer<ContainerFileStore>(m_interception->fileStore()),
+                 identity = m_request.callerIdentity](
+                    const QString &id) -> std::optional<QPair<SandboxEntry, ContainerFile>> {
+                    const auto file = store ? store->fileById(id) : std::nullopt;
+                    const auto entry = file && registry
+                                           ? registry->entryByContainerId(file->containerId)
+                                           : std::nullopt;
+                    if (!entry || !entry->identity || *entry->identity != identity)
+                        return std::nullopt;
+                    return qMakePair(*entry, *file);
+                });
             whenFinished(
                 importer->import(m_request.route, created.value, fileIds), this,
                 [this, request, importer](const QFuture<Outcome<QList<ContainerFile>>> &imported) {

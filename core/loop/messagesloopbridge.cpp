@@ -100,6 +100,25 @@ QString MessagesLoopBridge::requestedContainer(const QJsonObject &clientBody) {
     return container.toString();
 }
 
+QStringList MessagesLoopBridge::uploadedFileIds(const QJsonObject &clientBody) {
+    const QJsonArray messages = clientBody.value(QStringLiteral("messages")).toArray();
+    for (qsizetype i = messages.size() - 1; i >= 0; --i) {
+        const QJsonObject message = messages.at(i).toObject();
+        if (message.value(kRole).toString() != QLatin1String("user"))
+            continue;
+        QStringList ids;
+        for (const QJsonValue &b : message.value(kContent).toArray()) {
+            const QJsonObject block = b.toObject();
+            const QString id = block.value(QStringLiteral("file_id")).toString();
+            if (block.value(kType).toString() == QLatin1String("container_upload") &&
+                !id.isEmpty() && !ids.contains(id))
+                ids << id;
+        }
+        return ids;
+    }
+    return {};
+}
+
 QJsonObject MessagesLoopBridge::internalRequest(const QJsonObject &clientBody) {
     QJsonObject request = clientBody;
     QJsonArray tools;

@@ -40,6 +40,10 @@ public:
     // "code_interpreter"}, `container` left out (the loop resolves it). Messages stay as sent.
     static QJsonObject internalRequest(const QJsonObject &clientBody);
 
+    // The file ids of the container_upload blocks in the last user message, in order: copied
+    // into the container before the model is asked.
+    static QStringList uploadedFileIds(const QJsonObject &clientBody);
+
     // The Messages body for the upstream from the loop's (chat-shaped) body.
     QJsonObject upstreamBody(const QJsonObject &loopBody) const;
     // An upstream Messages answer as a chat completion (pure: for a breakpoint's view).

@@ -155,6 +155,14 @@ test('a second request with container: <id> sees the first one\'s files', async 
   // ...to the container's owner only.
   const other = new Anthropic({ baseURL: app.baseURL, apiKey: 'sk-ant-someone-else', maxRetries: 0 });
   await assert.rejects(other.beta.files.download(output.file_id), (err) => err.status === 404);
+  // container_upload copies it into another container before the model is asked.
+  const readReport = [{ name: 'bash_code_execution', input: { command: 'cat report.csv' } }];
+  const uploaded = await client.messages.create({ ...params(readReport), messages: [{ role: 'user', content: [
+    { type: 'container_upload', file_id: output.file_id }, { type: 'text', text: `PLAN ${JSON.stringify(readReport)}` }] }] });
+  containers.add(uploaded.container.id);
+  assert.notEqual(uploaded.container.id, first.container.id);
+  assert.equal(results(uploaded)[0].content.stdout, 'a,b\n1,2\n');
+  assert.ok(!JSON.stringify(requestsOf(readReport).map((r) => r.body)).includes('container_upload'));
   // Another container does not have it.
   const fresh = await client.messages.create(params(read));
   containers.add(fresh.container.id);
