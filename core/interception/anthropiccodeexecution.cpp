@@ -211,8 +211,14 @@ QJsonArray AnthropicCodeExecution::clientTools(const QString &toolType) {
     };
 }
 
+bool AnthropicCodeExecution::keepsShellState(const QString &toolType) {
+    return toolType == QLatin1String("code_execution_20260120") ||
+           toolType == QLatin1String("code_execution_20260521");
+}
+
 AnthropicCodeExecution::Program AnthropicCodeExecution::programFor(const QString &name,
-                                                                   const QJsonObject &input) {
+                                                                   const QJsonObject &input,
+                                                                   bool keepsShellState) {
     Program program;
     if (name == kBash) {
         const QJsonValue command = input.value(QStringLiteral("command"));
@@ -224,6 +230,13 @@ AnthropicCodeExecution::Program AnthropicCodeExecution::programFor(const QString
         // namespaces, seccomp filter and limits as Python, and its output goes through the
         // same fd captures. The exit status comes back as SystemExit (never printed).
         program.valid = true;
+        QString script = command.toString();
+        if (keepsShellState) // the sandbox's own /tmp: the state stays with the container
+            script =
+                QStringLiteral("[ -f /tmp/.loopscope-shell ] && . /tmp/.loopscope-shell\n"
+                               "trap '__ls_rc=$?; { export -p; printf \"cd %q\\n\" \"$PWD\"; } "
+                               ">/tmp/.loopscope-shell 2>/dev/null; exit $__ls_rc' EXIT\n") +
+                script;
         program.code = QStringLiteral("# bash_code_execution: %1\n"
                                       "import subprocess as _loopscope_sp\n"
                                       "_loopscope_rc = _loopscope_sp.run([\"/usr/bin/bash\", "
@@ -232,7 +245,7 @@ AnthropicCodeExecution::Program AnthropicCodeExecution::programFor(const QString
                                       "del _loopscope_sp\n"
                                       "if _loopscope_rc:\n"
                                       "    raise SystemExit(_loopscope_rc)\n")
-                           .arg(headline(command.toString()), pyString(command.toString()));
+                           .arg(headline(command.toString()), pyString(script));
         return program;
     }
     if (name == kTextEditor) {

@@ -38,7 +38,12 @@ public:
         QString code;
         QString problem;
     };
-    static Program programFor(const QString &name, const QJsonObject &input);
+    // `keepsShellState` (the 2026 versions' REPL state): bash starts where the container's last
+    // command ended — its working directory and exported variables.
+    static Program programFor(const QString &name, const QJsonObject &input,
+                              bool keepsShellState = false);
+    // code_execution_20260120 and _20260521.
+    static bool keepsShellState(const QString &toolType);
 
     // The server_tool_use block the client sees for a call.
     static QJsonObject serverToolUse(const QString &id, const QString &name,

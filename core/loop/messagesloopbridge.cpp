@@ -273,7 +273,8 @@ QJsonObject MessagesLoopBridge::chatView(const QJsonObject &message) const {
         if (m_subTools.contains(name)) {
             // The sub-tool's program as the code the plan runs; invalid input is arguments the
             // plan refuses to run (the client then gets invalid_tool_input).
-            const ACE::Program program = ACE::programFor(name, input);
+            const ACE::Program program =
+                ACE::programFor(name, input, ACE::keepsShellState(m_toolType));
             callName = keys::kCodeExecutionToolName;
             arguments = program.valid ? compact({{QStringLiteral("code"), program.code}})
                                       : QStringLiteral("invalid input: ") + program.problem;

@@ -170,6 +170,19 @@ test('a second request with container: <id> sees the first one\'s files', async 
   assert.equal(results(fresh)[0].content.return_code, 1);
 });
 
+for (const [type, kept] of [['code_execution_20250825', false], ['code_execution_20260120', true], ['code_execution_20260521', true]]) {
+  test(`${type}: the shell's directory and exports ${kept ? 'carry over' : 'do not carry over'} to the container's next request`, async () => {
+    const tools = [{ type, name: 'code_execution' }];
+    const set = [{ name: 'bash_code_execution', input: { command: `export GREETING=hi-${type}; mkdir -p sub; cd sub` } }];
+    const first = await client.messages.create(params(set, { tools }));
+    containers.add(first.container.id);
+    assert.equal(results(first)[0].content.return_code, 0);
+    const get = [{ name: 'bash_code_execution', input: { command: `echo "[$GREETING]"; pwd # ${type}` } }];
+    const second = await client.messages.create(params(get, { tools, container: first.container.id }));
+    assert.equal(results(second)[0].content.stdout, kept ? `[hi-${type}]\n/mnt/data/sub\n` : '[]\n/mnt/data\n');
+  });
+}
+
 test('the text editor creates a file that bash then reads; view and str_replace', async () => {
   const plan = [
     [{ name: 'text_editor_code_execution', input: { command: 'create', path: 'hello.py', file_text: 'print("hi from the editor")\n' } },

@@ -119,6 +119,25 @@ private slots:
         QCOMPARE(program.code.isEmpty(), !valid);
     }
 
+    void shellStateOnlyForReplVersions_data() {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<bool>("kept");
+        QTest::newRow("20250825") << "code_execution_20250825" << false;
+        QTest::newRow("20260120") << "code_execution_20260120" << true;
+        QTest::newRow("20260521") << "code_execution_20260521" << true;
+        QTest::newRow("legacy") << "code_execution_20250522" << false;
+    }
+    void shellStateOnlyForReplVersions() {
+        QFETCH(QString, type);
+        QFETCH(bool, kept);
+        QCOMPARE(AnthropicCodeExecution::keepsShellState(type), kept);
+        const QString code = AnthropicCodeExecution::programFor(
+                                 QStringLiteral("bash_code_execution"), json(R"({"command":"ls"})"),
+                                 AnthropicCodeExecution::keepsShellState(type))
+                                 .code;
+        QCOMPARE(code.contains(QStringLiteral("/tmp/.loopscope-shell")), kept);
+    }
+
     void results_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<ExecutionResult>("run");
