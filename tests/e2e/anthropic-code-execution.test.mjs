@@ -234,6 +234,29 @@ test('a run over the time limit is execution_time_exceeded', async () => {
   assert.equal(message.stop_reason, 'end_turn');
 });
 
+test('a stream stays alive with ping events while code runs longer than 15 s', async () => {
+  const plan = [{ name: 'bash_code_execution', input: { command: 'sleep 16.5; echo woke' } }];
+  const slow = await startLoopscope(['--anthropic-upstream', upstream.url, '--no-history', '--sandbox-pool', '0']);
+  try {
+    // Read raw: the SDK drops ping events before its listeners see them.
+    const res = await fetch(`${slow.baseURL}/v1/messages`, { method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': upstream.apiKey, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ ...params(plan), stream: true }) });
+    assert.equal(res.status, 200);
+    const order = (await res.text()).split('\n\n').filter(Boolean).map((frame) => {
+      const data = JSON.parse(frame.split('\n').find((l) => l.startsWith('data: ')).slice(6));
+      return data.type === 'content_block_start' ? data.content_block.type : data.type;
+    });
+    const result = order.indexOf('bash_code_execution_tool_result');
+    assert.ok(result > 0, order.join(' '));
+    const ping = order.indexOf('ping');
+    assert.ok(ping > order.indexOf('server_tool_use') && ping < order.indexOf('bash_code_execution_tool_result'),
+      order.join(' '));
+  } finally {
+    await slow.stop();
+  }
+});
+
 test('the demo model calls the code execution tool offline', async () => {
   const demo = await startLoopscope(['--upstream', 'demo', '--no-history']);
   try {
