@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import {
-  startLoopscope, startScriptedAnthropicUpstream, sandboxProcessCount, waitFor,
+  startLoopscope, startScriptedAnthropicUpstream, sandboxProcessCount, controlClient, waitFor,
 } from './harness.mjs';
 
 let upstream;
@@ -232,6 +232,37 @@ test('a run over the time limit is execution_time_exceeded', async () => {
   const [result] = results(message);
   assert.deepEqual(result.content, { type: 'bash_code_execution_tool_result_error', error_code: 'execution_time_exceeded' });
   assert.equal(message.stop_reason, 'end_turn');
+});
+
+test('breakpoints, live output and the flow record work as on the OpenAI path', async () => {
+  const control = await controlClient(app);
+  assert.equal((await control('PUT', '/breakpoints', { code: true })).status, 200);
+  try {
+    const plan = [{ name: 'bash_code_execution', input: { command: 'echo paused-run' } }];
+    const pending = client.messages.create(params(plan));
+    let paused;
+    assert.ok(await waitFor(async () => {
+      paused = (await control('GET', '/paused')).json.data;
+      return paused.length === 1;
+    }), 'no pause appeared');
+    // The pause shows the program that runs the command (bash from Python's subprocess).
+    assert.equal(paused[0].kind, 'code');
+    assert.match(paused[0].code, /^# bash_code_execution: echo paused-run\n/);
+    assert.equal((await control('POST', `/paused/${paused[0].id}`, { action: 'deny', message: 'Not today.' })).status, 200);
+    const message = await pending;
+    containers.add(message.container.id);
+    assert.deepEqual(results(message)[0].content, { type: 'bash_code_execution_tool_result_error', error_code: 'unavailable' });
+    assert.match(JSON.stringify(requestsOf(plan)[1].body.messages.at(-1)), /Not today\./);
+    let flow;
+    assert.ok(await waitFor(async () => {
+      flow = (await control('GET', `/flows/${paused[0].flow_id}`)).json;
+      return flow?.state === 'completed';
+    }));
+    assert.equal(flow.api, 'messages');
+    assert.equal(flow.hops.find((h) => h.kind === 'code_run').decision, 'denied');
+  } finally {
+    await control('PUT', '/breakpoints', { code: false });
+  }
 });
 
 test('a stream stays alive with ping events while code runs longer than 15 s', async () => {
