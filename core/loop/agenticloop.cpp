@@ -614,9 +614,10 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth, const QJs
                 !m_sink->isStarted() && !m_sink->isClientGone()) {
                 // The global sandbox cap: a retryable 429, not a broken sandbox (issue 18).
                 runCleanup();
-                m_sink->sendJson(429,
-                                 OpenAiError::object(plan.error, QStringLiteral("rate_limit_error"),
-                                                     QStringLiteral("too_many_sandboxes")),
+                const QJsonObject busy =
+                    OpenAiError::object(plan.error, QStringLiteral("rate_limit_error"),
+                                        QStringLiteral("too_many_sandboxes"));
+                m_sink->sendJson(429, m_bridge ? MessagesLoopBridge::errorBody(busy, 429) : busy,
                                  {{QByteArrayLiteral("Retry-After"),
                                    QByteArray::number(SandboxRegistry::kCapRetryAfterSeconds)}});
                 complete(429, {}, plan.error);

@@ -1,5 +1,6 @@
 #include "loop/messagesloopbridge.h"
 
+#include "common/anthropicerror.h"
 #include "conversation/messagescodec.h"
 #include "http/responsesink.h"
 #include "interception/anthropiccodeexecution.h"
@@ -46,29 +47,6 @@ QString finishReasonOf(const QString &stopReason) {
     if (stopReason == QLatin1String("max_tokens"))
         return QStringLiteral("length");
     return QStringLiteral("stop");
-}
-
-QString errorTypeFor(int status) {
-    switch (status) {
-    case 400:
-    case 409:
-    case 422:
-        return QStringLiteral("invalid_request_error");
-    case 401:
-        return QStringLiteral("authentication_error");
-    case 403:
-        return QStringLiteral("permission_error");
-    case 404:
-        return QStringLiteral("not_found_error");
-    case 413:
-        return QStringLiteral("request_too_large");
-    case 429:
-        return QStringLiteral("rate_limit_error");
-    case 529:
-        return QStringLiteral("overloaded_error");
-    default:
-        return QStringLiteral("api_error");
-    }
 }
 
 } // namespace
@@ -361,11 +339,15 @@ void MessagesLoopBridge::announce(const QString &callId) {
 void MessagesLoopBridge::flush() {
     if (!m_stream || !m_started || !m_sink || m_sink->isClientGone())
         return;
+    if (const QByteArray out = unstreamedBlocks(); !out.isEmpty())
+        m_sink->writeChunk(out);
+}
+
+QByteArray MessagesLoopBridge::unstreamedBlocks() {
     QByteArray out;
     for (; m_streamed < m_content.size(); ++m_streamed)
         out += MessagesCodec::blockEvents(m_streamed, m_content.at(m_streamed).toObject());
-    if (!out.isEmpty())
-        m_sink->writeChunk(out);
+    return out;
 }
 
 void MessagesLoopBridge::planStarted() {
@@ -491,9 +473,7 @@ QByteArray MessagesLoopBridge::streamStart() {
 }
 
 QByteArray MessagesLoopBridge::streamEnd(const QJsonObject &message) {
-    QByteArray out;
-    for (; m_streamed < m_content.size(); ++m_streamed)
-        out += MessagesCodec::blockEvents(m_streamed, m_content.at(m_streamed).toObject());
+    QByteArray out = unstreamedBlocks();
     // The usage counts are whole-message totals: the SDK overwrites its snapshot with them.
     out += MessagesCodec::event(
         "message_delta",
@@ -510,13 +490,11 @@ QByteArray MessagesLoopBridge::streamEnd(const QJsonObject &message) {
 QJsonObject MessagesLoopBridge::errorBody(const QJsonObject &openAiError, int status) {
     if (openAiError.value(kType).toString() == QLatin1String("error"))
         return openAiError; // already Anthropic's (an upstream's own error)
-    const QJsonObject error = openAiError.value(QStringLiteral("error")).toObject();
-    QString message = error.value(QStringLiteral("message")).toString();
-    if (message.isEmpty())
-        message = QStringLiteral("request failed");
-    return {{kType, QStringLiteral("error")},
-            {QStringLiteral("error"),
-             QJsonObject{{kType, errorTypeFor(status)}, {QStringLiteral("message"), message}}}};
+    const QString message = openAiError.value(QStringLiteral("error"))
+                                .toObject()
+                                .value(QStringLiteral("message"))
+                                .toString(QStringLiteral("request failed"));
+    return AnthropicError::object(status, message);
 }
 
 QByteArray MessagesLoopBridge::errorEvent(const QJsonObject &anthropicError) {

@@ -85,6 +85,7 @@ private:
     void appendUntilCall();
     void announce(const QString &callId);
     void flush();
+    QByteArray unstreamedBlocks(); // the content's blocks not streamed yet, as events
     QJsonArray upstreamMessages(const QJsonArray &messages) const;
     QJsonArray upstreamTools(const QJsonArray &tools) const;
 
