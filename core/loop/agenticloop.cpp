@@ -238,9 +238,7 @@ bool AgenticLoop::startMessagesContainer(QJsonObject &request) {
     }
     if (!CodeInterpreterInterception::sessionIdOf(request)) {
         QJsonObject meta = request.value(keys::kLitellmMetadata).toObject();
-        meta.insert(
-            QStringLiteral("session_id"),
-            QString(QStringLiteral("container_") + CodeInterpreterInterception::mintSandboxKey()));
+        meta.insert(QStringLiteral("session_id"), MessagesLoopBridge::mintId("container_"));
         request.insert(keys::kLitellmMetadata, meta);
     }
     return true;

@@ -60,15 +60,19 @@ MessagesLoopBridge::MessagesLoopBridge(const QJsonObject &clientBody, ResponseSi
     , m_model(clientBody.value(QStringLiteral("model")).toString())
     , m_subTools(ACE::subToolNames(m_toolType))
     , m_usage(zeroUsage()) {
-    QByteArray nonce(12, Qt::Uninitialized);
-    for (char &c : nonce)
-        c = char(QRandomGenerator::system()->bounded(256));
-    m_messageId = QStringLiteral("msg_") + QString::fromLatin1(nonce.toHex());
+    m_messageId = mintId("msg_");
     m_ping.setInterval(kPingIntervalMs);
     connect(&m_ping, &QTimer::timeout, this, [this] {
         if (m_sink && m_sink->isStarted() && !m_sink->isFinished() && !m_sink->isClientGone())
             m_sink->writeChunk(MessagesCodec::event("ping", {}));
     });
+}
+
+QString MessagesLoopBridge::mintId(const char *prefix) {
+    QByteArray nonce(16, Qt::Uninitialized);
+    for (char &c : nonce)
+        c = char(QRandomGenerator::system()->bounded(256));
+    return QLatin1String(prefix) + QString::fromLatin1(nonce.toHex());
 }
 
 QString MessagesLoopBridge::requestedContainer(const QJsonObject &clientBody) {

@@ -34,6 +34,8 @@ public:
 
     // The tool type the client declared (code_execution_20250825, …).
     QString toolType() const { return m_toolType; }
+    // `prefix` and 32 hex digits from the system CSPRNG (message ids, new containers' sessions).
+    static QString mintId(const char *prefix);
     // The request's `container` (an id string, or {id}), "" when none.
     static QString requestedContainer(const QJsonObject &clientBody);
     // The client's body in the loop's shape: the code execution tool as {"type":
