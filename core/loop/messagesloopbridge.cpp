@@ -321,14 +321,14 @@ void MessagesLoopBridge::append(const QJsonObject &block) {
     m_content.append(block);
 }
 
+bool MessagesLoopBridge::isCall(const QJsonObject &block) const {
+    return block.value(kType).toString() == kToolUse &&
+           m_calls.contains(block.value(kId).toString());
+}
+
 void MessagesLoopBridge::appendUntilCall() {
-    for (; m_next < m_blocks.size(); ++m_next) {
-        const QJsonObject block = m_blocks.at(m_next).toObject();
-        if (block.value(kType).toString() == kToolUse &&
-            m_calls.contains(block.value(kId).toString()))
-            return;
-        append(block);
-    }
+    for (; m_next < m_blocks.size() && !isCall(m_blocks.at(m_next).toObject()); ++m_next)
+        append(m_blocks.at(m_next).toObject());
 }
 
 void MessagesLoopBridge::announce(const QString &callId) {
@@ -422,13 +422,9 @@ void MessagesLoopBridge::planFinished() {
 QJsonObject MessagesLoopBridge::finalMessage(bool pauseTurn) {
     // The last answer's blocks; at the loop's ceiling its unrun calls are left out and the turn
     // is paused, as Anthropic pauses a long server-tool turn.
-    for (; m_next < m_blocks.size(); ++m_next) {
-        const QJsonObject block = m_blocks.at(m_next).toObject();
-        if (block.value(kType).toString() == kToolUse &&
-            m_calls.contains(block.value(kId).toString()))
-            continue;
-        append(block);
-    }
+    for (; m_next < m_blocks.size(); ++m_next)
+        if (!isCall(m_blocks.at(m_next).toObject()))
+            append(m_blocks.at(m_next).toObject());
     QJsonValue container = QJsonValue::Null;
     if (!m_containerId.isEmpty()) {
         const qint64 ttl = m_containerTtlMs > 0 ? m_containerTtlMs : SandboxRegistry::kIdleTtlMs;

@@ -85,6 +85,7 @@ private:
     };
     void append(const QJsonObject &block);
     void appendUntilCall();
+    bool isCall(const QJsonObject &block) const; // a tool_use of this request's sub-tools
     void announce(const QString &callId);
     void flush();
     QByteArray unstreamedBlocks(); // the content's blocks not streamed yet, as events
