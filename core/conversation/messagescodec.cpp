@@ -67,14 +67,12 @@ QJsonObject MessagesCodec::responseFromEvents(const QJsonArray &events) {
     return message;
 }
 
-namespace {
-
-QByteArray event(const char *type, QJsonObject data) {
+QByteArray MessagesCodec::event(const char *type, QJsonObject data) {
     data.insert(QStringLiteral("type"), QLatin1String(type));
     return SseWriter::frame(type, data);
 }
 
-QByteArray blockEvents(int index, const QJsonObject &block) {
+QByteArray MessagesCodec::blockEvents(int index, const QJsonObject &block) {
     const QString type = block.value(QStringLiteral("type")).toString();
     const QJsonObject at{{QStringLiteral("index"), index}};
     auto delta = [&at](const char *kind, const char *field, const QJsonValue &value) {
@@ -110,8 +108,6 @@ QByteArray blockEvents(int index, const QJsonObject &block) {
     started.insert(QStringLiteral("content_block"), start);
     return event("content_block_start", started) + deltas + event("content_block_stop", at);
 }
-
-} // namespace
 
 QByteArray MessagesCodec::streamFromMessage(const QJsonObject &message) {
     QJsonObject head = message;

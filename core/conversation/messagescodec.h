@@ -25,6 +25,10 @@ public:
     // (stop reason, the output usage) and message_stop. responseFromEvents() of it gives the
     // message back.
     static QByteArray streamFromMessage(const QJsonObject &message);
+    // One content block at `index` as streamFromMessage() streams it.
+    static QByteArray blockEvents(int index, const QJsonObject &block);
+    // One event: `data` with "type": `type`, framed with the same event name.
+    static QByteArray event(const char *type, QJsonObject data);
 
     // A request body: `system` (a string or text blocks) as the instructions, then `messages`.
     static ConversationRequest decodeRequest(const QJsonObject &body);

@@ -129,8 +129,13 @@ Decision decide(const Conversation &c) {
     if (c.hasFunctionTool && !code.isEmpty()) {
         d.toolCall = true;
         d.toolName = c.toolName;
+        // Anthropic's code execution tool (served by Loopscope) offers bash: the Python goes
+        // through python3 there.
+        const QString payload = c.toolName == QLatin1String("bash_code_execution")
+                                    ? QStringLiteral("python3 - <<'PY'\n%1\nPY").arg(code)
+                                    : code;
         d.arguments = QString::fromUtf8(
-            QJsonDocument(QJsonObject{{c.codeParameter, code}}).toJson(QJsonDocument::Compact));
+            QJsonDocument(QJsonObject{{c.codeParameter, payload}}).toJson(QJsonDocument::Compact));
         return d;
     }
     if (c.hasFunctionTool) {

@@ -1,6 +1,7 @@
 #include "loop/agenticloop.h"
 
 #include "loop/containerfileimporter.h"
+#include "loop/messagesloopbridge.h"
 
 #include "common/futurechain.h"
 #include "common/openaierror.h"
@@ -94,6 +95,8 @@ QString AgenticLoop::providerFor(const ProxyRequest &request) {
 }
 
 QString AgenticLoop::upstreamPath() const {
+    if (m_bridge)
+        return QStringLiteral("/messages");
     return isChat() ? QStringLiteral("/chat/completions") : QStringLiteral("/responses");
 }
 
@@ -109,6 +112,12 @@ QJsonObject AgenticLoop::hookKwargs(const QJsonObject &request) const {
 
 void AgenticLoop::start() {
     QJsonObject request = m_request.body;
+    if (m_request.surface == ApiSurface::Messages) {
+        m_bridge = new MessagesLoopBridge(
+            m_request.body, m_sink, keys::isTruthy(m_request.body.value(QStringLiteral("stream"))),
+            this);
+        request = MessagesLoopBridge::internalRequest(request);
+    }
     for (auto it = request.begin(); it != request.end();) {
         if (isServerOnlyKey(it.key()))
             it = request.erase(it);
@@ -128,8 +137,9 @@ void AgenticLoop::start() {
             Kind::RequestStarted, m_request.requestId, -1,
             {{QStringLiteral("method"), QStringLiteral("POST")},
              {QStringLiteral("path"), m_request.path},
-             {QStringLiteral("api"),
-              isChat() ? QStringLiteral("chat_completions") : QStringLiteral("responses")},
+             {QStringLiteral("api"), m_bridge   ? QStringLiteral("messages")
+                                     : isChat() ? QStringLiteral("chat_completions")
+                                                : QStringLiteral("responses")},
              {QStringLiteral("model"), request.value(QStringLiteral("model"))},
              {QStringLiteral("stream"), m_stream},
              {QStringLiteral("intercepted"), true},
@@ -146,31 +156,12 @@ void AgenticLoop::start() {
         if (t.value(kType).toString() != keys::kNativeCodeInterpreterType ||
             !t.value(QStringLiteral("container")).isString())
             continue;
-        const QString containerId = t.value(QStringLiteral("container")).toString();
-        const auto entry = m_interception && m_interception->registry()
-                               ? m_interception->registry()->entryByContainerId(containerId)
-                               : std::nullopt;
-        if (!entry || entry->identity != m_request.callerIdentity || entry->sessionId.isEmpty()) {
-            failWithMessage(
-                404, QStringLiteral("No container found with id '%1'.").arg(containerId),
-                QStringLiteral("invalid_request_error"), QStringLiteral("container_not_found"));
+        if (!adoptContainer(request, t.value(QStringLiteral("container")).toString()))
             return;
-        }
-        QJsonObject meta = request.value(keys::kLitellmMetadata).toObject();
-        meta.insert(QStringLiteral("session_id"), entry->sessionId);
-        request.insert(keys::kLitellmMetadata, meta);
-        QJsonObject clientMeta = request.value(QStringLiteral("metadata")).toObject();
-        if (clientMeta.contains(QStringLiteral("session_id")) &&
-            clientMeta.value(QStringLiteral("session_id")).toString() != entry->sessionId) {
-            failWithMessage(400,
-                            QStringLiteral("metadata.session_id does not match the container's "
-                                           "session."),
-                            QStringLiteral("invalid_request_error"),
-                            QStringLiteral("container_session_mismatch"));
-            return;
-        }
         break;
     }
+    if (m_bridge && !startMessagesContainer(request))
+        return;
 
     const CallType callType = isChat() ? CallType::ACompletion : CallType::AResponses;
     if (!m_interception || !m_interception->preCallDeploymentHook(request, callType)) {
@@ -200,12 +191,58 @@ void AgenticLoop::start() {
             m_sink->writeChunk(QByteArrayLiteral(": waiting for a sandbox\n\n"));
     });
 
-    const QStringList fileIds = autoContainerFileIds(m_request.body);
+    const QStringList fileIds = m_bridge ? MessagesLoopBridge::uploadedFileIds(m_request.body)
+                                         : autoContainerFileIds(m_request.body);
     if (!fileIds.isEmpty()) {
         importFilesThenIterate(request, fileIds);
         return;
     }
     beginAndIterate(request);
+}
+
+std::optional<SandboxEntry> AgenticLoop::adoptContainer(QJsonObject &request,
+                                                        const QString &containerId) {
+    const auto entry = m_interception && m_interception->registry()
+                           ? m_interception->registry()->entryByContainerId(containerId)
+                           : std::nullopt;
+    if (!entry || entry->identity != m_request.callerIdentity || entry->sessionId.isEmpty()) {
+        failWithMessage(404, QStringLiteral("No container found with id '%1'.").arg(containerId),
+                        QStringLiteral("invalid_request_error"),
+                        QStringLiteral("container_not_found"));
+        return std::nullopt;
+    }
+    QJsonObject meta = request.value(keys::kLitellmMetadata).toObject();
+    meta.insert(QStringLiteral("session_id"), entry->sessionId);
+    request.insert(keys::kLitellmMetadata, meta);
+    QJsonObject clientMeta = request.value(QStringLiteral("metadata")).toObject();
+    if (clientMeta.contains(QStringLiteral("session_id")) &&
+        clientMeta.value(QStringLiteral("session_id")).toString() != entry->sessionId) {
+        failWithMessage(400,
+                        QStringLiteral("metadata.session_id does not match the container's "
+                                       "session."),
+                        QStringLiteral("invalid_request_error"),
+                        QStringLiteral("container_session_mismatch"));
+        return std::nullopt;
+    }
+    return entry;
+}
+
+bool AgenticLoop::startMessagesContainer(QJsonObject &request) {
+    // Anthropic's containers outlive a request: the sandbox is a session's, the one `container`
+    // names or a new one, so a later request can name it.
+    const QString containerId = MessagesLoopBridge::requestedContainer(m_request.body);
+    if (!containerId.isEmpty()) {
+        const auto entry = adoptContainer(request, containerId);
+        if (entry)
+            m_bridge->setContainer(containerId, entry->idleTtlMs);
+        return entry.has_value();
+    }
+    if (!CodeInterpreterInterception::sessionIdOf(request)) {
+        QJsonObject meta = request.value(keys::kLitellmMetadata).toObject();
+        meta.insert(QStringLiteral("session_id"), MessagesLoopBridge::mintId("container_"));
+        request.insert(keys::kLitellmMetadata, meta);
+    }
+    return true;
 }
 
 PlanObserver AgenticLoop::planObserver() {
@@ -274,6 +311,8 @@ void AgenticLoop::onToolCallStarting(const QJsonObject &item) {
 // backend coalesces and bounds them), all before its CodeExecuted.
 void AgenticLoop::onCodeRunStarted(const QString &containerId, const QString &callId,
                                    const QString &code) {
+    if (m_bridge)
+        m_bridge->codeRunStarted(callId);
     if (m_events)
         m_events->publish(Kind::CodeRunStarted, m_request.requestId, m_iterations - 1,
                           {{QStringLiteral("callId"), callId},
@@ -292,6 +331,8 @@ void AgenticLoop::onCodeRunOutput(const QString &callId, const QString &stream,
 
 void AgenticLoop::onToolCallExecuted(const QString &containerId, const QString &callId,
                                      const QString &code, const ToolCallRun &run) {
+    if (m_bridge)
+        m_bridge->callExecuted(containerId, callId, run);
     if (!m_events)
         return;
     QJsonObject data{
@@ -378,6 +419,21 @@ void AgenticLoop::importFilesThenIterate(const QJsonObject &request, const QStri
             }
             auto *importer =
                 new ContainerFileImporter(m_upstream, m_interception->fileStore(), this);
+            // A container file of this caller (a cfile_ id another answer gave) is copied from
+            // its own sandbox.
+            importer->setLocalFiles(
+                [registry = QPointer<SandboxRegistry>(m_interception->registry()),
+                 store = QPointer<ContainerFileStore>(m_interception->fileStore()),
+                 identity = m_request.callerIdentity](
+                    const QString &id) -> std::optional<QPair<SandboxEntry, ContainerFile>> {
+                    const auto file = store ? store->fileById(id) : std::nullopt;
+                    const auto entry = file && registry
+                                           ? registry->entryByContainerId(file->containerId)
+                                           : std::nullopt;
+                    if (!entry || !entry->identity || *entry->identity != identity)
+                        return std::nullopt;
+                    return qMakePair(*entry, *file);
+                });
             whenFinished(
                 importer->import(m_request.route, created.value, fileIds), this,
                 [this, request, importer](const QFuture<Outcome<QList<ContainerFile>>> &imported) {
@@ -397,7 +453,9 @@ void AgenticLoop::importFilesThenIterate(const QJsonObject &request, const QStri
 void AgenticLoop::beginAndIterate(const QJsonObject &request) {
     if (m_stream && m_sink) {
         m_sink->beginSse();
-        if (!isChat()) {
+        if (m_bridge) {
+            m_sink->writeChunk(m_bridge->streamStart());
+        } else if (!isChat()) {
             m_sink->writeChunk(m_writer.begin(
                 {{QStringLiteral("object"), QStringLiteral("response")},
                  {QStringLiteral("created_at"), QDateTime::currentSecsSinceEpoch()},
@@ -416,7 +474,9 @@ void AgenticLoop::iterate(QJsonObject request, int depth) {
     ++m_iterations;
     if (m_sink)
         m_sink->setIterations(m_iterations);
-    const QJsonObject body = upstreamBodyOf(request, m_request.route.upstreamModel);
+    QJsonObject body = upstreamBodyOf(request, m_request.route.upstreamModel);
+    if (m_bridge)
+        body = m_bridge->upstreamBody(body);
     if (m_broker) {
         PauseContext context = pauseContext(PauseKind::UpstreamRequest);
         context.body = body;
@@ -498,7 +558,8 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
         context.body = reply.json;
         // The code the model wrote, for match.code_regex and for the person reading it.
         const QJsonArray calls =
-            isChat() ? CodeInterpreterInterception::extractChatCodeExecutionToolCalls(reply.json)
+            isChat() ? CodeInterpreterInterception::extractChatCodeExecutionToolCalls(
+                           m_bridge ? m_bridge->chatView(reply.json) : reply.json)
                      : CodeInterpreterInterception::extractCodeExecutionToolCalls(reply.json);
         QStringList codes;
         for (const QJsonValue &call : calls) {
@@ -524,8 +585,9 @@ void AgenticLoop::onUpstreamReply(QJsonObject request, int depth, const Upstream
     actOnResponse(request, depth, reply.json);
 }
 
-void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
-                                const QJsonObject &response) {
+void AgenticLoop::actOnResponse(const QJsonObject &request, int depth, const QJsonObject &answer) {
+    // A Messages answer is read as the chat completion the hooks understand.
+    const QJsonObject response = m_bridge ? m_bridge->roundAnswered(answer) : answer;
 
     const QJsonObject kwargs = hookKwargs(request);
     const GateDecision gate = m_interception->shouldRunAgenticLoop(response, m_provider, kwargs);
@@ -561,6 +623,8 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
 
     auto clock = std::make_shared<QElapsedTimer>();
     clock->start();
+    if (m_bridge)
+        m_bridge->planStarted();
     whenFinished(
         m_interception->buildAgenticLoopPlan(
             gate.payload, agentic.model, agentic.messages, agentic.optionalParams, kwargs,
@@ -593,9 +657,10 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
                 !m_sink->isStarted() && !m_sink->isClientGone()) {
                 // The global sandbox cap: a retryable 429, not a broken sandbox (issue 18).
                 runCleanup();
-                m_sink->sendJson(429,
-                                 OpenAiError::object(plan.error, QStringLiteral("rate_limit_error"),
-                                                     QStringLiteral("too_many_sandboxes")),
+                const QJsonObject busy =
+                    OpenAiError::object(plan.error, QStringLiteral("rate_limit_error"),
+                                        QStringLiteral("too_many_sandboxes"));
+                m_sink->sendJson(429, m_bridge ? MessagesLoopBridge::errorBody(busy, 429) : busy,
                                  {{QByteArrayLiteral("Retry-After"),
                                    QByteArray::number(SandboxRegistry::kCapRetryAfterSeconds)}});
                 complete(429, {}, plan.error);
@@ -607,6 +672,8 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth,
                 return;
             }
             m_lastPlan = plan.value;
+            if (m_bridge)
+                m_bridge->planFinished();
             const QJsonArray calls =
                 plan.value.metadata.value(QStringLiteral("code_interpreter_calls")).toArray();
             for (const QJsonValue &call : calls) {
@@ -732,8 +799,13 @@ void AgenticLoop::deliver(const QJsonObject &response, const QString &incomplete
         m_events->publish(Kind::OutputsInjected, m_request.requestId, -1,
                           {{QStringLiteral("items"), m_codeCalls}});
     runCleanup();
+    const QJsonObject answer =
+        m_bridge ? m_bridge->finalMessage(!incompleteReason.isEmpty()) : response;
     if (!m_stream) {
-        m_sink->sendJson(200, response);
+        m_sink->sendJson(200, answer);
+    } else if (m_bridge) {
+        m_sink->writeChunk(m_bridge->streamEnd(answer));
+        m_sink->endStream();
     } else if (isChat()) {
         m_sink->writeChunk(ChatStreamWriter::replay(response, m_streamOptions));
         m_sink->endStream();
@@ -741,7 +813,7 @@ void AgenticLoop::deliver(const QJsonObject &response, const QString &incomplete
         m_sink->writeChunk(m_writer.finish(response));
         m_sink->endStream();
     }
-    complete(200, response, incompleteReason);
+    complete(200, answer, incompleteReason);
 }
 
 void AgenticLoop::failWithMessage(int status, const QString &message, const QString &type,
@@ -755,7 +827,12 @@ void AgenticLoop::failWith(int status, const QJsonObject &errorBody) {
     const QString message = error.value(QStringLiteral("message")).toString();
     if (m_sink && !m_sink->isClientGone()) {
         if (!m_stream || !m_sink->isStarted()) {
-            m_sink->sendJson(status, errorBody);
+            m_sink->sendJson(status, m_bridge ? MessagesLoopBridge::errorBody(errorBody, status)
+                                              : errorBody);
+        } else if (m_bridge) {
+            m_sink->writeChunk(
+                MessagesLoopBridge::errorEvent(MessagesLoopBridge::errorBody(errorBody, status)));
+            m_sink->endStream();
         } else if (isChat()) {
             m_sink->writeChunk(ChatStreamWriter::error(
                 error.value(QStringLiteral("type")).toString(QStringLiteral("upstream_error")),
@@ -906,7 +983,7 @@ void AgenticLoop::complete(int status, const QJsonObject &response, const QStrin
                          {QStringLiteral("durationMs"), durationMs},
                          {QStringLiteral("iterations"), m_iterations},
                          {QStringLiteral("codeRuns"), m_codeCalls.size()},
-                         {QStringLiteral("usage"), m_usage}};
+                         {QStringLiteral("usage"), m_bridge ? m_bridge->usage() : m_usage}};
         if (status >= 200 && status < 300) {
             data.insert(QStringLiteral("response"), response);
             if (!failure.isEmpty())

@@ -7,6 +7,7 @@
 #include "interception/planobserver.h"
 #include "loop/pausebroker.h"
 #include "loop/proxyrequest.h"
+#include "sandbox/sandboxregistry.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -20,6 +21,7 @@ namespace loopscope {
 
 class CodeInterpreterInterception;
 class EventBus;
+class MessagesLoopBridge;
 class ResponseSink;
 class UpstreamClient;
 struct UpstreamReply;
@@ -67,6 +69,10 @@ struct UpstreamReply;
 // sandbox, a session's keeps its state. While the plan waits for a sandbox slot
 // (sandbox.max_live), the flow gets SandboxWaiting / SandboxWaitEnded and a streaming client
 // ": waiting for a sandbox" at once and every heartbeat interval.
+//
+// Anthropic Messages (/v1/messages with a code_execution_* tool) runs as a Chat Completions loop
+// whose two edges a MessagesLoopBridge translates: the upstream body and answers, and what the
+// client gets (server_tool_use and result blocks, Anthropic's stream and errors).
 //
 // Deletes itself when done. Lives on the proxy thread.
 class AgenticLoop : public QObject {
@@ -122,7 +128,11 @@ private:
     void onSandboxWaiting(bool waiting);
     AgenticLoopPlan hookPlan() const;
     void complete(int status, const QJsonObject &response, const QString &failure);
-    bool isChat() const { return m_request.surface == ApiSurface::ChatCompletions; }
+    // Messages runs in the chat shape inside the loop (its bridge translates the edges).
+    bool isChat() const { return m_request.surface != ApiSurface::Responses; }
+    // A container the client names: its session sandbox when the caller owns it, else 404.
+    std::optional<SandboxEntry> adoptContainer(QJsonObject &request, const QString &containerId);
+    bool startMessagesContainer(QJsonObject &request);
     bool clientGone() const;
     QString upstreamPath() const;
     QJsonObject hookKwargs(const QJsonObject &request) const;
@@ -161,6 +171,7 @@ private:
     int m_flowStatus = 0;        // what the flow records when it differs from the client's status
     bool m_clientClosed = false; // ended because the client hung up
     QString m_sessionId;
+    MessagesLoopBridge *m_bridge = nullptr; // child; only for ApiSurface::Messages
 };
 
 } // namespace loopscope

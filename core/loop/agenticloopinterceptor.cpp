@@ -2,6 +2,7 @@
 
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
+#include "interception/anthropiccodeexecution.h"
 #include "interception/codeinterpreterinterception.h"
 #include "interception/interceptionkeys.h"
 #include "loop/agenticloop.h"
@@ -22,7 +23,12 @@ bool AgenticLoopInterceptor::accepts(const ProxyRequest &request) const {
     if (!m_interception || !m_upstream)
         return false;
     const InterceptionSettings &settings = m_interception->settings();
-    return settings.enabled && request.declaresToolType(keys::kNativeCodeInterpreterType) &&
+    const bool declares = request.surface == ApiSurface::Messages
+                              ? !AnthropicCodeExecution::declaredToolType(
+                                     request.body.value(QStringLiteral("tools")).toArray())
+                                     .isEmpty()
+                              : request.declaresToolType(keys::kNativeCodeInterpreterType);
+    return settings.enabled && declares &&
            settings.allowsProvider(AgenticLoop::providerFor(request));
 }
 

@@ -94,11 +94,61 @@ QFuture<Outcome<QList<ContainerFile>>> ContainerFileImporter::import(const Upstr
                                                            "container: %2")
                                                 .arg(id, why)));
         };
-        const QString encoded = QString::fromUtf8(QUrl::toPercentEncoding(id));
         const auto keep = weakStep.lock();
+        // The bytes into the sandbox, noted as a "user" file; then the next id.
+        const auto write = [this, job, fail, keep](const QString &name, const QByteArray &bytes) {
+            SandboxBackend *backend = job->container.backend;
+            if (!backend) {
+                fail(QStringLiteral("the sandbox backend is gone"));
+                return;
+            }
+            const QString path = sandboxDataDir() + u'/' + name;
+            whenFinished(
+                backend->writeFile(job->container.handle, path, bytes,
+                                   job->container.params.value_or(SandboxParams{})),
+                this, [this, job, fail, keep](const QFuture<Outcome<SandboxFileInfo>> &w) {
+                    const Outcome<SandboxFileInfo> written =
+                        resultOr(w, Outcome<SandboxFileInfo>::failure(QStringLiteral("cancelled")));
+                    if (!written.ok()) {
+                        fail(written.error);
+                        return;
+                    }
+                    if (m_store)
+                        job->done.append(m_store->noteWritten(
+                            job->container.handle.id, written.value, QStringLiteral("user")));
+                    ++job->next;
+                    (*keep)();
+                });
+        };
+        if (const auto local = m_localFiles ? m_localFiles(id) : std::nullopt) {
+            // A container file Loopscope itself holds: read from its sandbox.
+            if (!local->first.backend) {
+                fail(QStringLiteral("the sandbox backend is gone"));
+                return;
+            }
+            if (local->first.handle.id == job->container.handle.id) { // already there
+                ++job->next;
+                (*keep)();
+                return;
+            }
+            const QString name = local->second.fileName();
+            whenFinished(
+                local->first.backend->readFile(local->first.handle, local->second.path,
+                                               local->first.params.value_or(SandboxParams{})),
+                this, [fail, write, name](const QFuture<Outcome<QByteArray>> &read) {
+                    const Outcome<QByteArray> bytes =
+                        resultOr(read, Outcome<QByteArray>::failure(QStringLiteral("cancelled")));
+                    if (bytes.ok())
+                        write(name, bytes.value);
+                    else
+                        fail(bytes.error);
+                });
+            return;
+        }
+        const QString encoded = QString::fromUtf8(QUrl::toPercentEncoding(id));
         whenFinished(
             get(job->route, QStringLiteral("/files/") + encoded), this,
-            [this, job, id, encoded, fail, keep](const QFuture<Outcome<QByteArray>> &meta) {
+            [this, job, id, encoded, fail, write](const QFuture<Outcome<QByteArray>> &meta) {
                 const Outcome<QByteArray> info =
                     resultOr(meta, Outcome<QByteArray>::failure(QStringLiteral("cancelled")));
                 if (!info.ok()) {
@@ -113,39 +163,13 @@ QFuture<Outcome<QList<ContainerFile>>> ContainerFileImporter::import(const Upstr
                 whenFinished(
                     get(job->route,
                         QStringLiteral("/files/") + encoded + QStringLiteral("/content")),
-                    this,
-                    [this, job, name, fail, keep](const QFuture<Outcome<QByteArray>> &content) {
+                    this, [fail, write, name](const QFuture<Outcome<QByteArray>> &content) {
                         const Outcome<QByteArray> bytes = resultOr(
                             content, Outcome<QByteArray>::failure(QStringLiteral("cancelled")));
-                        if (!bytes.ok()) {
+                        if (bytes.ok())
+                            write(name, bytes.value);
+                        else
                             fail(bytes.error);
-                            return;
-                        }
-                        SandboxBackend *backend = job->container.backend;
-                        if (!backend) {
-                            fail(QStringLiteral("the sandbox backend is gone"));
-                            return;
-                        }
-                        const QString path = sandboxDataDir() + u'/' + name;
-                        whenFinished(
-                            backend->writeFile(job->container.handle, path, bytes.value,
-                                               job->container.params.value_or(SandboxParams{})),
-                            this,
-                            [this, job, fail, keep](const QFuture<Outcome<SandboxFileInfo>> &w) {
-                                const Outcome<SandboxFileInfo> written = resultOr(
-                                    w,
-                                    Outcome<SandboxFileInfo>::failure(QStringLiteral("cancelled")));
-                                if (!written.ok()) {
-                                    fail(written.error);
-                                    return;
-                                }
-                                if (m_store)
-                                    job->done.append(m_store->noteWritten(job->container.handle.id,
-                                                                          written.value,
-                                                                          QStringLiteral("user")));
-                                ++job->next;
-                                (*keep)();
-                            });
                     });
             });
     };

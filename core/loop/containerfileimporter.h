@@ -30,6 +30,12 @@ public:
     QFuture<Outcome<QList<ContainerFile>>>
     import(const UpstreamRoute &route, const SandboxEntry &container, const QStringList &fileIds);
 
+    // Ids the importer finds among Loopscope's own container files (the sandbox that holds one,
+    // and the file): those are read from that sandbox instead of the upstream's Files API.
+    using LocalFiles =
+        std::function<std::optional<QPair<SandboxEntry, ContainerFile>>(const QString &fileId)>;
+    void setLocalFiles(LocalFiles localFiles) { m_localFiles = std::move(localFiles); }
+
     // A file name safe as one path component under /mnt/data.
     static QString safeFileName(const QString &name, const QString &fallback);
 
@@ -38,6 +44,7 @@ private:
 
     QPointer<UpstreamClient> m_upstream;
     QPointer<ContainerFileStore> m_store;
+    LocalFiles m_localFiles;
 };
 
 } // namespace loopscope

@@ -10,7 +10,7 @@
 
 namespace loopscope {
 
-enum class ApiSurface { Responses, ChatCompletions };
+enum class ApiSurface { Responses, ChatCompletions, Messages };
 
 // One client model request after the HTTP front has checked it: the body is a JSON object
 // already stripped of client-forged control keys, the route is resolved, and the caller is known

@@ -134,7 +134,14 @@ ContainersApi::ContainersApi(SandboxRegistry *registry, QObject *parent)
 
 bool ContainersApi::matches(const QString &path) {
     const QString p = stripVersion(path);
-    return p == QLatin1String("/containers") || p.startsWith(QLatin1String("/containers/"));
+    return p == QLatin1String("/containers") || p.startsWith(QLatin1String("/containers/")) ||
+           isContainerFileContentPath(p);
+}
+
+bool ContainersApi::isContainerFileContentPath(const QString &path) {
+    const QString p = stripVersion(path);
+    return p.startsWith(QLatin1String("/files/cfile_")) && p.endsWith(QLatin1String("/content")) &&
+           p.count(u'/') == 3;
 }
 
 QJsonObject ContainersApi::containerObject(const SandboxEntry &entry, const QString &name) {
@@ -158,6 +165,19 @@ void ContainersApi::handle(const HttpRequest &request, const QString &callerIden
         return;
     }
     const QString path = stripVersion(request.path);
+    if (isContainerFileContentPath(path)) {
+        // Anthropic's GET /v1/files/{id}/content for a file a code execution call wrote (its
+        // bash_code_execution_output file_id): the same bytes as the container file's content.
+        const QString fileId = path.section(u'/', 2, 2);
+        const auto file = m_store ? m_store->fileById(fileId) : std::nullopt;
+        const auto entry = file ? m_registry->entryByContainerId(file->containerId) : std::nullopt;
+        if (!entry || !entry->identity || *entry->identity != callerIdentity) {
+            fileNotFound(sink, fileId);
+            return;
+        }
+        handleFiles(request, *entry, QStringLiteral("/%1/content").arg(fileId), sink);
+        return;
+    }
     const QString tail = path.mid(QStringLiteral("/containers/").size());
     const QString id = tail.section(u'/', 0, 0);
     const QString rest = tail.section(u'/', 1);

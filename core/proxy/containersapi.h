@@ -59,8 +59,9 @@ public:
         m_filesRoute = std::move(route);
     }
 
-    // "/v1/containers…" or "/containers…".
+    // "/v1/containers…" or "/containers…", and "/v1/files/cfile_…/content".
     static bool matches(const QString &path);
+    static bool isContainerFileContentPath(const QString &path);
     void handle(const HttpRequest &request, const QString &callerIdentity, ResponseSink *sink);
 
     static QJsonObject containerObject(const SandboxEntry &entry, const QString &name = {});

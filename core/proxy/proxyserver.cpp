@@ -399,28 +399,8 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
         return;
     }
     const UpstreamRoute upstreamRoute = withClientAuth(*route, request);
-
-    if (!m_interceptors.isEmpty()) {
-        ProxyRequest proxyRequest;
-        proxyRequest.surface = surface;
-        proxyRequest.path = request.path;
-        proxyRequest.body = body;
-        proxyRequest.route = upstreamRoute;
-        proxyRequest.callerIdentity = callerIdentity(bearerToken(request));
-        proxyRequest.maxLoops = m_config.maxLoopsOverride > 0 ? m_config.maxLoopsOverride
-                                : route->maxAgenticLoops > 0  ? route->maxAgenticLoops
-                                                              : keys::kDefaultMaxAgenticLoops;
-        proxyRequest.execTimeoutSeconds = m_config.execTimeoutSeconds;
-        proxyRequest.requestId = sink->requestId();
-        proxyRequest.startedAt = QDateTime::currentDateTimeUtc();
-        proxyRequest.elapsed = request.received;
-        for (RequestInterceptor *interceptor : std::as_const(m_interceptors)) {
-            if (interceptor->accepts(proxyRequest)) {
-                interceptor->handle(std::move(proxyRequest), sink);
-                return;
-            }
-        }
-    }
+    if (intercept(surface, request, body, upstreamRoute, sink))
+        return;
 
     // Pass-through: the client's bytes unless something had to change.
     QByteArray out = request.body;
@@ -461,6 +441,10 @@ void ProxyServer::handleMessages(const HttpRequest &request, const QString &path
         sendUnavailable(*route, sink);
         return;
     }
+    // Anthropic's code execution tool runs here, in Loopscope's sandboxes (dialects.md §4).
+    if (path == QLatin1String("/messages") &&
+        intercept(ApiSurface::Messages, request, body, withClientAuth(*route, request), sink))
+        return;
     QByteArray out = request.body;
     if (!stripped.isEmpty() || route->upstreamModel != model) {
         body.insert(QStringLiteral("model"), route->upstreamModel);
@@ -470,6 +454,32 @@ void ProxyServer::handleMessages(const HttpRequest &request, const QString &path
     if (!request.query.isEmpty())
         upstreamPath += u'?' + QString::fromLatin1(request.query);
     passThrough(withClientAuth(*route, request), request.method, upstreamPath, out, sink);
+}
+
+bool ProxyServer::intercept(ApiSurface surface, const HttpRequest &request, const QJsonObject &body,
+                            const UpstreamRoute &upstreamRoute, ResponseSink *sink) {
+    if (m_interceptors.isEmpty())
+        return false;
+    ProxyRequest proxyRequest;
+    proxyRequest.surface = surface;
+    proxyRequest.path = request.path;
+    proxyRequest.body = body;
+    proxyRequest.route = upstreamRoute;
+    proxyRequest.callerIdentity = callerIdentity(bearerToken(request));
+    proxyRequest.maxLoops = m_config.maxLoopsOverride > 0       ? m_config.maxLoopsOverride
+                            : upstreamRoute.maxAgenticLoops > 0 ? upstreamRoute.maxAgenticLoops
+                                                                : keys::kDefaultMaxAgenticLoops;
+    proxyRequest.execTimeoutSeconds = m_config.execTimeoutSeconds;
+    proxyRequest.requestId = sink->requestId();
+    proxyRequest.startedAt = QDateTime::currentDateTimeUtc();
+    proxyRequest.elapsed = request.received;
+    for (RequestInterceptor *interceptor : std::as_const(m_interceptors)) {
+        if (interceptor->accepts(proxyRequest)) {
+            interceptor->handle(std::move(proxyRequest), sink);
+            return true;
+        }
+    }
+    return false;
 }
 
 void ProxyServer::handleModels(const HttpRequest &request, ResponseSink *sink) {

@@ -92,6 +92,9 @@ private:
     // POST /v1/messages and /v1/messages/count_tokens: Anthropic's surface, routed by
     // ProxyConfig::messagesRouteFor, errors in Anthropic's envelope (ResponseSink does that).
     void handleMessages(const HttpRequest &request, const QString &path, ResponseSink *sink);
+    // Hands a model request to the first interceptor that accepts it; false when none does.
+    bool intercept(ApiSurface surface, const HttpRequest &request, const QJsonObject &body,
+                   const UpstreamRoute &upstreamRoute, ResponseSink *sink);
     void handleOther(const HttpRequest &request, const QString &path, ResponseSink *sink);
     void passThrough(const UpstreamRoute &route, const QByteArray &method,
                      const QString &upstreamPathAndQuery, const QByteArray &body,

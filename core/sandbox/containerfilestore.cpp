@@ -25,6 +25,14 @@ std::optional<ContainerFile> ContainerFileStore::file(const QString &containerId
     return std::nullopt;
 }
 
+std::optional<ContainerFile> ContainerFileStore::fileById(const QString &fileId) const {
+    for (const QList<ContainerFile> &files : m_files)
+        for (const ContainerFile &f : files)
+            if (f.id == fileId)
+                return f;
+    return std::nullopt;
+}
+
 std::optional<ContainerFile> ContainerFileStore::fileByPath(const QString &containerId,
                                                             const QString &path) const {
     for (const ContainerFile &f : m_files.value(containerId))

@@ -37,6 +37,9 @@ public:
     QList<ContainerFile> files(const QString &containerId) const; // oldest first
     std::optional<ContainerFile> file(const QString &containerId, const QString &fileId) const;
     std::optional<ContainerFile> fileByPath(const QString &containerId, const QString &path) const;
+    // A file by its id alone (ids are unique across containers): Anthropic's Files API names a
+    // file without its container.
+    std::optional<ContainerFile> fileById(const QString &fileId) const;
 
     // A file written into the sandbox on someone's behalf (an upload, a file_ids copy): a new id,
     // replacing any earlier file at that path.
