@@ -14,9 +14,9 @@ void BoundedEventQueue::setDropCounter(std::shared_ptr<std::atomic<quint64>> cou
         m_dropped = std::move(counter);
 }
 
-bool BoundedEventQueue::definesFlow(InspectorEvent::Kind kind) {
+bool BoundedEventQueue::definesFlow(const InspectorEvent &event) {
     using Kind = InspectorEvent::Kind;
-    switch (kind) {
+    switch (event.kind) {
     case Kind::ClientRequest:
     case Kind::ClientResponse:
     case Kind::ExchangeFinished:
@@ -27,15 +27,9 @@ bool BoundedEventQueue::definesFlow(InspectorEvent::Kind kind) {
     case Kind::CodeExecuted:
     case Kind::Paused:
     case Kind::Resumed:
-    case Kind::SandboxCreated:
-    case Kind::SandboxReused:
-    case Kind::SandboxDeleted:
-    case Kind::SandboxEvicted:
-    case Kind::SandboxExpired:
-    case Kind::SandboxDeleteFailed:
         return true;
     default:
-        return false;
+        return event.isSandboxEvent();
     }
 }
 

@@ -57,7 +57,7 @@ public:
 
     // The kinds every consumer must keep for a flow to be whole: start, end, status, code
     // runs, pauses, sandboxes' lives.
-    static bool definesFlow(InspectorEvent::Kind kind);
+    static bool definesFlow(const InspectorEvent &event);
 
 private:
     Limits m_limits;

@@ -34,7 +34,7 @@ Weight weigh(const InspectorEvent &e) {
     case Kind::UpstreamRequest:
         return Weight::Ignore;
     default:
-        return BoundedEventQueue::definesFlow(e.kind) ? Weight::Defining : Weight::Shed;
+        return BoundedEventQueue::definesFlow(e) ? Weight::Defining : Weight::Shed;
     }
 }
 

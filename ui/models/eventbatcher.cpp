@@ -13,7 +13,7 @@ BoundedEventQueue::Weight EventBatcher::weightOf(const InspectorEvent &event) {
     case Kind::UpstreamResponse:
         return Weight::Ignore;
     default:
-        return BoundedEventQueue::definesFlow(event.kind) ? Weight::Defining : Weight::Shed;
+        return BoundedEventQueue::definesFlow(event) ? Weight::Defining : Weight::Shed;
     }
 }
 
