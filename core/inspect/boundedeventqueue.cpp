@@ -39,6 +39,8 @@ bool BoundedEventQueue::push(const InspectorEvent &event) {
         return false;
     const qint64 raw = m_keepRaw ? event.raw.size() : 0;
     QMutexLocker lock(&m_mutex);
+    if (m_closed)
+        return false;
     const qsizetype n = m_events.size();
     bool fits = false;
     switch (weight) {
@@ -71,6 +73,14 @@ bool BoundedEventQueue::push(const InspectorEvent &event) {
     if (n == 0 && m_wakeUp)
         m_wakeUp();
     return true;
+}
+
+void BoundedEventQueue::close() {
+    QMutexLocker lock(&m_mutex);
+    m_closed = true;
+    m_wakeUp = nullptr;
+    m_events.clear();
+    m_rawBytes = 0;
 }
 
 QList<InspectorEvent> BoundedEventQueue::takeAll() {

@@ -45,8 +45,11 @@ public:
     void setWakeUp(std::function<void()> wakeUp) { m_wakeUp = std::move(wakeUp); }
     void setDropCounter(std::shared_ptr<std::atomic<quint64>> counter);
 
-    // Any thread: false when the event was refused (Ignore, or dropped and counted).
+    // Any thread: false when the event was refused (Ignore, closed, or dropped and counted).
     bool push(const InspectorEvent &event);
+    // The consumer is going: no wake-up runs after this returns (one in progress is waited
+    // for, it runs under the same lock), and later pushes are refused uncounted.
+    void close();
     // The consumer's thread: everything queued, in publishing order.
     QList<InspectorEvent> takeAll();
 
@@ -67,6 +70,7 @@ private:
     mutable QMutex m_mutex;
     QList<InspectorEvent> m_events;
     qint64 m_rawBytes = 0;
+    bool m_closed = false;
     std::shared_ptr<std::atomic<quint64>> m_dropped = std::make_shared<std::atomic<quint64>>(0);
     std::atomic<quint64> m_droppedDefining{0};
 };

@@ -138,6 +138,21 @@ private slots:
         QCOMPARE(queue.takeAll().constLast().requestId, QStringLiteral("req_9"));
     }
 
+    // A consumer that goes closes its queue: no wake-up after that, later pushes are refused
+    // and not counted as drops (nobody lost anything the consumer would have shown).
+    void closedQueueRefusesQuietly() {
+        BoundedEventQueue queue({10, 10, 0, 10}, weigh);
+        int wakeUps = 0;
+        queue.setWakeUp([&wakeUps] { ++wakeUps; });
+        QVERIFY(queue.push(makeEvent(Kind::ClientRequest, QStringLiteral("a"))));
+        queue.close();
+        QCOMPARE(queue.pending(), qsizetype(0));
+        QVERIFY(!queue.push(makeEvent(Kind::ClientRequest, QStringLiteral("b"))));
+        QCOMPARE(wakeUps, 1);
+        QCOMPARE(queue.dropped(), 0u);
+        QVERIFY(queue.takeAll().isEmpty());
+    }
+
     void rawIsDroppedWhenNotKept() {
         BoundedEventQueue queue({10, 10, 0, 10}, weigh, /*keepRaw=*/false);
         queue.push(makeEvent(Kind::ClientRequest, QStringLiteral("a"), 1000));

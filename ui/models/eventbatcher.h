@@ -7,6 +7,8 @@
 #include <QObject>
 #include <QTimer>
 
+#include <memory>
+
 namespace loopscope {
 
 class EventBus;
@@ -28,14 +30,15 @@ public:
     static constexpr qsizetype kMaxPending = 100'000;
 
     explicit EventBatcher(QObject *parent = nullptr);
+    ~EventBatcher() override;
 
     // Listens to `bus` (safe whichever thread publishes) and counts drops as the bus's
     // "window" counter.
     void attach(EventBus *bus);
     void setInterval(int ms) { m_timer.setInterval(ms); }
     int interval() const { return m_timer.interval(); }
-    int pendingCount() const { return int(m_queue.pending()); }
-    quint64 dropped() const { return m_queue.dropped(); }
+    int pendingCount() const { return int(m_queue->pending()); }
+    quint64 dropped() const { return m_queue->dropped(); }
     // What the window's queue does with an event (see the class).
     static BoundedEventQueue::Weight weightOf(const InspectorEvent &event);
 
@@ -49,7 +52,10 @@ signals:
     void batchReady(const QList<loopscope::InspectorEvent> &events);
 
 private:
-    BoundedEventQueue m_queue;
+    // Shared with the bus connection, which pushes on the publisher's thread and may still be
+    // inside push() while this object goes (it closes the queue first).
+    std::shared_ptr<BoundedEventQueue> m_queue;
+    QMetaObject::Connection m_connection;
     QTimer m_timer;
 };
 
