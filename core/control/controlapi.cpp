@@ -84,6 +84,9 @@ ControlApi::ControlApi(EventBus *events, QObject *parent)
     // from reopening SQLite.
     m_pool.setExpiryTimeout(-1);
     m_pool.setObjectName(S("loopscope-control"));
+    if (events)
+        for (const char *name : {"window", "otlp", "otlp_flows", "recorder"})
+            m_drops.insert(S(name), events->dropCounter(S(name)));
     if (events) {
         m_policy = events->credentials();
         connect(events, &EventBus::eventPublished, m_stream, &ControlEventStream::publishEvent);
@@ -102,8 +105,6 @@ void ControlApi::setFlowStore(FlowStore *store) {
     m_store = store;
     if (!store)
         return;
-    connect(store, &FlowStore::flowFinished, m_stream,
-            [this](const QJsonObject &s) { m_stream->publishFlow("flow.finished", s); });
     followLiveFlows(m_stream->subscriberCount() > 0);
 }
 
@@ -123,6 +124,10 @@ void ControlApi::followLiveFlows(bool follow) {
                 [this](const QJsonObject &s) { m_stream->publishFlow("flow.started", s); }),
         connect(m_store, &FlowStore::flowUpdated, m_stream,
                 [this](const QJsonObject &s) { m_stream->publishFlow("flow.updated", s); }),
+        // Also only while someone reads: every flow's summary posted to the proxy thread for
+        // a stream nobody has was a queue of its own.
+        connect(m_store, &FlowStore::flowFinished, m_stream,
+                [this](const QJsonObject &s) { m_stream->publishFlow("flow.finished", s); }),
     };
 }
 
@@ -216,6 +221,9 @@ void ControlApi::handle(const HttpRequest &request, ResponseSink *sink) {
     case Kind::Events:
         m_stream->subscribe(sink);
         return;
+    case Kind::Stats:
+        sink->sendJson(200, stats());
+        return;
     case Kind::ListRuns:
         listRuns(route.filter.limit, sink);
         return;
@@ -235,6 +243,33 @@ void ControlApi::handle(const HttpRequest &request, ResponseSink *sink) {
         importHar(request, sink);
         return;
     }
+}
+
+QJsonObject ControlApi::stats() const {
+    const FlowStoreCounters c = m_store ? m_store->counters() : FlowStoreCounters{};
+    const auto n = [](quint64 v) { return double(v); };
+    const auto events = [this, n](const char *name) {
+        const auto counter = m_drops.value(S(name));
+        return counter ? n(counter->load(std::memory_order_relaxed)) : 0.0;
+    };
+    const QString problem = m_store ? m_store->writeProblem() : QString();
+    return {
+        {S("object"), S("loopscope.stats")},
+        {S("store"),
+         QJsonObject{{S("writing"), problem.isEmpty()},
+                     {S("problem"), problem.isEmpty() ? QJsonValue() : QJsonValue(problem)},
+                     {S("flows_written"), n(c.flowsWritten)},
+                     {S("flows_unwritten"), n(c.flowsUnwritten)},
+                     {S("write_failures"), n(c.writeFailures)},
+                     {S("events_received"), n(c.eventsReceived)}}},
+        // Everything a bounded queue refused, by queue (docs/architecture.md, "Bounded queues").
+        {S("dropped"), QJsonObject{{S("window_events"), events("window")},
+                                   {S("otlp_events"), events("otlp")},
+                                   {S("otlp_flows"), events("otlp_flows")},
+                                   {S("recorder_events"), events("recorder")},
+                                   {S("sse_events"), n(c.sseEventsDropped)},
+                                   {S("flows"), n(c.flowsDropped)}}},
+    };
 }
 
 void ControlApi::listFlows(const FlowFilter &filter, ResponseSink *sink) {

@@ -5,12 +5,14 @@
 #include "inspect/credentialpolicy.h"
 #include "record/flowquery.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
 #include <QThreadPool>
 
 #include <array>
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -79,6 +81,8 @@ public:
     void shutdown();
 
     static QJsonObject sandboxObject(const SandboxEntry &entry);
+    // GET /loopscope/v1: the store's state and every bounded queue's drops.
+    QJsonObject stats() const;
 
 private:
     void listFlows(const FlowFilter &filter, ResponseSink *sink);
@@ -96,8 +100,10 @@ private:
     void followLiveFlows(bool follow);
 
     QPointer<FlowStore> m_store;
-    // flow.started/updated while the event stream has a subscriber (see followLiveFlows()).
-    std::array<QMetaObject::Connection, 2> m_liveFlows;
+    // The bus's drop counters by queue name (shared: no pointer into the bus crosses threads).
+    QHash<QString, std::shared_ptr<std::atomic<quint64>>> m_drops;
+    // flow.started/updated/finished while the event stream has a subscriber (see followLiveFlows()).
+    std::array<QMetaObject::Connection, 3> m_liveFlows;
     QPointer<SandboxRegistry> m_registry;
     ControlEventStream *m_stream;
     BreakpointsApi *m_breakpoints;

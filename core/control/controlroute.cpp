@@ -65,6 +65,9 @@ ControlRoute ControlRoute::parse(const QByteArray &method, const QString &path,
         return r;
     };
 
+    if (n == 0)
+        return method == "GET" ? routed(std::move(route), Kind::Stats)
+                               : methodNotAllowed(std::move(route));
     if ((head == S("breakpoints") && n == 1) || (head == S("paused") && n <= 2))
         return routed(std::move(route), Kind::Breakpoints);
     if (head == S("flows")) {

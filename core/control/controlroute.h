@@ -26,6 +26,7 @@ struct ControlRoute {
         DeleteSandbox,
         ExportHar,
         ImportHar,
+        Stats, // GET /loopscope/v1 itself
     };
     Kind kind = Kind::Error;
     QStringList parts; // path segments below /loopscope/v1

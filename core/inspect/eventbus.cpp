@@ -47,6 +47,22 @@ InspectorEvent EventBus::publish(InspectorEvent::Kind kind, const QString &reque
     return publish(InspectorEvent::make(kind, requestId, iteration, data));
 }
 
+std::shared_ptr<std::atomic<quint64>> EventBus::dropCounter(const QString &name) {
+    QMutexLocker lock(&m_dropMutex);
+    auto &counter = m_drops[name];
+    if (!counter)
+        counter = std::make_shared<std::atomic<quint64>>(0);
+    return counter;
+}
+
+QHash<QString, quint64> EventBus::droppedEvents() const {
+    QMutexLocker lock(&m_dropMutex);
+    QHash<QString, quint64> out;
+    for (auto it = m_drops.constBegin(); it != m_drops.constEnd(); ++it)
+        out.insert(it.key(), it.value()->load(std::memory_order_relaxed));
+    return out;
+}
+
 InspectorEvent EventBus::emitStamped(InspectorEvent event) {
     event.sequence = m_nextSequence.fetch_add(1, std::memory_order_relaxed);
     event.timestampMs = QDateTime::currentMSecsSinceEpoch();

@@ -37,6 +37,12 @@ public:
     // another thread keeps it alive without pointing into the bus.
     const std::shared_ptr<CredentialPolicy> &credentials() const { return m_credentials; }
 
+    // Events a consumer on another thread had to drop (its BoundedEventQueue), by consumer
+    // name ("window", "otlp", "recorder"): one counter per name for the life of the bus, so a
+    // window or exporter made again counts on. Any thread.
+    std::shared_ptr<std::atomic<quint64>> dropCounter(const QString &name);
+    QHash<QString, quint64> droppedEvents() const;
+
 signals:
     void eventPublished(const loopscope::InspectorEvent &event);
 
@@ -50,6 +56,8 @@ private:
     QMutex m_heldMutex;
     // Unpublished ends of live output, by request, call and stream (raw: masked on release).
     QHash<QString, QString> m_held;
+    mutable QMutex m_dropMutex;
+    QHash<QString, std::shared_ptr<std::atomic<quint64>>> m_drops;
 };
 
 } // namespace loopscope

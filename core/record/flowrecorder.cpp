@@ -27,6 +27,8 @@ constexpr int kLoopGraceMs = 3000;
 // that run: the flow waits longer for it, so the history keeps the run that was hanging.
 constexpr int kHangUpGraceMs = 15000;
 constexpr qsizetype kMaxTextBody = 1024 * 1024;
+// Flows remembered as having lost intake events, until they finish; past it only counted.
+constexpr qsizetype kMaxLossyFlows = 10'000;
 
 bool isTruthy(const QJsonValue &v) {
     return v.isBool() ? v.toBool() : (v.isString() && v.toString() == QLatin1String("true"));
@@ -68,8 +70,15 @@ FlowRecorder::FlowRecorder(StoreWriter *writer, QHash<QString, ModelPrice> price
     : QObject(parent)
     , m_writer(writer)
     , m_prices(std::move(prices))
+    , m_intake(kIntakeLimits, &FlowRecorder::intakeWeightOf)
     // Not owned: the process-wide formats-only policy, until a bus gives its own.
-    , m_credentials(std::shared_ptr<void>(), &CredentialPolicy::formatsOnly()) {}
+    , m_credentials(std::shared_ptr<void>(), &CredentialPolicy::formatsOnly()) {
+    // Posted under the intake's lock: a call another thread posts after this event
+    // (FlowStore::flush's barrier) then runs after the drain that records it.
+    m_intake.setWakeUp([this] {
+        QMetaObject::invokeMethod(this, &FlowRecorder::drainIntake, Qt::QueuedConnection);
+    });
+}
 
 void FlowRecorder::setCredentials(std::shared_ptr<const CredentialPolicy> credentials) {
     QMutexLocker lock(&m_mutex);
@@ -94,13 +103,21 @@ QJsonValue FlowRecorder::parseBody(const QByteArray &raw) const {
 }
 
 // SSE events decoded from the client's chunks: each is whole here (the decoder joined the
-// chunks), so a secret split across two chunks is masked like any other.
-void FlowRecorder::maskEventsFrom(RecordedFlow &flow, qsizetype first) const {
-    for (qsizetype i = first; i < flow.clientEvents.size(); ++i) {
-        const QJsonValue event = flow.clientEvents.at(i);
+// chunks), so a secret split across two chunks is masked like any other. Kept up to the cap:
+// the first ones, then a window of the latest; those between are counted.
+void FlowRecorder::keepSseEvents(RecordedFlow &flow, const QJsonArray &events) {
+    for (const QJsonValue &event : events) {
         const QJsonValue masked = m_credentials->maskValue(event);
-        if (masked != event)
-            flow.clientEvents.replace(i, masked);
+        if (flow.clientEvents.size() < kMaxSseEvents - kSseTail) {
+            flow.clientEvents.append(masked);
+            continue;
+        }
+        flow.clientEventsTail.append(masked);
+        if (flow.clientEventsTail.size() > kSseTail) {
+            flow.clientEventsTail.removeFirst();
+            ++flow.clientEventsDropped;
+            m_sseDropped.fetch_add(1, std::memory_order_relaxed);
+        }
     }
 }
 
@@ -130,22 +147,28 @@ RecordedFlow *FlowRecorder::flowFor(const InspectorEvent &event) {
     return it == m_running.end() ? nullptr : &it.value();
 }
 
+BoundedEventQueue::Weight FlowRecorder::intakeWeightOf(const InspectorEvent &event) {
+    using Weight = BoundedEventQueue::Weight;
+    if (event.kind == Kind::CodeRunOutput)
+        return Weight::Shed; // the run's CodeExecuted carries its whole output
+    return BoundedEventQueue::definesFlow(event) ? Weight::Defining : Weight::Content;
+}
+
+void FlowRecorder::setDropCounter(std::shared_ptr<std::atomic<quint64>> counter) {
+    m_intake.setDropCounter(std::move(counter));
+}
+
 void FlowRecorder::take(const InspectorEvent &event) {
-    QMutexLocker lock(&m_intakeMutex);
-    m_intake.append(event);
-    // Posted under the lock: a call another thread posts after this event (FlowStore::flush's
-    // barrier) then runs after the drain that records it.
-    if (m_intake.size() == 1)
-        QMetaObject::invokeMethod(this, &FlowRecorder::drainIntake, Qt::QueuedConnection);
+    if (m_intake.push(event) || event.requestId.isEmpty())
+        return;
+    QMutexLocker lock(&m_lossyMutex);
+    if (m_lossy.size() < kMaxLossyFlows)
+        m_lossy.insert(event.requestId);
 }
 
 void FlowRecorder::drainIntake() {
-    QList<InspectorEvent> batch;
-    {
-        QMutexLocker lock(&m_intakeMutex);
-        batch = std::exchange(m_intake, {});
-    }
-    for (const InspectorEvent &event : std::as_const(batch)) {
+    const QList<InspectorEvent> batch = m_intake.takeAll();
+    for (const InspectorEvent &event : batch) {
         record(event);
         m_yield.afterUnitOfWork(batch.size());
     }
@@ -438,9 +461,9 @@ void FlowRecorder::record(const InspectorEvent &event) {
 
 void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {
     if (flow.clientSseStream) {
-        const qsizetype first = flow.clientEvents.size();
-        flow.clientSse.feed(bytes, flow.clientEvents);
-        maskEventsFrom(flow, first);
+        QJsonArray events;
+        flow.clientSse.feed(bytes, events);
+        keepSseEvents(flow, events);
     } else if (flow.clientStreamText.size() < kMaxTextBody) {
         flow.clientStreamText += bytes;
     }
@@ -449,7 +472,7 @@ void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {
 void FlowRecorder::resolveFinalResponse(RecordedFlow &flow) {
     if (!flow.finalResponse.isEmpty())
         return;
-    flow.finalResponse = responseFromEvents(dialectOfApi(flow.api), flow.clientEvents);
+    flow.finalResponse = responseFromEvents(dialectOfApi(flow.api), flow.clientEventsJson());
 }
 
 void FlowRecorder::finalize(const QString &id) {
@@ -461,9 +484,14 @@ void FlowRecorder::finalize(const QString &id) {
     m_running.erase(it);
     flow.waitingForSandbox = false; // over, whatever it waited for
     if (flow.clientSseStream) {
-        const qsizetype first = flow.clientEvents.size();
-        flow.clientSse.finish(flow.clientEvents);
-        maskEventsFrom(flow, first);
+        QJsonArray events;
+        flow.clientSse.finish(events);
+        keepSseEvents(flow, events);
+    }
+    {
+        QMutexLocker lossy(&m_lossyMutex);
+        if (m_lossy.remove(flow.id))
+            flow.extra.insert(QStringLiteral("events_dropped"), true);
     }
     // A streamed text body is masked once whole, so a secret split across chunks is found.
     flow.clientStreamText = m_credentials->maskText(flow.clientStreamText);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/cooperativeyield.h"
+#include "inspect/boundedeventqueue.h"
 #include "inspect/credentialpolicy.h"
 #include "inspect/inspectorevent.h"
 #include "record/modelprice.h"
@@ -12,6 +13,7 @@
 #include <QJsonObject>
 #include <QMutex>
 #include <QObject>
+#include <QSet>
 
 #include <atomic>
 #include <functional>
@@ -40,7 +42,27 @@ public:
     // order. One posted call per batch and a queue swapped out whole: through Qt's posted-event
     // list (a queued connection, before) each event cost an allocation, and the list keeps the
     // capacity of its longest backlog for good (suspected of the soak's RSS steps; it was not).
+    // Bounded (kIntakeLimits): a store thread that falls this far behind sheds live output
+    // first (the run's CodeExecuted carries it whole), then body events, never a flow's start,
+    // end or code runs until kIntakeLimits.max; a flow that lost events says so
+    // ("events_dropped": true in its summary). Drops are counted (intakeDropped()).
     void take(const loopscope::InspectorEvent &event);
+    // Any thread: counts the intake's drops in `counter` too (the bus's "recorder").
+    void setDropCounter(std::shared_ptr<std::atomic<quint64>> counter);
+    quint64 intakeDropped() const { return m_intake.dropped(); }
+    // Any thread: SSE events decoded but not kept (flows past kMaxSseEvents).
+    quint64 sseEventsDropped() const { return m_sseDropped.load(std::memory_order_relaxed); }
+    // What waits for the store thread: ~3 s of 2,000 requests/s (8 events each) before live
+    // output is shed, ~12 s before body events are (their bytes at most 256 MiB in all), and
+    // a million before even a flow's start or end is.
+    static constexpr BoundedEventQueue::Limits kIntakeLimits{50'000, 200'000, 256LL << 20,
+                                                             1'000'000};
+    // SSE events kept per flow: the first kMaxSseEvents - kSseTail (a 20,000-token answer
+    // streamed a token per event, ~10 MB as JSON), then the last kSseTail (the end of a stream
+    // holds its usage and status, in Responses the whole response). The rest are counted.
+    static constexpr qsizetype kMaxSseEvents = 20'000;
+    static constexpr qsizetype kSseTail = 1'000;
+    static BoundedEventQueue::Weight intakeWeightOf(const InspectorEvent &event);
     // Whether anyone listens to flowStarted/flowUpdated (a summary per event is a good part of
     // recording; unobserved, it is skipped). Set before events arrive; default: always.
     void setObserved(std::function<bool()> observed) { m_observed = std::move(observed); }
@@ -83,17 +105,19 @@ private:
     RecordedFlow &start(const QString &id, qint64 at);
     void assignRun(RecordedFlow &flow);
     void onClientChunk(RecordedFlow &flow, const QByteArray &bytes);
+    void keepSseEvents(RecordedFlow &flow, const QJsonArray &events);
     void finalize(const QString &id);
     void resolveFinalResponse(RecordedFlow &flow);
     QJsonValue parseBody(const QByteArray &raw) const;
-    void maskEventsFrom(RecordedFlow &flow, qsizetype first) const;
     QJsonObject runningJson(const RecordedFlow &flow) const; // under m_mutex
 
     StoreWriter *m_writer;
     QHash<QString, ModelPrice> m_prices;
     RunGrouper m_runs;
-    QMutex m_intakeMutex; // guards m_intake: publishers append from their threads
-    QList<InspectorEvent> m_intake;
+    BoundedEventQueue m_intake;
+    QMutex m_lossyMutex; // guards m_lossy: flows whose events the intake dropped
+    QSet<QString> m_lossy;
+    std::atomic<quint64> m_sseDropped{0};
     CooperativeYield m_yield{{}}; // between events, see the class
     mutable QMutex m_mutex;       // guards m_running, m_pending and m_credentials
     std::shared_ptr<const CredentialPolicy> m_credentials;

@@ -101,6 +101,7 @@ bool FlowStore::open(QString *error) {
                 return;
             m_writer = new StoreWriter(m_db.get(), m_options.batchIntervalMs, m_options.maxDays,
                                        m_options.maxBytes, m_options.idleCheckpointMs);
+            m_writer->setMaxUnwritten(m_options.maxUnwrittenFlows);
             runKeys = m_writer->recentRunKeys(kSeededRunKeys);
             m_writer->applyRetention();
             ok = true;
@@ -134,6 +135,8 @@ bool FlowStore::open(QString *error) {
             Qt::DirectConnection);
     connect(m_recorder, &FlowRecorder::flowFinished, this, &FlowStore::flowFinished,
             Qt::DirectConnection);
+    connect(m_writer, &StoreWriter::writeProblemChanged, this, &FlowStore::writeProblemChanged,
+            Qt::DirectConnection);
     m_query = std::make_unique<FlowQuery>(m_db.get(), m_recorder);
     return true;
 }
@@ -143,6 +146,7 @@ void FlowStore::attach(EventBus *bus) {
         return;
     // Bodies and chunks (`raw`) reach the recorder unmasked; it masks them with the bus's policy.
     m_recorder->setCredentials(bus->credentials());
+    m_recorder->setDropCounter(bus->dropCounter(QStringLiteral("recorder")));
     // Direct: take() is thread-safe and queues for the store thread itself.
     connect(bus, &EventBus::eventPublished, m_recorder, &FlowRecorder::take, Qt::DirectConnection);
 }
@@ -212,6 +216,18 @@ bool FlowStore::hasLiveObservers() const {
            isSignalConnected(QMetaMethod::fromSignal(&FlowStore::flowUpdated));
 }
 
+QString FlowStore::writeProblem() const {
+    return m_writer ? m_writer->writeProblem() : QString();
+}
+
+void FlowStore::failWritesForTests(bool fail) {
+    if (m_writer)
+        onThread(&m_writerThread, m_writer, [this, fail] {
+            m_writer->setFailWrites(fail);
+            return 0;
+        });
+}
+
 FlowStoreCounters FlowStore::counters() const {
     FlowStoreCounters c;
     if (!m_recorder || !m_writer)
@@ -224,6 +240,11 @@ FlowStoreCounters FlowStore::counters() const {
     c.retentionPasses = m_writer->retentionPasses();
     c.retentionRemoved = m_writer->retentionRemoved();
     c.idleCheckpoints = m_writer->idleCheckpoints();
+    c.flowsUnwritten = m_writer->unwritten();
+    c.flowsDropped = m_writer->rowsDropped();
+    c.writeFailures = m_writer->writeFailures();
+    c.intakeDropped = m_recorder->intakeDropped();
+    c.sseEventsDropped = m_recorder->sseEventsDropped();
     return c;
 }
 

@@ -26,6 +26,9 @@ struct FlowStoreOptions {
     int batchIntervalMs = 100;             // writer tick; a batch is at most this old (≤ 200 ms)
     int idleCheckpointMs = 1000;           // WAL checkpoint once nothing was written this long
     QHash<QString, ModelPrice> prices;     // model_list model_name → model_info prices
+    // Finished flows kept in memory while the disk refuses writes (StoreWriter): ~10 s of
+    // 2,000 requests/s, a few hundred MB at most; the oldest beyond are dropped and counted.
+    qsizetype maxUnwrittenFlows = 20'000;
 };
 
 // What reached the store (for benchmarks and diagnostics; any thread).
@@ -33,7 +36,12 @@ struct FlowStoreCounters {
     quint64 eventsReceived = 0;   // events the recorder took off its queue
     quint64 eventsUnmatched = 0;  // with a request id but no running flow (dropped)
     quint64 flowsWritten = 0;     // rows committed (an import of a stored flow counts too)
-    quint64 flowsFailed = 0;      // rows that could not be written (logged, not retried)
+    quint64 flowsFailed = 0;      // rows that could not be written and were dropped
+    quint64 flowsUnwritten = 0;   // finished flows kept in memory while writes fail (retried)
+    quint64 flowsDropped = 0;     // of those, dropped past maxUnwrittenFlows (counted, logged)
+    quint64 writeFailures = 0;    // failed write attempts (each retried)
+    quint64 intakeDropped = 0;    // events the recorder's bounded intake refused
+    quint64 sseEventsDropped = 0; // SSE events of flows past the per-flow cap, not kept
     quint64 writerQueuedPeak = 0; // most finished flows ever waiting for the writer at once
     quint64 retentionPasses = 0;  // times retention looked at the stored size and age
     quint64 retentionRemoved = 0; // flows retention deleted (history.max_days / max_mb)
@@ -77,6 +85,11 @@ public:
     // Whether anything listens to flowStarted/flowUpdated: only then does the recorder build
     // those summaries. Any thread.
     bool hasLiveObservers() const;
+    // Any thread: why history is not being written now ("" while it is), one readable line.
+    QString writeProblem() const;
+    // Test hook: every write fails (a real SQLite refusal, PRAGMA query_only on the write
+    // connection) until called with false; flows are kept and retried meanwhile.
+    void failWritesForTests(bool fail);
 
 signals:
     // A flow changed: summary as the spec. Emitted on the store thread (forwarded directly,
@@ -85,6 +98,9 @@ signals:
     void flowStarted(const QJsonObject &summary);
     void flowUpdated(const QJsonObject &summary);
     void flowFinished(const QJsonObject &summary);
+    // Writing history started failing (`problem`: writeProblem()) or works again (empty).
+    // Emitted on the writer thread.
+    void writeProblemChanged(const QString &problem);
 
 private:
     FlowStoreOptions m_options;

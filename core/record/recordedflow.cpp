@@ -97,12 +97,23 @@ QJsonArray RecordedFlow::hopsJson() const {
         const bool streamedHere =
             clientSseStream && (int(i) == clientResponseHop || int(i) == upstreamResponseHop);
         if (streamedHere)
-            hop.insert(QStringLiteral("events"), clientEvents);
+            hop.insert(QStringLiteral("events"), clientEventsJson());
+        if (streamedHere && clientEventsDropped > 0)
+            hop.insert(QStringLiteral("events_dropped"), double(clientEventsDropped));
         else if (int(i) == clientResponseHop && !clientStreamText.isEmpty())
             hop.insert(QStringLiteral("body"), QString::fromUtf8(clientStreamText));
         out.append(hop);
     }
     return out;
+}
+
+QJsonArray RecordedFlow::clientEventsJson() const {
+    if (clientEventsTail.isEmpty())
+        return clientEvents;
+    QJsonArray all = clientEvents;
+    for (const QJsonValue &e : clientEventsTail)
+        all.append(e);
+    return all;
 }
 
 QJsonObject RecordedFlow::toJson() const {

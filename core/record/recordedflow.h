@@ -53,7 +53,9 @@ struct RecordedFlow {
     int upstreamResponseHop = -1;    // the pass-through upstream_response (mirrors the client's)
     QHash<QString, int> codeRunHops; // call id → hop index
     QHash<int, int> upstreamRequestHops; // iteration → its upstream_request hop (sent, unanswered)
-    QJsonArray clientEvents;
+    QJsonArray clientEvents;             // the first events of the stream (FlowRecorder's cap)
+    QList<QJsonValue> clientEventsTail;  // past the cap: the latest ones
+    qint64 clientEventsDropped = 0;      // between the two, not kept
     SseDecoder clientSse;
     bool clientSseStream = false;
     QByteArray clientStreamText; // a non-SSE streamed body
@@ -70,6 +72,8 @@ struct RecordedFlow {
     QJsonObject usageJson() const;
     QJsonObject summary() const;
     QJsonArray hopsJson() const;
+    // The client's SSE events as kept: the first ones, then the latest.
+    QJsonArray clientEventsJson() const;
     // summary + "hops"
     QJsonObject toJson() const;
     // Every text of the flow, for full-text search: ids, path, model, bodies, events, code,

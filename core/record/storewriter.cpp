@@ -30,7 +30,9 @@ StoreWriter::StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qi
     , m_maxBytes(maxBytes) {
     m_tick.setSingleShot(true);
     m_tick.setInterval(qBound(1, batchIntervalMs, 200));
-    connect(&m_tick, &QTimer::timeout, this, &StoreWriter::commit);
+    connect(&m_tick, &QTimer::timeout, this, &StoreWriter::onTick);
+    m_retry.setSingleShot(true);
+    connect(&m_retry, &QTimer::timeout, this, &StoreWriter::commit);
     m_retention.setInterval(kRetentionIntervalMs);
     connect(&m_retention, &QTimer::timeout, this, &StoreWriter::applyRetention);
     m_retention.start();
@@ -74,7 +76,14 @@ void FlowRow::encode() {
     hopsJson = {};
 }
 
-StoreWriter::~StoreWriter() = default;
+StoreWriter::~StoreWriter() {
+    QMutexLocker lock(&m_queueMutex);
+    if (const qsizetype lost = m_kept.size() + m_queue.size(); lost > 0)
+        qWarning().noquote() << QStringLiteral("loopscope: history: %1 flow(s) could not be "
+                                               "written before exit: %2")
+                                    .arg(lost)
+                                    .arg(writeProblem());
+}
 
 StoreWriter::Statements::Statements(const QSqlDatabase &db)
     : flow(db)
@@ -120,7 +129,7 @@ void StoreWriter::enqueue(FlowRow row) {
             Qt::QueuedConnection);
 }
 
-bool StoreWriter::insert(const FlowRow &row) {
+bool StoreWriter::insert(const FlowRow &row, qint64 *added, QString *error) {
     if (!m_statements)
         m_statements = std::make_unique<Statements>(m_db->writer());
     QSqlQuery &q = m_statements->flow;
@@ -137,8 +146,7 @@ bool StoreWriter::insert(const FlowRow &row) {
     q.addBindValue(row.hops);
     q.addBindValue(bytes);
     if (!q.exec()) {
-        qWarning().noquote() << "loopscope: history: cannot store flow" << row.id << ":"
-                             << q.lastError().text();
+        *error = q.lastError().text();
         return false;
     }
     if (q.numRowsAffected() == 0)
@@ -171,68 +179,97 @@ bool StoreWriter::insert(const FlowRow &row) {
             key.exec();
         }
     }
-    if (m_storedBytes >= 0)
-        m_storedBytes += bytes;
+    *added += bytes;
     return true;
 }
 
+bool StoreWriter::writeBatch(const QList<FlowRow> &batch, qint64 *bytes, QString *error) {
+    QSqlDatabase db = m_db->writer();
+    if (!db.transaction()) {
+        *error = QStringLiteral("cannot begin a write: ") + db.lastError().text();
+        return false;
+    }
+    for (const FlowRow &row : batch) {
+        // One refused insert fails the batch: what refuses one row (a full or read-only disk,
+        // an I/O error) refuses the next, and a half-written batch would be lost on retry.
+        if (!insert(row, bytes, error)) {
+            *error = QStringLiteral("cannot store flow %1: %2").arg(row.id, *error);
+            db.rollback();
+            return false;
+        }
+        m_yield.afterUnitOfWork(batch.size());
+    }
+    if (!db.commit()) {
+        *error = QStringLiteral("commit failed: ") + db.lastError().text();
+        db.rollback();
+        return false;
+    }
+    return true;
+}
+
+void StoreWriter::onTick() {
+    // While a write is failing the retry timer drives; the tick only bounds what waits.
+    if (m_retry.isActive()) {
+        trimToBound();
+        return;
+    }
+    commit();
+}
+
 bool StoreWriter::commit() {
-    QList<FlowRow> batch;
+    QList<FlowRow> batch = std::exchange(m_kept, {});
     {
         QMutexLocker lock(&m_queueMutex);
-        batch = std::exchange(m_queue, {});
+        batch.append(std::exchange(m_queue, {})); // the kept ones finished first
     }
     if (batch.isEmpty())
         return true;
+    m_retry.stop();
     QElapsedTimer clock;
     clock.start();
     QStringList ids;
     ids.reserve(batch.size());
     for (FlowRow &row : batch) {
-        row.encode(); // before the transaction: it holds the file's write lock
+        row.encode(); // before the transaction: it holds the file's write lock (once per row)
         ids << row.id;
         m_yield.afterUnitOfWork(batch.size());
     }
     const qint64 encodedMs = clock.elapsed();
-
-    QSqlDatabase db = m_db->writer();
-    if (!db.transaction()) {
-        qWarning().noquote() << "loopscope: history: cannot begin a write:"
-                             << db.lastError().text();
-        m_rowsFailed.fetch_add(quint64(batch.size()), std::memory_order_relaxed);
-        emit committed(ids); // dropped like a failed commit below
-        return false;
-    }
-    quint64 failed = 0;
-    for (const FlowRow &row : batch) {
-        if (!insert(row))
-            ++failed;
-        m_yield.afterUnitOfWork(batch.size());
-    }
-    const qint64 insertedMs = clock.elapsed();
-    const bool ok = db.commit();
+    qint64 bytes = 0;
+    QString error;
+    const bool ok = writeBatch(batch, &bytes, &error);
     // A commit this slow means the writer falls behind the traffic: say where the time went.
     if (clock.elapsed() >= kSlowCommitMs)
         qInfo().noquote() << QStringLiteral("loopscope: history: slow write: %1 flow(s) in %2 ms "
-                                            "(encode %3 ms, insert %4 ms, commit %5 ms)")
+                                            "(encode %3 ms, write %4 ms)")
                                  .arg(batch.size())
                                  .arg(clock.elapsed())
                                  .arg(encodedMs)
-                                 .arg(insertedMs - encodedMs)
-                                 .arg(clock.elapsed() - insertedMs);
+                                 .arg(clock.elapsed() - encodedMs);
     if (!ok) {
-        qWarning().noquote() << "loopscope: history: commit failed:" << db.lastError().text();
-        db.rollback();
-        m_rowsFailed.fetch_add(quint64(batch.size()), std::memory_order_relaxed);
-        emit committed(ids); // dropped, not retried: never let the queue grow without end
+        keep(std::move(batch), error);
         return false;
     }
-    m_rowsFailed.fetch_add(failed, std::memory_order_relaxed);
-    m_rowsWritten.fetch_add(quint64(batch.size()) - failed, std::memory_order_relaxed);
+    m_rowsWritten.fetch_add(quint64(batch.size()), std::memory_order_relaxed);
+    if (m_storedBytes >= 0)
+        m_storedBytes += bytes;
     if (!m_db->inMemory()) {
         m_walDirty = true;
         m_idleCheckpoint.start(); // (re)starts: fires only after a pause in the traffic
     }
+    if (m_retryMs > 0) { // the disk is back: say so, and that nothing kept was lost
+        qInfo().noquote() << QStringLiteral("loopscope: history: writing again after %1 s; %2 "
+                                            "waiting flow(s) written")
+                                 .arg(m_failingSince.elapsed() / 1000)
+                                 .arg(batch.size());
+        m_retryMs = 0;
+        {
+            QMutexLocker lock(&m_problemMutex);
+            m_problem.clear();
+        }
+        emit writeProblemChanged({});
+    }
+    m_unwritten.store(0, std::memory_order_relaxed);
     emit committed(ids);
     // Only with a size limit, and only when over it or the size is not known yet (a pass
     // reads rows; without a limit — maxBytes 0, as benchmarks open stores — it once ran after
@@ -240,6 +277,77 @@ bool StoreWriter::commit() {
     if (m_maxBytes > 0 && (m_storedBytes < 0 || m_storedBytes > m_maxBytes))
         applyRetention();
     return true;
+}
+
+void StoreWriter::keep(QList<FlowRow> batch, const QString &error) {
+    m_kept = std::move(batch);
+    m_writeFailures.fetch_add(1, std::memory_order_relaxed);
+    trimToBound();
+    const bool first = m_retryMs == 0;
+    m_retryMs = first ? kFirstRetryMs : qMin(m_retryMs * 2, kMaxRetryMs);
+    m_retry.start(m_retryMs);
+    if (first)
+        m_failingSince.start();
+    m_lastError = error;
+    describeProblem();
+    // A line when it starts and one a minute while it lasts: a dead disk must not flood the log.
+    if (first || m_lastFailureLog.elapsed() > 60'000) {
+        m_lastFailureLog.start();
+        qWarning().noquote()
+            << QStringLiteral("loopscope: history: cannot write to %1 (%2); %3 flow(s) kept in "
+                              "memory (at most %4), %5 dropped so far; retrying")
+                   .arg(m_db->path(), error)
+                   .arg(m_kept.size())
+                   .arg(m_maxUnwritten)
+                   .arg(m_rowsDropped.load(std::memory_order_relaxed));
+    }
+    if (first)
+        emit writeProblemChanged(writeProblem());
+}
+
+void StoreWriter::trimToBound() {
+    QStringList dropped;
+    {
+        QMutexLocker lock(&m_queueMutex);
+        qsizetype excess = m_kept.size() + m_queue.size() - m_maxUnwritten;
+        // The oldest go first: the kept batch, then the queue.
+        for (; excess > 0 && !m_kept.isEmpty(); --excess)
+            dropped << m_kept.takeFirst().id;
+        for (; excess > 0 && !m_queue.isEmpty(); --excess)
+            dropped << m_queue.takeFirst().id;
+        m_unwritten.store(quint64(m_kept.size() + m_queue.size()), std::memory_order_relaxed);
+    }
+    m_rowsDropped.fetch_add(quint64(dropped.size()), std::memory_order_relaxed);
+    m_rowsFailed.fetch_add(quint64(dropped.size()), std::memory_order_relaxed);
+    if (m_retryMs > 0)
+        describeProblem(); // the counts of the line the window shows
+    if (dropped.isEmpty())
+        return;
+    emit committed(dropped); // the recorder forgets their pending copies: they are gone
+}
+
+void StoreWriter::describeProblem() {
+    const quint64 dropped = m_rowsDropped.load(std::memory_order_relaxed);
+    QString text = QStringLiteral("History cannot be written (%1): %2 flow(s) kept in memory")
+                       .arg(m_lastError)
+                       .arg(m_unwritten.load(std::memory_order_relaxed));
+    if (dropped > 0)
+        text +=
+            QStringLiteral(", %1 dropped (the oldest, past %2)").arg(dropped).arg(m_maxUnwritten);
+    text += QStringLiteral(", retrying");
+    QMutexLocker lock(&m_problemMutex);
+    m_problem = text;
+}
+
+QString StoreWriter::writeProblem() const {
+    QMutexLocker lock(&m_problemMutex);
+    return m_problem;
+}
+
+void StoreWriter::setFailWrites(bool fail) {
+    QSqlQuery q(m_db->writer());
+    if (!q.exec(QStringLiteral("PRAGMA query_only = %1").arg(fail ? 1 : 0)))
+        qWarning().noquote() << "loopscope: history: test hook failed:" << q.lastError().text();
 }
 
 int StoreWriter::deleteWhere(const QString &condition, const QVariantList &values,
@@ -390,6 +498,20 @@ int StoreWriter::applyRetention() {
 
 int StoreWriter::clear() {
     commit();
+    // Flows a failing disk kept are cleared too (the user asked for an empty history).
+    QStringList unwritten;
+    {
+        QMutexLocker lock(&m_queueMutex);
+        for (const FlowRow &row : std::as_const(m_kept))
+            unwritten << row.id;
+        for (const FlowRow &row : std::as_const(m_queue))
+            unwritten << row.id;
+        m_kept.clear();
+        m_queue.clear();
+        m_unwritten.store(0, std::memory_order_relaxed);
+    }
+    if (!unwritten.isEmpty())
+        emit committed(unwritten);
     QSqlDatabase db = m_db->writer();
     QSqlQuery q(db);
     db.transaction();

@@ -3,6 +3,7 @@
 #include "common/cooperativeyield.h"
 
 #include <QByteArray>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
@@ -63,13 +64,24 @@ class StoreWriter : public QObject {
 public:
     StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qint64 maxBytes,
                 int idleCheckpointMs, QObject *parent = nullptr);
+    // A batch whose write failed (begin, an insert or the commit: a full or broken disk) is
+    // kept and tried again after kFirstRetryMs, doubling to kMaxRetryMs; flows finished
+    // meanwhile wait with it, at most `maxUnwritten` flows (the oldest beyond are dropped,
+    // counted and logged). Readers keep seeing all of them as pending meanwhile.
+    static constexpr int kFirstRetryMs = 100;
+    static constexpr int kMaxRetryMs = 5000; // a disk that comes back is used within 5 s
+    void setMaxUnwritten(qsizetype flows) { m_maxUnwritten = qMax<qsizetype>(1, flows); }
 
     ~StoreWriter() override;
 
     // Any thread: queues a finished flow for the next tick.
     void enqueue(FlowRow row);
-    // Commits what is queued now; returns false (and logs) when the transaction failed.
+    // Commits what is kept and queued now; returns false (and logs) when the transaction
+    // failed (the rows are then kept for a retry).
     bool commit();
+    // Test hook: writes fail (PRAGMA query_only on the write connection: every insert is
+    // refused by SQLite, as on a read-only or full disk) until called again with false.
+    void setFailWrites(bool fail);
     // Deletes flows older than maxDays, then the oldest flows until the stored size is under
     // maxBytes. Returns the number of flows removed.
     int applyRetention();
@@ -89,13 +101,30 @@ public:
     quint64 retentionPasses() const { return m_retentionPasses.load(std::memory_order_relaxed); }
     quint64 retentionRemoved() const { return m_retentionRemoved.load(std::memory_order_relaxed); }
     quint64 idleCheckpoints() const { return m_idleCheckpoints.load(std::memory_order_relaxed); }
+    // Any thread: flows waiting after a failed write (kept + queued while failing), flows dropped
+    // past maxUnwritten, failed write attempts, and the failure now (empty: writing fine).
+    quint64 unwritten() const { return m_unwritten.load(std::memory_order_relaxed); }
+    quint64 rowsDropped() const { return m_rowsDropped.load(std::memory_order_relaxed); }
+    quint64 writeFailures() const { return m_writeFailures.load(std::memory_order_relaxed); }
+    QString writeProblem() const;
 
 signals:
     // Rows just committed (the recorder drops them from its pending snapshot).
     void committed(const QStringList &ids);
+    // Writing failed (problem: a readable line) or works again (empty problem).
+    void writeProblemChanged(const QString &problem);
 
 private:
-    bool insert(const FlowRow &row);
+    bool insert(const FlowRow &row, qint64 *bytes, QString *error);
+    // Begin, insert every row, commit; rolled back on any failure (the error in `error`).
+    bool writeBatch(const QList<FlowRow> &batch, qint64 *bytes, QString *error);
+    void onTick();
+    // After a failed write: keep the batch, bound what waits, schedule the retry.
+    void keep(QList<FlowRow> batch, const QString &error);
+    // Drops the oldest waiting flows beyond maxUnwritten.
+    void trimToBound();
+    // The line the window and the stats show while writes fail.
+    void describeProblem();
     // Checkpoints the WAL when nothing was queued since the idle timer started.
     void checkpointWhenIdle();
     // How runs and run keys left without flows are found after a delete.
@@ -120,7 +149,16 @@ private:
     std::unique_ptr<Statements> m_statements;
     QMutex m_queueMutex; // guards m_queue: the recorder enqueues from its own thread
     QList<FlowRow> m_queue;
+    QList<FlowRow> m_kept; // a failed batch, retried first (writer thread)
     QTimer m_tick;
+    QTimer m_retry;
+    int m_retryMs = 0;
+    qsizetype m_maxUnwritten = 20'000;
+    QElapsedTimer m_failingSince;
+    QElapsedTimer m_lastFailureLog;
+    mutable QMutex m_problemMutex;
+    QString m_problem; // guarded by m_problemMutex
+    QString m_lastError;
     QTimer m_retention;
     QTimer m_idleCheckpoint;
     bool m_walDirty = false;      // commits since the last complete checkpoint
@@ -135,6 +173,9 @@ private:
     std::atomic<quint64> m_retentionPasses{0};
     std::atomic<quint64> m_retentionRemoved{0};
     std::atomic<quint64> m_idleCheckpoints{0};
+    std::atomic<quint64> m_unwritten{0};
+    std::atomic<quint64> m_rowsDropped{0};
+    std::atomic<quint64> m_writeFailures{0};
 };
 
 } // namespace loopscope

@@ -5,6 +5,8 @@
 #include <QObject>
 #include <QThread>
 
+#include <array>
+
 namespace loopscope {
 
 class EventBus;
@@ -28,6 +30,7 @@ public:
 private:
     QThread m_thread;
     OtlpSender *m_sender;
+    std::array<QMetaObject::Connection, 2> m_offers; // direct connections into the sender
 };
 
 } // namespace loopscope

@@ -62,7 +62,59 @@ OtlpSender::OtlpSender(const OtlpSettings &settings, const OtlpResource &resourc
                        const FlowQuery *flows)
     : m_settings(settings)
     , m_resource(resource)
-    , m_flows(flows) {}
+    , m_flows(flows)
+    , m_events(
+          {kMaxQueuedEvents, kMaxQueuedEvents, 0, kMaxQueuedEvents},
+          [](const InspectorEvent &e) {
+              return e.isSandboxEvent() ? BoundedEventQueue::Weight::Shed
+                                        : BoundedEventQueue::Weight::Ignore;
+          },
+          /*keepRaw=*/false) {
+    m_events.setWakeUp([this] {
+        QMetaObject::invokeMethod(this, &OtlpSender::drainEvents, Qt::QueuedConnection);
+    });
+}
+
+void OtlpSender::setDropCounters(std::shared_ptr<std::atomic<quint64>> events,
+                                 std::shared_ptr<std::atomic<quint64>> flows) {
+    m_events.setDropCounter(std::move(events));
+    if (flows)
+        m_droppedFlows = std::move(flows);
+}
+
+void OtlpSender::offerEvent(const InspectorEvent &event) {
+    m_events.push(event);
+}
+
+void OtlpSender::drainEvents() {
+    for (const InspectorEvent &event : m_events.takeAll())
+        inspectorEvent(event);
+}
+
+void OtlpSender::offerFlow(const QJsonObject &summary) {
+    if (!OtlpSpanBuilder::exports(summary))
+        return;
+    QMutexLocker lock(&m_flowsMutex);
+    if (m_flowIds.size() >= kMaxQueuedFlows) {
+        m_droppedFlows->fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    m_flowIds.append(summary.value(QStringLiteral("id")).toString());
+    if (m_flowIds.size() == 1)
+        QMetaObject::invokeMethod(this, &OtlpSender::drainFlows, Qt::QueuedConnection);
+}
+
+void OtlpSender::drainFlows() {
+    QStringList ids;
+    {
+        QMutexLocker lock(&m_flowsMutex);
+        ids = std::exchange(m_flowIds, {});
+    }
+    if (m_stopping)
+        return;
+    for (const QString &id : std::as_const(ids))
+        exportFlow(id, 0);
+}
 
 OtlpSender::~OtlpSender() = default;
 

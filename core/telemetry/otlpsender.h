@@ -1,5 +1,6 @@
 #pragma once
 
+#include "inspect/boundedeventqueue.h"
 #include "inspect/credentialpolicy.h"
 #include "inspect/inspectorevent.h"
 #include "telemetry/otlpsettings.h"
@@ -8,7 +9,9 @@
 #include <QElapsedTimer>
 #include <QHash>
 #include <QJsonObject>
+#include <QMutex>
 #include <QObject>
+#include <QStringList>
 #include <QTimer>
 
 #include <atomic>
@@ -32,6 +35,12 @@ public:
     static constexpr int kBatchSpans = 512;
     static constexpr int kFlushIntervalMs = 1000;
     static constexpr int kMaxAttempts = 6;
+    // Sandbox events waiting for this thread (the only events it reads): ~30 s of sandboxes
+    // churning at a hundred a second; past it the oldest container's history goes unused.
+    static constexpr qsizetype kMaxQueuedEvents = 4096;
+    // Finished flows waiting to be read and built into spans: each makes one span or more, so
+    // more than the span queue holds would be dropped there anyway.
+    static constexpr qsizetype kMaxQueuedFlows = kMaxQueuedSpans;
 
     OtlpSender(const OtlpSettings &settings, const OtlpResource &resource, const FlowQuery *flows);
     ~OtlpSender() override;
@@ -43,6 +52,15 @@ public:
 
     qint64 exportedSpans() const { return m_exported.load(); }
     qint64 droppedSpans() const { return m_dropped.load(); }
+    // Any thread (the publisher's, through a direct connection): queue a sandbox event or a
+    // finished flow for this thread, bounded, each refusal counted in the counter given
+    // (the bus's "otlp" / "otlp_flows"; own counters when not set).
+    void offerEvent(const loopscope::InspectorEvent &event);
+    void offerFlow(const QJsonObject &summary);
+    void setDropCounters(std::shared_ptr<std::atomic<quint64>> events,
+                         std::shared_ptr<std::atomic<quint64>> flows);
+    quint64 droppedEvents() const { return m_events.dropped(); }
+    quint64 droppedFlows() const { return m_droppedFlows->load(std::memory_order_relaxed); }
 
 public slots:
     void start();
@@ -52,6 +70,8 @@ public slots:
     void shutdown(int waitMs);
 
 private:
+    void drainEvents();
+    void drainFlows();
     void exportFlow(const QString &id, int attempt);
     QList<OtlpEvent> sandboxEventsOf(const QJsonObject &flow) const;
     void enqueue(const QList<OtlpSpan> &spans);
@@ -76,6 +96,11 @@ private:
     std::atomic<qint64> m_exported{0};
     std::atomic<qint64> m_dropped{0};
     QElapsedTimer m_lastDropLog;
+    BoundedEventQueue m_events;
+    QMutex m_flowsMutex; // guards m_flowIds: offered on the store thread
+    QStringList m_flowIds;
+    std::shared_ptr<std::atomic<quint64>> m_droppedFlows =
+        std::make_shared<std::atomic<quint64>>(0);
 };
 
 } // namespace loopscope

@@ -85,12 +85,13 @@ private:
     std::unique_ptr<ProxyServer> m_proxy;
     InterceptionStack *m_stack = nullptr;
 
-    void start(qint64 maxBodyBytes = 32 * 1024 * 1024) {
+    void start(qint64 maxBodyBytes = 32 * 1024 * 1024, qsizetype maxUnwrittenFlows = 20'000) {
         m_dir = std::make_unique<QTemporaryDir>();
         m_bus = std::make_unique<EventBus>();
         FlowStoreOptions options;
         options.path = m_dir->filePath(QStringLiteral("history.sqlite3"));
         options.batchIntervalMs = 20;
+        options.maxUnwrittenFlows = maxUnwrittenFlows;
         m_store = std::make_unique<FlowStore>(options);
         QString error;
         QVERIFY2(m_store->open(&error), qPrintable(error));
@@ -470,6 +471,60 @@ private slots:
         QCOMPARE(plainTurn("after").status, 200);
         QCOMPARE(m_upstream->requestCount(), 1);
         QCOMPARE(m_upstream->requests().at(0).target, QByteArray("/v1/responses"));
+    }
+
+    // GET /loopscope/v1: the store's state and every bounded queue's drops, through the real
+    // proxy; a disk that refuses writes shows there, and so do the flows it could not keep.
+    void statsReportStoreFailureAndDrops() {
+        start(32 * 1024 * 1024, /*maxUnwrittenFlows=*/2);
+        const auto dropped = [](const RawHttpClient::Response &r) {
+            return r.json().value(QStringLiteral("dropped")).toObject();
+        };
+        auto r = call("GET", "/loopscope/v1");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value(QStringLiteral("object")).toString(),
+                 QStringLiteral("loopscope.stats"));
+        QStringList queues;
+        for (const char *name : {"window_events", "otlp_events", "otlp_flows", "recorder_events",
+                                 "sse_events", "flows"})
+            queues << QLatin1String(name);
+        QCOMPARE(dropped(r).keys(), [&] {
+            QStringList sorted = queues;
+            sorted.sort();
+            return sorted;
+        }());
+        for (const QString &q : queues)
+            QCOMPARE(dropped(r).value(q), QJsonValue(0));
+        QJsonObject store = r.json().value(QStringLiteral("store")).toObject();
+        QCOMPARE(store.value(QStringLiteral("writing")), QJsonValue(true));
+        QVERIFY(store.value(QStringLiteral("problem")).isNull());
+
+        m_store->failWritesForTests(true);
+        for (const QByteArray input : {"one", "two", "three", "four", "five"})
+            QCOMPARE(plainTurn(input).status, 200);
+        m_store->flush();
+        r = call("GET", "/loopscope/v1");
+        QCOMPARE(r.status, 200);
+        store = r.json().value(QStringLiteral("store")).toObject();
+        QCOMPARE(store.value(QStringLiteral("writing")), QJsonValue(false));
+        QVERIFY2(store.value(QStringLiteral("problem"))
+                     .toString()
+                     .contains(QStringLiteral("cannot be written")),
+                 qPrintable(store.value(QStringLiteral("problem")).toString()));
+        QCOMPARE(store.value(QStringLiteral("flows_unwritten")), QJsonValue(2));
+        QVERIFY(store.value(QStringLiteral("write_failures")).toDouble() >= 1);
+        QCOMPARE(dropped(r).value(QStringLiteral("flows")), QJsonValue(3));
+
+        m_store->failWritesForTests(false);
+        QTRY_COMPARE_WITH_TIMEOUT(m_store->counters().flowsUnwritten, quint64(0), 30'000);
+        r = call("GET", "/loopscope/v1");
+        store = r.json().value(QStringLiteral("store")).toObject();
+        QCOMPARE(store.value(QStringLiteral("writing")), QJsonValue(true));
+        QCOMPARE(store.value(QStringLiteral("flows_unwritten")), QJsonValue(0));
+        QCOMPARE(dropped(r).value(QStringLiteral("flows")), QJsonValue(3)); // counted for good
+        QCOMPARE(flows().size(), 2);
+
+        QCOMPARE(call("POST", "/loopscope/v1").status, 405);
     }
 
     void clearHistory() {

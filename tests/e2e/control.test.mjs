@@ -200,3 +200,23 @@ test('a foreign page cannot run code: 403 before anything runs', async () => {
   assert.equal(upstream.requests.length, calls);
   assert.equal(after.filter((f) => f.code_runs > 0).length, before.filter((f) => f.code_runs > 0).length);
 });
+
+test('GET /loopscope/v1 reports the store and what every bounded queue dropped', async () => {
+  // The session above finished; its flows reach the file within a writer tick or two.
+  const listed = (await control('GET', '/flows?limit=1000')).json.data.length;
+  assert.ok(listed > 0);
+  let stats;
+  await waitFor(async () => {
+    stats = await control('GET', '');
+    return stats.status === 200 && stats.json.store.flows_written >= listed;
+  }, 20000, 'the listed flows written');
+  assert.equal(stats.json.object, 'loopscope.stats');
+  assert.equal(stats.json.store.writing, true);
+  assert.equal(stats.json.store.problem, null);
+  assert.equal(stats.json.store.flows_unwritten, 0);
+  assert.deepEqual(Object.keys(stats.json.dropped).sort(),
+    ['flows', 'otlp_events', 'otlp_flows', 'recorder_events', 'sse_events', 'window_events']);
+  // A handful of requests never fills a queue: every counter is there, and zero.
+  for (const [name, n] of Object.entries(stats.json.dropped)) assert.equal(n, 0, name);
+  assert.equal((await control('POST', '')).status, 405);
+});

@@ -4,6 +4,7 @@
 // JSON fixtures are written as plain literals here.
 #undef QT_NO_CAST_FROM_ASCII
 #include "inspect/eventbus.h"
+#include "record/flowrecorder.h"
 #include "record/flowstore.h"
 #include "record/storedatabase.h"
 
@@ -370,6 +371,71 @@ private slots:
         QCOMPARE(flow->value("state").toString(), QString("failed"));
         QCOMPARE(flow->value("status").toInt(), 499);
         QCOMPARE(flow->value("incomplete_reason").toString(), QString("loopscope stopped"));
+    }
+
+    void longStreamsAreCappedWithTheirEndKept_data() {
+        QTest::addColumn<int>("deltas");
+        QTest::newRow("short") << 100;
+        QTest::newRow("at the cap") << int(FlowRecorder::kMaxSseEvents) - 1;
+        QTest::newRow("past the cap") << int(FlowRecorder::kMaxSseEvents) + 4321;
+    }
+
+    // The SSE events a flow keeps are bounded: the first ones and the last kSseTail (the end
+    // of a stream, here Responses' response.completed), the rest counted on the hop and in the
+    // store's counters.
+    void longStreamsAreCappedWithTheirEndKept() {
+        QFETCH(int, deltas);
+        auto store = openStore();
+        EventBus bus;
+        store->attach(&bus);
+        const QString id = "req_long";
+        InspectorEvent request = InspectorEvent::make(
+            Kind::ClientRequest, id, -1, {{"method", "POST"}, {"path", "/v1/responses"}});
+        request.raw = R"({"model":"m","stream":true})";
+        bus.publish(request);
+        bus.publish(Kind::ClientResponse, id, -1,
+                    {{"status", 200},
+                     {"stream", true},
+                     {"headers", QJsonObject{{"content-type", "text/event-stream"}}}});
+        for (int i = 0; i < deltas; ++i) {
+            InspectorEvent chunk = InspectorEvent::make(Kind::ClientResponseChunk, id);
+            chunk.raw = "event: response.output_text.delta\ndata: {\"type\":\"response.output_"
+                        "text.delta\",\"delta\":\"d" +
+                        QByteArray::number(i) + "\"}\n\n";
+            bus.publish(chunk);
+        }
+        InspectorEvent done = InspectorEvent::make(Kind::ClientResponseChunk, id);
+        done.raw = "event: response.completed\ndata: {\"type\":\"response.completed\","
+                   "\"response\":{\"id\":\"resp_1\",\"status\":\"completed\"}}\n\n";
+        bus.publish(done);
+        bus.publish(Kind::ExchangeFinished, id, -1, {{"status", 200}, {"durationMs", 1.0}});
+        store->flush();
+
+        const auto flow = store->query()->flow(id);
+        QVERIFY(flow);
+        QJsonObject hop;
+        for (const QJsonValue &h : flow->value("hops").toArray())
+            if (h.toObject().value("kind").toString() == QLatin1String("client_response"))
+                hop = h.toObject();
+        const QJsonArray events = hop.value("events").toArray();
+        const qsizetype total = qsizetype(deltas) + 1;
+        const qsizetype kept = qMin(total, FlowRecorder::kMaxSseEvents);
+        QCOMPARE(events.size(), kept);
+        QCOMPARE(hop.value("events_dropped").toInteger(), qint64(total - kept));
+        QCOMPARE(store->counters().sseEventsDropped, quint64(total - kept));
+        const QByteArray first = QJsonDocument(events.first().toObject()).toJson();
+        const QByteArray last = QJsonDocument(events.last().toObject()).toJson();
+        QVERIFY2(first.contains("\"d0\""), first.constData());
+        QVERIFY2(last.contains("response.completed"), last.constData());
+        if (total > kept) { // the tail starts where the dropped events end
+            const QByteArray tailStart =
+                QJsonDocument(
+                    events.at(FlowRecorder::kMaxSseEvents - FlowRecorder::kSseTail).toObject())
+                    .toJson();
+            QVERIFY2(tailStart.contains(QByteArray(
+                         "\"d" + QByteArray::number(deltas - FlowRecorder::kSseTail + 1) + "\"")),
+                     tailStart.constData());
+        }
     }
 
     // The writer commits on its own thread (issue 11): while its commit waits for the file

@@ -33,8 +33,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTableView>
@@ -429,6 +431,47 @@ private slots:
         QVERIFY(window.sandboxesPanel()->deleteButton()->isEnabled());
         window.setSandboxRegistry(nullptr);
         QVERIFY(!window.sandboxesPanel()->deleteButton()->isEnabled());
+    }
+
+    // A disk that refuses writes and a window that could not keep up both show in the status
+    // bar, in words, and the line leaves when writing works again.
+    void statusBarShowsStoreFailureAndDrops() {
+        EventBus bus;
+        auto store = sf::openInMemoryStore(&bus);
+        QVERIFY(store);
+        MainWindow window(&bus, nullptr, nullptr);
+        window.setFlowStore(store.get());
+        QLabel *health = window.healthLabel();
+        QVERIFY(health->isHidden());
+
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
+                                               "^loopscope: history: cannot write to :memory:")));
+        store->failWritesForTests(true);
+        sf::completedFlow(bus, QStringLiteral("req_kept"));
+        store->flush();
+        QTRY_VERIFY(!health->isHidden());
+        QVERIFY2(health->text().startsWith(QStringLiteral("History cannot be written")),
+                 qPrintable(health->text()));
+        QVERIFY2(health->text().contains(QStringLiteral("1 flow(s) kept in memory")),
+                 qPrintable(health->text()));
+
+        store->failWritesForTests(false);
+        QTRY_VERIFY_WITH_TIMEOUT(health->isHidden(), 30'000);
+
+        // Published on this thread while it does not process events: the window's queue fills,
+        // sheds live output and says how much.
+        const qsizetype flood = EventBatcher::kShedAt + 500;
+        for (qsizetype i = 0; i < flood; ++i)
+            bus.publish(InspectorEvent::Kind::CodeRunOutput, QStringLiteral("req_kept"), 0,
+                        {{QStringLiteral("callId"), QStringLiteral("c")},
+                         {QStringLiteral("stream"), QStringLiteral("stdout")},
+                         {QStringLiteral("text"), QStringLiteral("x\n")}});
+        const quint64 dropped = window.eventBatcher()->dropped();
+        QVERIFY(dropped >= 500);
+        QTRY_VERIFY(!health->isHidden());
+        QVERIFY2(health->text().contains(QStringLiteral("Dropped: %1 live events not shown")
+                                             .arg(QLocale().toString(dropped))),
+                 qPrintable(health->text()));
     }
 
     void proxyControlsAndStatusBar() {

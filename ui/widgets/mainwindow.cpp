@@ -76,8 +76,11 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     setWindowTitle(QStringLiteral("Loopscope"));
     setObjectName(QStringLiteral("LoopscopeMainWindow"));
     setWindowIcon(Theme::appIcon());
-    if (bus)
+    if (bus) {
         m_batcher->attach(bus);
+        for (const char *name : {"window", "otlp", "otlp_flows", "recorder"})
+            m_drops.insert(QLatin1String(name), bus->dropCounter(QLatin1String(name)));
+    }
     connect(m_batcher, &EventBatcher::batchReady, this, &MainWindow::applyBatch);
 
     m_flowList->setLiveRowLimit(m_settings.retention);
@@ -141,6 +144,12 @@ void MainWindow::setFlowStore(FlowStore *store) {
     m_detailLoader->setFlowStore(store);
     m_flowList->setFlowStore(store);
     m_runs->setFlowStore(store);
+    if (m_store)
+        disconnect(m_store, &FlowStore::writeProblemChanged, this, nullptr);
+    m_store = store;
+    if (store) // queued: emitted on the writer thread
+        connect(store, &FlowStore::writeProblemChanged, this, &MainWindow::updateHealth);
+    updateHealth();
     if (store) {
         connect(store, &FlowStore::flowStarted, m_countsTimer, qOverload<>(&QTimer::start));
         connect(store, &FlowStore::flowFinished, m_countsTimer, qOverload<>(&QTimer::start));
@@ -425,6 +434,50 @@ void MainWindow::createStatusBar() {
     statusBar()->addPermanentWidget(m_upstreamLabel);
     statusBar()->addPermanentWidget(m_sandboxLabel);
     statusBar()->addPermanentWidget(m_countsLabel);
+    m_healthLabel = new QLabel(this);
+    m_healthLabel->setObjectName(QStringLiteral("healthLabel"));
+    m_healthLabel->hide();
+    statusBar()->addPermanentWidget(m_healthLabel);
+    m_healthTimer = new QTimer(this);
+    m_healthTimer->setInterval(1000);
+    connect(m_healthTimer, &QTimer::timeout, this, &MainWindow::updateHealth);
+    m_healthTimer->start();
+}
+
+void MainWindow::updateHealth() {
+    const auto count = [this](const char *name) -> quint64 {
+        const auto counter = m_drops.value(QLatin1String(name));
+        return counter ? counter->load(std::memory_order_relaxed) : 0;
+    };
+    const FlowStoreCounters c = m_store ? m_store->counters() : FlowStoreCounters{};
+    const QString problem = m_store ? m_store->writeProblem() : QString();
+    // What each bounded queue dropped, biggest loss first (a flow outweighs any event).
+    const QList<std::pair<quint64, QString>> drops{
+        {c.flowsDropped, tr("flows not written")},
+        {count("recorder"), tr("events not recorded")},
+        {c.sseEventsDropped, tr("stream events not kept")},
+        {count("window"), tr("live events not shown")},
+        {count("otlp") + count("otlp_flows"), tr("not exported (OTLP)")},
+    };
+    QStringList parts;
+    for (const auto &[n, what] : drops)
+        if (n > 0)
+            parts << QStringLiteral("%1 %2").arg(QLocale().toString(n), what);
+    QString text;
+    if (!problem.isEmpty())
+        text = problem;
+    if (!parts.isEmpty())
+        text += (text.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("Dropped: ") +
+                parts.join(QStringLiteral(", "));
+    m_healthLabel->setText(text);
+    m_healthLabel->setToolTip(
+        tr("Queues between the proxy and the window, the history and the exporter are bounded; "
+           "what they could not hold is counted here and in GET /loopscope/v1."));
+    m_healthLabel->setStyleSheet(problem.isEmpty()
+                                     ? QString()
+                                     : QStringLiteral("color: white; background: #b3261e; "
+                                                      "padding: 0 4px;"));
+    m_healthLabel->setVisible(!text.isEmpty());
 }
 
 void MainWindow::applyBatch(const QList<InspectorEvent> &events) {

@@ -4,12 +4,15 @@
 #include "models/appsettings.h"
 #include "models/settingssources.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QMainWindow>
 #include <QPointer>
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 
 class QAction;
@@ -126,6 +129,9 @@ public:
     QLabel *upstreamLabel() const { return m_upstreamLabel; }
     QLabel *sandboxLabel() const { return m_sandboxLabel; }
     QLabel *countsLabel() const { return m_countsLabel; }
+    // History not written (the disk refuses) and what bounded queues dropped; hidden when
+    // there is nothing to say.
+    QLabel *healthLabel() const { return m_healthLabel; }
 
     const AppSettings &settings() const { return m_settings; }
     // The settings in effect (the proxy's, with the window's own retention and theme).
@@ -184,6 +190,7 @@ private:
     void applyBatch(const QList<loopscope::InspectorEvent> &events);
     void showRequest(const QString &requestId);
     void updateCounts();
+    void updateHealth();
     void setUpScreenshotFromEnvironment();
     void createHistoryActions();
     void exportFlows(const QStringList &ids, const QString &runId, const QString &suggested);
@@ -243,6 +250,10 @@ private:
     QLabel *m_upstreamLabel = nullptr;
     QLabel *m_sandboxLabel = nullptr;
     QLabel *m_countsLabel = nullptr;
+    QLabel *m_healthLabel = nullptr;
+    QTimer *m_healthTimer = nullptr; // drop counts are atomics: read once a second
+    QPointer<FlowStore> m_store;
+    QHash<QString, std::shared_ptr<std::atomic<quint64>>> m_drops; // the bus's, by queue
 
     QString m_currentRequest;
     int m_finishedSinceStart = 0;

@@ -69,6 +69,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case Kind::Breakpoints:
         FUZZ_CHECK(route.parts.size() <= 2);
         break;
+    case Kind::Stats: // GET /loopscope/v1 itself
+        FUZZ_CHECK(route.parts.isEmpty() && route.id.isEmpty());
+        break;
     case Kind::Error:
         break;
     }
