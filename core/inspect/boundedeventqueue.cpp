@@ -27,6 +27,8 @@ bool BoundedEventQueue::definesFlow(const InspectorEvent &event) {
     case Kind::CodeExecuted:
     case Kind::Paused:
     case Kind::Resumed:
+    case Kind::SandboxWaiting: // the flow's "waiting" state begins and ends with these
+    case Kind::SandboxWaitEnded:
         return true;
     default:
         return event.isSandboxEvent();
