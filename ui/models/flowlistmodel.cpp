@@ -489,16 +489,23 @@ void FlowListModel::requestPage() {
     f.q = m_filter.text.trimmed();
     // Page on after the last flow the store gave (live rows are all newer).
     f.before = m_pageAnchor;
+    m_pageWithinLimit = rowCount() < m_liveRowLimit;
     setLoading(true);
     const quint64 generation = m_generation;
     whenFinished(m_client->list(f), this, [this, generation](const QFuture<QJsonObject> &page) {
         if (generation != m_generation)
             return;
         setLoading(false);
-        if (std::exchange(m_trimDeferred, false) && rowCount() > m_liveRowLimit) {
-            // Live rows outgrew the limit while this page loaded: the page is older than
-            // what the limit drops, so the trim wins and paging goes on from the new last row.
+        const bool deferred = std::exchange(m_trimDeferred, false);
+        if ((deferred && rowCount() > m_liveRowLimit) ||
+            (m_pageWithinLimit && rowCount() >= m_liveRowLimit)) {
+            // Live rows reached the limit while this page, asked for to fill the table below
+            // it, loaded: the page is older than what the limit keeps, so the limit wins and
+            // paging goes on from the new last row (a page asked for at the limit, by
+            // scrolling, is appended).
             trimToLiveLimit();
+            m_pageAnchor = m_rows.empty() ? QString() : m_rows.back().id;
+            m_hasMore = true;
             emit pageLoaded(0, m_hasMore);
             return;
         }

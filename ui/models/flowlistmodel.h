@@ -141,7 +141,8 @@ private:
     qint64 m_front = 0;
     bool m_hasMore = false;
     bool m_loading = false;
-    bool m_trimDeferred = false; // live rows outgrew the limit while a page loaded
+    bool m_trimDeferred = false;    // live rows outgrew the limit while a page loaded
+    bool m_pageWithinLimit = false; // the page in flight was asked for below the limit
     quint64 m_generation = 0;
     int m_costKnown = 0;
     int m_emptyPagesInARow = 0;
