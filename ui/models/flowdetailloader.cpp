@@ -3,6 +3,7 @@
 #include "common/futurechain.h"
 #include "models/flowqueryclient.h"
 #include "record/flowstore.h"
+#include "record/flowsummarymailbox.h"
 
 #include <QTimer>
 
@@ -23,14 +24,15 @@ FlowDetailLoader::FlowDetailLoader(FlowQueryClient *client, QObject *parent)
 void FlowDetailLoader::setFlowStore(FlowStore *store) {
     if (m_store == store)
         return;
-    if (m_store)
-        disconnect(m_store, nullptr, this, nullptr);
+    delete m_summaries;
     m_store = store;
     if (!store)
         return;
-    connect(store, &FlowStore::flowUpdated, this, &FlowDetailLoader::onStoreChanged);
-    connect(store, &FlowStore::flowFinished, this, &FlowDetailLoader::onStoreChanged);
-    connect(store, &FlowStore::flowStarted, this, &FlowDetailLoader::onStoreChanged);
+    m_summaries = new FlowSummaryMailbox(store, this);
+    connect(m_summaries, &FlowSummaryMailbox::flowUpdated, this, &FlowDetailLoader::onStoreChanged);
+    connect(m_summaries, &FlowSummaryMailbox::flowFinished, this,
+            &FlowDetailLoader::onStoreChanged);
+    connect(m_summaries, &FlowSummaryMailbox::flowStarted, this, &FlowDetailLoader::onStoreChanged);
 }
 
 void FlowDetailLoader::load(const QString &id) {

@@ -11,6 +11,8 @@ class QTimer;
 
 namespace loopscope {
 
+class FlowSummaryMailbox;
+
 class FlowQueryClient;
 
 // Loads the selected flow (FlowQuery::flow JSON, summary + hops) on a worker and keeps it
@@ -51,6 +53,7 @@ private:
 
     FlowQueryClient *m_client;
     QPointer<FlowStore> m_store;
+    QPointer<FlowSummaryMailbox> m_summaries; // the store's summaries, one per flow while busy
     QTimer *m_throttle;
     QString m_id;
     QJsonObject m_flow;

@@ -4,6 +4,7 @@
 #include "models/flowqueryclient.h"
 #include "models/textformat.h"
 #include "record/flowstore.h"
+#include "record/flowsummarymailbox.h"
 
 #include <QDateTime>
 #include <QLocale>
@@ -121,15 +122,15 @@ FlowListModel::FlowListModel(FlowQueryClient *client, QObject *parent)
 FlowListModel::~FlowListModel() = default;
 
 void FlowListModel::setFlowStore(FlowStore *store) {
-    if (m_store)
-        disconnect(m_store, nullptr, this, nullptr);
+    delete m_summaries;
     m_store = store;
     if (store) {
-        connect(store, &FlowStore::flowStarted, this,
+        m_summaries = new FlowSummaryMailbox(store, this);
+        connect(m_summaries, &FlowSummaryMailbox::flowStarted, this,
                 [this](const QJsonObject &s) { onLive(s, true); });
-        connect(store, &FlowStore::flowUpdated, this,
+        connect(m_summaries, &FlowSummaryMailbox::flowUpdated, this,
                 [this](const QJsonObject &s) { onLive(s, false); });
-        connect(store, &FlowStore::flowFinished, this,
+        connect(m_summaries, &FlowSummaryMailbox::flowFinished, this,
                 [this](const QJsonObject &s) { onLive(s, false); });
     }
     reload();

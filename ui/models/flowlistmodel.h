@@ -16,6 +16,7 @@ namespace loopscope {
 
 class FlowQueryClient;
 class FlowStore;
+class FlowSummaryMailbox;
 
 // The Requests table over the flow store: summaries newest first, paged lazily from FlowQuery
 // (canFetchMore/fetchMore, kPageSize rows a page via `before=`), so scrolling reaches every
@@ -135,6 +136,7 @@ private:
 
     FlowQueryClient *m_client;
     QPointer<FlowStore> m_store;
+    QPointer<FlowSummaryMailbox> m_summaries; // the store's summaries, one per flow while busy
     Filter m_filter;
     std::deque<Row> m_rows;
     QHash<QString, qint64> m_pos; // id -> absolute position; row = position - m_front

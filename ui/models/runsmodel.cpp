@@ -5,6 +5,7 @@
 #include "models/flowqueryclient.h"
 #include "models/textformat.h"
 #include "record/flowstore.h"
+#include "record/flowsummarymailbox.h"
 
 #include <QDateTime>
 #include <QLocale>
@@ -46,16 +47,16 @@ RunsModel::RunsModel(FlowQueryClient *client, QObject *parent)
 }
 
 void RunsModel::setFlowStore(FlowStore *store) {
-    if (m_store)
-        disconnect(m_store, nullptr, this, nullptr);
+    delete m_summaries;
     m_store = store;
     if (store) {
+        m_summaries = new FlowSummaryMailbox(store, this);
         const auto changed = [this](const QJsonObject &summary) {
             if (summary.value(QLatin1String("run_id")).isString())
                 scheduleReload();
         };
-        connect(store, &FlowStore::flowStarted, this, changed);
-        connect(store, &FlowStore::flowFinished, this, changed);
+        connect(m_summaries, &FlowSummaryMailbox::flowStarted, this, changed);
+        connect(m_summaries, &FlowSummaryMailbox::flowFinished, this, changed);
     }
     reload();
 }

@@ -11,6 +11,7 @@ namespace loopscope {
 
 class FlowQueryClient;
 class FlowStore;
+class FlowSummaryMailbox;
 
 // Whole agent runs from the store (FlowQuery::runs): one top-level row per run, most recently
 // active first, with its totals (duration, tokens, cost, code runs, code errors, client-side
@@ -80,6 +81,7 @@ private:
 
     FlowQueryClient *m_client;
     QPointer<FlowStore> m_store;
+    QPointer<FlowSummaryMailbox> m_summaries; // the store's summaries, one per flow while busy
     QList<Run> m_runs;
     QTimer *m_throttle;
     bool m_loading = false;

@@ -14,6 +14,7 @@
 #include "models/sandboxesmodel.h"
 #include "models/textformat.h"
 #include "record/flowstore.h"
+#include "record/flowsummarymailbox.h"
 #include "widgets/codepanel.h"
 #include "widgets/connectsdkdialog.h"
 #include "widgets/conversationview.h"
@@ -150,9 +151,13 @@ void MainWindow::setFlowStore(FlowStore *store) {
     if (store) // queued: emitted on the writer thread
         connect(store, &FlowStore::writeProblemChanged, this, &MainWindow::updateHealth);
     updateHealth();
+    delete m_summaries;
     if (store) {
-        connect(store, &FlowStore::flowStarted, m_countsTimer, qOverload<>(&QTimer::start));
-        connect(store, &FlowStore::flowFinished, m_countsTimer, qOverload<>(&QTimer::start));
+        m_summaries = new FlowSummaryMailbox(store, this);
+        connect(m_summaries, &FlowSummaryMailbox::flowStarted, m_countsTimer,
+                qOverload<>(&QTimer::start));
+        connect(m_summaries, &FlowSummaryMailbox::flowFinished, m_countsTimer,
+                qOverload<>(&QTimer::start));
         m_countsTimer->start();
     }
     const bool has = store != nullptr;

@@ -29,6 +29,7 @@ class FlowDetailLoader;
 class FlowListModel;
 class FlowQueryClient;
 class FlowStore;
+class FlowSummaryMailbox;
 class InjectedPanel;
 class LoopPanel;
 class PausedBanner;
@@ -253,6 +254,7 @@ private:
     QLabel *m_healthLabel = nullptr;
     QTimer *m_healthTimer = nullptr; // drop counts are atomics: read once a second
     QPointer<FlowStore> m_store;
+    QPointer<FlowSummaryMailbox> m_summaries; // the store's summaries, one per flow while busy
     QHash<QString, std::shared_ptr<std::atomic<quint64>>> m_drops; // the bus's, by queue
 
     QString m_currentRequest;
