@@ -64,6 +64,7 @@ struct SandboxRegistry::Private {
     // Container ids of every sandbox handed out (cached or not) until its delete finishes.
     QSet<QString> live;
     QHash<QString, int> pins;          // breakpoints holding a sandbox (never expired/evicted)
+    QHash<QString, int> running;       // runs in progress per key (never expired/evicted either)
     QHash<QString, quint64> accessSeq; // LRU tie-break when clocks report equal times
     quint64 nextAccessSeq = 0;
     QHash<quint64, Inflight> inflight;
@@ -388,7 +389,7 @@ QString SandboxRegistry::leastRecentlyUsed(const QString &identity) const {
     qint64 oldestMs = 0;
     quint64 oldestSeq = 0;
     for (auto it = d->entries.cbegin(); it != d->entries.cend(); ++it) {
-        if (it->identity != identity || d->pins.contains(it.key()))
+        if (it->identity != identity || d->pins.contains(it.key()) || d->running.contains(it.key()))
             continue;
         const quint64 seq = d->accessSeq.value(it.key());
         if (oldestKey.isEmpty() || it->lastAccessedMs < oldestMs ||
@@ -457,8 +458,18 @@ QFuture<Outcome<ExecutionResult>> SandboxRegistry::run(const QString &key, const
     it->lastAccessedMs = now();
     d->touch(key);
     // Captured params only: a reloaded sandbox_tools registry never re-targets a live sandbox.
-    return it->backend->run(it->handle, code, it->params.value_or(SandboxParams{}), onOutput,
-                            cancel);
+    const QFuture<Outcome<ExecutionResult>> ran =
+        it->backend->run(it->handle, code, it->params.value_or(SandboxParams{}), onOutput, cancel);
+    // A sandbox running code is not the least recently used one, nor idle: neither the
+    // per-identity LRU cap nor expiry may delete it under its run (a burst of new sessions
+    // used to fail runs with "the sandbox was deleted while code was running").
+    ++d->running[key];
+    whenFinished(ran, this, [this, key](const QFuture<Outcome<ExecutionResult>> &) {
+        auto busy = d->running.find(key);
+        if (busy != d->running.end() && --*busy <= 0)
+            d->running.erase(busy);
+    });
+    return ran;
 }
 
 QFuture<void> SandboxRegistry::remove(const QString &key, SandboxRemovalReason reason) {
@@ -518,7 +529,8 @@ QFuture<void> SandboxRegistry::pruneExpired() {
     const qint64 current = now();
     QStringList expired;
     for (auto it = d->entries.cbegin(); it != d->entries.cend(); ++it) {
-        if (current - it->lastAccessedMs > idleTtlOf(*it) && !d->pins.contains(it.key()))
+        if (current - it->lastAccessedMs > idleTtlOf(*it) && !d->pins.contains(it.key()) &&
+            !d->running.contains(it.key()))
             expired.append(it.key());
     }
     QList<QFuture<void>> deletions;

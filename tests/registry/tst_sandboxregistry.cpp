@@ -396,6 +396,35 @@ private slots:
                  SandboxRemovalReason::Evicted);
     }
 
+    void sandboxesRunningCodeAreNeitherEvictedNorExpired() {
+        // The oldest session is running code: the per-identity cap evicts the next oldest, and
+        // expiry waits for the run to end.
+        for (int i = 0; i < SandboxRegistry::kSessionCapPerIdentity; ++i) {
+            QVERIFY(awaitFuture(registry->getOrCreate(QStringLiteral("alice:s%1").arg(i),
+                                                      QStringLiteral("alice"), backend->factory()))
+                        .ok());
+            clock.advance(1000);
+        }
+        backend->deferRuns = true;
+        const auto running = registry->run(QStringLiteral("alice:s0"), QStringLiteral("x"));
+        registry->setLastAccessed(QStringLiteral("alice:s0"), 0); // the oldest by far
+        QVERIFY(awaitFuture(registry->getOrCreate(QStringLiteral("alice:s10"),
+                                                  QStringLiteral("alice"), backend->factory()))
+                    .ok());
+        QVERIFY(registry->contains(QStringLiteral("alice:s0")));
+        QVERIFY(!registry->contains(QStringLiteral("alice:s1")));
+        clock.advance(SandboxRegistry::kIdleTtlMs + 1);
+        awaitFuture(registry->pruneExpired());
+        QVERIFY(registry->contains(QStringLiteral("alice:s0"))); // still running
+        QVERIFY(!registry->contains(QStringLiteral("alice:s2")));
+        QCOMPARE(backend->completePendingRuns(), 1);
+        QVERIFY(awaitFuture(running).ok());
+        QTRY_VERIFY([this] {
+            awaitFuture(registry->pruneExpired());
+            return !registry->contains(QStringLiteral("alice:s0"));
+        }()); // idle now, and long past its TTL
+    }
+
     void lruTieBreakUsesAccessOrder() {
         // A frozen clock: equal timestamps still evict the least recently touched entry.
         for (int i = 0; i < SandboxRegistry::kSessionCapPerIdentity; ++i)
