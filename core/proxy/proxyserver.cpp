@@ -9,6 +9,7 @@
 #include "interception/interceptionkeys.h"
 #include "loop/requestinterceptor.h"
 #include "proxy/containersapi.h"
+#include "upstream/responsesbridge.h"
 #include "upstream/upstreamclient.h"
 
 #include <QCryptographicHash>
@@ -422,6 +423,25 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
         }
     }
 
+    // A Responses request for a chat-only upstream is translated (dialects.md §5); on a route
+    // not known yet, a "no such route" answer to /responses hands it to the bridge.
+    ResponsesBridge *bridge = m_upstream->bridge();
+    std::function<void(int)> notServed;
+    if (surface == ApiSurface::Responses && bridge->bridges(upstreamRoute)) {
+        bridge->serve(upstreamRoute, body, sink, m_events, 0);
+        return;
+    }
+    if (surface == ApiSurface::Responses && bridge->detects(upstreamRoute)) {
+        QPointer<EventBus> events = m_events;
+        QPointer<ResponsesBridge> guard = bridge;
+        notServed = [guard, events, upstreamRoute, body, sink](int status) {
+            if (!guard)
+                return;
+            guard->rememberChatOnly(upstreamRoute, status);
+            guard->serve(upstreamRoute, body, sink, events, 1);
+        };
+    }
+
     // Pass-through: the client's bytes unless something had to change.
     QByteArray out = request.body;
     if (!stripped.isEmpty() || upstreamRoute.upstreamModel != model) {
@@ -431,7 +451,7 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
     QString upstreamPath = path;
     if (!request.query.isEmpty())
         upstreamPath += u'?' + QString::fromLatin1(request.query);
-    passThrough(upstreamRoute, request.method, upstreamPath, out, sink);
+    passThrough(upstreamRoute, request.method, upstreamPath, out, sink, std::move(notServed));
 }
 
 void ProxyServer::handleMessages(const HttpRequest &request, const QString &path,
@@ -544,12 +564,13 @@ void ProxyServer::handleOther(const HttpRequest &request, const QString &path, R
 
 void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &method,
                               const QString &upstreamPathAndQuery, const QByteArray &body,
-                              ResponseSink *sink) {
+                              ResponseSink *sink, std::function<void(int status)> notServed) {
     struct State {
         QElapsedTimer upstreamClock;
         bool decided = false;
         bool streaming = false;
         QTimer *drain = nullptr; // polls a slow client's write buffer while reading is paused
+        std::function<void(int)> notServed; // a Responses call the bridge takes over on 404
     };
     // Defence in depth behind RequestTarget: whatever built the path, the URL that leaves (with
     // the route's key) must lie under the route's base path and hold nothing to resolve.
@@ -567,6 +588,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     }
     auto state = std::make_shared<State>();
     state->upstreamClock.start();
+    state->notServed = std::move(notServed);
     QNetworkReply *reply = m_upstream->send(route, method, upstreamPathAndQuery, body);
     QPointer<EventBus> events = m_events;
     if (events) {
@@ -690,7 +712,12 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
                        failure.transportErrorBody());
             return;
         }
-        sink->send(status, UpstreamClient::relayableHeaders(reply), reply->readAll());
+        const QByteArray answer = reply->readAll();
+        if (state->notServed && ResponsesBridge::notServed(status, answer)) {
+            state->notServed(status); // the bridge answers the client
+            return;
+        }
+        sink->send(status, UpstreamClient::relayableHeaders(reply), answer);
     });
 }
 

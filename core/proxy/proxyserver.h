@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 #include "loop/proxyrequest.h"
 #include "proxy/accesspolicy.h"
 #include "proxy/proxyconfig.h"
@@ -95,7 +97,7 @@ private:
     void handleOther(const HttpRequest &request, const QString &path, ResponseSink *sink);
     void passThrough(const UpstreamRoute &route, const QByteArray &method,
                      const QString &upstreamPathAndQuery, const QByteArray &body,
-                     ResponseSink *sink);
+                     ResponseSink *sink, std::function<void(int status)> notServed = {});
     void handleControl(const HttpRequest &request, ResponseSink *sink);
     // Runs a replayed client request as a new flow (no client socket); returns its flow id.
     QString replay(HttpRequest request, const QString &replayOf);

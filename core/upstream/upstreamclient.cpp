@@ -1,5 +1,7 @@
 #include "upstream/upstreamclient.h"
 
+#include "common/futurechain.h"
+#include "upstream/responsesbridge.h"
 #include "upstream/upstreamnetworkmanager.h"
 
 #include <QBuffer>
@@ -47,7 +49,8 @@ QList<QByteArray> connectionOptions(const HttpHeaders &headers) {
 
 UpstreamClient::UpstreamClient(QObject *parent)
     : QObject(parent)
-    , m_manager(new UpstreamNetworkManager(this)) {}
+    , m_manager(new UpstreamNetworkManager(this))
+    , m_bridge(new ResponsesBridge(this)) {}
 
 bool UpstreamClient::isCredentialHeader(const QByteArray &lowerName) {
     return lowerName == "authorization" || lowerName == "x-api-key" || lowerName == "api-key";
@@ -152,6 +155,37 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
 
 QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, const QString &path,
                                                 const QJsonObject &body) {
+    if (path != QLatin1String("/responses"))
+        return postJsonDirect(route, path, body);
+    if (m_bridge->bridges(route))
+        return m_bridge->postJson(route, body);
+    if (!m_bridge->detects(route))
+        return postJsonDirect(route, path, body);
+    auto promise = startedPromise<UpstreamReply>();
+    QFuture<UpstreamReply> future = promise->future();
+    whenFinished(postJsonDirect(route, path, body), this,
+                 [this, route, body, promise](const QFuture<UpstreamReply> &f) {
+                     UpstreamReply cancelled;
+                     cancelled.errorString = QStringLiteral("the upstream call was cancelled");
+                     const UpstreamReply native = resultOr(f, cancelled);
+                     if (!ResponsesBridge::notServed(native.status, native.body)) {
+                         finishPromise(promise, native);
+                         return;
+                     }
+                     m_bridge->rememberChatOnly(route, native.status);
+                     whenFinished(m_bridge->postJson(route, body), this,
+                                  [promise, native](const QFuture<UpstreamReply> &bridged) {
+                                      UpstreamReply reply = resultOr(bridged, native);
+                                      reply.latencyMs += native.latencyMs;
+                                      finishPromise(promise, reply);
+                                  });
+                 });
+    return future;
+}
+
+QFuture<UpstreamReply> UpstreamClient::postJsonDirect(const UpstreamRoute &route,
+                                                      const QString &path,
+                                                      const QJsonObject &body) {
     auto promise = std::make_shared<QPromise<UpstreamReply>>();
     promise->start();
     QFuture<UpstreamReply> future = promise->future();

@@ -13,6 +13,8 @@ class QNetworkReply;
 
 namespace loopscope {
 
+class ResponsesBridge;
+
 // All upstream HTTP goes through here: ONE UpstreamNetworkManager (keep-alive HTTP/1.1 with
 // Nagle off, and the in-process demo model under the demo:// scheme), the route's auth, header
 // hygiene (platform.md), and an inactivity timeout (no byte for route.timeoutMs → aborted and
@@ -29,8 +31,15 @@ public:
     // sandbox/futurechain.h (not QFuture::then(context), which asserts in Qt 6.4 when the context
     // dies first). Never fails: transport problems come back as UpstreamReply{status 0,
     // networkError, timedOut}.
+    // A Responses call ("/responses") on a chat-only route goes through the ResponsesBridge
+    // (dialects.md §5): over /chat/completions, answered as Responses JSON; on a route not yet
+    // known, a 404/405/501 that is not about the model is retried that way and remembered.
     QFuture<UpstreamReply> postJson(const UpstreamRoute &route, const QString &path,
                                     const QJsonObject &body);
+    // The same without any bridge: exactly this path, this body.
+    QFuture<UpstreamReply> postJsonDirect(const UpstreamRoute &route, const QString &path,
+                                          const QJsonObject &body);
+    ResponsesBridge *bridge() const { return m_bridge; }
 
     // Raw call for pass-through. The caller owns the reply (deleteLater when done) and reads it
     // as it arrives; abort() it when the client goes away. timedOut(reply) tells a timeout
@@ -67,6 +76,7 @@ public:
 
 private:
     QNetworkAccessManager *m_manager;
+    ResponsesBridge *m_bridge;
     qint64 m_maxBodyBytes = kDefaultMaxBodyBytes;
 };
 
