@@ -318,6 +318,10 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
         handleOther(request, path, sink);
 }
 
+void ProxyServer::setResponseChains(std::shared_ptr<ResponseChainStore> chains) {
+    m_upstream->bridge()->setChains(std::move(chains));
+}
+
 void ProxyServer::handleControl(const HttpRequest &request, ResponseSink *sink) {
     if (!m_access.controlTokenMatches(request)) {
         AccessPolicy::refuseControl(sink);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include "loop/proxyrequest.h"
 #include "proxy/accesspolicy.h"
@@ -13,6 +14,8 @@
 #include <QStringList>
 
 namespace loopscope {
+
+class ResponseChainStore;
 
 class ContainersApi;
 class ControlApi;
@@ -60,6 +63,9 @@ public:
     EventBus *eventBus() const { return m_events; }
     // The flow history the control API reads (record/flowstore.h); not owned, may be null.
     void setFlowStore(FlowStore *store) { m_store = store; }
+    // The Responses chains bridged routes answer previous_response_id from (ResponsesBridge);
+    // given by ProxyService so they outlive a proxy restart like the history does.
+    void setResponseChains(std::shared_ptr<ResponseChainStore> chains);
     FlowStore *flowStore() const { return m_store; }
     // Configured secrets (ProxyConfig::secretValues): masked wherever anything is shown.
     QStringList secrets() const { return m_secrets; }

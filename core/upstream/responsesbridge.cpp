@@ -122,11 +122,11 @@ ResponsesBridge::Prepared ResponsesBridge::prepare(const UpstreamRoute &route,
     p.previous = request.value(QStringLiteral("previous_response_id")).toString();
     p.conversation = conversationIdOf(request);
     if (p.previous.isEmpty() && !p.conversation.isEmpty())
-        p.previous = m_chains.conversationHead(p.conversation);
+        p.previous = m_chains->conversationHead(p.conversation);
     QJsonArray history;
     if (!p.previous.isEmpty()) {
         QString missing;
-        const std::optional<QJsonArray> chain = m_chains.chain(p.previous, &missing);
+        const std::optional<QJsonArray> chain = m_chains->chain(p.previous, &missing);
         if (!chain) {
             p.errorStatus = 404;
             p.error = previousNotFound(missing);
@@ -155,9 +155,9 @@ void ResponsesBridge::remember(const QJsonObject &request, const Prepared &prepa
     for (const QJsonValue &item : response.value(QStringLiteral("output")).toArray())
         turn.append(item);
     const QString id = response.value(QStringLiteral("id")).toString();
-    m_chains.add(id, prepared.previous, turn);
+    m_chains->add(id, prepared.previous, turn);
     if (!prepared.conversation.isEmpty())
-        m_chains.setConversationHead(prepared.conversation, id);
+        m_chains->setConversationHead(prepared.conversation, id);
 }
 
 UpstreamReply ResponsesBridge::answer(const UpstreamRoute &route, const QJsonObject &request,

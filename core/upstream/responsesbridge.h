@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
+#include <memory>
 
 namespace loopscope {
 
@@ -53,7 +54,13 @@ public:
     void serve(const UpstreamRoute &route, const QJsonObject &request, ResponseSink *sink,
                EventBus *events, int iteration, const QString &note = {});
 
-    ResponseChainStore &chains() { return m_chains; }
+    ResponseChainStore &chains() { return *m_chains; }
+    // Shares a store that outlives this bridge (ProxyService keeps one across proxy restarts,
+    // as it keeps the flow history); used on the proxy thread only, by one server at a time.
+    void setChains(std::shared_ptr<ResponseChainStore> chains) {
+        if (chains)
+            m_chains = std::move(chains);
+    }
 
     // The error OpenAI answers for an unknown previous_response_id (404).
     static QJsonObject previousNotFound(const QString &id);
@@ -74,7 +81,7 @@ private:
                   const QJsonObject &response);
 
     UpstreamClient *m_client;
-    ResponseChainStore m_chains;
+    std::shared_ptr<ResponseChainStore> m_chains = std::make_shared<ResponseChainStore>();
     QHash<QString, QString> m_chatOnly; // base URL whose /responses is not served → what it said
 };
 
