@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { once } from 'node:events';
 import OpenAI from 'openai';
+import {
+  Agent, run, codeInterpreterTool, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled,
+} from '@openai/agents';
 import { startLoopscope, controlClient, waitFor } from './harness.mjs';
 
 const KEY = 'sk-e2e-chat-only-0001';
@@ -288,4 +291,30 @@ test('a chat-only upstream that 404s on chat too: a clear 502 naming both attemp
     await other.stop();
     await dead.close();
   }
+});
+
+test('the Agents SDK (Responses mode) with codeInterpreterTool() over the chat-only upstream', async () => {
+  setTracingDisabled(true); // no trace export to OpenAI from a test
+  setOpenAIAPI('responses');
+  setDefaultOpenAIClient(new OpenAI({ baseURL: app.apiBase, apiKey: KEY, maxRetries: 0 }));
+  upstream.setScript(codeScript('print(sum(range(10)))'));
+  const chatsBefore = upstream.chats().length;
+  const agent = new Agent({
+    name: 'calculator', instructions: 'Use the code interpreter for arithmetic.',
+    model: 'small-model', tools: [codeInterpreterTool()],
+  });
+  const result = await run(agent, 'What is the sum of 0..9?');
+  assert.equal(result.finalOutput, 'the code printed 45');
+  // The SDK keeps the wire item as providerData of its hosted tool call.
+  const calls = result.newItems.filter((i) => i.rawItem?.name === 'code_interpreter_call');
+  assert.equal(calls.length, 1, `items: ${result.newItems.map((i) => i.rawItem?.type).join(',')}`);
+  const wire = calls[0].rawItem.providerData;
+  assert.equal(wire.code, 'print(sum(range(10)))');
+  assert.deepEqual(wire.outputs, [{ type: 'logs', logs: '45\n' }]);
+  const sent = upstream.chats().slice(chatsBefore);
+  assert.equal(sent.length, 2, 'the code call and the answer after it');
+  assert.deepEqual(sent[0].body.messages[0],
+    { role: 'system', content: 'Use the code interpreter for arithmetic.' });
+  assert.ok(sent.every((r) => r.body.tools.every((t) => t.type === 'function')),
+    'the chat upstream only ever sees function tools');
 });
