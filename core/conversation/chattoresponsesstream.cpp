@@ -82,14 +82,7 @@ QByteArray ChatToResponsesStream::openCall(int index) {
     m_openCall = index;
     m_openIndex = call.outputIndex = m_nextOutput++;
     call.itemId = QStringLiteral("fc_") + randomHex128();
-    ConversationItem item;
-    item.kind = ConversationItem::Kind::ToolCall;
-    item.toolKind =
-        call.custom ? ConversationItem::ToolKind::Custom : ConversationItem::ToolKind::Function;
-    item.callId = call.callId;
-    item.name = call.name;
-    item.arguments = QString();
-    QJsonObject added = ResponsesOverChat::toolCallItem(call.itemId, item);
+    QJsonObject added = ResponsesOverChat::toolCallItem(call.itemId, call.item(QString()));
     added.insert(QStringLiteral("status"), QStringLiteral("in_progress"));
     out += emitEvent(QStringLiteral("response.output_item.added"),
                      {{kOutputIndex, m_openIndex}, {kItem, added}});
@@ -164,14 +157,7 @@ QByteArray ChatToResponsesStream::closeOpen() {
     }
     case Open::Call: {
         const CallState &call = m_calls[m_openCall];
-        ConversationItem c;
-        c.kind = ConversationItem::Kind::ToolCall;
-        c.toolKind =
-            call.custom ? ConversationItem::ToolKind::Custom : ConversationItem::ToolKind::Function;
-        c.callId = call.callId;
-        c.name = call.name;
-        c.arguments = call.arguments;
-        item = ResponsesOverChat::toolCallItem(call.itemId, c);
+        item = ResponsesOverChat::toolCallItem(call.itemId, call.item(call.arguments));
         QJsonObject done = ref;
         done.insert(kItemId, call.itemId);
         if (call.custom) {

@@ -54,6 +54,17 @@ private:
         QString arguments;
         bool custom = false;
         int outputIndex = -1;
+        // The call as the model's item, with these arguments (empty while it streams).
+        ConversationItem item(const QString &withArguments) const {
+            ConversationItem c;
+            c.kind = ConversationItem::Kind::ToolCall;
+            c.toolKind =
+                custom ? ConversationItem::ToolKind::Custom : ConversationItem::ToolKind::Function;
+            c.callId = callId;
+            c.name = name;
+            c.arguments = withArguments;
+            return c;
+        }
     };
 
     QJsonObject m_request;

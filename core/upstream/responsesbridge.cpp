@@ -88,9 +88,19 @@ bool ResponsesBridge::detects(const UpstreamRoute &route) const {
 bool ResponsesBridge::notServed(int status, const QByteArray &body) {
     if (status != 404 && status != 405 && status != 501)
         return false;
-    // A model-not-found answer names the model (OpenAI's code, Ollama's and vLLM's messages):
-    // the route has a Responses API, the model is what is missing.
-    return !body.toLower().contains("model");
+    // An answer about something the request named — the model (OpenAI's model_not_found,
+    // Ollama's and vLLM's messages), a previous response or conversation, any parameter — comes
+    // from a Responses API that exists: only a bare "no such route" means there is none.
+    const QByteArray lower = body.toLower();
+    for (const char *word : {"model", "previous_response", "response with id", "conversation"})
+        if (lower.contains(word))
+            return false;
+    const QJsonValue param = QJsonDocument::fromJson(body)
+                                 .object()
+                                 .value(QStringLiteral("error"))
+                                 .toObject()
+                                 .value(QStringLiteral("param"));
+    return !(param.isString() && !param.toString().isEmpty());
 }
 
 void ResponsesBridge::rememberChatOnly(const UpstreamRoute &route, int status) {

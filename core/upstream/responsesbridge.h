@@ -37,7 +37,8 @@ public:
     // A Responses call on this route is tried natively first, bridged if that says "no route".
     bool detects(const UpstreamRoute &route) const;
     // An answer to /responses that means "this server has no Responses API": 404, 405 or 501
-    // whose body does not speak of a model (a model-not-found 404 is the model's problem).
+    // whose body speaks of no model, previous response, conversation or parameter (those come
+    // from a Responses API that exists: a model-not-found 404 is the model's problem).
     static bool notServed(int status, const QByteArray &body);
     // Marks the route chat-only for this process; logs it the first time.
     void rememberChatOnly(const UpstreamRoute &route, int status);
