@@ -365,6 +365,12 @@ general_settings:
         QVERIFY(route);
         QCOMPARE(int(route->responsesApi), api);
         QVERIFY(!route->litellmParams.contains(QStringLiteral("upstream_api")));
+        // --check-config says which routes are bridged and which are native.
+        const QString described = config.describeRoutes().join(u'\n');
+        QCOMPARE(described.contains(QStringLiteral("Responses bridged over /chat/completions")),
+                 api == int(UpstreamRoute::ResponsesApi::ChatOnly));
+        QCOMPARE(described.contains(QStringLiteral("Responses native")),
+                 api == int(UpstreamRoute::ResponsesApi::Native));
     }
     void responsesApiRejectsAnUnknownValue() {
         ProxyConfig config;
