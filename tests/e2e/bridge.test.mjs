@@ -221,6 +221,21 @@ test('an unknown previous_response_id is OpenAI\'s previous_response_not_found',
   assert.equal(ok.status, 'completed');
 });
 
+test('a chat error reaches the client with its status and message, JSON and streamed', async () => {
+  const wrong = new OpenAI({ baseURL: app.apiBase, apiKey: 'sk-wrong-key-0002', maxRetries: 0 });
+  for (const stream of [false, true]) {
+    await assert.rejects(wrong.responses.create({ model: 'small-model', input: 'hi', stream }),
+      (error) => {
+        assert.ok(error instanceof OpenAI.AuthenticationError, `${stream}: ${error.constructor.name}`);
+        assert.equal(error.code, 'invalid_api_key');
+        assert.match(error.message, /bad key/);
+        return true;
+      });
+  }
+  const ok = await client.responses.create({ model: 'small-model', input: 'still serving' });
+  assert.equal(ok.status, 'completed');
+});
+
 test('the flow says it was bridged and each hop its dialect', async () => {
   const history = await startLoopscope(['--upstream', upstream.url]);
   try {
