@@ -126,6 +126,10 @@ QList<LiteLlmProvider> buildTable() {
               "deepinfra", "llamafile", "nvidia_nim", "meta_llama", "github"})
             if (p.name == QLatin1String(name))
                 p.chatOnly = true;
+    // Ollama's /v1/responses is stateless (and older Ollama has none: detected, then bridged).
+    for (LiteLlmProvider &p : table)
+        if (p.name == QLatin1String("ollama") || p.name == QLatin1String("ollama_chat"))
+            p.statelessResponses = true;
 
     for (const char *name :
          {"bedrock", "bedrock_converse", "sagemaker", "vertex_ai", "vertex_ai_beta", "gemini",

@@ -28,6 +28,9 @@ struct LiteLlmProvider {
     // Serves /chat/completions but no Responses API: Responses requests on its routes are
     // bridged over chat at once (dialects.md §5) instead of being tried first.
     bool chatOnly = false;
+    // Serves the Responses API but keeps no state (previous_response_id refused): Loopscope
+    // resolves chains itself and sends the whole input.
+    bool statelessResponses = false;
 
     bool routable() const { return wire != Wire::Unsupported; }
 };

@@ -263,8 +263,9 @@ bool resolveProvider(Validator &v, const QJsonObject &params, const QString &lpK
 }
 
 // How Responses requests reach the route (dialects.md §5): litellm_params.upstream_api
-// ("chat_completions", "responses" or "auto"), else LiteLLM's model_info.supported_endpoints
-// (a list without "/v1/responses" means chat only), else the provider table's chat-only mark.
+// ("chat_completions", "responses", "responses_stateless" or "auto"), else LiteLLM's
+// model_info.supported_endpoints (a list without "/v1/responses" means chat only), else the
+// provider table's chat-only and stateless marks.
 bool responsesApiOf(Validator &v, const QJsonObject &params, const QJsonObject &info,
                     const QString &lpKey, UpstreamRoute *route) {
     using Api = UpstreamRoute::ResponsesApi;
@@ -275,9 +276,12 @@ bool responsesApiOf(Validator &v, const QJsonObject &params, const QJsonObject &
             route->responsesApi = Api::ChatOnly;
         else if (m == QLatin1String("responses"))
             route->responsesApi = Api::Native;
+        else if (m == QLatin1String("responses_stateless"))
+            route->responsesApi = Api::Stateless;
         else if (m != QLatin1String("auto"))
-            return v.fail(lpKey + QStringLiteral(".upstream_api"),
-                          QStringLiteral("one of chat_completions, responses, auto"));
+            return v.fail(
+                lpKey + QStringLiteral(".upstream_api"),
+                QStringLiteral("one of chat_completions, responses, responses_stateless, auto"));
         return true;
     }
     const QJsonValue endpoints = info.value(QStringLiteral("supported_endpoints"));
@@ -291,9 +295,12 @@ bool responsesApiOf(Validator &v, const QJsonObject &params, const QJsonObject &
         route->responsesApi = responses ? Api::Native : Api::ChatOnly;
         return true;
     }
-    if (const LiteLlmProvider *provider = LiteLlmProviders::find(route->providerName);
-        provider && provider->chatOnly)
-        route->responsesApi = Api::ChatOnly;
+    if (const LiteLlmProvider *provider = LiteLlmProviders::find(route->providerName)) {
+        if (provider->chatOnly)
+            route->responsesApi = Api::ChatOnly;
+        else if (provider->statelessResponses)
+            route->responsesApi = Api::Stateless;
+    }
     return true;
 }
 
@@ -816,6 +823,8 @@ QStringList ProxyConfig::describeRoutesRaw() const {
                               ? QStringLiteral(" Responses bridged over /chat/completions")
                           : route.responsesApi == UpstreamRoute::ResponsesApi::Native
                               ? QStringLiteral(" Responses native")
+                          : route.responsesApi == UpstreamRoute::ResponsesApi::Stateless
+                              ? QStringLiteral(" Responses native, state kept by Loopscope")
                               : QString());
     }
     if (defaultRoute) {

@@ -103,7 +103,8 @@ private:
     void handleOther(const HttpRequest &request, const QString &path, ResponseSink *sink);
     void passThrough(const UpstreamRoute &route, const QByteArray &method,
                      const QString &upstreamPathAndQuery, const QByteArray &body,
-                     ResponseSink *sink, std::function<void(int status)> notServed = {});
+                     ResponseSink *sink, std::function<void(int status)> notServed = {},
+                     std::function<void(int, const QByteArray &, bool, bool)> observer = {});
     void handleControl(const HttpRequest &request, ResponseSink *sink);
     // Runs a replayed client request as a new flow (no client socket); returns its flow id.
     QString replay(HttpRequest request, const QString &replayOf);

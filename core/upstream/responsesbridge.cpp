@@ -4,6 +4,7 @@
 #include "common/openaierror.h"
 #include "conversation/chatcompletionscodec.h"
 #include "conversation/chattoresponsesstream.h"
+#include "conversation/responsescodec.h"
 #include "conversation/ssedecoder.h"
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
@@ -81,8 +82,46 @@ bool ResponsesBridge::bridges(const UpstreamRoute &route) const {
 
 bool ResponsesBridge::detects(const UpstreamRoute &route) const {
     return !route.isDemo() && !route.isAnthropic() &&
-           route.responsesApi == UpstreamRoute::ResponsesApi::Auto &&
+           (route.responsesApi == UpstreamRoute::ResponsesApi::Auto ||
+            route.responsesApi == UpstreamRoute::ResponsesApi::Stateless) &&
            !m_chatOnly.contains(route.baseUrl.toString());
+}
+
+bool ResponsesBridge::keepsState(const UpstreamRoute &route) const {
+    return route.responsesApi == UpstreamRoute::ResponsesApi::Stateless && detects(route);
+}
+
+ResponsesBridge::Expanded ResponsesBridge::expand(const QJsonObject &request) const {
+    Expanded e;
+    e.previous = request.value(QStringLiteral("previous_response_id")).toString();
+    e.conversation = conversationIdOf(request);
+    if (e.previous.isEmpty() && !e.conversation.isEmpty())
+        e.previous = m_chains->conversationHead(e.conversation);
+    e.body = request;
+    e.body.remove(QStringLiteral("previous_response_id"));
+    e.body.remove(QStringLiteral("conversation"));
+    if (e.previous.isEmpty())
+        return e;
+    QString missing;
+    const std::optional<QJsonArray> chain = m_chains->chain(e.previous, &missing);
+    if (!chain) {
+        e.errorStatus = 404;
+        e.error = previousNotFound(missing);
+        return e;
+    }
+    QJsonArray input = *chain;
+    for (const QJsonValue &item : ResponsesOverChat::chainItems(request))
+        input.append(item);
+    e.body.insert(QStringLiteral("input"), input);
+    return e;
+}
+
+void ResponsesBridge::rememberAnswer(const QJsonObject &request, const Expanded &expanded,
+                                     const QJsonObject &response) {
+    Prepared p;
+    p.previous = expanded.previous;
+    p.conversation = expanded.conversation;
+    remember(request, p, response);
 }
 
 bool ResponsesBridge::notServed(int status, const QByteArray &body) {
@@ -213,6 +252,69 @@ UpstreamReply ResponsesBridge::answer(const UpstreamRoute &route, const QJsonObj
     out.wireResponse = chat.json;
     out.bridgeNote = note;
     return out;
+}
+
+QFuture<UpstreamReply> ResponsesBridge::postStateless(const UpstreamRoute &route,
+                                                      const QJsonObject &request) {
+    const Expanded expanded = expand(request);
+    if (expanded.errorStatus)
+        return QtFuture::makeReadyFuture(jsonReply(expanded.errorStatus, expanded.error));
+    auto promise = startedPromise<UpstreamReply>();
+    QFuture<UpstreamReply> future = promise->future();
+    whenFinished(
+        m_client->postJsonDirect(route, QStringLiteral("/responses"), expanded.body), this,
+        [this, route, request, expanded, promise](const QFuture<UpstreamReply> &f) {
+            UpstreamReply cancelled;
+            cancelled.errorString = QStringLiteral("the upstream call was cancelled");
+            UpstreamReply reply = resultOr(f, cancelled);
+            if (notServed(reply.status, reply.body)) {
+                rememberChatOnly(route, reply.status);
+                whenFinished(postJson(route, request), this,
+                             [promise, reply](const QFuture<UpstreamReply> &bridged) {
+                                 finishPromise(promise, resultOr(bridged, reply));
+                             });
+                return;
+            }
+            if (reply.ok() && reply.isJson) {
+                rememberAnswer(request, expanded, reply.json);
+                if (!expanded.previous.isEmpty()) { // the client's chain, as OpenAI echoes it
+                    reply.json.insert(QStringLiteral("previous_response_id"),
+                                      request.value(QStringLiteral("previous_response_id")));
+                    reply.body = compact(reply.json);
+                }
+            }
+            finishPromise(promise, reply);
+        });
+    return future;
+}
+
+ResponsesBridge::RelayObserver ResponsesBridge::keeper(const QJsonObject &request,
+                                                       const Expanded &expanded) {
+    struct State {
+        SseDecoder decoder;
+        QJsonArray events;
+        QByteArray body;
+    };
+    auto state = std::make_shared<State>();
+    QPointer<ResponsesBridge> self = this;
+    return [self, state, request, expanded](int status, const QByteArray &bytes, bool streaming,
+                                            bool end) {
+        if (streaming)
+            state->decoder.feed(bytes, state->events);
+        else
+            state->body += bytes;
+        if (!end || !self || status < 200 || status >= 300)
+            return;
+        QJsonObject response;
+        if (streaming) {
+            state->decoder.finish(state->events);
+            response = ResponsesCodec::responseFromEvents(state->events);
+        } else {
+            response = QJsonDocument::fromJson(state->body).object();
+        }
+        if (response.value(QStringLiteral("status")).toString() == QLatin1String("completed"))
+            self->rememberAnswer(request, expanded, response);
+    };
 }
 
 QFuture<UpstreamReply> ResponsesBridge::postJson(const UpstreamRoute &route,

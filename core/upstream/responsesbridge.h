@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
+#include <functional>
 #include <memory>
 
 namespace loopscope {
@@ -44,6 +45,31 @@ public:
     void rememberChatOnly(const UpstreamRoute &route, int status);
     // What made the route chat-only when it was detected ("…/responses answered 404"), else "".
     QString noteFor(const UpstreamRoute &route) const;
+
+    // A route that speaks Responses but keeps no state: Loopscope keeps it (see expand()).
+    bool keepsState(const UpstreamRoute &route) const;
+    // A request for such a route as it must go upstream: previous_response_id and conversation
+    // resolved into the whole input (and removed), or the not-found error.
+    struct Expanded {
+        QJsonObject body;
+        QString previous;
+        QString conversation;
+        int errorStatus = 0;
+        QJsonObject error;
+    };
+    Expanded expand(const QJsonObject &request) const;
+    // Keeps a stateless route's answer to `request` for the next previous_response_id.
+    void rememberAnswer(const QJsonObject &request, const Expanded &expanded,
+                        const QJsonObject &response);
+
+    // The loop's Responses call on such a route: expanded, sent to /responses, its answer kept
+    // (and bridged over chat if /responses turns out not to be served).
+    QFuture<UpstreamReply> postStateless(const UpstreamRoute &route, const QJsonObject &request);
+    // What a relayed (pass-through) answer on such a route is fed to, chunk by chunk (`end` on
+    // the last call): it keeps the response the bytes add up to.
+    using RelayObserver =
+        std::function<void(int status, const QByteArray &bytes, bool streaming, bool end)>;
+    RelayObserver keeper(const QJsonObject &request, const Expanded &expanded);
 
     // The loop's (and any JSON caller's) Responses call over chat: resolves to the Responses
     // answer, with the wire it really used (UpstreamReply::bridged…). `note`: why it is bridged

@@ -159,6 +159,8 @@ QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, cons
         return postJsonDirect(route, path, body);
     if (m_bridge->bridges(route))
         return m_bridge->postJson(route, body);
+    if (m_bridge->keepsState(route))
+        return m_bridge->postStateless(route, body);
     if (!m_bridge->detects(route))
         return postJsonDirect(route, path, body);
     auto promise = startedPromise<UpstreamReply>();

@@ -7,6 +7,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import OpenAI from 'openai';
 import {
   Agent, run, codeInterpreterTool, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled,
@@ -332,4 +335,87 @@ test('the Agents SDK (Responses mode) with codeInterpreterTool() over the chat-o
     { role: 'system', content: 'Use the code interpreter for arithmetic.' });
   assert.ok(sent.every((r) => r.body.tools.every((t) => t.type === 'function')),
     'the chat upstream only ever sees function tools');
+});
+
+// A Responses server that keeps no state, as Ollama's /v1/responses: previous_response_id is
+// refused, every answer says how many user turns its input held. JSON or SSE.
+async function startStatelessResponsesUpstream() {
+  const requests = [];
+  let n = 0;
+  const server = http.createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const body = JSON.parse(raw);
+    requests.push(body);
+    if (body.previous_response_id) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'previous_response_id is not supported',
+        type: 'invalid_request_error', param: 'previous_response_id' } }));
+      return;
+    }
+    const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+    const text = `turn ${input.filter((i) => i.role === 'user').length}`;
+    const id = `resp_up${++n}`;
+    const item = { id: `msg_up${n}`, type: 'message', role: 'assistant', status: 'completed',
+      content: [{ type: 'output_text', text, annotations: [] }] };
+    const response = { id, object: 'response', created_at: 1700000000, status: 'completed',
+      model: body.model, output: [item], usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 } };
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(response));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let seq = 0;
+    const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+    const started = { ...response, status: 'in_progress', output: [] };
+    send('response.created', { response: started });
+    send('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
+    send('response.content_part.added', { output_index: 0, item_id: item.id, content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] } });
+    send('response.output_text.delta', { output_index: 0, item_id: item.id, content_index: 0, delta: text });
+    send('response.output_text.done', { output_index: 0, item_id: item.id, content_index: 0, text });
+    send('response.content_part.done', { output_index: 0, item_id: item.id, content_index: 0,
+      part: item.content[0] });
+    send('response.output_item.done', { output_index: 0, item });
+    send('response.completed', { response });
+    res.end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, requests,
+    close: () => new Promise((r) => server.close(r)) };
+}
+
+test('a stateless Responses route: Loopscope keeps the chain, the upstream gets the whole input', async () => {
+  const stateless = await startStatelessResponsesUpstream();
+  const dir = mkdtempSync(path.join(tmpdir(), 'loopscope-stateless-'));
+  const config = path.join(dir, 'config.yaml');
+  writeFileSync(config, ['model_list:', '  - model_name: local', '    litellm_params:',
+    '      model: ollama/llama3.2', `      api_base: ${stateless.url}`,
+    '      upstream_api: responses_stateless', ''].join('\n'));
+  const other = await startLoopscope(['--config', config, '--no-history']);
+  try {
+    const c = new OpenAI({ baseURL: other.apiBase, apiKey: KEY, maxRetries: 0 });
+    const first = await c.responses.create({ model: 'local', input: 'one' });
+    assert.equal(first.output_text, 'turn 1');
+    const second = await c.responses.create({ model: 'local', input: 'two', previous_response_id: first.id });
+    assert.equal(second.output_text, 'turn 2');
+    const sent = stateless.requests.at(-1);
+    assert.equal(sent.previous_response_id, undefined, 'the upstream never sees the id');
+    assert.deepEqual(sent.input.map((i) => i.content?.[0]?.text ?? i.content),
+      ['one', 'turn 1', 'two']);
+    // A streamed answer is kept as well, the moment it completed.
+    const third = await c.responses.stream({ model: 'local', input: 'three', previous_response_id: second.id })
+      .finalResponse();
+    assert.equal(third.output_text, 'turn 3');
+    const fourth = await c.responses.create({ model: 'local', input: 'four', previous_response_id: third.id });
+    assert.equal(fourth.output_text, 'turn 4');
+    await assert.rejects(c.responses.create({ model: 'local', input: 'x', previous_response_id: 'resp_unknown' }),
+      (error) => error instanceof OpenAI.NotFoundError && error.code === 'previous_response_not_found');
+  } finally {
+    await other.stop();
+    await stateless.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

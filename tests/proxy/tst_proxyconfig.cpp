@@ -349,6 +349,12 @@ general_settings:
         QTest::newRow("a chat-only provider")
             << QByteArray("    litellm_params:\n      model: deepseek/deepseek-chat\n")
             << int(Api::ChatOnly);
+        QTest::newRow("upstream_api: responses_stateless")
+            << base + "      upstream_api: responses_stateless\n"
+            << int(Api::Stateless);
+        QTest::newRow("Ollama keeps no Responses state")
+            << QByteArray("    litellm_params:\n      model: ollama/llama3.2\n")
+            << int(Api::Stateless);
         QTest::newRow("upstream_api beats the provider table")
             << QByteArray("    litellm_params:\n      model: deepseek/deepseek-chat\n"
                           "      upstream_api: auto\n")
@@ -370,7 +376,10 @@ general_settings:
         QCOMPARE(described.contains(QStringLiteral("Responses bridged over /chat/completions")),
                  api == int(UpstreamRoute::ResponsesApi::ChatOnly));
         QCOMPARE(described.contains(QStringLiteral("Responses native")),
-                 api == int(UpstreamRoute::ResponsesApi::Native));
+                 api == int(UpstreamRoute::ResponsesApi::Native) ||
+                     api == int(UpstreamRoute::ResponsesApi::Stateless));
+        QCOMPARE(described.contains(QStringLiteral("state kept by Loopscope")),
+                 api == int(UpstreamRoute::ResponsesApi::Stateless));
     }
     void responsesApiRejectsAnUnknownValue() {
         ProxyConfig config;
