@@ -167,23 +167,17 @@ QJsonObject ResponsesBridge::previousNotFound(const QString &id) {
 
 ResponsesBridge::Prepared ResponsesBridge::prepare(const UpstreamRoute &route,
                                                    const QJsonObject &request) const {
+    // The chain resolved as for a stateless route: the whole input, then into chat.
+    const Expanded expanded = expand(request);
     Prepared p;
-    p.previous = request.value(QStringLiteral("previous_response_id")).toString();
-    p.conversation = conversationIdOf(request);
-    if (p.previous.isEmpty() && !p.conversation.isEmpty())
-        p.previous = m_chains->conversationHead(p.conversation);
-    QJsonArray history;
-    if (!p.previous.isEmpty()) {
-        QString missing;
-        const std::optional<QJsonArray> chain = m_chains->chain(p.previous, &missing);
-        if (!chain) {
-            p.errorStatus = 404;
-            p.error = previousNotFound(missing);
-            return p;
-        }
-        history = *chain;
+    p.previous = expanded.previous;
+    p.conversation = expanded.conversation;
+    if (expanded.errorStatus) {
+        p.errorStatus = expanded.errorStatus;
+        p.error = expanded.error;
+        return p;
     }
-    p.chat = ResponsesOverChat::chatRequest(request, history);
+    p.chat = ResponsesOverChat::chatRequest(expanded.body);
     if (!p.chat.ok()) {
         p.errorStatus = 400;
         p.error = OpenAiError::object(p.chat.error, QStringLiteral("invalid_request_error"),
