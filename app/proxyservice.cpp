@@ -95,6 +95,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             auto *server = new ProxyServer(config);
             server->setEventBus(m_events);
             server->setFlowStore(m_store.get());
+            server->setResponseChains(m_responseChains);
             auto *stack = new loopscope::InterceptionStack(server, m_events, server);
             loopscope::LocalSandboxOptions sandbox;
             if (config.execTimeoutSeconds > 0)

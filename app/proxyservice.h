@@ -2,6 +2,7 @@
 
 #include "proxy/proxyconfig.h"
 #include "proxy/requestlogentry.h"
+#include "upstream/responsechainstore.h"
 
 #include <QObject>
 #include <QPointer>
@@ -97,6 +98,9 @@ private:
     loopscope::SandboxRegistry *m_registry = nullptr;
     loopscope::EventBus *m_events = nullptr;
     std::unique_ptr<loopscope::FlowStore> m_store;
+    // Bridged routes' Responses chains (previous_response_id), kept across proxy restarts.
+    std::shared_ptr<loopscope::ResponseChainStore> m_responseChains =
+        std::make_shared<loopscope::ResponseChainStore>();
     // Trace export (--otlp-endpoint); declared after the store so it goes first.
     std::unique_ptr<loopscope::OtlpExporter> m_exporter;
     QString m_sandboxBackend;

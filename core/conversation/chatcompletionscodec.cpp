@@ -16,6 +16,7 @@ const QString kName = QStringLiteral("name");
 
 QJsonObject ChatCompletionsCodec::responseFromEvents(const QJsonArray &events) {
     QJsonValue content = QJsonValue::Null; // null until a chunk carries text, as the SDK keeps it
+    QString reasoning; // reasoning_content deltas (DeepSeek's, vLLM's and llama.cpp's reasoning)
     QMap<int, QJsonObject> calls;
     QJsonObject last;
     QJsonObject error;
@@ -37,6 +38,7 @@ QJsonObject ChatCompletionsCodec::responseFromEvents(const QJsonArray &events) {
         const QJsonObject delta = choice.value(QStringLiteral("delta")).toObject();
         if (const QJsonValue part = delta.value(QStringLiteral("content")); part.isString())
             content = QString(content.toString() + part.toString());
+        reasoning += delta.value(QStringLiteral("reasoning_content")).toString();
         for (const QJsonValue &c : delta.value(QStringLiteral("tool_calls")).toArray()) {
             const QJsonObject call = c.toObject();
             QJsonObject &acc = calls[call.value(QStringLiteral("index")).toInt()];
@@ -58,6 +60,8 @@ QJsonObject ChatCompletionsCodec::responseFromEvents(const QJsonArray &events) {
         return {};
     QJsonObject message{{QStringLiteral("role"), QStringLiteral("assistant")},
                         {QStringLiteral("content"), content}};
+    if (!reasoning.isEmpty())
+        message.insert(QStringLiteral("reasoning_content"), reasoning);
     if (!calls.isEmpty()) {
         QJsonArray list;
         for (const QJsonObject &c : std::as_const(calls))

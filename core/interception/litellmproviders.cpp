@@ -119,6 +119,18 @@ QList<LiteLlmProvider> buildTable() {
           << openAi("dashscope", "", L{s("DASHSCOPE_API_BASE")}, {}, s("api_base required"))
           << openAi("databricks", "", L{s("DATABRICKS_API_BASE")}, {}, s("api_base required"));
 
+    // Chat Completions only, by their own API references: no /responses to try.
+    for (LiteLlmProvider &p : table)
+        for (const char *name :
+             {"deepseek", "cerebras", "mistral", "codestral", "perplexity", "sambanova",
+              "deepinfra", "llamafile", "nvidia_nim", "meta_llama", "github"})
+            if (p.name == QLatin1String(name))
+                p.chatOnly = true;
+    // Ollama's /v1/responses is stateless (and older Ollama has none: detected, then bridged).
+    for (LiteLlmProvider &p : table)
+        if (p.name == QLatin1String("ollama") || p.name == QLatin1String("ollama_chat"))
+            p.statelessResponses = true;
+
     for (const char *name :
          {"bedrock", "bedrock_converse", "sagemaker", "vertex_ai", "vertex_ai_beta", "gemini",
           "cohere", "cohere_chat", "azure_ai", "huggingface", "replicate", "watsonx", "cloudflare",

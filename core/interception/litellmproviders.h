@@ -25,6 +25,12 @@ struct LiteLlmProvider {
     QStringList apiKeyEnv;       // read when the config has no api_key, first set one wins
     bool bareHostGetsV1 = false; // "http://host:port" → "http://host:port/v1"
     QString source;              // where the default and the variables come from
+    // Serves /chat/completions but no Responses API: Responses requests on its routes are
+    // bridged over chat at once (dialects.md §5) instead of being tried first.
+    bool chatOnly = false;
+    // Serves the Responses API but keeps no state (previous_response_id refused): Loopscope
+    // resolves chains itself and sends the whole input.
+    bool statelessResponses = false;
 
     bool routable() const { return wire != Wire::Unsupported; }
 };

@@ -517,6 +517,7 @@ void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJso
                 } else {
                     data.insert(QStringLiteral("error"), QString::fromUtf8(reply.body.left(4096)));
                 }
+                reply.addWireTo(data); // a bridged call: what really went upstream
                 m_events->publish(Kind::UpstreamCall, m_request.requestId, m_iterations - 1, data);
             }
             onUpstreamReply(request, depth, reply);

@@ -262,6 +262,48 @@ bool resolveProvider(Validator &v, const QJsonObject &params, const QString &lpK
     return true;
 }
 
+// How Responses requests reach the route (dialects.md §5): litellm_params.upstream_api
+// ("chat_completions", "responses", "responses_stateless" or "auto"), else LiteLLM's
+// model_info.supported_endpoints (a list without "/v1/responses" means chat only), else the
+// provider table's chat-only and stateless marks.
+bool responsesApiOf(Validator &v, const QJsonObject &params, const QJsonObject &info,
+                    const QString &lpKey, UpstreamRoute *route) {
+    using Api = UpstreamRoute::ResponsesApi;
+    const QJsonValue mode = params.value(QStringLiteral("upstream_api"));
+    if (!mode.isUndefined() && !mode.isNull()) {
+        const QString m = mode.toString();
+        if (m == QLatin1String("chat_completions"))
+            route->responsesApi = Api::ChatOnly;
+        else if (m == QLatin1String("responses"))
+            route->responsesApi = Api::Native;
+        else if (m == QLatin1String("responses_stateless"))
+            route->responsesApi = Api::Stateless;
+        else if (m != QLatin1String("auto"))
+            return v.fail(
+                lpKey + QStringLiteral(".upstream_api"),
+                QStringLiteral("one of chat_completions, responses, responses_stateless, auto"));
+        return true;
+    }
+    const QJsonValue endpoints = info.value(QStringLiteral("supported_endpoints"));
+    if (endpoints.isArray()) {
+        bool responses = false;
+        for (const QJsonValue &e : endpoints.toArray()) {
+            const QString path = e.toString();
+            responses = responses || path == QLatin1String("/v1/responses") ||
+                        path == QLatin1String("/responses");
+        }
+        route->responsesApi = responses ? Api::Native : Api::ChatOnly;
+        return true;
+    }
+    if (const LiteLlmProvider *provider = LiteLlmProviders::find(route->providerName)) {
+        if (provider->chatOnly)
+            route->responsesApi = Api::ChatOnly;
+        else if (provider->statelessResponses)
+            route->responsesApi = Api::Stateless;
+    }
+    return true;
+}
+
 } // namespace
 
 UpstreamRoute ProxyConfig::demoRoute() {
@@ -565,7 +607,10 @@ bool ProxyConfig::loadYaml(const YamlDocument &yaml, const QProcessEnvironment &
             p.cacheWritePerToken = price("cache_creation_input_token_cost");
             modelPrices.insert(route.modelName, p);
         }
+        if (!responsesApiOf(v, litellmParams, info, lpKey, &route))
+            return finish(false, v.error);
         litellmParams.remove(QStringLiteral("api_key"));
+        litellmParams.remove(QStringLiteral("upstream_api"));
         route.litellmParams = litellmParams;
         if (!route.isAvailable())
             warnings << YamlDocument::printable(
@@ -774,7 +819,13 @@ QStringList ProxyConfig::describeRoutesRaw() const {
                      .arg(route.modelName, route.providerName, route.urlFor(endpoint).toString(),
                           route.upstreamModel, key, where,
                           route.isAnthropic() ? QStringLiteral(" native Messages only")
-                                              : QString());
+                          : route.responsesApi == UpstreamRoute::ResponsesApi::ChatOnly
+                              ? QStringLiteral(" Responses bridged over /chat/completions")
+                          : route.responsesApi == UpstreamRoute::ResponsesApi::Native
+                              ? QStringLiteral(" Responses native")
+                          : route.responsesApi == UpstreamRoute::ResponsesApi::Stateless
+                              ? QStringLiteral(" Responses native, state kept by Loopscope")
+                              : QString());
     }
     if (defaultRoute) {
         lines << QStringLiteral("any other model: %1")

@@ -9,6 +9,7 @@
 #include "interception/interceptionkeys.h"
 #include "loop/requestinterceptor.h"
 #include "proxy/containersapi.h"
+#include "upstream/responsesbridge.h"
 #include "upstream/upstreamclient.h"
 
 #include <QCryptographicHash>
@@ -317,6 +318,10 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
         handleOther(request, path, sink);
 }
 
+void ProxyServer::setResponseChains(std::shared_ptr<ResponseChainStore> chains) {
+    m_upstream->bridge()->setChains(std::move(chains));
+}
+
 void ProxyServer::handleControl(const HttpRequest &request, ResponseSink *sink) {
     if (!m_access.controlTokenMatches(request)) {
         AccessPolicy::refuseControl(sink);
@@ -402,16 +407,51 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
     if (intercept(surface, request, body, upstreamRoute, sink))
         return;
 
+    // A Responses request for a chat-only upstream is translated (dialects.md §5); on a route
+    // not known yet, a "no such route" answer to /responses hands it to the bridge.
+    ResponsesBridge *bridge = m_upstream->bridge();
+    std::function<void(int)> notServed;
+    if (surface == ApiSurface::Responses && bridge->bridges(upstreamRoute)) {
+        bridge->serve(upstreamRoute, body, sink, m_events, 0);
+        return;
+    }
+    if (surface == ApiSurface::Responses && bridge->detects(upstreamRoute)) {
+        QPointer<EventBus> events = m_events;
+        QPointer<ResponsesBridge> guard = bridge;
+        notServed = [guard, events, upstreamRoute, body, sink](int status) {
+            if (!guard)
+                return;
+            guard->rememberChatOnly(upstreamRoute, status);
+            guard->serve(upstreamRoute, body, sink, events, 1);
+        };
+    }
+
+    // A stateless Responses route: Loopscope resolves the chain and keeps the answer.
+    ResponsesBridge::RelayObserver keeper;
+    QJsonObject sent = body;
+    bool changed = !stripped.isEmpty() || upstreamRoute.upstreamModel != model;
+    if (surface == ApiSurface::Responses && bridge->keepsState(upstreamRoute)) {
+        const ResponsesBridge::Expanded expanded = bridge->expand(body);
+        if (expanded.errorStatus) {
+            sink->sendJson(expanded.errorStatus, expanded.error);
+            return;
+        }
+        changed = changed || expanded.body != body;
+        sent = expanded.body;
+        keeper = bridge->keeper(body, expanded);
+    }
+
     // Pass-through: the client's bytes unless something had to change.
     QByteArray out = request.body;
-    if (!stripped.isEmpty() || upstreamRoute.upstreamModel != model) {
-        body.insert(QStringLiteral("model"), upstreamRoute.upstreamModel);
-        out = QJsonDocument(body).toJson(QJsonDocument::Compact);
+    if (changed) {
+        sent.insert(QStringLiteral("model"), upstreamRoute.upstreamModel);
+        out = QJsonDocument(sent).toJson(QJsonDocument::Compact);
     }
     QString upstreamPath = path;
     if (!request.query.isEmpty())
         upstreamPath += u'?' + QString::fromLatin1(request.query);
-    passThrough(upstreamRoute, request.method, upstreamPath, out, sink);
+    passThrough(upstreamRoute, request.method, upstreamPath, out, sink, std::move(notServed),
+                std::move(keeper));
 }
 
 void ProxyServer::handleMessages(const HttpRequest &request, const QString &path,
@@ -554,12 +594,15 @@ void ProxyServer::handleOther(const HttpRequest &request, const QString &path, R
 
 void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &method,
                               const QString &upstreamPathAndQuery, const QByteArray &body,
-                              ResponseSink *sink) {
+                              ResponseSink *sink, std::function<void(int status)> notServed,
+                              std::function<void(int, const QByteArray &, bool, bool)> observer) {
     struct State {
         QElapsedTimer upstreamClock;
         bool decided = false;
         bool streaming = false;
         QTimer *drain = nullptr; // polls a slow client's write buffer while reading is paused
+        std::function<void(int)> notServed;     // a Responses call the bridge takes over on 404
+        ResponsesBridge::RelayObserver observe; // sees what is relayed (a stateless route)
     };
     // Defence in depth behind RequestTarget: whatever built the path, the URL that leaves (with
     // the route's key) must lie under the route's base path and hold nothing to resolve.
@@ -577,6 +620,8 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     }
     auto state = std::make_shared<State>();
     state->upstreamClock.start();
+    state->notServed = std::move(notServed);
+    state->observe = std::move(observer);
     QNetworkReply *reply = m_upstream->send(route, method, upstreamPathAndQuery, body);
     QPointer<EventBus> events = m_events;
     if (events) {
@@ -598,9 +643,13 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     // Relays what the client's socket can take: above the high-water mark the upstream is
     // left unread (QNAM then stops reading it, so the upstream waits, not this process's
     // memory) until the client has drained to half of it.
-    auto pump = [reply, sink] {
-        while (reply->bytesAvailable() > 0 && sink->bytesPending() <= kRelayHighWaterBytes)
-            sink->writeChunk(reply->read(kRelayHighWaterBytes));
+    auto pump = [reply, sink, state] {
+        while (reply->bytesAvailable() > 0 && sink->bytesPending() <= kRelayHighWaterBytes) {
+            const QByteArray chunk = reply->read(kRelayHighWaterBytes);
+            if (state->observe)
+                state->observe(UpstreamClient::httpStatus(reply), chunk, true, false);
+            sink->writeChunk(chunk);
+        }
     };
     // Decide once, on the first bytes: an SSE answer is relayed chunk by chunk as it arrives,
     // anything else is relayed whole and byte-exact with its status.
@@ -676,7 +725,11 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         if (state->streaming) {
             if (state->drain)
                 state->drain->stop();
-            sink->writeChunk(reply->readAll());
+            const QByteArray rest = reply->readAll();
+            if (state->observe) // a stream cut short is not kept (its status says 2xx)
+                state->observe(reply->error() == QNetworkReply::NoError ? status : 0, rest, true,
+                               true);
+            sink->writeChunk(rest);
             if (reply->error() != QNetworkReply::NoError && status >= 200 && status < 300)
                 sink->abortConnection(); // cut mid-stream: do not fake a clean end
             else
@@ -700,7 +753,14 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
                        failure.transportErrorBody());
             return;
         }
-        sink->send(status, UpstreamClient::relayableHeaders(reply), reply->readAll());
+        const QByteArray answer = reply->readAll();
+        if (state->notServed && ResponsesBridge::notServed(status, answer)) {
+            state->notServed(status); // the bridge answers the client
+            return;
+        }
+        if (state->observe)
+            state->observe(status, answer, false, true);
+        sink->send(status, UpstreamClient::relayableHeaders(reply), answer);
     });
 }
 

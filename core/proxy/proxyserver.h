@@ -1,5 +1,8 @@
 #pragma once
 
+#include <functional>
+#include <memory>
+
 #include "loop/proxyrequest.h"
 #include "proxy/accesspolicy.h"
 #include "proxy/proxyconfig.h"
@@ -11,6 +14,8 @@
 #include <QStringList>
 
 namespace loopscope {
+
+class ResponseChainStore;
 
 class ContainersApi;
 class ControlApi;
@@ -58,6 +63,9 @@ public:
     EventBus *eventBus() const { return m_events; }
     // The flow history the control API reads (record/flowstore.h); not owned, may be null.
     void setFlowStore(FlowStore *store) { m_store = store; }
+    // The Responses chains bridged routes answer previous_response_id from (ResponsesBridge);
+    // given by ProxyService so they outlive a proxy restart like the history does.
+    void setResponseChains(std::shared_ptr<ResponseChainStore> chains);
     FlowStore *flowStore() const { return m_store; }
     // Configured secrets (ProxyConfig::secretValues): masked wherever anything is shown.
     QStringList secrets() const { return m_secrets; }
@@ -98,7 +106,8 @@ private:
     void handleOther(const HttpRequest &request, const QString &path, ResponseSink *sink);
     void passThrough(const UpstreamRoute &route, const QByteArray &method,
                      const QString &upstreamPathAndQuery, const QByteArray &body,
-                     ResponseSink *sink);
+                     ResponseSink *sink, std::function<void(int status)> notServed = {},
+                     std::function<void(int, const QByteArray &, bool, bool)> observer = {});
     void handleControl(const HttpRequest &request, ResponseSink *sink);
     // Runs a replayed client request as a new flow (no client socket); returns its flow id.
     QString replay(HttpRequest request, const QString &replayOf);

@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QSet>
 #include <QTimer>
+#include <QUrl>
 
 #include <utility>
 
@@ -32,6 +33,32 @@ constexpr qsizetype kMaxLossyFlows = 10'000;
 
 bool isTruthy(const QJsonValue &v) {
     return v.isBool() ? v.toBool() : (v.isString() && v.toString() == QLatin1String("true"));
+}
+
+// The dialect an upstream hop travelled in: what its publisher said (a bridged hop), else what
+// its URL's endpoint is ("…/v1/chat/completions" → chat_completions).
+QString hopDialect(const QJsonObject &d) {
+    if (const QString dialect = d.value(QStringLiteral("dialect")).toString(); !dialect.isEmpty())
+        return dialect;
+    const QString path = QUrl(d.value(QStringLiteral("url")).toString()).path();
+    if (path.endsWith(QLatin1String("/chat/completions")))
+        return QStringLiteral("chat_completions");
+    if (path.endsWith(QLatin1String("/responses")))
+        return QStringLiteral("responses");
+    if (path.endsWith(QLatin1String("/messages")) ||
+        path.endsWith(QLatin1String("/messages/count_tokens")))
+        return QStringLiteral("messages");
+    return apiOfPath(path);
+}
+
+// A flow whose call a bridge translated says so ("bridged": true in its summary) and is no
+// longer a plain pass-through: its client answer is not the upstream's body.
+void markBridged(RecordedFlow &flow, const QJsonObject &d) {
+    if (!d.value(QStringLiteral("bridged")).toBool())
+        return;
+    flow.extra.insert(QStringLiteral("bridged"), true);
+    flow.passThrough = false;
+    flow.upstreamResponseHop = -1;
 }
 
 QJsonValue nullIfEmpty(const QJsonValue &v) {
@@ -250,8 +277,10 @@ void FlowRecorder::record(const InspectorEvent &event) {
              {QStringLiteral("at"), event.timestampMs},
              {QStringLiteral("iteration"), iteration},
              {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
+             {QStringLiteral("dialect"), hopDialect(d)},
              {QStringLiteral("headers"), QJsonObject()},
              {QStringLiteral("body"), d.value(QStringLiteral("request")).toObject()}});
+        markBridged(*flow, d);
         updated = true;
         break;
     }
@@ -261,27 +290,51 @@ void FlowRecorder::record(const InspectorEvent &event) {
         const QJsonObject usage = d.value(QStringLiteral("usage")).toObject();
         // A call announced by UpstreamCallStarted already has its request hop; a publisher that
         // only reports the answer gets one made here.
-        if (!flow->upstreamRequestHops.remove(iteration))
+        int requestHop = flow->upstreamRequestHops.value(iteration, -1);
+        if (requestHop >= 0) {
+            flow->upstreamRequestHops.remove(iteration);
+        } else {
+            requestHop = int(flow->hops.size());
             flow->hops.push_back(
                 {{QStringLiteral("kind"), QStringLiteral("upstream_request")},
                  {QStringLiteral("at"), event.timestampMs - qint64(latency)},
                  {QStringLiteral("iteration"), iteration},
                  {QStringLiteral("url"), d.value(QStringLiteral("url")).toString()},
+                 {QStringLiteral("dialect"), hopDialect(d)},
                  {QStringLiteral("headers"), QJsonObject()},
                  {QStringLiteral("body"), d.value(QStringLiteral("request")).toObject()}});
-        QJsonObject response{
-            {QStringLiteral("kind"), QStringLiteral("upstream_response")},
-            {QStringLiteral("at"), event.timestampMs},
-            {QStringLiteral("iteration"), iteration},
-            {QStringLiteral("status"), d.value(QStringLiteral("status"))},
-            {QStringLiteral("headers"), QJsonObject()},
-            {QStringLiteral("body"), d.contains(QStringLiteral("response"))
-                                         ? d.value(QStringLiteral("response"))
-                                         : nullIfEmpty(d.value(QStringLiteral("error")))},
-            {QStringLiteral("events"), QJsonArray()},
-            {QStringLiteral("latency_ms"), latency},
-            {QStringLiteral("usage"),
-             usage.isEmpty() ? QJsonObject() : Usage::fromWire(usage).toJson()}};
+        }
+        // A call a bridge translated (the loop's Responses call sent as Chat Completions): the
+        // hop shows what really travelled, in the dialect it travelled in.
+        const bool wire = d.value(QStringLiteral("wireRequest")).isObject();
+        if (wire || d.contains(QStringLiteral("dialect"))) {
+            QJsonObject &hop = flow->hops[size_t(requestHop)];
+            hop.insert(QStringLiteral("dialect"), hopDialect(d));
+            if (wire) {
+                hop.insert(QStringLiteral("url"), d.value(QStringLiteral("wireUrl")));
+                hop.insert(QStringLiteral("body"), d.value(QStringLiteral("wireRequest")));
+            }
+            if (d.value(QStringLiteral("bridgeNote")).isString())
+                hop.insert(QStringLiteral("bridge_note"), d.value(QStringLiteral("bridgeNote")));
+        }
+        markBridged(*flow, d);
+        QJsonObject response{{QStringLiteral("kind"), QStringLiteral("upstream_response")},
+                             {QStringLiteral("at"), event.timestampMs},
+                             {QStringLiteral("iteration"), iteration},
+                             {QStringLiteral("status"), d.value(QStringLiteral("status"))},
+                             {QStringLiteral("headers"), QJsonObject()},
+                             {QStringLiteral("dialect"), hopDialect(d)},
+                             {QStringLiteral("body"),
+                              wire && d.value(QStringLiteral("wireResponse")).isObject() &&
+                                      !d.value(QStringLiteral("wireResponse")).toObject().isEmpty()
+                                  ? d.value(QStringLiteral("wireResponse"))
+                              : d.contains(QStringLiteral("response"))
+                                  ? d.value(QStringLiteral("response"))
+                                  : nullIfEmpty(d.value(QStringLiteral("error")))},
+                             {QStringLiteral("events"), QJsonArray()},
+                             {QStringLiteral("latency_ms"), latency},
+                             {QStringLiteral("usage"),
+                              usage.isEmpty() ? QJsonObject() : Usage::fromWire(usage).toJson()}};
         flow->hops.push_back(response);
         flow->addUsage(usage);
         flow->iterations = qMax(flow->iterations, iteration + 1);
@@ -295,6 +348,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
                               {QStringLiteral("iteration"), 0},
                               {QStringLiteral("method"), d.value(QStringLiteral("method"))},
                               {QStringLiteral("url"), d.value(QStringLiteral("url"))},
+                              {QStringLiteral("dialect"), hopDialect(d)},
                               {QStringLiteral("headers"), d.value(QStringLiteral("headers"))},
                               {QStringLiteral("body"), parseBody(event.raw)}});
         flow->iterations = qMax(flow->iterations, 1);

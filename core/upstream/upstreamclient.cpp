@@ -1,5 +1,7 @@
 #include "upstream/upstreamclient.h"
 
+#include "common/futurechain.h"
+#include "upstream/responsesbridge.h"
 #include "upstream/upstreamnetworkmanager.h"
 
 #include <QBuffer>
@@ -48,7 +50,8 @@ QList<QByteArray> connectionOptions(const HttpHeaders &headers) {
 
 UpstreamClient::UpstreamClient(QObject *parent)
     : QObject(parent)
-    , m_manager(new UpstreamNetworkManager(this)) {}
+    , m_manager(new UpstreamNetworkManager(this))
+    , m_bridge(new ResponsesBridge(this)) {}
 
 bool UpstreamClient::isCredentialHeader(const QByteArray &lowerName) {
     return lowerName == "authorization" || lowerName == "x-api-key" || lowerName == "api-key";
@@ -154,6 +157,39 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
 QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, const QString &path,
                                                 const QJsonObject &body,
                                                 const CancellationToken &cancel) {
+    if (path != QLatin1String("/responses"))
+        return postJsonDirect(route, path, body, cancel);
+    if (m_bridge->bridges(route))
+        return m_bridge->postJson(route, body, {}, cancel);
+    if (m_bridge->keepsState(route))
+        return m_bridge->postStateless(route, body, cancel);
+    if (!m_bridge->detects(route))
+        return postJsonDirect(route, path, body, cancel);
+    auto promise = startedPromise<UpstreamReply>();
+    QFuture<UpstreamReply> future = promise->future();
+    whenFinished(postJsonDirect(route, path, body, cancel), this,
+                 [this, route, body, promise, cancel](const QFuture<UpstreamReply> &f) {
+                     UpstreamReply cancelled;
+                     cancelled.errorString = QStringLiteral("the upstream call was cancelled");
+                     const UpstreamReply native = resultOr(f, cancelled);
+                     if (!ResponsesBridge::notServed(native.status, native.body)) {
+                         finishPromise(promise, native);
+                         return;
+                     }
+                     m_bridge->rememberChatOnly(route, native.status);
+                     whenFinished(m_bridge->postJson(route, body, {}, cancel), this,
+                                  [promise, native](const QFuture<UpstreamReply> &bridged) {
+                                      UpstreamReply reply = resultOr(bridged, native);
+                                      reply.latencyMs += native.latencyMs;
+                                      finishPromise(promise, reply);
+                                  });
+                 });
+    return future;
+}
+
+QFuture<UpstreamReply> UpstreamClient::postJsonDirect(const UpstreamRoute &route,
+                                                      const QString &path, const QJsonObject &body,
+                                                      const CancellationToken &cancel) {
     auto promise = std::make_shared<QPromise<UpstreamReply>>();
     promise->start();
     QFuture<UpstreamReply> future = promise->future();

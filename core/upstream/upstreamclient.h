@@ -14,6 +14,8 @@ class QNetworkReply;
 
 namespace loopscope {
 
+class ResponsesBridge;
+
 // All upstream HTTP goes through here: ONE UpstreamNetworkManager (keep-alive HTTP/1.1 with
 // Nagle off, and the in-process demo model under the demo:// scheme), the route's auth, header
 // hygiene (platform.md), and an inactivity timeout (no byte for route.timeoutMs → aborted and
@@ -31,8 +33,16 @@ public:
     // dies first). Never fails: transport problems come back as UpstreamReply{status 0,
     // networkError, timedOut}. `cancel` (may be null) aborts the call (the client went away):
     // the reply is then a transport failure (status 0, OperationCanceledError).
+    // A Responses call ("/responses") on a chat-only route goes through the ResponsesBridge
+    // (dialects.md §5): over /chat/completions, answered as Responses JSON; on a route not yet
+    // known, a 404/405/501 that is not about the model is retried that way and remembered.
     QFuture<UpstreamReply> postJson(const UpstreamRoute &route, const QString &path,
                                     const QJsonObject &body, const CancellationToken &cancel = {});
+    // The same without any bridge: exactly this path, this body.
+    QFuture<UpstreamReply> postJsonDirect(const UpstreamRoute &route, const QString &path,
+                                          const QJsonObject &body,
+                                          const CancellationToken &cancel = {});
+    ResponsesBridge *bridge() const { return m_bridge; }
 
     // Raw call for pass-through. The caller owns the reply (deleteLater when done) and reads it
     // as it arrives; abort() it when the client goes away. timedOut(reply) tells a timeout
@@ -69,6 +79,7 @@ public:
 
 private:
     QNetworkAccessManager *m_manager;
+    ResponsesBridge *m_bridge;
     qint64 m_maxBodyBytes = kDefaultMaxBodyBytes;
 };
 

@@ -22,6 +22,30 @@ struct UpstreamReply {
     bool timedOut = false;
     bool tooLarge = false; // aborted at UpstreamClient::maxBodyBytes()
     double latencyMs = 0;  // send → complete
+    // The wire the call went out in, when a bridge translated it (ResponsesBridge): the call
+    // the caller asked for (a Responses body to /responses) went to `wireUrl` as `wireRequest`
+    // in `dialect` ("chat_completions"), and `wireResponse` came back; `json` is the translated
+    // answer. `bridgeNote` says why (e.g. "/v1/responses answered 404").
+    bool bridged = false;
+    QString dialect;
+    QString wireUrl;
+    QJsonObject wireRequest;
+    QJsonObject wireResponse;
+    QString bridgeNote;
+
+    // Adds the bridged wire to an UpstreamCall event's payload (nothing when not bridged), so
+    // the flow's hop shows what really went upstream and in which dialect.
+    void addWireTo(QJsonObject &data) const {
+        if (!bridged)
+            return;
+        data.insert(QStringLiteral("bridged"), true);
+        data.insert(QStringLiteral("dialect"), dialect);
+        data.insert(QStringLiteral("wireUrl"), wireUrl);
+        data.insert(QStringLiteral("wireRequest"), wireRequest);
+        data.insert(QStringLiteral("wireResponse"), wireResponse);
+        if (!bridgeNote.isEmpty())
+            data.insert(QStringLiteral("bridgeNote"), bridgeNote);
+    }
 
     // A 2xx answer arrived.
     bool ok() const { return status >= 200 && status < 300; }

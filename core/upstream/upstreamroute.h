@@ -34,6 +34,15 @@ struct UpstreamRoute {
     // Non-empty: the config names this model but Loopscope cannot reach it (a provider with its
     // own API, a missing api_base); requests get 400 with this text.
     QString unavailableReason;
+    // How a Responses request (/responses) reaches this route (dialects.md §5): Auto tries
+    // /responses and bridges over /chat/completions when the upstream says it has no such
+    // route; ChatOnly bridges at once (litellm_params.upstream_api: chat_completions, LiteLLM's
+    // model_info.supported_endpoints without /v1/responses, or a provider known to be
+    // chat-only); Native never bridges (upstream_api: responses); Stateless speaks Responses but
+    // keeps no state (Ollama's /v1/responses; upstream_api: responses_stateless): Loopscope
+    // resolves previous_response_id / conversation itself and sends the whole input.
+    enum class ResponsesApi { Auto, ChatOnly, Native, Stateless };
+    ResponsesApi responsesApi = ResponsesApi::Auto;
     int configLine = 0;   // line of the model_list entry, for messages (0 = not from a file)
     QString apiKeySource; // "api_key", "$GROQ_API_KEY" or empty (the client's key): --check-config
 

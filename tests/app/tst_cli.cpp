@@ -812,7 +812,8 @@ private slots:
                      "completions model=Qwen/Qwen2.5-7B-Instruct key=$HOSTED_VLLM_API_KEY "
                      "(Authorization: Bearer) (line 31)"),
                  QStringLiteral("llama3: ollama_chat → http://localhost:11434/v1/chat/completions "
-                                "model=llama3.1 key=none (master_key is set) (line 35)"),
+                                "model=llama3.1 key=none (master_key is set) (line 35) "
+                                "Responses native, state kept by Loopscope"),
                  QStringLiteral("openrouter-claude: openrouter → https://openrouter.ai/api/v1/chat/"
                                 "completions model=anthropic/claude-3.5-sonnet "
                                 "key=$OPENROUTER_API_KEY (Authorization: Bearer) (line 39)"),

@@ -162,6 +162,74 @@ private slots:
             qMakePair(QStringLiteral("Loopscope overhead"), QStringLiteral("0.3 ms"))));
     }
 
+    // A Responses request detected as chat-only: the failed /v1/responses attempt, then the
+    // bridged chat call; the flow says "bridged" and each upstream request its dialect.
+    void bridgedFlowShowsEachHopsDialect() {
+        const QString id = QStringLiteral("req_b");
+        InspectorEvent request =
+            InspectorEvent::make(Kind::ClientRequest, id, -1,
+                                 {{QStringLiteral("method"), QStringLiteral("POST")},
+                                  {QStringLiteral("path"), QStringLiteral("/v1/responses")}});
+        request.raw = R"({"model":"m","input":"hi"})";
+        m_bus->publish(request);
+        InspectorEvent attempt = InspectorEvent::make(
+            Kind::UpstreamRequest, id, 0,
+            {{QStringLiteral("url"), QStringLiteral("http://127.0.0.1:9/v1/responses")},
+             {QStringLiteral("method"), QStringLiteral("POST")}});
+        attempt.raw = request.raw;
+        m_bus->publish(attempt);
+        m_bus->publish(Kind::UpstreamResponse, id, 0, {{QStringLiteral("status"), 404}});
+        const QJsonObject chat =
+            QJsonDocument::fromJson(R"({"model":"m","messages":[{"role":"user","content":"hi"}]})")
+                .object();
+        m_bus->publish(
+            Kind::UpstreamCallStarted, id, 1,
+            {{QStringLiteral("request"), chat},
+             {QStringLiteral("url"), QStringLiteral("http://127.0.0.1:9/v1/chat/completions")},
+             {QStringLiteral("dialect"), QStringLiteral("chat_completions")},
+             {QStringLiteral("bridged"), true}});
+        m_bus->publish(
+            Kind::UpstreamCall, id, 1,
+            {{QStringLiteral("request"), chat},
+             {QStringLiteral("status"), 200},
+             {QStringLiteral("url"), QStringLiteral("http://127.0.0.1:9/v1/chat/completions")},
+             {QStringLiteral("dialect"), QStringLiteral("chat_completions")},
+             {QStringLiteral("bridged"), true},
+             {QStringLiteral("response"),
+              QJsonDocument::fromJson(R"({"choices":[{"message":{"content":"yo"}}]})").object()},
+             {QStringLiteral("usage"), QJsonObject{{QStringLiteral("prompt_tokens"), 3},
+                                                   {QStringLiteral("completion_tokens"), 2}}}});
+        InspectorEvent response = InspectorEvent::make(
+            Kind::ClientResponse, id, -1,
+            {{QStringLiteral("status"), 200}, {QStringLiteral("stream"), false}});
+        response.raw = R"({"id":"resp_1","object":"response","output":[],)"
+                       R"("usage":{"input_tokens":3,"output_tokens":2}})";
+        m_bus->publish(response);
+        m_bus->publish(Kind::ExchangeFinished, id, -1, {{QStringLiteral("status"), 200}});
+
+        const QJsonObject f = flow(id);
+        QCOMPARE(f.value(QStringLiteral("state")).toString(), QStringLiteral("completed"));
+        QCOMPARE(f.value(QStringLiteral("bridged")).toBool(), true);
+        // Counted once: the bridged call's usage, not the client answer's again.
+        QCOMPARE(f.value(QStringLiteral("usage")).toObject().value(u"total_tokens").toInt(), 5);
+        ExchangeModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setFlow(f);
+        QCOMPARE(kinds(model),
+                 (QStringList{"client_request", "upstream_request", "upstream_response",
+                              "upstream_request", "upstream_response", "client_response"}));
+        QCOMPARE(model.data(model.index(0)).toString(),
+                 QStringLiteral("Client request \u00b7 POST /v1/responses \u00b7 bridged"));
+        QCOMPARE(model.data(model.index(1)).toString(),
+                 QStringLiteral("Upstream request 1 \u00b7 Responses"));
+        QCOMPARE(model.data(model.index(3)).toString(),
+                 QStringLiteral("Upstream request 2 \u00b7 Chat Completions"));
+        // The 404 attempt's hop keeps no client body; the chat hop holds what it answered.
+        QVERIFY(model.hop(2).value(u"body").isNull());
+        QVERIFY(ExchangeModel::bodyText(model.hop(4)).contains(QStringLiteral("\"yo\"")));
+    }
+
     void rejectedFlowHasRequestAndResponse() {
         publishPassThrough(QStringLiteral("req_401"), 401, false);
         const QJsonObject f = flow(QStringLiteral("req_401"));

@@ -325,6 +325,73 @@ general_settings:
         QVERIFY(!secrets.contains(QString()));
     }
 
+    // How Responses requests reach a route (dialects.md §5): upstream_api, LiteLLM's
+    // model_info.supported_endpoints, the provider table's chat-only mark, else detection.
+    void responsesApi_data() {
+        QTest::addColumn<QByteArray>("entry");
+        QTest::addColumn<int>("api"); // UpstreamRoute::ResponsesApi
+        using Api = UpstreamRoute::ResponsesApi;
+        const QByteArray base = "    litellm_params:\n      model: openai/m\n"
+                                "      api_base: http://127.0.0.1:9/v1\n";
+        QTest::newRow("nothing said: detect") << base << int(Api::Auto);
+        QTest::newRow("upstream_api: chat_completions")
+            << base + "      upstream_api: chat_completions\n"
+            << int(Api::ChatOnly);
+        QTest::newRow("upstream_api: responses") << base + "      upstream_api: responses\n"
+                                                 << int(Api::Native);
+        QTest::newRow("supported_endpoints without /v1/responses")
+            << base + "    model_info:\n      supported_endpoints: [\"/v1/chat/completions\"]\n"
+            << int(Api::ChatOnly);
+        QTest::newRow("supported_endpoints with /v1/responses")
+            << base + "    model_info:\n      supported_endpoints: [\"/v1/chat/completions\", "
+                      "\"/v1/responses\"]\n"
+            << int(Api::Native);
+        QTest::newRow("a chat-only provider")
+            << QByteArray("    litellm_params:\n      model: deepseek/deepseek-chat\n")
+            << int(Api::ChatOnly);
+        QTest::newRow("upstream_api: responses_stateless")
+            << base + "      upstream_api: responses_stateless\n"
+            << int(Api::Stateless);
+        QTest::newRow("Ollama keeps no Responses state")
+            << QByteArray("    litellm_params:\n      model: ollama/llama3.2\n")
+            << int(Api::Stateless);
+        QTest::newRow("upstream_api beats the provider table")
+            << QByteArray("    litellm_params:\n      model: deepseek/deepseek-chat\n"
+                          "      upstream_api: auto\n")
+            << int(Api::Auto);
+    }
+    void responsesApi() {
+        QFETCH(QByteArray, entry);
+        QFETCH(int, api);
+        ProxyConfig config;
+        QString error;
+        const QByteArray yaml = "model_list:\n  - model_name: m\n" + entry;
+        QVERIFY2(config.loadYaml(YamlDocument::fromText(yaml), env(), &error), qPrintable(error));
+        const auto route = config.routeFor(QStringLiteral("m"));
+        QVERIFY(route);
+        QCOMPARE(int(route->responsesApi), api);
+        QVERIFY(!route->litellmParams.contains(QStringLiteral("upstream_api")));
+        // --check-config says which routes are bridged and which are native.
+        const QString described = config.describeRoutes().join(u'\n');
+        QCOMPARE(described.contains(QStringLiteral("Responses bridged over /chat/completions")),
+                 api == int(UpstreamRoute::ResponsesApi::ChatOnly));
+        QCOMPARE(described.contains(QStringLiteral("Responses native")),
+                 api == int(UpstreamRoute::ResponsesApi::Native) ||
+                     api == int(UpstreamRoute::ResponsesApi::Stateless));
+        QCOMPARE(described.contains(QStringLiteral("state kept by Loopscope")),
+                 api == int(UpstreamRoute::ResponsesApi::Stateless));
+    }
+    void responsesApiRejectsAnUnknownValue() {
+        ProxyConfig config;
+        QString error;
+        QVERIFY(!config.loadYaml(YamlDocument::fromText("model_list:\n  - model_name: m\n"
+                                                        "    litellm_params:\n"
+                                                        "      model: openai/m\n"
+                                                        "      upstream_api: grpc\n"),
+                                 env(), &error));
+        QVERIFY2(error.contains(QStringLiteral("upstream_api (line 5)")), qPrintable(error));
+    }
+
     void sessionLimits_data() {
         QTest::addColumn<QByteArray>("yaml");
         QTest::addColumn<int>("sessions");

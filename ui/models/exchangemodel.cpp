@@ -68,9 +68,9 @@ QVariant ExchangeModel::data(const QModelIndex &index, int role) const {
     const QJsonObject h = m_hops.at(index.row()).toObject();
     switch (role) {
     case Qt::DisplayRole:
-        return title(h);
+        return flowTitle(h);
     case Qt::ToolTipRole: // the full row, however narrow the list
-        return QString(title(h) % u'\n' % statusLine(h, m_flow));
+        return QString(flowTitle(h) % u'\n' % statusLine(h, m_flow));
     case HopRole:
         return h;
     case KindRole:
@@ -131,6 +131,24 @@ QString ExchangeModel::duration(double ms) {
     return textformat::formatDuration(ms);
 }
 
+QString ExchangeModel::dialectLabel(const QString &dialect) {
+    if (dialect == u"responses")
+        return tr("Responses");
+    if (dialect == u"chat_completions")
+        return tr("Chat Completions");
+    if (dialect == u"messages")
+        return tr("Messages");
+    return {};
+}
+
+QString ExchangeModel::flowTitle(const QJsonObject &hop) const {
+    // A bridged flow says so on its client request: the upstream hops below it are in
+    // another dialect than the client's.
+    if (hop.value(u"kind"_s).toString() == u"client_request" && m_flow.value(u"bridged"_s).toBool())
+        return title(hop) % u" · " % tr("bridged");
+    return title(hop);
+}
+
 QString ExchangeModel::title(const QJsonObject &hop) {
     const QString kind = hop.value(u"kind"_s).toString();
     const int status = hop.value(u"status"_s).toInt();
@@ -140,8 +158,12 @@ QString ExchangeModel::title(const QJsonObject &hop) {
     if (kind == u"client_request")
         return tr("Client request") % u" · " % hop.value(u"method"_s).toString() % u' ' %
                hop.value(u"path"_s).toString();
-    if (kind == u"upstream_request")
-        return tr("Upstream request %1").arg(iterationText(hop));
+    if (kind == u"upstream_request") {
+        QString t = tr("Upstream request %1").arg(iterationText(hop));
+        if (const QString d = dialectLabel(hop.value(u"dialect"_s).toString()); !d.isEmpty())
+            t += u" · " % d;
+        return t;
+    }
     if (kind == u"upstream_response") {
         QString t = tr("Upstream response %1").arg(iterationText(hop)) % u" · " % statusText;
         if (hop.contains(u"latency_ms"_s))

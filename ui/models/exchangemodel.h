@@ -34,6 +34,8 @@ public:
 
     // Presentation, shared with the inspector widget and its tests.
     static QString title(const QJsonObject &hop); // "Upstream response 2 · 200 OK · 1.2 s"
+    // "Responses", "Chat Completions", "Messages" for a hop's `dialect` ("" when unknown).
+    static QString dialectLabel(const QString &dialect);
     // "POST /v1/responses HTTP/1.1", "HTTP/1.1 200 OK", "POST http://…/v1/responses HTTP/1.1",
     // "Code run · call_1 · cntr_…"; upstream hops of intercepted flows are reconstructed.
     static QString statusLine(const QJsonObject &hop, const QJsonObject &flow = {});
@@ -53,6 +55,8 @@ public:
     static QString duration(double ms);
 
 private:
+    // title() plus what the flow adds: " · bridged" on a bridged flow's client request.
+    QString flowTitle(const QJsonObject &hop) const;
     QJsonObject m_flow;
     QJsonArray m_hops;
 };
