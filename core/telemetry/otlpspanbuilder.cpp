@@ -5,6 +5,7 @@
 #include "inspect/credentialpolicy.h"
 
 #include <QCryptographicHash>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QUrl>
@@ -43,7 +44,14 @@ QString apiFor(const QString &path) {
         return S("completions");
     if (path.endsWith(S("/embeddings")))
         return S("embeddings");
+    if (path.endsWith(S("/messages")))
+        return S("messages");
     return {};
+}
+
+// GenAI semantic conventions name the provider; `openai.api.type` is OpenAI's own attribute.
+QString providerFor(const QString &api) {
+    return api == S("messages") ? S("anthropic") : S("openai");
 }
 
 QString json(const QJsonValue &v) {
@@ -91,6 +99,8 @@ QJsonArray finishReasons(const QJsonObject &body) {
             reasons.append(c.toObject().value(S("finish_reason")));
     if (reasons.isEmpty() && body.value(S("status")).isString())
         reasons.append(body.value(S("status")));
+    if (reasons.isEmpty() && body.value(S("stop_reason")).isString()) // Messages
+        reasons.append(body.value(S("stop_reason")));
     return reasons;
 }
 
@@ -118,7 +128,7 @@ QByteArray OtlpSpanBuilder::spanIdFor(const QString &flowId, const QString &part
 
 bool OtlpSpanBuilder::exports(const QJsonObject &flow) {
     const QString api = flow.value(S("api")).toString();
-    return api == S("responses") || api == S("chat_completions") ||
+    return api == S("responses") || api == S("chat_completions") || api == S("messages") ||
            !apiFor(flow.value(S("path")).toString()).isEmpty();
 }
 
@@ -131,8 +141,13 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
     const QString runId = flow.value(S("run_id")).toString();
     const QByteArray traceId = traceIdFor(runId.isEmpty() ? flowId : runId);
     QString api = flow.value(S("api")).toString();
-    if (api != S("responses") && api != S("chat_completions"))
+    if (api != S("responses") && api != S("chat_completions") && api != S("messages"))
         api = apiFor(flow.value(S("path")).toString());
+    const QString provider = providerFor(api);
+    const bool openAi = provider == S("openai");
+    // The tool each code run answered, by call id: OpenAI's intercepted calls all are the
+    // code interpreter; a Messages loop calls the code-execution sub-tools by name.
+    QHash<QString, QString> toolOfCall;
     const QString operation = operationFor(api);
     const QString model = flow.value(S("model")).toString();
     const QJsonArray hops = flow.value(S("hops")).toArray();
@@ -148,9 +163,10 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
         root.startTimeUnixNano + nanos(qMax(0.0, flow.value(S("duration_ms")).toDouble()));
     QList<OtlpAttribute> &ra = root.attributes;
     add(ra, "gen_ai.operation.name", operation);
-    add(ra, "gen_ai.provider.name", S("openai"));
+    add(ra, "gen_ai.provider.name", provider);
     add(ra, "gen_ai.request.model", model);
-    add(ra, "openai.api.type", api);
+    if (openAi)
+        add(ra, "openai.api.type", api);
     add(ra, "gen_ai.conversation.id", flow.value(S("session_id")).toString());
     addUsage(ra, Usage::fromWire(flow.value(S("usage")).toObject()));
     add(ra, "http.request.method", flow.value(S("method")).toString());
@@ -213,12 +229,17 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
             span.endTimeUnixNano = span.startTimeUnixNano + nanos(qMax(0.0, end - start));
             QList<OtlpAttribute> &a = span.attributes;
             add(a, "gen_ai.operation.name", operation);
-            add(a, "gen_ai.provider.name", S("openai"));
+            add(a, "gen_ai.provider.name", provider);
             add(a, "gen_ai.request.model", requestModel);
             add(a, "gen_ai.response.model", body.value(S("model")).toString());
             add(a, "gen_ai.response.id", body.value(S("id")).toString());
             add(a, "gen_ai.response.finish_reasons", stringList(finishReasons(body)));
-            add(a, "openai.api.type", api);
+            if (openAi)
+                add(a, "openai.api.type", api);
+            else
+                for (const ConversationItem &item : decodeResponse(Dialect::Messages, body).items)
+                    if (item.kind == ConversationItem::Kind::ToolCall)
+                        toolOfCall.insert(item.callId, item.name);
             Usage usage = Usage::fromWire(hop.value(S("usage")).toObject());
             if (!usage.hasInput && !usage.hasOutput)
                 usage = Usage::fromWire(body.value(S("usage")).toObject());
@@ -247,8 +268,9 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
                                                   : req.value(S("messages"))));
                 const QJsonObject out = masked(body).toObject();
                 add(a, "gen_ai.output.messages",
-                    json(out.contains(S("output")) ? out.value(S("output"))
-                                                   : out.value(S("choices"))));
+                    json(out.contains(S("output"))    ? out.value(S("output"))
+                         : out.contains(S("content")) ? out.value(S("content"))
+                                                      : out.value(S("choices"))));
             }
             spans.append(span);
             pendingRequest = {};
@@ -259,14 +281,16 @@ QList<OtlpSpan> OtlpSpanBuilder::build(const QJsonObject &flow, bool captureCont
             span.spanId = spanIdFor(flowId, S("code:") + callId);
             span.parentSpanId = root.spanId;
             span.kind = OtlpSpan::Internal;
-            span.name = S("execute_tool code_interpreter");
+            const QString tool =
+                openAi ? S("code_interpreter") : toolOfCall.value(callId, S("code_execution"));
+            span.name = S("execute_tool ") + tool;
             const double start = hop.value(S("at")).toDouble();
             span.startTimeUnixNano = nanos(start);
             span.endTimeUnixNano =
                 span.startTimeUnixNano + nanos(qMax(0.0, hop.value(S("duration_ms")).toDouble()));
             QList<OtlpAttribute> &a = span.attributes;
             add(a, "gen_ai.operation.name", S("execute_tool"));
-            add(a, "gen_ai.tool.name", S("code_interpreter"));
+            add(a, "gen_ai.tool.name", tool);
             add(a, "gen_ai.tool.call.id", callId);
             add(a, "loopscope.container.id", hop.value(S("container_id")).toString());
             add(a, "loopscope.iteration", qint64(hop.value(S("iteration")).toInt()));

@@ -6,10 +6,14 @@
 // then the result block, `container`, summed usage; streamed and not alike.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   startLoopscope, startScriptedAnthropicUpstream, sandboxProcessCount, controlClient, waitFor,
 } from './harness.mjs';
@@ -18,6 +22,7 @@ let upstream;
 let app;
 let dataDir;
 let client;
+let collector; // OTLP/HTTP JSON bodies Loopscope exports
  // what runs with no sandbox (the zygote)
 
 // The user's message names the calls to make: "PLAN <json array>", one entry per round, each a
@@ -43,16 +48,35 @@ function script({ body }) {
     stop_reason: 'end_turn', usage };
 }
 
+// A minimal OTLP/HTTP collector (http/json): keeps every decoded export request. The full
+// schema check of the export lives in otlp.test.mjs; here: that Messages code runs are traced.
+async function startCollector() {
+  const bodies = [];
+  const server = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${server.address().port}`, bodies, close: () => new Promise((r) => server.close(r)) };
+}
+
 before(async () => {
+  collector = await startCollector();
   upstream = await startScriptedAnthropicUpstream(script);
   dataDir = mkdtempSync(path.join(tmpdir(), 'loopscope-e2e-anthcx-'));
-  app = await startLoopscope(['--anthropic-upstream', upstream.url, '--data-dir', dataDir, '--exec-timeout', '4', '--sandbox-pool', '0']);
+  app = await startLoopscope(['--anthropic-upstream', upstream.url, '--data-dir', dataDir, '--exec-timeout', '4', '--sandbox-pool', '0',
+    '--otlp-endpoint', collector.url, '--otlp-protocol', 'http/json']);
   client = new Anthropic({ baseURL: app.baseURL, apiKey: upstream.apiKey, maxRetries: 0 });
 });
 
 after(async () => {
   await app?.stop();
   await upstream?.close();
+  await collector?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -339,4 +363,51 @@ test('bad input: invalid sub-tool input is invalid_tool_input, a bad key an Anth
   // or a child of one such as a timed-out `sleep`, would add to it.
   await waitFor(() => sandboxProcessCount(app.proc.pid) <= 3, 20000,
     () => `sandbox processes left: ${sandboxProcessCount(app.proc.pid)}`);
+});
+
+test('OTLP traces and the MCP transcript cover a Messages code run as they do an OpenAI one', async () => {
+  const marker = 'otlp-mcp-' + 'messages-' + 42;
+  const plan = [{ name: 'bash_code_execution', input: { command: `echo ${marker}` } }];
+  const message = await client.messages.create(params(plan));
+  containers.add(message.container.id);
+  assert.equal(results(message)[0].content.stdout, `${marker}\n`);
+
+  // OTLP: a SERVER root for the flow with a CLIENT model call per upstream call and an
+  // INTERNAL span for the bash run.
+  const spans = () => collector.bodies.flatMap((b) => b.resourceSpans.flatMap((rs) =>
+    rs.scopeSpans.flatMap((ss) => ss.spans)));
+  const attr = (span, key) => span.attributes.find((a) => a.key === key)?.value;
+  const rootOf = () => spans().find((s) => s.kind === 2 && spans().some((c) => c.parentSpanId === s.spanId &&
+    c.kind === 1 && JSON.stringify(c).includes('bash_code_execution')));
+  await waitFor(() => rootOf() !== undefined, 20000, () => `no traced Messages code run in ${spans().length} spans`);
+  const root = rootOf();
+  const children = spans().filter((s) => s.parentSpanId === root.spanId);
+  assert.equal(children.filter((s) => s.kind === 3).length, 2, 'two model calls');
+  const run = children.find((s) => s.kind === 1);
+  assert.equal(run.name, 'execute_tool bash_code_execution');
+  assert.equal(attr(run, 'gen_ai.tool.name')?.stringValue, 'bash_code_execution');
+  const flowId = attr(root, 'loopscope.flow.id')?.stringValue ?? '';
+  assert.match(flowId, /^req_/);
+  const control = await controlClient(app);
+  const flow = (await control('GET', `/flows/${flowId}`)).json;
+  assert.equal(flow.api, 'messages');
+  assert.ok(JSON.stringify(flow).includes(`echo ${marker}`), 'the flow holds the run');
+
+  // MCP: the transcript has the command and what it printed.
+  const token = app.stderr().match(/loopscope control token: ([0-9a-f]{64})/)[1];
+  const mcp = new Client({ name: 'loopscope-e2e', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${app.baseURL}/loopscope/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  }));
+  try {
+    const got = await mcp.callTool({ name: 'get_flow', arguments: { flow_id: flowId } });
+    const text = got.content.map((c) => c.text).join('\n');
+    assert.match(text, /POST \/v1\/messages/);
+    assert.ok(text.includes(`echo ${marker}`), text);
+    assert.ok(text.includes(`${marker}\n`) || text.includes(marker), text);
+    const at = text.indexOf(`echo ${marker}`);
+    assert.ok(text.indexOf(marker, at + `echo ${marker}`.length) > at, 'the output follows the code');
+  } finally {
+    await mcp.close();
+  }
 });

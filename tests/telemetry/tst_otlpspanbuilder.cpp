@@ -200,6 +200,9 @@ private slots:
         QTest::newRow("chat") << "chat_completions"
                               << "/v1/chat/completions"
                               << "chat gpt-5";
+        QTest::newRow("messages") << "messages"
+                                  << "/v1/messages"
+                                  << "chat gpt-5";
         QTest::newRow("completions") << "other"
                                      << "/v1/completions"
                                      << "text_completion gpt-5";
@@ -223,6 +226,43 @@ private slots:
             return;
         }
         QCOMPARE(spans.first().name, rootName);
+    }
+
+    void messagesFlowsAreAnthropicAndNameTheirSubTool() {
+        // A Messages code-execution loop: the model's tool_use names the sub-tool its code run
+        // answered; the provider is Anthropic and OpenAI's own attribute is left out.
+        QJsonObject flow = codeFlow("req_m", "", QJsonValue::Null);
+        flow.insert("api", "messages");
+        flow.insert("path", "/v1/messages");
+        QJsonArray hops = flow.value("hops").toArray();
+        QJsonObject first = hops.at(2).toObject();
+        first.insert("body",
+                     QJsonObject{{"id", "msg_1"},
+                                 {"type", "message"},
+                                 {"role", "assistant"},
+                                 {"model", "claude-x"},
+                                 {"stop_reason", "tool_use"},
+                                 {"content", QJsonArray{QJsonObject{
+                                                 {"type", "tool_use"},
+                                                 {"id", "call_1"},
+                                                 {"name", "bash_code_execution"},
+                                                 {"input", QJsonObject{{"command", "ls"}}}}}}});
+        hops.replace(2, first);
+        flow.insert("hops", hops);
+        const auto spans = OtlpSpanBuilder::build(flow, false);
+        QCOMPARE(spans.size(), 4);
+        const OtlpSpan *root = find(spans, OtlpSpan::Server);
+        QVERIFY(root);
+        QCOMPARE(root->attribute("gen_ai.provider.name").toString(), QStringLiteral("anthropic"));
+        QVERIFY(!root->attribute("openai.api.type").isValid());
+        const OtlpSpan *call = find(spans, OtlpSpan::Client);
+        QCOMPARE(call->attribute("gen_ai.response.finish_reasons").toStringList(),
+                 QStringList{QStringLiteral("tool_use")});
+        const OtlpSpan *run = find(spans, OtlpSpan::Internal);
+        QVERIFY(run);
+        QCOMPARE(run->name, QStringLiteral("execute_tool bash_code_execution"));
+        QCOMPARE(run->attribute("gen_ai.tool.name").toString(),
+                 QStringLiteral("bash_code_execution"));
     }
 
     void sandboxEventsLandOnTheirCodeRun() {
