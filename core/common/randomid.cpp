@@ -14,4 +14,8 @@ QString randomHex128() {
     return out;
 }
 
+QString randomId(const char *prefix) {
+    return QLatin1String(prefix) + randomHex128();
+}
+
 } // namespace loopscope

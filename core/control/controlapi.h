@@ -102,7 +102,8 @@ private:
     QPointer<FlowStore> m_store;
     // The bus's drop counters by queue name (shared: no pointer into the bus crosses threads).
     QHash<QString, std::shared_ptr<std::atomic<quint64>>> m_drops;
-    // flow.started/updated/finished while the event stream has a subscriber (see followLiveFlows()).
+    // flow.started/updated/finished while the event stream has a subscriber (see
+    // followLiveFlows()).
     std::array<QMetaObject::Connection, 3> m_liveFlows;
     QPointer<SandboxRegistry> m_registry;
     ControlEventStream *m_stream;

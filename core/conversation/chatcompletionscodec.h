@@ -14,8 +14,8 @@ public:
     // The chat.completion a stream of decoded events ({"event","data"}) adds up to, as the SDK's
     // accumulator builds it: id, created, model, choice 0's content (null when no chunk had text)
     // and tool calls by index, its finish reason and the usage chunk; `reasoning_content`
-    // deltas (servers that stream reasoning that way) joined on the message when there were any. An error chunk is the answer;
-    // no chunk at all gives {}.
+    // deltas (servers that stream reasoning that way) joined on the message when there were any. An
+    // error chunk is the answer; no chunk at all gives {}.
     static QJsonObject responseFromEvents(const QJsonArray &events);
 
     // A request body's `messages`, system messages in their place.

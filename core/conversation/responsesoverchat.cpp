@@ -22,10 +22,6 @@ const QString kName = QStringLiteral("name");
 const QString kToolCalls = QStringLiteral("tool_calls");
 const QString kFunction = QStringLiteral("function");
 
-QString mint(const char *prefix) {
-    return QLatin1String(prefix) + randomHex128();
-}
-
 // One Responses content part as a chat content part; an unknown part is kept as it came (a
 // server that does not know it says so, rather than Loopscope dropping it).
 QJsonObject chatPart(const ConversationItem::Part &part) {
@@ -152,7 +148,7 @@ QString addItem(MessageBuilder &out, const ConversationItem &item) {
         return {};
     case Kind::CodeRun: {
         // An earlier turn's code run: the model sees the code it wrote and what it printed.
-        const QString id = item.callId.isEmpty() ? mint("ci_") : item.callId;
+        const QString id = item.callId.isEmpty() ? randomId("ci_") : item.callId;
         out.addToolCall(
             {{QStringLiteral("id"), id},
              {kType, kFunction},
@@ -285,11 +281,11 @@ ResponsesOverChat::ChatRequest ResponsesOverChat::chatRequest(const QJsonObject 
 
 ResponsesOverChat::Ids ResponsesOverChat::mintIds(int callCount) {
     Ids ids;
-    ids.response = mint("resp_");
-    ids.reasoning = mint("rs_");
-    ids.message = mint("msg_");
+    ids.response = randomId("resp_");
+    ids.reasoning = randomId("rs_");
+    ids.message = randomId("msg_");
     for (int i = 0; i < callCount; ++i)
-        ids.calls << mint("fc_");
+        ids.calls << randomId("fc_");
     return ids;
 }
 
@@ -430,7 +426,7 @@ QJsonObject ResponsesOverChat::responseFromChat(const QJsonObject &completion,
                 (part.kind == PartKind::Refusal ? refusal : text) += part.text;
             output.append(messageItem(ids.message, text, refusal));
         } else if (item.kind == Kind::ToolCall) {
-            const QString id = call < ids.calls.size() ? ids.calls.at(call) : mint("fc_");
+            const QString id = call < ids.calls.size() ? ids.calls.at(call) : randomId("fc_");
             ++call;
             output.append(toolCallItem(id, item));
         }

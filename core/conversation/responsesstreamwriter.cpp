@@ -17,10 +17,6 @@ const QString kOutputIndex = QStringLiteral("output_index");
 const QString kItemId = QStringLiteral("item_id");
 const QString kItem = QStringLiteral("item");
 
-QString mintId(const char *prefix) {
-    return QLatin1String(prefix) + randomHex128();
-}
-
 } // namespace
 
 QByteArray ResponsesStreamWriter::sseEvent(const QString &type, const QJsonObject &payload) {
@@ -37,7 +33,7 @@ QByteArray ResponsesStreamWriter::begin(const QJsonObject &skeleton) {
     QJsonObject response = skeleton;
     m_responseId = response.value(kId).toString();
     if (m_responseId.isEmpty()) {
-        m_responseId = mintId("resp_");
+        m_responseId = randomId("resp_");
         response.insert(kId, m_responseId);
     }
     response.insert(QStringLiteral("object"), QStringLiteral("response"));
@@ -101,7 +97,7 @@ QByteArray ResponsesStreamWriter::streamItem(QJsonObject item) {
         return codeCallFinished(item); // announces it first
     // The SDK requires a non-empty id on every item except function calls.
     if (item.value(kId).toString().isEmpty() && type != QLatin1String("function_call"))
-        item.insert(kId, mintId(type == QLatin1String("message") ? "msg_" : "item_"));
+        item.insert(kId, randomId(type == QLatin1String("message") ? "msg_" : "item_"));
     const int index = m_nextOutputIndex++;
     const QString id = item.value(kId).toString();
     if (!id.isEmpty())
@@ -205,7 +201,7 @@ QByteArray ResponsesStreamWriter::finish(QJsonObject finalResponse) {
         QJsonObject item = output.at(i).toObject();
         const QString type = item.value(kType).toString();
         if (item.value(kId).toString().isEmpty() && type != QLatin1String("function_call")) {
-            item.insert(kId, mintId(type == QLatin1String("message") ? "msg_" : "item_"));
+            item.insert(kId, randomId(type == QLatin1String("message") ? "msg_" : "item_"));
             output[i] = item;
         }
         out += streamItem(item);
