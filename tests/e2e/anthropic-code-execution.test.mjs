@@ -372,26 +372,35 @@ test('OTLP traces and the MCP transcript cover a Messages code run as they do an
   containers.add(message.container.id);
   assert.equal(results(message)[0].content.stdout, `${marker}\n`);
 
+  // The flow of this request (other tests' flows ran bash too), once the store has it.
+  const control = await controlClient(app);
+  let flowId;
+  await waitFor(async () => {
+    const list = (await control('GET', '/flows?limit=100')).json?.data ?? [];
+    for (const f of list.filter((x) => x.api === 'messages')) {
+      const detail = (await control('GET', `/flows/${f.id}`)).json;
+      if (JSON.stringify(detail ?? {}).includes(`echo ${marker}`)) {
+        flowId = f.id;
+        return true;
+      }
+    }
+    return false;
+  }, 20000, () => 'the flow of the request in the store');
+
   // OTLP: a SERVER root for the flow with a CLIENT model call per upstream call and an
   // INTERNAL span for the bash run.
   const spans = () => collector.bodies.flatMap((b) => b.resourceSpans.flatMap((rs) =>
     rs.scopeSpans.flatMap((ss) => ss.spans)));
   const attr = (span, key) => span.attributes.find((a) => a.key === key)?.value;
-  const rootOf = () => spans().find((s) => s.kind === 2 && spans().some((c) => c.parentSpanId === s.spanId &&
-    c.kind === 1 && JSON.stringify(c).includes('bash_code_execution')));
-  await waitFor(() => rootOf() !== undefined, 20000, () => `no traced Messages code run in ${spans().length} spans`);
+  const rootOf = () => spans().find((s) => s.kind === 2 && attr(s, 'loopscope.flow.id')?.stringValue === flowId);
+  await waitFor(() => rootOf() !== undefined, 20000, () => `no span for ${flowId} in ${spans().length} spans`);
   const root = rootOf();
+  assert.equal(attr(root, 'gen_ai.provider.name')?.stringValue, 'anthropic');
   const children = spans().filter((s) => s.parentSpanId === root.spanId);
   assert.equal(children.filter((s) => s.kind === 3).length, 2, 'two model calls');
   const run = children.find((s) => s.kind === 1);
   assert.equal(run.name, 'execute_tool bash_code_execution');
   assert.equal(attr(run, 'gen_ai.tool.name')?.stringValue, 'bash_code_execution');
-  const flowId = attr(root, 'loopscope.flow.id')?.stringValue ?? '';
-  assert.match(flowId, /^req_/);
-  const control = await controlClient(app);
-  const flow = (await control('GET', `/flows/${flowId}`)).json;
-  assert.equal(flow.api, 'messages');
-  assert.ok(JSON.stringify(flow).includes(`echo ${marker}`), 'the flow holds the run');
 
   // MCP: the transcript has the command and what it printed.
   const token = app.stderr().match(/loopscope control token: ([0-9a-f]{64})/)[1];
