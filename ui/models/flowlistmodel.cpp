@@ -312,6 +312,7 @@ void FlowListModel::reload() {
     const bool hadCost = m_costKnown > 0;
     m_costKnown = 0;
     m_hasMore = m_store != nullptr;
+    m_limitDropped = false;
     m_emptyPagesInARow = 0;
     m_pageAnchor.clear();
     m_incoming.clear();
@@ -479,6 +480,7 @@ void FlowListModel::trimToLiveLimit() {
     endRemoveRows();
     m_pageAnchor = m_rows.empty() ? QString() : m_rows.back().id;
     m_hasMore = true;
+    m_limitDropped = true;
 }
 
 void FlowListModel::requestPage() {
@@ -529,6 +531,11 @@ void FlowListModel::appendPage(const QJsonObject &page, quint64 generation) {
             continue;
         fresh.append({s, id});
     }
+    // Rows the live limit dropped are older than every listed one: a page that brought none
+    // and says "no more" was read before the store had written them (it writes in batches),
+    // so scrolling may still find them.
+    if (!m_hasMore && fresh.isEmpty() && m_limitDropped)
+        m_hasMore = true;
     const bool costBefore = anyCostKnown();
     if (!fresh.isEmpty()) {
         const int first = rowCount();

@@ -145,6 +145,7 @@ private:
     bool m_loading = false;
     bool m_trimDeferred = false;    // live rows outgrew the limit while a page loaded
     bool m_pageWithinLimit = false; // the page in flight was asked for below the limit
+    bool m_limitDropped = false;    // live rows left memory since the last reload
     quint64 m_generation = 0;
     int m_costKnown = 0;
     int m_emptyPagesInARow = 0;
