@@ -513,6 +513,10 @@ void FlowListModel::requestPage() {
             return;
         }
         appendPage(resultOr(page, QJsonObject()), generation);
+        // A page asked for to fill the table below the limit never grows it past: what it
+        // brought beyond is older than every live row and leaves first.
+        if (m_pageWithinLimit)
+            trimToLiveLimit();
     });
 }
 
