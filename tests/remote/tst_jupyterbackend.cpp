@@ -358,13 +358,16 @@ void TestJupyterBackend::cancelInterruptsTheRunAndKeepsState() {
     const auto dropped = awaitFuture(queued, 30000);
     QVERIFY(!dropped.ok());
     QCOMPARE(dropped.error, SandboxBackend::kRunCancelled);
+    // Interrupted, not restarted: a restart (the grace ran out) would lose `kept`.
+    QCOMPARE(restarted.size(), 0);
     const auto after = run(*s.backend, s.kernel, QStringLiteral("print(kept, 'ran' in globals())"));
     QVERIFY2(after.ok(), qPrintable(after.error));
+    QVERIFY2(!after.value.error,
+             qPrintable(after.value.error ? after.value.error->value : QString()));
     QCOMPARE(after.value.stdoutText, QStringLiteral("5 False\n"));
-    QCOMPARE(restarted.size(), 0);
 }
 
-// Code that ignores the interrupt: after SandboxBackend::kInterruptGraceMs the kernel is
+// Code that ignores the interrupt: after the channel's interrupt grace the kernel is
 // restarted (the run stops; its state is lost, and the result says so).
 void TestJupyterBackend::cancelIgnoringTheInterruptRestartsTheKernel() {
     const Spinning s = backendWithKernel();

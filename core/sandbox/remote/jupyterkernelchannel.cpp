@@ -137,7 +137,10 @@ void JupyterKernelChannel::cancel(const std::shared_ptr<Job> &job) {
     if (job->cancelled || job->timedOut)
         return; // an interrupt is on its way already
     job->cancelled = true;
-    interruptKernel(SandboxBackend::kInterruptGraceMs);
+    // The channel's grace, not the local backend's 500 ms: the interrupt travels over REST
+    // through the server, and a kernel on a loaded or distant machine restarted for being slow
+    // to answer loses the session's state (seen under load in tst_jupyterbackend).
+    interruptKernel(m_options.interruptGraceMs);
 }
 
 void JupyterKernelChannel::interruptKernel(int graceMs) {

@@ -33,7 +33,7 @@ class JupyterKernelChannel : public QObject {
 public:
     struct Options {
         int runTimeoutMs = 30000;
-        int interruptGraceMs = 5000;
+        int interruptGraceMs = 5000; // after a timeout's or a cancel's interrupt
         int connectTimeoutMs = 30000;
         int requestTimeoutMs = 30000;
         int reconnectAttempts = 3;
