@@ -248,6 +248,11 @@ export async function startScriptedAnthropicUpstream(handler, { apiKey = 'sk-ant
         const json = JSON.stringify(block.input);
         for (let i = 0; i < json.length; i += 9)
           event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 9) } });
+      } else if (block.type === 'thinking') { // as Anthropic streams it: text, then signature
+        event('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+        for (const piece of block.thinking.match(/.{1,11}/gs) ?? [])
+          event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
+        event('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
       } else {
         event('content_block_start', { index, content_block: block });
       }
