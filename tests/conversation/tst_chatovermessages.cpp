@@ -159,6 +159,11 @@ void TestChatOverMessages::request_data() {
                R"({"messages":[{"role":"user","content":[{"type":"text","text":"what is this"},
             {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
             {"type":"image","source":{"type":"url","url":"https://example.com/cat.jpg"}}]}]})");
+    QTest::newRow("a PDF file part → a document block")
+        << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[
+            {"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0="}}]}]})")
+        << QByteArray(R"({"messages":[{"role":"user","content":[{"type":"document",
+            "source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="}}]}]})");
     QTest::newRow("reasoning_effort → thinking budget on top of the default max_tokens")
         << QByteArray(
                R"({"model":"m","messages":[{"role":"user","content":"x"}],"reasoning_effort":"medium"})")

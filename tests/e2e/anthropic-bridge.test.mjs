@@ -342,6 +342,32 @@ test('Responses: thinking → a reasoning item whose encrypted_content carries t
   }
 });
 
+test('max_tokens stop → finish_reason length, Responses incomplete (max_output_tokens)', async () => {
+  script = () => ({ content: [{ type: 'text', text: 'Cut sho' }], stop_reason: 'max_tokens', usage: { input_tokens: 5, output_tokens: 3 } });
+  const chat = await client.chat.completions.create({ model: MODEL, max_tokens: 3, messages: [{ role: 'user', content: 'long story' }] });
+  assert.equal(chat.choices[0].finish_reason, 'length');
+  const response = await client.responses.create({ model: MODEL, max_output_tokens: 3, input: 'long story' });
+  assert.equal(response.status, 'incomplete');
+  assert.deepEqual(response.incomplete_details, { reason: 'max_output_tokens' });
+  assert.equal(response.output_text, 'Cut sho');
+});
+
+test('previous_response_id over Anthropic: Loopscope keeps the chain, signed thinking included', async () => {
+  script = thinkingScript;
+  const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+  const first = await client.responses.create({ model: MODEL, input: 'Weather in Oslo?', tools, reasoning: { effort: 'low' } });
+  const second = await client.responses.create({ model: MODEL, tools, reasoning: { effort: 'low' }, previous_response_id: first.id,
+    input: [{ type: 'function_call_output', call_id: 'toolu_t1', output: 'sunny' }] });
+  assert.equal(second.output_text, 'It is sunny.');
+  assert.equal(second.previous_response_id, first.id);
+  const sent = last().body.messages;
+  assert.deepEqual(sent.map((m) => m.role), ['user', 'assistant', 'user']);
+  assert.deepEqual(sent[1].content.map((b) => b.type), ['thinking', 'tool_use']);
+  assert.equal(sent[1].content[0].signature, SIGNATURE);
+  await assert.rejects(client.responses.create({ model: MODEL, input: 'x', previous_response_id: 'resp_unknown' }),
+    (error) => error instanceof OpenAI.NotFoundError && error.code === 'previous_response_not_found');
+});
+
 test('the flow records each hop sent to Anthropic in the messages dialect, pass-through and loop', async () => {
   const control = await controlClient(app);
   const latestFlow = async (previous) => {
