@@ -310,7 +310,7 @@ ChatOverMessages::MessagesRequest ChatOverMessages::messagesRequest(const QJsonO
             choice.insert(kType, QStringLiteral("auto"));
         choice.insert(QStringLiteral("disable_parallel_tool_use"), true);
     }
-    if (!choice.isEmpty() && (!tools.isEmpty() || choice.value(kType) == QLatin1String("none")))
+    if (!choice.isEmpty() && !tools.isEmpty()) // Anthropic takes tool_choice only beside tools
         body.insert(QStringLiteral("tool_choice"), choice);
 
     int budget = 0;

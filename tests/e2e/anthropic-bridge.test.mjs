@@ -76,7 +76,9 @@ before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'loopscope-e2e-anthropic-bridge-'));
   const config = path.join(dir, 'config.yaml');
   writeFileSync(config, ['model_list:', `  - model_name: ${MODEL}`, '    litellm_params:',
-    '      model: anthropic/claude-sonnet-4-5', `      api_base: ${upstream.url}`, `      api_key: ${KEY}`, ''].join('\n'));
+    '      model: anthropic/claude-sonnet-4-5', `      api_base: ${upstream.url}`, `      api_key: ${KEY}`,
+    '  - model_name: claude-client-key', '    litellm_params:', '      model: anthropic/claude-sonnet-4-5',
+    `      api_base: ${upstream.url}`, ''].join('\n'));
   app = await startLoopscope(['--config', config, '--data-dir', dir]);
   // The client's own key is not Anthropic's: the configured one must be what goes upstream.
   client = new OpenAI({ baseURL: app.apiBase, apiKey: 'sk-client-not-anthropic', maxRetries: 0 });
@@ -113,6 +115,17 @@ test('chat.completions.create: system → system, max_tokens defaulted, the conf
   assert.equal(sent.body.system, 'Be brief.');
   assert.equal(sent.body.max_tokens, 4096);
   assert.deepEqual(sent.body.messages, [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }]);
+});
+
+// Without a configured key (and ANTHROPIC_API_KEY unset) the client's own key is the one: the
+// OpenAI SDK sends it as a Bearer token, Anthropic reads x-api-key.
+test("a route without a key: the OpenAI client's Bearer key goes as x-api-key", { skip: Boolean(process.env.ANTHROPIC_API_KEY) }, async () => {
+  script = () => ({ content: [{ type: 'text', text: 'yours' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } });
+  const own = new OpenAI({ baseURL: app.apiBase, apiKey: KEY, maxRetries: 0 });
+  const answer = await own.chat.completions.create({ model: 'claude-client-key', messages: [{ role: 'user', content: 'hi' }] });
+  assert.equal(answer.choices[0].message.content, 'yours');
+  assert.equal(last().headers['x-api-key'], KEY);
+  assert.equal(last().headers.authorization, undefined);
 });
 
 test('chat streaming: raw chunks and the SDK stream helper rebuild the JSON answer', async () => {
