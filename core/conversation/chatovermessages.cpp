@@ -377,9 +377,8 @@ QJsonObject ChatOverMessages::chatUsage(const QJsonObject &u) {
             {QStringLiteral("completion_tokens"), output},
             {QStringLiteral("total_tokens"), prompt + output},
             {QStringLiteral("prompt_tokens_details"),
-             QJsonObject{{QStringLiteral("cached_tokens"), read}}},
-            {QStringLiteral("cache_read_input_tokens"), read},
-            {QStringLiteral("cache_creation_input_tokens"), write}};
+             QJsonObject{{QStringLiteral("cached_tokens"), read},
+                         {QStringLiteral("cache_write_tokens"), write}}}};
 }
 
 QJsonArray ChatOverMessages::thinkingBlocks(const QList<ConversationItem> &items) {

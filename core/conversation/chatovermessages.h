@@ -57,9 +57,8 @@ public:
     // context window → length, refusal → content_filter.
     static QString finishReasonOf(const QString &stopReason);
     // Messages usage as chat usage: prompt_tokens counts every input token (uncached + cache
-    // read + cache write, as OpenAI's does), prompt_tokens_details.cached_tokens the cache reads;
-    // the Anthropic counts stay beside them (cache_read_input_tokens,
-    // cache_creation_input_tokens) so cache writes are not lost.
+    // read + cache write, as OpenAI's does), prompt_tokens_details.cached_tokens the cache reads
+    // and .cache_write_tokens the cache writes.
     static QJsonObject chatUsage(const QJsonObject &messagesUsage);
     // The thinking blocks of decoded reasoning items, as `thinking_blocks`.
     static QJsonArray thinkingBlocks(const QList<ConversationItem> &items);

@@ -414,17 +414,17 @@ QJsonObject ResponsesOverChat::usageFromChat(const QJsonObject &u) {
     const qint64 input = u.value(QStringLiteral("prompt_tokens")).toInteger();
     const qint64 output = u.value(QStringLiteral("completion_tokens")).toInteger();
     const qint64 total = u.value(QStringLiteral("total_tokens")).toInteger(input + output);
-    const qint64 cached = u.value(QStringLiteral("prompt_tokens_details"))
-                              .toObject()
-                              .value(QStringLiteral("cached_tokens"))
-                              .toInteger();
+    const QJsonObject details = u.value(QStringLiteral("prompt_tokens_details")).toObject();
+    const qint64 cached = details.value(QStringLiteral("cached_tokens")).toInteger();
+    const qint64 written = details.value(QStringLiteral("cache_write_tokens")).toInteger();
     const qint64 reasoning = u.value(QStringLiteral("completion_tokens_details"))
                                  .toObject()
                                  .value(QStringLiteral("reasoning_tokens"))
                                  .toInteger();
     return {{QStringLiteral("input_tokens"), input},
             {QStringLiteral("input_tokens_details"),
-             QJsonObject{{QStringLiteral("cached_tokens"), cached}}},
+             QJsonObject{{QStringLiteral("cached_tokens"), cached},
+                         {QStringLiteral("cache_write_tokens"), written}}},
             {QStringLiteral("output_tokens"), output},
             {QStringLiteral("output_tokens_details"),
              QJsonObject{{QStringLiteral("reasoning_tokens"), reasoning}}},

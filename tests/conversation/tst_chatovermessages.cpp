@@ -241,8 +241,7 @@ void TestChatOverMessages::completion_data() {
             "cache_read_input_tokens":100,"cache_creation_input_tokens":20}})")
         << QByteArray(R"({"role":"assistant","content":"Hello there"})") << "stop"
         << QByteArray(R"({"prompt_tokens":130,"completion_tokens":5,"total_tokens":135,
-            "prompt_tokens_details":{"cached_tokens":100},"cache_read_input_tokens":100,
-            "cache_creation_input_tokens":20})");
+            "prompt_tokens_details":{"cached_tokens":100,"cache_write_tokens":20}})");
     QTest::newRow("thinking + tool_use → reasoning, thinking_blocks, tool_calls")
         << readFile(fixtureDir() + "/messages-thinking-tool-use.json")
         << QByteArray(R"({"content":"Okay, let's check the weather for San Francisco, CA:",
@@ -250,7 +249,7 @@ void TestChatOverMessages::completion_data() {
             "thinking_blocks":[{"type":"thinking","thinking":"The user wants the weather in San Francisco. I should call get_weather.","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}],
             "tool_calls":[{"id":"toolu_01T1x1fJ34qAmk2tNTrN7Up6","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"San Francisco, CA\",\"unit\":\"fahrenheit\"}"}}]})")
         << "tool_calls" << QByteArray(R"({"prompt_tokens":1496,"completion_tokens":89,
-            "prompt_tokens_details":{"cached_tokens":1024}})");
+            "prompt_tokens_details":{"cached_tokens":1024,"cache_write_tokens":0}})");
     QTest::newRow("max_tokens → length; no text → null content")
         << QByteArray(R"({"id":"m","type":"message","content":[],"stop_reason":"max_tokens",
             "usage":{"input_tokens":1,"output_tokens":1}})")

@@ -106,6 +106,7 @@ test('chat.completions.create: system → system, max_tokens defaulted, the conf
   assert.equal(completion.usage.completion_tokens, 5);
   assert.equal(completion.usage.total_tokens, 124);
   assert.equal(completion.usage.prompt_tokens_details.cached_tokens, 100);
+  assert.equal(completion.usage.prompt_tokens_details.cache_write_tokens, 7);
   const sent = last();
   assert.equal(sent.path, '/v1/messages');
   assert.equal(sent.headers['x-api-key'], KEY);
@@ -242,14 +243,15 @@ test('code_interpreter on Chat Completions: the code runs, the loop talks Messag
 
 test('responses.create and responses.stream: the same response, over /v1/messages', async () => {
   script = () => ({ content: [{ type: 'text', text: 'Responses over Claude works.' }], stop_reason: 'end_turn',
-    usage: { input_tokens: 15, output_tokens: 6, cache_read_input_tokens: 4 } });
+    usage: { input_tokens: 15, output_tokens: 6, cache_read_input_tokens: 4, cache_creation_input_tokens: 2 } });
   const params = { model: MODEL, instructions: 'Be brief.', input: 'Say it', max_output_tokens: 100 };
   const response = await client.responses.create(params);
   assert.equal(response.object, 'response');
   assert.equal(response.status, 'completed');
   assert.equal(response.output_text, 'Responses over Claude works.');
-  assert.equal(response.usage.input_tokens, 19);
+  assert.equal(response.usage.input_tokens, 21);
   assert.equal(response.usage.input_tokens_details.cached_tokens, 4);
+  assert.equal(response.usage.input_tokens_details.cache_write_tokens, 2);
   assert.equal(response.usage.output_tokens, 6);
   assert.equal(last().path, '/v1/messages');
   assert.equal(last().headers['x-api-key'], KEY);
