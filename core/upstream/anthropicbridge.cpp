@@ -9,6 +9,7 @@
 #include "conversation/ssedecoder.h"
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
+#include "upstream/responsesbridge.h"
 #include "upstream/upstreamclient.h"
 
 #include <QElapsedTimer>
@@ -265,16 +266,7 @@ void AnthropicBridge::serve(const UpstreamRoute &route, const QJsonObject &chat,
                     return;
                 }
                 // Not a stream: an error (or a server that ignored stream:true) answered whole.
-                messages.body = reply->readAll();
-                messages.timedOut = UpstreamClient::timedOut(reply);
-                if (messages.status == 0) {
-                    messages.networkError = reply->error();
-                    messages.errorString =
-                        messages.timedOut ? QStringLiteral("timed out") : reply->errorString();
-                }
-                const QJsonDocument doc = QJsonDocument::fromJson(messages.body);
-                messages.isJson = doc.isObject();
-                messages.json = doc.object();
+                ResponsesBridge::readWhole(reply, messages);
                 published(hopData(route, wireRequest, messages,
                                   messages.isJson ? messages.json : QJsonObject()));
                 if (sink->isClientGone())

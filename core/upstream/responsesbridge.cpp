@@ -71,6 +71,18 @@ QJsonObject hopData(const UpstreamRoute &route, const QJsonObject &chat, const U
 
 } // namespace
 
+void ResponsesBridge::readWhole(QNetworkReply *reply, UpstreamReply &out) {
+    out.body = reply->readAll();
+    out.timedOut = UpstreamClient::timedOut(reply);
+    if (out.status == 0) {
+        out.networkError = reply->error();
+        out.errorString = out.timedOut ? QStringLiteral("timed out") : reply->errorString();
+    }
+    const QJsonDocument doc = QJsonDocument::fromJson(out.body);
+    out.isJson = doc.isObject();
+    out.json = doc.object();
+}
+
 ResponsesBridge::ResponsesBridge(UpstreamClient *client)
     : QObject(client)
     , m_client(client)
@@ -525,16 +537,7 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
                     return;
                 }
                 // Not a stream: an error (or a server that ignored stream:true) answered whole.
-                chat.body = reply->readAll();
-                chat.timedOut = UpstreamClient::timedOut(reply);
-                if (chat.status == 0) {
-                    chat.networkError = reply->error();
-                    chat.errorString =
-                        chat.timedOut ? QStringLiteral("timed out") : reply->errorString();
-                }
-                const QJsonDocument doc = QJsonDocument::fromJson(chat.body);
-                chat.isJson = doc.isObject();
-                chat.json = doc.object();
+                readWhole(reply, chat);
                 if (anthropic) {
                     published(AnthropicBridge::hopData(route, prepared.wire, chat,
                                                        chat.isJson ? chat.json : QJsonObject()));

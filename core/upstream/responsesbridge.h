@@ -15,6 +15,8 @@
 #include <functional>
 #include <memory>
 
+class QNetworkReply;
+
 namespace loopscope {
 
 class AnthropicBridge;
@@ -96,6 +98,10 @@ public:
         if (chains)
             m_chains = std::move(chains);
     }
+
+    // A finished upstream reply that turned out not to be a stream (an error, or a server that
+    // ignored stream:true), read whole into `out` (its status already set).
+    static void readWhole(QNetworkReply *reply, UpstreamReply &out);
 
     // The error OpenAI answers for an unknown previous_response_id (404).
     static QJsonObject previousNotFound(const QString &id);
