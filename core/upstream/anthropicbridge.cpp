@@ -105,21 +105,8 @@ UpstreamReply AnthropicBridge::chatReply(const UpstreamRoute &route, const QJson
 
 QJsonObject AnthropicBridge::hopData(const UpstreamRoute &route, const QJsonObject &wireRequest,
                                      const UpstreamReply &reply, const QJsonObject &message) {
-    QJsonObject data{{QStringLiteral("request"), wireRequest},
-                     {QStringLiteral("status"), reply.status},
-                     {QStringLiteral("latencyMs"), reply.latencyMs},
-                     {QStringLiteral("url"), route.urlFor(kMessagesPath).toString()},
-                     {QStringLiteral("dialect"), kMessagesDialect},
-                     {QStringLiteral("bridged"), true}};
-    if (!message.isEmpty()) {
-        data.insert(QStringLiteral("response"), message);
-        data.insert(QStringLiteral("usage"), message.value(QStringLiteral("usage")));
-    } else if (reply.status == 0) {
-        data.insert(QStringLiteral("error"), reply.errorString);
-    } else {
-        data.insert(QStringLiteral("error"), QString::fromUtf8(reply.body.left(4096)));
-    }
-    return data;
+    return ResponsesBridge::hopData(route.urlFor(kMessagesPath).toString(), kMessagesDialect,
+                                    wireRequest, reply, message);
 }
 
 QFuture<UpstreamReply> AnthropicBridge::postChat(const UpstreamRoute &route,

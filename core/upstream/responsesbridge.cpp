@@ -47,15 +47,23 @@ UpstreamReply jsonReply(int status, const QJsonObject &json) {
     return reply;
 }
 
-// The UpstreamCall payload of one bridged hop: the chat request and answer as they travelled.
-QJsonObject hopData(const UpstreamRoute &route, const QJsonObject &chat, const UpstreamReply &reply,
-                    const QJsonObject &answer, const QString &note) {
-    QJsonObject data{{QStringLiteral("request"), chat},
-                     {QStringLiteral("status"), reply.status},
-                     {QStringLiteral("latencyMs"), reply.latencyMs},
-                     {QStringLiteral("url"), route.urlFor(kChatPath).toString()},
-                     {QStringLiteral("dialect"), kChatDialect},
-                     {QStringLiteral("bridged"), true}};
+// The UpstreamCall payload of one hop over chat: the chat request and answer as they travelled.
+QJsonObject chatHopData(const UpstreamRoute &route, const QJsonObject &chat,
+                        const UpstreamReply &reply, const QJsonObject &answer,
+                        const QString &note) {
+    return ResponsesBridge::hopData(route.urlFor(kChatPath).toString(), kChatDialect, chat, reply,
+                                    answer, note);
+}
+
+} // namespace
+
+QJsonObject ResponsesBridge::hopData(const QString &url, const QString &dialect,
+                                     const QJsonObject &request, const UpstreamReply &reply,
+                                     const QJsonObject &answer, const QString &note) {
+    QJsonObject data{
+        {QStringLiteral("request"), request},           {QStringLiteral("status"), reply.status},
+        {QStringLiteral("latencyMs"), reply.latencyMs}, {QStringLiteral("url"), url},
+        {QStringLiteral("dialect"), dialect},           {QStringLiteral("bridged"), true}};
     if (!note.isEmpty())
         data.insert(QStringLiteral("bridgeNote"), note);
     if (!answer.isEmpty()) {
@@ -68,8 +76,6 @@ QJsonObject hopData(const UpstreamRoute &route, const QJsonObject &chat, const U
     }
     return data;
 }
-
-} // namespace
 
 void ResponsesBridge::readWhole(QNetworkReply *reply, UpstreamReply &out) {
     out.body = reply->readAll();
@@ -414,8 +420,8 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
                              published(AnthropicBridge::hopData(route, chat.wireRequest, chat,
                                                                 chat.wireResponse));
                          else
-                             published(hopData(route, prepared.chat.body, chat,
-                                               chat.isJson ? chat.json : QJsonObject(), note));
+                             published(chatHopData(route, prepared.chat.body, chat,
+                                                   chat.isJson ? chat.json : QJsonObject(), note));
                          if (!target || target->isClientGone())
                              return;
                          target->addExternalTime(qint64(chat.latencyMs * 1e6));
@@ -521,7 +527,7 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
                             ChatCompletionsCodec::responseFromEvents(state->events);
                         chat.isJson = true;
                         chat.json = completion;
-                        published(hopData(route, prepared.chat.body, chat, completion, note));
+                        published(chatHopData(route, prepared.chat.body, chat, completion, note));
                     }
                     if (sink->isClientGone())
                         return;
@@ -543,8 +549,8 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
                                                        chat.isJson ? chat.json : QJsonObject()));
                     chat = AnthropicBridge::chatReply(route, prepared.wire, chat); // chat-shaped
                 } else {
-                    published(hopData(route, prepared.chat.body, chat,
-                                      chat.isJson ? chat.json : QJsonObject(), note));
+                    published(chatHopData(route, prepared.chat.body, chat,
+                                          chat.isJson ? chat.json : QJsonObject(), note));
                 }
                 if (sink->isClientGone())
                     return;

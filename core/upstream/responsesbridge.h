@@ -99,6 +99,11 @@ public:
             m_chains = std::move(chains);
     }
 
+    // The UpstreamCall payload of one translated hop: the request and answer as they travelled
+    // (`url` and `dialect` of the wire), else the error.
+    static QJsonObject hopData(const QString &url, const QString &dialect,
+                               const QJsonObject &request, const UpstreamReply &reply,
+                               const QJsonObject &answer, const QString &note = {});
     // A finished upstream reply that turned out not to be a stream (an error, or a server that
     // ignored stream:true), read whole into `out` (its status already set).
     static void readWhole(QNetworkReply *reply, UpstreamReply &out);
