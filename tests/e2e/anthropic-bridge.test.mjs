@@ -297,6 +297,14 @@ test("Anthropic's errors reach the client as the SDK's error classes with the up
   await assert.rejects(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }),
     (error) => error instanceof OpenAI.InternalServerError && error.status === 503 && /Overloaded/.test(error.message)
       && error.error?.type === 'overloaded_error');
+  // An error event in the middle of Anthropic's stream ends the client's stream as an error.
+  script = () => ({ content: [{ type: 'text', text: 'Partial answ' }], stop_reason: 'end_turn',
+    usage: { input_tokens: 1, output_tokens: 2 }, streamError: { type: 'overloaded_error', message: 'Overloaded mid-stream' } });
+  await assert.rejects(async () => {
+    for await (const chunk of await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], stream: true })) void chunk;
+  }, (error) => error instanceof OpenAI.APIError && /Overloaded mid-stream/.test(error.message));
+  await assert.rejects(client.responses.stream({ model: MODEL, input: 'x' }).finalResponse(),
+    (error) => /Overloaded mid-stream/.test(error.message));
   // A request Anthropic cannot take is refused here, by name, not dropped.
   await assert.rejects(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], n: 2 }),
     (error) => error instanceof OpenAI.BadRequestError && error.param === 'n');

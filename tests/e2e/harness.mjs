@@ -207,7 +207,8 @@ export async function controlClient(app) {
 // without the expected key (x-api-key, or Authorization: Bearer as the SDK now sends it) gets
 // Anthropic's 401. `handler({body, index, headers})` returns
 // a whole Message (or {status, error}); with stream:true it is sent as Anthropic streams it
-// (message_start, per block start / deltas / stop, message_delta, message_stop).
+// (message_start, per block start / deltas / stop, message_delta, message_stop; with
+// `streamError` an `error` event after the blocks instead of the end).
 export async function startScriptedAnthropicUpstream(handler, { apiKey = 'sk-ant-e2e-key-0001' } = {}) {
   const requests = [];
   const server = http.createServer(async (req, res) => {
@@ -258,6 +259,10 @@ export async function startScriptedAnthropicUpstream(handler, { apiKey = 'sk-ant
       }
       event('content_block_stop', { index });
     });
+    if (reply.streamError) { // Anthropic's error event mid-stream (e.g. overloaded_error)
+      event('error', { error: reply.streamError });
+      return res.end();
+    }
     event('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null },
       usage: { output_tokens: message.usage.output_tokens } });
     event('message_stop', {});
