@@ -95,7 +95,27 @@ QList<ConversationItem> ChatCompletionsCodec::decodeMessage(const QJsonObject &m
         result.wire = m;
         return {result};
     }
+    // Anthropic's thinking as a chat message carries it (LiteLLM's thinking_blocks, what
+    // ChatOverMessages writes): one Reasoning item per block, its signature kept.
+    for (const QJsonValue &b : m.value(QStringLiteral("thinking_blocks")).toArray()) {
+        const QJsonObject block = b.toObject();
+        ConversationItem reasoning;
+        reasoning.kind = Kind::Reasoning;
+        reasoning.role = role;
+        reasoning.redacted =
+            block.value(QStringLiteral("type")) == QLatin1String("redacted_thinking");
+        if (reasoning.redacted) {
+            reasoning.encryptedContent = block.value(QStringLiteral("data")).toString();
+        } else {
+            reasoning.summary << block.value(QStringLiteral("thinking")).toString();
+            reasoning.encryptedContent = block.value(QStringLiteral("signature")).toString();
+        }
+        reasoning.wire = block;
+        items << reasoning;
+    }
     for (const QString &key : {QStringLiteral("reasoning_content"), QStringLiteral("reasoning")}) {
+        if (!items.isEmpty())
+            break; // the thinking blocks said it, signed
         if (const QString r = m.value(key).toString(); !r.isEmpty()) {
             ConversationItem reasoning;
             reasoning.kind = Kind::Reasoning;

@@ -23,7 +23,8 @@ public:
     // A chat.completion: choice 0's message, its finish reason, the usage; or the `error`.
     static ConversationResponse decodeResponse(const QJsonObject &body);
     // One message as items: a role "tool" message is a ToolResult; otherwise the reasoning a
-    // server returns beside the content (`reasoning_content`), the content as a Message (left out
+    // server returns beside the content (Anthropic's `thinking_blocks`, one item each with its
+    // signature; else `reasoning_content`), the content as a Message (left out
     // when it is empty beside tool calls), then each tool call. A message with nothing in it is
     // still an (empty) Message: an empty turn is still a turn.
     static QList<ConversationItem> decodeMessage(const QJsonObject &message);

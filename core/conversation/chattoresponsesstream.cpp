@@ -106,7 +106,7 @@ QByteArray ChatToResponsesStream::closeOpen() {
         done.insert(kPart, QJsonObject{{kType, QStringLiteral("reasoning_text")},
                                        {QStringLiteral("text"), m_reasoning}});
         out += emitEvent(QStringLiteral("response.content_part.done"), done);
-        item = ResponsesOverChat::reasoningItem(m_ids.reasoning, m_reasoning);
+        item = ResponsesOverChat::reasoningItem(m_ids.reasoning, m_reasoning, m_encrypted);
         break;
     }
     case Open::Message: {
@@ -200,6 +200,11 @@ QByteArray ChatToResponsesStream::feed(const QJsonObject &chunk) {
                                                                         {kContentIndex, 0},
                                                                         {kDelta, reasoning}});
     }
+    // A finished Anthropic thinking block (ChatOverMessages' thinking_blocks): its signature
+    // becomes the reasoning item's encrypted_content.
+    if (const QJsonArray blocks = delta.value(QStringLiteral("thinking_blocks")).toArray();
+        !blocks.isEmpty() && m_open == Open::Reasoning)
+        m_encrypted = ResponsesOverChat::thinkingEncrypted(blocks.last().toObject());
     const QString text = delta.value(QStringLiteral("content")).toString();
     if (!text.isEmpty()) {
         if (m_open != Open::Message)

@@ -77,6 +77,7 @@ private:
     int m_openIndex = -1; // output_index of the open item
     int m_openCall = -1;  // the chat tool-call index open
     QString m_reasoning;
+    QString m_encrypted; // the reasoning's encrypted_content (an Anthropic thinking signature)
     QString m_text;
     QString m_refusal;
     QMap<int, CallState> m_calls;

@@ -91,10 +91,19 @@ QJsonValue toolContent(const QJsonValue &output) {
 
 class MessageBuilder {
 public:
-    void add(QJsonObject message) { m_messages.append(message); }
+    void add(QJsonObject message) {
+        if (!m_thinking.isEmpty() &&
+            message.value(kRole).toString() == QLatin1String("assistant")) {
+            message.insert(QStringLiteral("thinking_blocks"), m_thinking);
+            m_thinking = {};
+        }
+        m_messages.append(message);
+    }
+    // Signed thinking that goes back to an Anthropic upstream: it opens the next assistant turn.
+    void addThinking(const QJsonObject &block) { m_thinking.append(block); }
     // A tool call joins the assistant message just before it (its text, or earlier calls).
     void addToolCall(const QJsonObject &call) {
-        if (!m_messages.isEmpty()) {
+        if (!m_messages.isEmpty() && m_thinking.isEmpty()) {
             QJsonObject last = m_messages.last().toObject();
             if (last.value(kRole).toString() == QLatin1String("assistant")) {
                 QJsonArray calls = last.value(kToolCalls).toArray();
@@ -104,18 +113,37 @@ public:
                 return;
             }
         }
-        m_messages.append(QJsonObject{{kRole, QStringLiteral("assistant")},
-                                      {kContent, QJsonValue::Null},
-                                      {kToolCalls, QJsonArray{call}}});
+        add(QJsonObject{{kRole, QStringLiteral("assistant")},
+                        {kContent, QJsonValue::Null},
+                        {kToolCalls, QJsonArray{call}}});
     }
     QJsonArray messages() const { return m_messages; }
 
 private:
     QJsonArray m_messages;
+    QJsonArray m_thinking;
 };
 
+// A Responses reasoning item that came from Anthropic thinking (see thinkingEncrypted()) as the
+// thinking block it was.
+QJsonObject thinkingBlockOf(const ConversationItem &item) {
+    if (item.encryptedContent.startsWith(ResponsesOverChat::kRedactedPrefix))
+        return {{kType, QStringLiteral("redacted_thinking")},
+                {QStringLiteral("data"),
+                 item.encryptedContent.mid(ResponsesOverChat::kRedactedPrefix.size())}};
+    QString text;
+    const QJsonObject wire = item.wire.toObject();
+    for (const QJsonValue &part : wire.value(kContent).toArray())
+        text += part.toObject().value(kText).toString();
+    if (text.isEmpty())
+        text = item.summary.join(QString());
+    return {{kType, QStringLiteral("thinking")},
+            {QStringLiteral("thinking"), text},
+            {QStringLiteral("signature"), item.encryptedContent}};
+}
+
 // Adds one item; returns the reason when chat has no place for it.
-QString addItem(MessageBuilder &out, const ConversationItem &item) {
+QString addItem(MessageBuilder &out, const ConversationItem &item, bool keepThinking) {
     switch (item.kind) {
     case Kind::Message: {
         QString role = item.role;
@@ -124,7 +152,9 @@ QString addItem(MessageBuilder &out, const ConversationItem &item) {
         out.add({{kRole, role}, {kContent, chatContent(item.parts)}});
         return {};
     }
-    case Kind::Reasoning: // chat takes no reasoning back (dialects.md §2)
+    case Kind::Reasoning: // chat takes no reasoning back (dialects.md §2), Anthropic does
+        if (keepThinking && !item.encryptedContent.isEmpty())
+            out.addThinking(thinkingBlockOf(item));
         return {};
     case Kind::ToolCall:
         if (item.toolKind == ConversationItem::ToolKind::Custom) {
@@ -194,7 +224,8 @@ QJsonValue chatToolChoice(const QJsonValue &choice) {
 } // namespace
 
 ResponsesOverChat::ChatRequest ResponsesOverChat::chatRequest(const QJsonObject &request,
-                                                              const QJsonArray &history) {
+                                                              const QJsonArray &history,
+                                                              bool keepThinking) {
     ChatRequest result;
     MessageBuilder messages;
     const QString instructions = request.value(QStringLiteral("instructions")).toString();
@@ -205,7 +236,7 @@ ResponsesOverChat::ChatRequest ResponsesOverChat::chatRequest(const QJsonObject 
         items << ResponsesCodec::decodeItem(item);
     items << ResponsesCodec::decodeRequest(request).items;
     for (const ConversationItem &item : std::as_const(items)) {
-        if (const QString why = addItem(messages, item); !why.isEmpty()) {
+        if (const QString why = addItem(messages, item, keepThinking); !why.isEmpty()) {
             result.error = why;
             result.errorParam = QStringLiteral("input");
             return result;
@@ -327,12 +358,22 @@ QJsonObject ResponsesOverChat::envelope(const QJsonObject &request, const QStrin
         {QStringLiteral("metadata"), echo("metadata", QJsonObject())}};
 }
 
-QJsonObject ResponsesOverChat::reasoningItem(const QString &id, const QString &text) {
-    return {{QStringLiteral("id"), id},
-            {kType, QStringLiteral("reasoning")},
-            {QStringLiteral("summary"), QJsonArray()},
-            {kContent,
-             QJsonArray{QJsonObject{{kType, QStringLiteral("reasoning_text")}, {kText, text}}}}};
+QJsonObject ResponsesOverChat::reasoningItem(const QString &id, const QString &text,
+                                             const QString &encrypted) {
+    QJsonObject item{{QStringLiteral("id"), id},
+                     {kType, QStringLiteral("reasoning")},
+                     {QStringLiteral("summary"), QJsonArray()},
+                     {kContent, QJsonArray{QJsonObject{{kType, QStringLiteral("reasoning_text")},
+                                                       {kText, text}}}}};
+    if (!encrypted.isEmpty())
+        item.insert(QStringLiteral("encrypted_content"), encrypted);
+    return item;
+}
+
+QString ResponsesOverChat::thinkingEncrypted(const QJsonObject &block) {
+    if (block.value(kType).toString() == QLatin1String("redacted_thinking"))
+        return kRedactedPrefix + block.value(QStringLiteral("data")).toString();
+    return block.value(QStringLiteral("signature")).toString();
 }
 
 QJsonObject ResponsesOverChat::messageItem(const QString &id, const QString &text,
@@ -373,17 +414,17 @@ QJsonObject ResponsesOverChat::usageFromChat(const QJsonObject &u) {
     const qint64 input = u.value(QStringLiteral("prompt_tokens")).toInteger();
     const qint64 output = u.value(QStringLiteral("completion_tokens")).toInteger();
     const qint64 total = u.value(QStringLiteral("total_tokens")).toInteger(input + output);
-    const qint64 cached = u.value(QStringLiteral("prompt_tokens_details"))
-                              .toObject()
-                              .value(QStringLiteral("cached_tokens"))
-                              .toInteger();
+    const QJsonObject details = u.value(QStringLiteral("prompt_tokens_details")).toObject();
+    const qint64 cached = details.value(QStringLiteral("cached_tokens")).toInteger();
+    const qint64 written = details.value(QStringLiteral("cache_write_tokens")).toInteger();
     const qint64 reasoning = u.value(QStringLiteral("completion_tokens_details"))
                                  .toObject()
                                  .value(QStringLiteral("reasoning_tokens"))
                                  .toInteger();
     return {{QStringLiteral("input_tokens"), input},
             {QStringLiteral("input_tokens_details"),
-             QJsonObject{{QStringLiteral("cached_tokens"), cached}}},
+             QJsonObject{{QStringLiteral("cached_tokens"), cached},
+                         {QStringLiteral("cache_write_tokens"), written}}},
             {QStringLiteral("output_tokens"), output},
             {QStringLiteral("output_tokens_details"),
              QJsonObject{{QStringLiteral("reasoning_tokens"), reasoning}}},
@@ -416,9 +457,15 @@ QJsonObject ResponsesOverChat::responseFromChat(const QJsonObject &completion,
         created.isDouble() ? created.toInteger() : QDateTime::currentSecsSinceEpoch(), model);
     QJsonArray output;
     int call = 0;
+    int reasoning = 0;
     for (const ConversationItem &item : decoded.items) {
         if (item.kind == Kind::Reasoning) {
-            output.append(reasoningItem(ids.reasoning, item.summary.join(QString())));
+            // Anthropic thinking (thinking_blocks) keeps its signature, one item per block.
+            const QString encrypted = item.encryptedContent.isEmpty()
+                                          ? QString()
+                                          : thinkingEncrypted(item.wire.toObject());
+            output.append(reasoningItem(reasoning++ == 0 ? ids.reasoning : randomId("rs_"),
+                                        item.summary.join(QString()), encrypted));
         } else if (item.kind == Kind::Message) {
             QString text;
             QString refusal;

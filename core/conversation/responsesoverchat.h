@@ -38,7 +38,10 @@ public:
     // service_tier, top_logprobs; stream adds stream_options.include_usage. Stateful keys
     // (store, previous_response_id, conversation, include, truncation, background) are the
     // bridge's and never sent.
-    static ChatRequest chatRequest(const QJsonObject &request, const QJsonArray &history = {});
+    // `keepThinking` (an Anthropic upstream, through ChatOverMessages): reasoning items with
+    // encrypted_content go back as the assistant turn's `thinking_blocks` instead of staying out.
+    static ChatRequest chatRequest(const QJsonObject &request, const QJsonArray &history = {},
+                                   bool keepThinking = false);
 
     // The ids one Responses answer is given: the response's, and each output item's by its slot
     // (the stream writer mints them as items start, the JSON path all at once).
@@ -60,7 +63,13 @@ public:
     // The pieces both the JSON path and the stream build items from, so they cannot differ.
     static QJsonObject envelope(const QJsonObject &request, const QString &id, qint64 createdAt,
                                 const QString &model);
-    static QJsonObject reasoningItem(const QString &id, const QString &text);
+    static QJsonObject reasoningItem(const QString &id, const QString &text,
+                                     const QString &encrypted = {});
+    // An Anthropic thinking block as a reasoning item's encrypted_content, so the next turn can
+    // send it back (chatRequest with keepThinking): a thinking block's signature, or a
+    // redacted_thinking block's data after kRedactedPrefix (signatures never contain ':').
+    static QString thinkingEncrypted(const QJsonObject &block);
+    static inline const QString kRedactedPrefix = QStringLiteral("redacted_thinking:");
     static QJsonObject messageItem(const QString &id, const QString &text, const QString &refusal);
     static QJsonObject toolCallItem(const QString &id, const ConversationItem &call);
     static QJsonObject usageFromChat(const QJsonObject &chatUsage);

@@ -39,7 +39,9 @@ Usage Usage::fromWire(const QJsonObject &usage) {
     QJsonValue read = usage.value(QStringLiteral("cache_read_input_tokens"));
     if (!read.isDouble())
         read = inDetails.value(QStringLiteral("cached_tokens"));
-    const QJsonValue write = usage.value(QStringLiteral("cache_creation_input_tokens"));
+    QJsonValue write = usage.value(QStringLiteral("cache_creation_input_tokens"));
+    if (!write.isDouble())
+        write = inDetails.value(QStringLiteral("cache_write_tokens"));
     u.hasCache = read.isDouble() || write.isDouble();
     u.cacheRead = count(read);
     u.cacheWrite = count(write);

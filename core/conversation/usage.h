@@ -5,7 +5,7 @@
 namespace loopscope {
 
 // The token counts of one answer, read from whichever dialect wrote them (dialects.md §1):
-// Responses (input/output_tokens, input_tokens_details.cached_tokens,
+// Responses (input/output_tokens, input_tokens_details.cached_tokens / cache_write_tokens,
 // output_tokens_details.reasoning_tokens), Chat Completions (prompt/completion_tokens and their
 // _details), Messages (input/output_tokens, cache_read_input_tokens,
 // cache_creation_input_tokens, server_tool_use).

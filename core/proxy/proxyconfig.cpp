@@ -811,14 +811,16 @@ QStringList ProxyConfig::describeRoutesRaw() const {
             key = QStringLiteral("the client's, forwarded");
         else
             key = QStringLiteral("none (master_key is set)");
-        // An Anthropic route serves the Messages surface natively; Chat and Responses are not
-        // bridged onto it.
+        // An Anthropic route serves the Messages surface natively; Chat Completions and
+        // Responses are translated onto it (AnthropicBridge).
         const QString endpoint =
             route.isAnthropic() ? QStringLiteral("/messages") : QStringLiteral("/chat/completions");
         lines << QStringLiteral("%1: %2 → %3 model=%4 key=%5 (%6)%7")
                      .arg(route.modelName, route.providerName, route.urlFor(endpoint).toString(),
                           route.upstreamModel, key, where,
-                          route.isAnthropic() ? QStringLiteral(" native Messages only")
+                          route.isAnthropic()
+                              ? QStringLiteral(" Messages native; Chat Completions and Responses "
+                                               "bridged over /messages")
                           : route.responsesApi == UpstreamRoute::ResponsesApi::ChatOnly
                               ? QStringLiteral(" Responses bridged over /chat/completions")
                           : route.responsesApi == UpstreamRoute::ResponsesApi::Native

@@ -9,6 +9,7 @@
 #include "interception/interceptionkeys.h"
 #include "loop/requestinterceptor.h"
 #include "proxy/containersapi.h"
+#include "upstream/anthropicbridge.h"
 #include "upstream/responsesbridge.h"
 #include "upstream/upstreamclient.h"
 
@@ -393,19 +394,15 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
         sendUnavailable(*route, sink);
         return;
     }
-    if (route->isAnthropic()) {
-        UpstreamRoute refused = *route;
-        refused.unavailableReason =
-            QStringLiteral("it is an Anthropic route, served on /v1/messages; %1 over Anthropic "
-                           "is not bridged yet")
-                .arg(surface == ApiSurface::Responses ? QStringLiteral("Responses")
-                                                      : QStringLiteral("Chat Completions"));
-        sendUnavailable(refused, sink);
-        return;
-    }
     const UpstreamRoute upstreamRoute = withClientAuth(*route, request);
     if (intercept(surface, request, body, upstreamRoute, sink))
         return;
+    // An Anthropic route speaks Messages: Chat Completions is translated here, Responses by
+    // the ResponsesBridge below (over chat, then Messages; dialects.md §5).
+    if (upstreamRoute.isAnthropic() && surface == ApiSurface::ChatCompletions) {
+        m_upstream->bridge()->anthropic()->serve(upstreamRoute, body, sink, m_events, 0);
+        return;
+    }
 
     // A Responses request for a chat-only upstream is translated (dialects.md §5); on a route
     // not known yet, a "no such route" answer to /responses hands it to the bridge.

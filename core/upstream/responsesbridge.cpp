@@ -4,10 +4,13 @@
 #include "common/openaierror.h"
 #include "conversation/chatcompletionscodec.h"
 #include "conversation/chattoresponsesstream.h"
+#include "conversation/messagescodec.h"
+#include "conversation/messagestochatstream.h"
 #include "conversation/responsescodec.h"
 #include "conversation/ssedecoder.h"
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
+#include "upstream/anthropicbridge.h"
 #include "upstream/upstreamclient.h"
 
 #include <QElapsedTimer>
@@ -44,15 +47,23 @@ UpstreamReply jsonReply(int status, const QJsonObject &json) {
     return reply;
 }
 
-// The UpstreamCall payload of one bridged hop: the chat request and answer as they travelled.
-QJsonObject hopData(const UpstreamRoute &route, const QJsonObject &chat, const UpstreamReply &reply,
-                    const QJsonObject &answer, const QString &note) {
-    QJsonObject data{{QStringLiteral("request"), chat},
-                     {QStringLiteral("status"), reply.status},
-                     {QStringLiteral("latencyMs"), reply.latencyMs},
-                     {QStringLiteral("url"), route.urlFor(kChatPath).toString()},
-                     {QStringLiteral("dialect"), kChatDialect},
-                     {QStringLiteral("bridged"), true}};
+// The UpstreamCall payload of one hop over chat: the chat request and answer as they travelled.
+QJsonObject chatHopData(const UpstreamRoute &route, const QJsonObject &chat,
+                        const UpstreamReply &reply, const QJsonObject &answer,
+                        const QString &note) {
+    return ResponsesBridge::hopData(route.urlFor(kChatPath).toString(), kChatDialect, chat, reply,
+                                    answer, note);
+}
+
+} // namespace
+
+QJsonObject ResponsesBridge::hopData(const QString &url, const QString &dialect,
+                                     const QJsonObject &request, const UpstreamReply &reply,
+                                     const QJsonObject &answer, const QString &note) {
+    QJsonObject data{
+        {QStringLiteral("request"), request},           {QStringLiteral("status"), reply.status},
+        {QStringLiteral("latencyMs"), reply.latencyMs}, {QStringLiteral("url"), url},
+        {QStringLiteral("dialect"), dialect},           {QStringLiteral("bridged"), true}};
     if (!note.isEmpty())
         data.insert(QStringLiteral("bridgeNote"), note);
     if (!answer.isEmpty()) {
@@ -66,15 +77,27 @@ QJsonObject hopData(const UpstreamRoute &route, const QJsonObject &chat, const U
     return data;
 }
 
-} // namespace
+void ResponsesBridge::readWhole(QNetworkReply *reply, UpstreamReply &out) {
+    out.body = reply->readAll();
+    out.timedOut = UpstreamClient::timedOut(reply);
+    if (out.status == 0) {
+        out.networkError = reply->error();
+        out.errorString = out.timedOut ? QStringLiteral("timed out") : reply->errorString();
+    }
+    const QJsonDocument doc = QJsonDocument::fromJson(out.body);
+    out.isJson = doc.isObject();
+    out.json = doc.object();
+}
 
 ResponsesBridge::ResponsesBridge(UpstreamClient *client)
     : QObject(client)
-    , m_client(client) {}
+    , m_client(client)
+    , m_anthropic(new AnthropicBridge(client, this)) {}
 
 bool ResponsesBridge::bridges(const UpstreamRoute &route) const {
-    if (route.isDemo() || route.isAnthropic() ||
-        route.responsesApi == UpstreamRoute::ResponsesApi::Native)
+    if (route.isAnthropic())
+        return true; // Anthropic has no Responses API: over chat, the chat hop over Messages
+    if (route.isDemo() || route.responsesApi == UpstreamRoute::ResponsesApi::Native)
         return false;
     return route.responsesApi == UpstreamRoute::ResponsesApi::ChatOnly ||
            m_chatOnly.contains(route.baseUrl.toString());
@@ -177,7 +200,7 @@ ResponsesBridge::Prepared ResponsesBridge::prepare(const UpstreamRoute &route,
         p.error = expanded.error;
         return p;
     }
-    p.chat = ResponsesOverChat::chatRequest(expanded.body);
+    p.chat = ResponsesOverChat::chatRequest(expanded.body, {}, route.isAnthropic());
     if (!p.chat.ok()) {
         p.errorStatus = 400;
         p.error = OpenAiError::object(p.chat.error, QStringLiteral("invalid_request_error"),
@@ -187,7 +210,21 @@ ResponsesBridge::Prepared ResponsesBridge::prepare(const UpstreamRoute &route,
     }
     if (!route.upstreamModel.isEmpty())
         p.chat.body.insert(QStringLiteral("model"), route.upstreamModel);
+    if (route.isAnthropic()) {
+        const AnthropicBridge::Prepared wire = AnthropicBridge::prepare(route, p.chat.body);
+        p.errorStatus = wire.errorStatus;
+        p.error = wire.error;
+        p.wire = wire.body;
+    }
     return p;
+}
+
+QFuture<UpstreamReply> ResponsesBridge::chatCall(const UpstreamRoute &route,
+                                                 const Prepared &prepared,
+                                                 const CancellationToken &cancel) {
+    if (route.isAnthropic())
+        return m_anthropic->postChat(route, prepared.chat.body, cancel);
+    return m_client->postJsonDirect(route, kChatPath, prepared.chat.body, cancel);
 }
 
 void ResponsesBridge::remember(const QJsonObject &request, const Prepared &prepared,
@@ -207,7 +244,7 @@ UpstreamReply ResponsesBridge::answer(const UpstreamRoute &route, const QJsonObj
                                       const Prepared &prepared, const UpstreamReply &chat,
                                       const QString &note, bool keep) {
     UpstreamReply out = chat;
-    if (chat.status == 404 && notServed(chat.status, chat.body)) {
+    if (!chat.bridged && chat.status == 404 && notServed(chat.status, chat.body)) {
         const QString why =
             note.isEmpty() ? QStringLiteral("the route is configured as chat-only") : note;
         const QString message =
@@ -240,11 +277,18 @@ UpstreamReply ResponsesBridge::answer(const UpstreamRoute &route, const QJsonObj
         out.latencyMs = chat.latencyMs;
     }
     out.bridged = true;
+    out.bridgeNote = note;
+    if (chat.bridged) { // the chat hop itself was translated (Anthropic): its wire is the one
+        out.dialect = chat.dialect;
+        out.wireUrl = chat.wireUrl;
+        out.wireRequest = chat.wireRequest;
+        out.wireResponse = chat.wireResponse;
+        return out;
+    }
     out.dialect = kChatDialect;
     out.wireUrl = route.urlFor(kChatPath).toString();
     out.wireRequest = prepared.chat.body;
     out.wireResponse = chat.json;
-    out.bridgeNote = note;
     return out;
 }
 
@@ -327,7 +371,7 @@ QFuture<UpstreamReply> ResponsesBridge::postJson(const UpstreamRoute &route,
     }
     auto promise = startedPromise<UpstreamReply>();
     QFuture<UpstreamReply> future = promise->future();
-    whenFinished(m_client->postJsonDirect(route, kChatPath, prepared.chat.body, cancel), this,
+    whenFinished(chatCall(route, prepared, cancel), this,
                  [this, route, request, prepared, note, promise](const QFuture<UpstreamReply> &f) {
                      UpstreamReply cancelled;
                      cancelled.errorString = QStringLiteral("the upstream call was cancelled");
@@ -348,12 +392,16 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
     }
     QPointer<EventBus> bus = events;
     const QString requestId = sink->requestId();
+    const bool anthropic = route.isAnthropic();
+    const QString wirePath = anthropic ? QStringLiteral("/messages") : kChatPath;
+    const QJsonObject wireRequest = anthropic ? prepared.wire : prepared.chat.body;
     if (bus)
-        bus->publish(Kind::UpstreamCallStarted, requestId, iteration,
-                     {{QStringLiteral("request"), prepared.chat.body},
-                      {QStringLiteral("url"), route.urlFor(kChatPath).toString()},
-                      {QStringLiteral("dialect"), kChatDialect},
-                      {QStringLiteral("bridged"), true}});
+        bus->publish(
+            Kind::UpstreamCallStarted, requestId, iteration,
+            {{QStringLiteral("request"), wireRequest},
+             {QStringLiteral("url"), route.urlFor(wirePath).toString()},
+             {QStringLiteral("dialect"), anthropic ? QStringLiteral("messages") : kChatDialect},
+             {QStringLiteral("bridged"), true}});
     const auto published = [bus, requestId, iteration](const QJsonObject &data) {
         if (bus)
             bus->publish(Kind::UpstreamCall, requestId, iteration, data);
@@ -361,15 +409,19 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
 
     if (!request.value(QStringLiteral("stream")).toBool()) {
         QPointer<ResponseSink> target = sink;
-        whenFinished(m_client->postJsonDirect(route, kChatPath, prepared.chat.body), sink,
+        whenFinished(chatCall(route, prepared), sink,
                      [this, route, request, prepared, note, target,
                       published](const QFuture<UpstreamReply> &f) {
                          UpstreamReply cancelled;
                          cancelled.errorString = QStringLiteral("the upstream call was cancelled");
                          const UpstreamReply chat = resultOr(f, cancelled);
                          const UpstreamReply out = answer(route, request, prepared, chat, note);
-                         published(hopData(route, prepared.chat.body, chat,
-                                           chat.isJson ? chat.json : QJsonObject(), note));
+                         if (chat.bridged)
+                             published(AnthropicBridge::hopData(route, chat.wireRequest, chat,
+                                                                chat.wireResponse));
+                         else
+                             published(chatHopData(route, prepared.chat.body, chat,
+                                                   chat.isJson ? chat.json : QJsonObject(), note));
                          if (!target || target->isClientGone())
                              return;
                          target->addExternalTime(qint64(chat.latencyMs * 1e6));
@@ -395,13 +447,19 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
         bool sse = false;
         bool failed = false;
         SseDecoder decoder;
-        QJsonArray events; // the chat stream, for the hop
+        QJsonArray events; // the chat (or Messages) stream, for the hop
         std::unique_ptr<ChatToResponsesStream> writer;
+        std::unique_ptr<MessagesToChatStream> fromMessages; // an Anthropic route's stream
     };
     auto state = std::make_shared<State>();
     state->clock.start();
     state->writer = std::make_unique<ChatToResponsesStream>(request);
-    QNetworkReply *reply = m_client->send(route, "POST", kChatPath, compact(prepared.chat.body));
+    if (anthropic)
+        state->fromMessages = std::make_unique<MessagesToChatStream>(true);
+    QNetworkReply *reply =
+        anthropic ? m_client->send(AnthropicBridge::wireRoute(route), "POST", wirePath,
+                                   compact(prepared.wire))
+                  : m_client->send(route, "POST", kChatPath, compact(prepared.chat.body));
     connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
     connect(sink, &ResponseSink::clientGone, reply, &QNetworkReply::abort);
 
@@ -413,16 +471,20 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
             const QJsonValue data = state->events.at(i).toObject().value(QStringLiteral("data"));
             if (!data.isObject())
                 continue; // "[DONE]"
-            const QJsonObject chunk = data.toObject();
-            if (chunk.value(QStringLiteral("error")).isObject()) {
-                state->failed = true;
-                const QJsonObject error = chunk.value(QStringLiteral("error")).toObject();
-                out += state->writer->fail(
-                    error.value(QStringLiteral("code")).toString(QStringLiteral("upstream_error")),
-                    error.value(QStringLiteral("message")).toString());
-                break;
+            const QList<QJsonObject> chunks = state->fromMessages
+                                                  ? state->fromMessages->feed(data.toObject())
+                                                  : QList<QJsonObject>{data.toObject()};
+            for (const QJsonObject &chunk : chunks) {
+                if (chunk.value(QStringLiteral("error")).isObject()) {
+                    state->failed = true;
+                    const QJsonObject error = chunk.value(QStringLiteral("error")).toObject();
+                    out += state->writer->fail(error.value(QStringLiteral("code"))
+                                                   .toString(QStringLiteral("upstream_error")),
+                                               error.value(QStringLiteral("message")).toString());
+                    break;
+                }
+                out += state->writer->feed(chunk);
             }
-            out += state->writer->feed(chunk);
         }
         if (!out.isEmpty() && !sink->isClientGone())
             sink->writeChunk(out);
@@ -443,7 +505,7 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
             pump();
     });
     connect(reply, &QNetworkReply::finished, sink,
-            [this, route, request, prepared, note, state, sink, reply, pump, published] {
+            [this, route, request, prepared, note, state, sink, reply, pump, published, anthropic] {
                 UpstreamReply chat;
                 chat.status = UpstreamClient::httpStatus(reply);
                 chat.latencyMs = double(state->clock.nsecsElapsed()) / 1e6;
@@ -456,11 +518,17 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
                 if (state->sse) {
                     pump();
                     state->decoder.finish(state->events);
-                    const QJsonObject completion =
-                        ChatCompletionsCodec::responseFromEvents(state->events);
-                    chat.isJson = true;
-                    chat.json = completion;
-                    published(hopData(route, prepared.chat.body, chat, completion, note));
+                    if (anthropic) {
+                        published(AnthropicBridge::hopData(
+                            route, prepared.wire, chat,
+                            MessagesCodec::responseFromEvents(state->events)));
+                    } else {
+                        const QJsonObject completion =
+                            ChatCompletionsCodec::responseFromEvents(state->events);
+                        chat.isJson = true;
+                        chat.json = completion;
+                        published(chatHopData(route, prepared.chat.body, chat, completion, note));
+                    }
                     if (sink->isClientGone())
                         return;
                     if (reply->error() != QNetworkReply::NoError && !state->failed) {
@@ -475,18 +543,15 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
                     return;
                 }
                 // Not a stream: an error (or a server that ignored stream:true) answered whole.
-                chat.body = reply->readAll();
-                chat.timedOut = UpstreamClient::timedOut(reply);
-                if (chat.status == 0) {
-                    chat.networkError = reply->error();
-                    chat.errorString =
-                        chat.timedOut ? QStringLiteral("timed out") : reply->errorString();
+                readWhole(reply, chat);
+                if (anthropic) {
+                    published(AnthropicBridge::hopData(route, prepared.wire, chat,
+                                                       chat.isJson ? chat.json : QJsonObject()));
+                    chat = AnthropicBridge::chatReply(route, prepared.wire, chat); // chat-shaped
+                } else {
+                    published(chatHopData(route, prepared.chat.body, chat,
+                                          chat.isJson ? chat.json : QJsonObject(), note));
                 }
-                const QJsonDocument doc = QJsonDocument::fromJson(chat.body);
-                chat.isJson = doc.isObject();
-                chat.json = doc.object();
-                published(hopData(route, prepared.chat.body, chat,
-                                  chat.isJson ? chat.json : QJsonObject(), note));
                 if (sink->isClientGone())
                     return;
                 sink->addExternalTime(state->clock.nsecsElapsed());

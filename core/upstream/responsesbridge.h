@@ -15,8 +15,11 @@
 #include <functional>
 #include <memory>
 
+class QNetworkReply;
+
 namespace loopscope {
 
+class AnthropicBridge;
 class EventBus;
 class ResponseSink;
 class UpstreamClient;
@@ -28,8 +31,10 @@ class UpstreamClient;
 // `store` and `conversation` are served here from the turns this bridge produced
 // (ResponseChainStore), available as soon as a response is complete. Which routes it takes:
 // UpstreamRoute::responsesApi, plus the routes whose /responses answered 404/405/501 without
-// naming the model (remembered for the process, logged once). Owned by UpstreamClient; proxy
-// thread.
+// naming the model (remembered for the process, logged once), and every Anthropic route, whose
+// chat hop is the AnthropicBridge (Responses ⇄ Chat ⇄ Messages; reasoning items keep Anthropic's
+// thinking signatures as encrypted_content, so nothing the model produced is lost). Owned by
+// UpstreamClient; proxy thread.
 class ResponsesBridge : public QObject {
     Q_OBJECT
 public:
@@ -85,12 +90,23 @@ public:
                EventBus *events, int iteration, const QString &note = {});
 
     ResponseChainStore &chains() { return *m_chains; }
+    // The chat hop on Anthropic routes (Chat Completions over Messages).
+    AnthropicBridge *anthropic() const { return m_anthropic; }
     // Shares a store that outlives this bridge (ProxyService keeps one across proxy restarts,
     // as it keeps the flow history); used on the proxy thread only, by one server at a time.
     void setChains(std::shared_ptr<ResponseChainStore> chains) {
         if (chains)
             m_chains = std::move(chains);
     }
+
+    // The UpstreamCall payload of one translated hop: the request and answer as they travelled
+    // (`url` and `dialect` of the wire), else the error.
+    static QJsonObject hopData(const QString &url, const QString &dialect,
+                               const QJsonObject &request, const UpstreamReply &reply,
+                               const QJsonObject &answer, const QString &note = {});
+    // A finished upstream reply that turned out not to be a stream (an error, or a server that
+    // ignored stream:true), read whole into `out` (its status already set).
+    static void readWhole(QNetworkReply *reply, UpstreamReply &out);
 
     // The error OpenAI answers for an unknown previous_response_id (404).
     static QJsonObject previousNotFound(const QString &id);
@@ -100,6 +116,7 @@ private:
         QString previous;     // the response this one continues (for the chain)
         QString conversation; // the conversation it belongs to
         ResponsesOverChat::ChatRequest chat;
+        QJsonObject wire; // on an Anthropic route: chat as the Messages request that goes out
         int errorStatus = 0;
         QJsonObject error;
     };
@@ -109,8 +126,12 @@ private:
                          bool keep = true);
     void remember(const QJsonObject &request, const Prepared &prepared,
                   const QJsonObject &response);
+    // The chat hop: /chat/completions, or /messages through the AnthropicBridge.
+    QFuture<UpstreamReply> chatCall(const UpstreamRoute &route, const Prepared &prepared,
+                                    const CancellationToken &cancel = {});
 
     UpstreamClient *m_client;
+    AnthropicBridge *m_anthropic;
     std::shared_ptr<ResponseChainStore> m_chains = std::make_shared<ResponseChainStore>();
     QHash<QString, QString> m_chatOnly; // base URL whose /responses is not served → what it said
 };

@@ -1,6 +1,7 @@
 #include "upstream/upstreamclient.h"
 
 #include "common/futurechain.h"
+#include "upstream/anthropicbridge.h"
 #include "upstream/responsesbridge.h"
 #include "upstream/upstreamnetworkmanager.h"
 
@@ -157,6 +158,8 @@ QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray
 QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, const QString &path,
                                                 const QJsonObject &body,
                                                 const CancellationToken &cancel) {
+    if (route.isAnthropic() && path == QLatin1String("/chat/completions"))
+        return m_bridge->anthropic()->postChat(route, body, cancel); // dialects.md §5
     if (path != QLatin1String("/responses"))
         return postJsonDirect(route, path, body, cancel);
     if (m_bridge->bridges(route))

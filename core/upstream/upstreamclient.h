@@ -36,6 +36,8 @@ public:
     // A Responses call ("/responses") on a chat-only route goes through the ResponsesBridge
     // (dialects.md §5): over /chat/completions, answered as Responses JSON; on a route not yet
     // known, a 404/405/501 that is not about the model is retried that way and remembered.
+    // Chat Completions and Responses calls on an Anthropic route go over /messages
+    // (AnthropicBridge).
     QFuture<UpstreamReply> postJson(const UpstreamRoute &route, const QString &path,
                                     const QJsonObject &body, const CancellationToken &cancel = {});
     // The same without any bridge: exactly this path, this body.

@@ -657,11 +657,17 @@ private slots:
     }
 
     // Issue 17: a LiteLLM config mixing providers starts; each OpenAI-compatible model reaches
-    // its upstream at the right path with the right key header; the others answer 400.
+    // its upstream at the right path with the right key header, the Anthropic one over
+    // /v1/messages also for Chat Completions; the others answer 400.
     void litellmConfigRoutesEachModel() {
         ScriptedUpstream upstream;
         QVERIFY(upstream.listen());
-        upstream.setResponder([](const ScriptedUpstream::Request &) {
+        upstream.setResponder([](const ScriptedUpstream::Request &r) {
+            if (r.target.endsWith("/v1/messages"))
+                return ScriptedUpstream::Response::json(
+                    200, R"({"id":"msg_1","type":"message","role":"assistant","model":"c",
+                        "content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn",
+                        "usage":{"input_tokens":1,"output_tokens":1}})");
             return ScriptedUpstream::Response::json(200, "{\"id\":\"ok\"}");
         });
         const QByteArray local = "http://127.0.0.1:" + QByteArray::number(upstream.port());
@@ -736,8 +742,6 @@ private slots:
         }
         const int forwarded = upstream.requestCount();
         const QList<QPair<const char *, const char *>> unavailable = {
-            {"claude-3-5-sonnet", "(config line 19): it is an Anthropic route, served on "
-                                  "/v1/messages"},
             {"bedrock-claude", "(config line 24): provider 'bedrock' has its own API"},
             {"gemini-pro", "(config line 28): provider 'vertex_ai' has its own API"}};
         for (const auto &[model, reason] : unavailable) {
@@ -768,6 +772,18 @@ private slots:
         const ScriptedUpstream::Request got = upstream.requests().last();
         QCOMPARE(got.target, QByteArray("/anthropic/v1/messages"));
         QCOMPARE(got.header("x-api-key"), QByteArray("sk-ant-test"));
+        // Chat Completions on it is translated onto Messages (dialects.md §5).
+        const auto chat = request(app.port(), "POST", "/v1/chat/completions",
+                                  "{\"model\":\"claude-3-5-sonnet\",\"messages\":[{\"role\":"
+                                  "\"user\",\"content\":\"hi\"}]}",
+                                  master);
+        QCOMPARE(chat.status, 200);
+        QCOMPARE(chat.json().value(QStringLiteral("object")).toString(),
+                 QStringLiteral("chat.completion"));
+        const ScriptedUpstream::Request bridged = upstream.requests().last();
+        QCOMPARE(bridged.target, QByteArray("/anthropic/v1/messages"));
+        QCOMPARE(bridged.header("x-api-key"), QByteArray("sk-ant-test"));
+        QCOMPARE(bridged.json().value(QStringLiteral("max_tokens")).toInt(), 4096);
         QCOMPARE(got.header("authorization"), QByteArray()); // the master key stays here
         QCOMPARE(got.json().value(QStringLiteral("model")).toString(),
                  QStringLiteral("claude-3-5-sonnet-20240620"));
@@ -802,9 +818,11 @@ private slots:
                  QStringLiteral("azure-gpt-4o: azure → https://my-resource.openai.azure.com/openai/"
                                 "v1/chat/completions model=my-gpt-4o-deployment key=api_key from "
                                 "the config (api-key) (line 12)"),
-                 QStringLiteral("claude-3-5-sonnet: anthropic → https://api.anthropic.com/v1/"
-                                "messages model=claude-3-5-sonnet-20240620 key=api_key from the "
-                                "config (x-api-key) (line 18) native Messages only"),
+                 QStringLiteral(
+                     "claude-3-5-sonnet: anthropic → https://api.anthropic.com/v1/"
+                     "messages model=claude-3-5-sonnet-20240620 key=api_key from the "
+                     "config (x-api-key) (line 18) Messages native; Chat Completions and "
+                     "Responses bridged over /messages"),
                  QStringLiteral("bedrock-claude: skipped (line 22): provider 'bedrock'") + skip,
                  QStringLiteral("gemini-pro: skipped (line 26): provider 'vertex_ai'") + skip,
                  QStringLiteral(

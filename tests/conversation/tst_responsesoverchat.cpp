@@ -167,7 +167,7 @@ private slots:
         QTest::newRow("text, usage in Responses' names")
             << obj(R"J({"id":"chatcmpl-1","created":1700000000,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":1},"completion_tokens_details":{"reasoning_tokens":0}}})J")
             << arr(R"J([{"type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"hi","annotations":[],"logprobs":[]}]}])J")
-            << obj(R"J({"object":"response","status":"completed","model":"m1","created_at":1700000000,"incomplete_details":null,"usage":{"input_tokens":5,"input_tokens_details":{"cached_tokens":1},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":7}})J");
+            << obj(R"J({"object":"response","status":"completed","model":"m1","created_at":1700000000,"incomplete_details":null,"usage":{"input_tokens":5,"input_tokens_details":{"cached_tokens":1,"cache_write_tokens":0},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":7}})J");
         QTest::newRow("tool calls become function_call items")
             << obj(R"J({"model":"m","choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"f","arguments":"{\u0022q\u0022:1}"}},{"id":"call_b","type":"function","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}]})J")
             << arr(R"J([{"type":"function_call","status":"completed","call_id":"call_a","name":"f","arguments":"{\u0022q\u0022:1}"},{"type":"function_call","status":"completed","call_id":"call_b","name":"g","arguments":"{}"}])J")

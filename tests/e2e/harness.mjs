@@ -207,7 +207,8 @@ export async function controlClient(app) {
 // without the expected key (x-api-key, or Authorization: Bearer as the SDK now sends it) gets
 // Anthropic's 401. `handler({body, index, headers})` returns
 // a whole Message (or {status, error}); with stream:true it is sent as Anthropic streams it
-// (message_start, per block start / deltas / stop, message_delta, message_stop).
+// (message_start, per block start / deltas / stop, message_delta, message_stop; with
+// `streamError` an `error` event after the blocks instead of the end).
 export async function startScriptedAnthropicUpstream(handler, { apiKey = 'sk-ant-e2e-key-0001' } = {}) {
   const requests = [];
   const server = http.createServer(async (req, res) => {
@@ -248,11 +249,20 @@ export async function startScriptedAnthropicUpstream(handler, { apiKey = 'sk-ant
         const json = JSON.stringify(block.input);
         for (let i = 0; i < json.length; i += 9)
           event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 9) } });
+      } else if (block.type === 'thinking') { // as Anthropic streams it: text, then signature
+        event('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+        for (const piece of block.thinking.match(/.{1,11}/gs) ?? [])
+          event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
+        event('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
       } else {
         event('content_block_start', { index, content_block: block });
       }
       event('content_block_stop', { index });
     });
+    if (reply.streamError) { // Anthropic's error event mid-stream (e.g. overloaded_error)
+      event('error', { error: reply.streamError });
+      return res.end();
+    }
     event('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null },
       usage: { output_tokens: message.usage.output_tokens } });
     event('message_stop', {});

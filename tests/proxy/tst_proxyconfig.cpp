@@ -798,7 +798,8 @@ general_settings:
                                      "Bearer) (line 5)"),
                       QStringLiteral("claude: anthropic → https://api.anthropic.com/v1/messages "
                                      "model=claude-3-opus key=the client's, forwarded (line 9) "
-                                     "native Messages only"),
+                                     "Messages native; Chat Completions and Responses bridged "
+                                     "over /messages"),
                       QStringLiteral("demo: built-in demo model (line 12)"),
                       QStringLiteral("any other model on /v1/messages: "
                                      "https://api.anthropic.com/v1")}));
