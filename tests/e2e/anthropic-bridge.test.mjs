@@ -79,6 +79,9 @@ before(async () => {
     '      model: anthropic/claude-sonnet-4-5', `      api_base: ${upstream.url}`, `      api_key: ${KEY}`,
     '  - model_name: claude-client-key', '    litellm_params:', '      model: anthropic/claude-sonnet-4-5',
     `      api_base: ${upstream.url}`, ''].join('\n'));
+  // The keyless route must stay keyless: a developer's own ANTHROPIC_API_KEY (LiteLLM's fallback
+  // for anthropic/ routes) is not this Loopscope's to see.
+  delete process.env.ANTHROPIC_API_KEY;
   app = await startLoopscope(['--config', config, '--data-dir', dir]);
   // The client's own key is not Anthropic's: the configured one must be what goes upstream.
   client = new OpenAI({ baseURL: app.apiBase, apiKey: 'sk-client-not-anthropic', maxRetries: 0 });
@@ -118,9 +121,9 @@ test('chat.completions.create: system → system, max_tokens defaulted, the conf
   assert.deepEqual(sent.body.messages, [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }]);
 });
 
-// Without a configured key (and ANTHROPIC_API_KEY unset) the client's own key is the one: the
+// Without a configured key the client's own key is the one: the
 // OpenAI SDK sends it as a Bearer token, Anthropic reads x-api-key.
-test("a route without a key: the OpenAI client's Bearer key goes as x-api-key", { skip: Boolean(process.env.ANTHROPIC_API_KEY) }, async () => {
+test("a route without a key: the OpenAI client's Bearer key goes as x-api-key", async () => {
   script = () => ({ content: [{ type: 'text', text: 'yours' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } });
   const own = new OpenAI({ baseURL: app.apiBase, apiKey: KEY, maxRetries: 0 });
   const answer = await own.chat.completions.create({ model: 'claude-client-key', messages: [{ role: 'user', content: 'hi' }] });
