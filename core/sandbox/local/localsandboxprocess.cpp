@@ -16,10 +16,12 @@
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QProcess>
+#include <QScopedValueRollback>
 #include <QSet>
 #include <QSocketNotifier>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <csignal>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -39,6 +41,7 @@ namespace {
 
 constexpr qsizetype kStderrTailBytes = 8192;
 constexpr qsizetype kFrameOverheadBytes = 1024 * 1024;
+constexpr qsizetype kDriverWriteChunk = 256 * 1024;
 
 const char *signalName(int sig) {
     switch (sig) {
@@ -234,6 +237,7 @@ void LocalSandboxProcess::start(int nice) {
     });
 
     connect(m_process, &QProcess::readyReadStandardOutput, this, &LocalSandboxProcess::onStdout);
+    connect(m_process, &QProcess::bytesWritten, this, &LocalSandboxProcess::flushToDriver);
     connect(m_process, &QProcess::readyReadStandardError, this, &LocalSandboxProcess::onStderr);
     connect(m_process, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
         onFinished(code, status == QProcess::CrashExit);
@@ -302,6 +306,7 @@ void LocalSandboxProcess::startForked(int nice) {
         return;
     }
     connect(m_channel, &QLocalSocket::readyRead, this, &LocalSandboxProcess::onStdout);
+    connect(m_channel, &QLocalSocket::bytesWritten, this, &LocalSandboxProcess::flushToDriver);
     m_startTimer.start(m_options.startTimeoutMs);
     // The zygote holds the driver already; only this sandbox's configuration goes over.
     sendToDriver(LocalSandboxFrameCodec::encode(
@@ -310,10 +315,37 @@ void LocalSandboxProcess::startForked(int nice) {
 }
 
 void LocalSandboxProcess::sendToDriver(const QByteArray &bytes) {
-    if (m_process)
-        m_process->write(bytes);
-    else if (m_channel)
-        m_channel->write(bytes);
+    if (bytes.isEmpty() || !hasTransport())
+        return;
+    m_outgoing.append(bytes);
+    flushToDriver();
+}
+
+void LocalSandboxProcess::flushToDriver() {
+    QIODevice *device = m_process ? static_cast<QIODevice *>(m_process) : m_channel;
+    if (!device || m_state == State::Exited) {
+        m_outgoing.clear();
+        m_outgoingOffset = 0;
+        return;
+    }
+    if (m_flushing) // a transport that reports bytesWritten from inside write()
+        return;
+    const QScopedValueRollback<bool> flushing(m_flushing, true);
+    // At most one chunk waits in the transport's buffer; the next goes when it has drained.
+    while (!m_outgoing.isEmpty() && device->bytesToWrite() < kDriverWriteChunk) {
+        const QByteArray front = m_outgoing.first(); // a reference count, not a copy
+        const qsizetype n = std::min(kDriverWriteChunk, front.size() - m_outgoingOffset);
+        if (device->write(front.constData() + m_outgoingOffset, n) != n) {
+            m_outgoing.clear(); // the transport is failing; its end is handled elsewhere
+            m_outgoingOffset = 0;
+            return;
+        }
+        m_outgoingOffset += n;
+        if (m_outgoingOffset == front.size()) {
+            m_outgoing.removeFirst();
+            m_outgoingOffset = 0;
+        }
+    }
 }
 
 bool LocalSandboxProcess::readLifeline() {
@@ -662,8 +694,11 @@ LocalSandboxProcess::fileRequest(const QJsonObject &request, const QByteArray &p
     QJsonObject frame = request;
     frame.insert(QStringLiteral("op"), QStringLiteral("fs"));
     frame.insert(QStringLiteral("id"), id);
-    sendToDriver(LocalSandboxFrameCodec::encode(frame) +
-                 LocalSandboxFrameCodec::encodeRaw(payload));
+    // Header, length and payload as three pieces: the payload (an upload, sharing the request's
+    // body) is never copied whole, see flushToDriver().
+    sendToDriver(LocalSandboxFrameCodec::encode(frame));
+    sendToDriver(LocalSandboxFrameCodec::frameHeader(payload.size()));
+    sendToDriver(payload);
     armFileTimer();
     return promise->future();
 }
@@ -828,6 +863,8 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
     m_pendingHeader.reset();
     m_pendingStreams.clear();
+    m_outgoing.clear(); // an upload's body among them
+    m_outgoingOffset = 0;
     for (const auto &[id, promise] : std::exchange(m_fileRequests, {})) {
         promise->addResult(Outcome<FileReply>::failure(
             QStringLiteral("the sandbox interpreter stopped: ") + reason));
