@@ -175,16 +175,8 @@ void LocalSandboxProcess::start(int nice) {
 
     const bool dropPrivileges = ::geteuid() == 0;
     LocalSandboxLaunch launch;
-    int seccompFd = -1;
     int infoWriteFd = -1;
     if (m_isolated) {
-        if (m_options.seccompFilter && LocalSandboxSeccomp::supported()) {
-            seccompFd = LocalSandboxSeccomp::createProgramFd();
-            if (seccompFd < 0) {
-                failEarly(QStringLiteral("could not prepare the seccomp filter"));
-                return;
-            }
-        }
         int info[2];
         if (::pipe2(info, O_CLOEXEC | O_NONBLOCK) == 0) {
             m_infoFd = info[0];
@@ -193,7 +185,7 @@ void LocalSandboxProcess::start(int nice) {
             // writes are what bwrap expects.
             ::fcntl(infoWriteFd, F_SETFL, ::fcntl(infoWriteFd, F_GETFL) & ~O_NONBLOCK);
         }
-        launch = BubblewrapCommand::isolated(m_options, seccompFd, infoWriteFd);
+        launch = BubblewrapCommand::isolated(m_options, infoWriteFd);
     } else {
         m_hostWorkDir = std::make_unique<QTemporaryDir>(
             QDir::tempPath() + QStringLiteral("/loopscope-sandbox-XXXXXX"));
@@ -230,8 +222,8 @@ void LocalSandboxProcess::start(int nice) {
     // set inside bwrap's user namespace it is counted per sandbox.
     m_process->setChildProcessModifier([=] {
         setup.apply();
-        // Nothing of the app's beyond stdin/stdout/stderr (and the filter for bwrap) crosses exec.
-        markInheritedCloseOnExec(seccompFd, setup.fdLimit, true);
+        // Nothing of the app's beyond stdin/stdout/stderr (and bwrap's info pipe) crosses exec.
+        markInheritedCloseOnExec(-1, setup.fdLimit, true);
         if (infoWriteFd >= 0)
             ::fcntl(infoWriteFd, F_SETFD, 0);
     });
@@ -251,8 +243,6 @@ void LocalSandboxProcess::start(int nice) {
     m_startTimer.start(m_options.startTimeoutMs);
     m_process->start(QIODevice::ReadWrite);
     m_pid = m_process->processId(); // known once start() returns; 0 if it failed
-    if (seccompFd >= 0)
-        ::close(seccompFd); // the child has its copy (QProcess forks inside start())
     if (infoWriteFd >= 0)
         ::close(infoWriteFd);
     // Queued in QProcess's write buffer until the pipe accepts it.
@@ -264,7 +254,7 @@ void LocalSandboxProcess::start(int nice) {
 
 QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir,
                                               const QJsonArray &sitePackages) const {
-    return {
+    QJsonObject config{
         {QStringLiteral("op"), QStringLiteral("config")},
         {QStringLiteral("nproc"), m_options.maxProcesses},
         {QStringLiteral("stdout_cap"), m_options.stdoutCapBytes},
@@ -285,6 +275,25 @@ QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir,
         {QStringLiteral("live_chunk_bytes"), m_options.liveOutputChunkBytes},
         {QStringLiteral("live_cap_bytes"), liveCapBytes()},
     };
+    if (m_isolated && !m_forked) {
+        // A bwrap of its own: the driver's first step (see BubblewrapCommand::bwrapArguments).
+        const auto tmpfs = [](const QString &path, qint64 bytes, int inodes) {
+            return QJsonArray{path, bytes, inodes};
+        };
+        config.insert(QStringLiteral("confine"),
+                      QJsonObject{{QStringLiteral("tmpfs"),
+                                   QJsonArray{tmpfs(QStringLiteral("/tmp"), m_options.tmpDirBytes,
+                                                    m_options.tmpDirInodes),
+                                              tmpfs(QStringLiteral("/dev/shm"),
+                                                    m_options.tmpDirBytes, m_options.tmpDirInodes),
+                                              tmpfs(workDir, m_options.workDirBytes,
+                                                    m_options.workDirInodes)}},
+                                  {QStringLiteral("seccomp"),
+                                   m_options.seccompFilter && LocalSandboxSeccomp::supported()
+                                       ? QString::fromLatin1(LocalSandboxSeccomp::program().toHex())
+                                       : QString()}});
+    }
+    return config;
 }
 
 void LocalSandboxProcess::startForked(int nice) {
