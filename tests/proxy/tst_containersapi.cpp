@@ -469,7 +469,7 @@ void TestContainersApi::filesListPagesThroughEveryFile() {
     QCOMPARE(uploaded.status, 200);
     const QString uploadId = uploaded.json()[QStringLiteral("id")].toString();
     upstream->enqueue(ScriptedUpstream::Response::json(functionCall(
-        QStringLiteral("for i in range(1100):\n    open('f%04d.txt' % i, 'w').write('x')\n"
+        QStringLiteral("for i in range(1500):\n    open('f%04d.txt' % i, 'w').write('x')\n"
                        "print('made')"),
         QStringLiteral("call_many"))));
     upstream->enqueue(ScriptedUpstream::Response::json(message(QStringLiteral("done"))));
@@ -508,8 +508,8 @@ void TestContainersApi::filesListPagesThroughEveryFile() {
         after = list[QStringLiteral("last_id")].toString().toUtf8();
         QVERIFY(pages < 20);
     }
-    QCOMPARE(seen.size(), 1101);
-    QCOMPARE(pages, 12);
+    QCOMPARE(seen.size(), 1501); // the 1,500 files and the upload
+    QCOMPARE(pages, 16);
     QVERIFY(seen.contains(uploadId));
     QCOMPARE(call("GET", base + '/' + uploadId.toUtf8() + "/content").body, QByteArray("a,b\n"));
 }
@@ -561,6 +561,11 @@ void TestContainersApi::fileReplacedByAFifoIs404AtOnce() {
     QCOMPARE(uploaded.status, 200);
     const QByteArray content =
         base + '/' + uploaded.json()[QStringLiteral("id")].toString().toUtf8() + "/content";
+    const auto kept = call("POST", base, multipart("B", "keep.csv", "k\n"), kKeyA,
+                           "multipart/form-data; boundary=B");
+    QCOMPARE(kept.status, 200);
+    const QByteArray keep =
+        base + '/' + kept.json()[QStringLiteral("id")].toString().toUtf8() + "/content";
     // A thread of the sandbox's interpreter does it once the run (and its listing) is over.
     upstream->enqueue(ScriptedUpstream::Response::json(functionCall(
         QStringLiteral("import os, threading\n"
@@ -585,6 +590,8 @@ void TestContainersApi::fileReplacedByAFifoIs404AtOnce() {
         30000));
     QCOMPARE(status, 404);
     QCOMPARE(call("GET", base).status, 200); // the container goes on
+    // ... with its other files: the FIFO cost neither the interpreter nor /mnt/data.
+    QCOMPARE(call("GET", keep).body, QByteArray("k\n"));
 }
 
 // With sandbox.max_live 3 and max_sessions 2: a key that holds both session slots gets a
