@@ -7,7 +7,8 @@
 # So nothing user code prints (from Python, from C code or from child processes) can reach the
 # protocol channel, and no run can make the proxy buffer more than the configured caps.
 #
-# Frames in:  {"op":"config", "nproc":N, "stdout_cap":B, "stderr_cap":B, "traceback_cap":B}
+# Frames in:  {"op":"config", "nproc":N, "stdout_cap":B, "stderr_cap":B, "traceback_cap":B,
+#              "confine":{"tmpfs":[[path, bytes, inodes]], "seccomp":"<hex>"} (see _confine)}
 #             {"op":"run", "id":N, "code":"...", "partial_after_ms":N}
 #             {"op":"fs", "id":N, "action":"list"|"read"|"write"|"delete", "path":"/mnt/data/..."}
 #             followed by one raw frame: the bytes to write (empty for the other actions).
@@ -997,6 +998,50 @@ def _site_without_site(paths):
     builtins.help = help
 
 
+def _confine(spec):
+    """A sandbox that is a bwrap of its own (no zygote) starts with CAP_SYS_ADMIN,
+    CAP_SYS_RESOURCE and CAP_SETPCAP in its user namespace (BubblewrapCommand::bwrapArguments),
+    for this only: bubblewrap 0.8.0 gives a tmpfs a size but no inode cap, and every empty file
+    is unreclaimable kernel memory. Remount each tmpfs with nr_inodes, forbid user namespaces
+    below this one, drop every capability and load the seccomp filter, as the zygote's sandbox
+    init does in C. Any failure raises: the interpreter exits and the sandbox never runs code."""
+    import ctypes
+    import errno
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(result, what):
+        if result != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, "sandbox confinement failed: %s: %s" % (what, os.strerror(err)))
+
+    ms_nosuid, ms_nodev, ms_remount = 2, 4, 32
+    for path, size, inodes in spec["tmpfs"]:
+        options = "size=%d,nr_inodes=%d" % (int(size), max(1, int(inodes)))
+        check(libc.mount(b"tmpfs", os.fsencode(path), b"tmpfs",
+                         ctypes.c_ulong(ms_remount | ms_nosuid | ms_nodev),
+                         options.encode()), "remount " + path)
+    # clone(CLONE_NEWUSER) gets through the filter; this stops it (as bwrap --disable-userns).
+    with open("/proc/sys/user/max_user_namespaces", "w") as limit:
+        limit.write("0")
+    pr_capbset_drop, pr_cap_ambient, pr_cap_ambient_clear_all = 24, 47, 4
+    pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
+    for cap in range(64):
+        if libc.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0 and ctypes.get_errno() != errno.EINVAL:
+            check(-1, "PR_CAPBSET_DROP")
+    check(libc.prctl(pr_cap_ambient, pr_cap_ambient_clear_all, 0, 0, 0), "ambient capabilities")
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    check(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
+    check(libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0), "no_new_privs")
+    program = bytes.fromhex(spec.get("seccomp") or "")
+    if program:
+        class SockFprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        code = ctypes.create_string_buffer(program, len(program))
+        fprog = SockFprog(len(program) // 8, ctypes.addressof(code))
+        check(libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0),
+              "seccomp")
+
+
 def main():
     # Private copies of the protocol pipes; os.dup makes them non-inheritable, so child
     # processes of user code never get them either.
@@ -1005,6 +1050,8 @@ def main():
     config = _read_frame(proto_in)
     if config is None:
         return
+    if config.get("confine"):
+        _confine(config["confine"])
     _site_without_site(config.get("site_packages") or [])
     nproc = int(config.get("nproc", 0))
     if nproc > 0 and config.get("shared_uid"):

@@ -331,6 +331,10 @@ int HttpConnection::onHeadersComplete(http_parser *parser) {
     if (hasLength && qint64(parser->content_length) > c->m_limits.maxBodyBytes) {
         return c->rejectOversizedBody(parser);
     }
+    // One block of the announced size: growing by appends copies the body at each step, and the
+    // last step held 1.5 times it (a 31 MiB upload). Untouched pages of it cost no memory.
+    if (hasLength)
+        r.body.reserve(qsizetype(parser->content_length));
     // Answer Expect: 100-continue so clients such as curl send the body at once instead of
     // waiting a second for a 100 that never comes.
     if (parser->http_minor >= 1 && r.header("expect").toLower() == "100-continue")

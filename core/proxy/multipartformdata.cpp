@@ -44,6 +44,19 @@ std::optional<QByteArray> parameter(const QByteArray &header, const QByteArray &
     return std::nullopt;
 }
 
+// `length` bytes of `whole` from `pos`, sharing its memory: an upload's file part is most of the
+// body, and a copy (`mid`) would hold it twice. The slice keeps the body's block alive (reference
+// counted, like any QByteArray copy) and detaches on the first write; Qt 6.4 has no public
+// sharing slice, but QByteArray's DataPointer constructor is public and its begin and size may
+// point anywhere inside the block.
+QByteArray sharedSlice(const QByteArray &whole, qsizetype pos, qsizetype length) {
+    QByteArray shared = whole; // a counted reference, no copy
+    QByteArray::DataPointer slice = shared.data_ptr();
+    slice.ptr += pos;
+    slice.size = length;
+    return QByteArray(std::move(slice));
+}
+
 } // namespace
 
 std::optional<QByteArray> MultipartFormData::boundaryOf(const QByteArray &contentType) {
@@ -109,7 +122,7 @@ MultipartFormData::parse(const QByteArray &body, const QByteArray &boundary, QSt
         const qsizetype next = body.indexOf(partEnd, dataStart);
         if (next < 0)
             return fail(QStringLiteral("the body ends without a closing boundary"));
-        part.data = body.mid(dataStart, next - dataStart);
+        part.data = sharedSlice(body, dataStart, next - dataStart);
         parts.append(part);
         if (parts.size() > kMaxParts)
             return fail(QStringLiteral("more than %1 parts").arg(kMaxParts));

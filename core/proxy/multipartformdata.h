@@ -24,7 +24,8 @@ class MultipartFormData {
 public:
     // The boundary of a `multipart/form-data; boundary=…` Content-Type, or nullopt.
     static std::optional<QByteArray> boundaryOf(const QByteArray &contentType);
-    // All parts, in order, or nullopt with `error` set.
+    // All parts, in order, or nullopt with `error` set. Each part's data shares `body`'s memory
+    // (no copy; it keeps the body alive) and, like QByteArray::fromRawData, has no '\0' after it.
     static std::optional<QList<MultipartPart>> parse(const QByteArray &body,
                                                      const QByteArray &boundary, QString *error);
 };

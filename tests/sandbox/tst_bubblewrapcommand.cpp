@@ -18,17 +18,18 @@ private slots:
     void environmentIsClearedAndMinimal();
     void interpreterIsAbsoluteAndIsolatedMode();
     void unisolatedRunsPythonDirectly();
-    void seccompFilterIsPassedByFd();
+    void sandboxKeepsOnlyWhatItsDriverDrops();
+    void seccompFilterIsWellFormed();
 };
 
 void TestBubblewrapCommand::isolationFlagsPresent_data() {
     QTest::addColumn<QString>("flag");
     QTest::addColumn<bool>("zygote");
-    for (const char *flag : {"--unshare-all", "--unshare-user", "--disable-userns",
-                             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop"})
+    // Neither has --disable-userns: each sandbox forbids user namespaces below its own itself
+    // (the zygote's forks, or the driver's first step), see sandboxKeepsOnlyWhatItsDriverDrops.
+    for (const char *flag : {"--unshare-all", "--unshare-user", "--die-with-parent",
+                             "--new-session", "--clearenv", "--cap-drop"})
         QTest::newRow(flag) << QString::fromLatin1(flag) << false;
-    // The zygote's bwrap: the same, but nested user namespaces stay possible (its sandboxes make
-    // their own and then forbid any below them).
     for (const char *flag : {"--unshare-all", "--unshare-user", "--die-with-parent",
                              "--new-session", "--clearenv", "--cap-drop"})
         QTest::newRow(qPrintable(QStringLiteral("zygote ") + QLatin1String(flag)))
@@ -60,9 +61,18 @@ void TestBubblewrapCommand::noHostDirectoriesBound() {
     const qsizetype separator = args.indexOf(QStringLiteral("--"));
     for (qsizetype i = 0; i < separator; ++i) {
         const QString &arg = args.at(i);
-        if (arg == QLatin1String("--bind") || arg == QLatin1String("--bind-try") ||
-            arg == QLatin1String("--dev-bind"))
+        if (arg == QLatin1String("--bind") || arg == QLatin1String("--bind-try"))
             QFAIL("writable host bind found");
+        // Only the character devices bwrap's own --dev binds (a sandbox of its own makes its
+        // /dev without devpts), each on itself.
+        if (arg == QLatin1String("--dev-bind")) {
+            const QStringList devices{QStringLiteral("/dev/null"),    QStringLiteral("/dev/zero"),
+                                      QStringLiteral("/dev/full"),    QStringLiteral("/dev/random"),
+                                      QStringLiteral("/dev/urandom"), QStringLiteral("/dev/tty")};
+            QVERIFY2(!zygote && devices.contains(args.at(i + 1)) &&
+                         args.at(i + 2) == args.at(i + 1),
+                     qPrintable(args.at(i + 1)));
+        }
         if (arg == QLatin1String("--ro-bind") || arg == QLatin1String("--ro-bind-try")) {
             const QString source = args.at(i + 1);
             QVERIFY2(source == QLatin1String("/usr") || source.startsWith(QLatin1String("/etc/")),
@@ -138,12 +148,32 @@ void TestBubblewrapCommand::unisolatedRunsPythonDirectly() {
     QVERIFY(launch.environment.contains(QStringLiteral("HOME=/tmp/loopscope-sandbox-x")));
 }
 
-void TestBubblewrapCommand::seccompFilterIsPassedByFd() {
-    QVERIFY(!BubblewrapCommand::bwrapArguments({}).contains(QStringLiteral("--seccomp")));
-    const QStringList args = BubblewrapCommand::bwrapArguments({}, 7);
-    const qsizetype at = args.indexOf(QStringLiteral("--seccomp"));
-    QVERIFY(at > 0 && at < args.indexOf(QStringLiteral("--")));
-    QCOMPARE(args.at(at + 1), QStringLiteral("7"));
+// A bwrap of its own keeps, in its user namespace, only the capabilities its driver needs to put
+// nr_inodes on its tmpfs (bwrap 0.8.0 cannot) and then drops them with everything else before
+// any code runs (tst_localpythonbackend's "no capabilities" and "no new user namespace" rows,
+// tst_sandboxhardening::tmpfsInodesAreCapped). --disable-userns would move the program into a
+// nested user namespace without them; --seccomp would refuse the driver's remounts.
+void TestBubblewrapCommand::sandboxKeepsOnlyWhatItsDriverDrops() {
+    const QStringList args = BubblewrapCommand::bwrapArguments({});
+    const QStringList own = args.mid(0, args.indexOf(QStringLiteral("--")));
+    const qsizetype drop = own.indexOf(QStringLiteral("--cap-drop"));
+    QVERIFY(drop > 0);
+    QCOMPARE(own.mid(drop, 8),
+             QStringList({QStringLiteral("--cap-drop"), QStringLiteral("ALL"),
+                          QStringLiteral("--cap-add"), QStringLiteral("CAP_SYS_ADMIN"),
+                          QStringLiteral("--cap-add"), QStringLiteral("CAP_SYS_RESOURCE"),
+                          QStringLiteral("--cap-add"), QStringLiteral("CAP_SETPCAP")}));
+    QCOMPARE(own.count(QStringLiteral("--cap-add")), 3);
+    QVERIFY(!own.contains(QStringLiteral("--disable-userns")));
+    QVERIFY(!own.contains(QStringLiteral("--seccomp")));
+    // Nor --dev, whose devpts makes bwrap run the program in a second user namespace.
+    QVERIFY(!own.contains(QStringLiteral("--dev")));
+    QCOMPARE(own.at(own.indexOf(QStringLiteral("/dev")) - 1), QStringLiteral("--tmpfs"));
+    // The zygote keeps none: its forks get theirs from their own user namespaces.
+    QVERIFY(!BubblewrapCommand::zygoteArguments({}).contains(QStringLiteral("--cap-add")));
+}
+
+void TestBubblewrapCommand::seccompFilterIsWellFormed() {
     if (!LocalSandboxSeccomp::supported())
         return;
     const QByteArray program = LocalSandboxSeccomp::program();

@@ -353,27 +353,39 @@ private slots:
     // Empty files cost no tmpfs `size=` but an inode each, unreclaimable kernel memory that
     // no limit of the sandbox's processes counts. Every tmpfs of a sandbox has nr_inodes: a
     // loop creating files stops with ENOSPC at the cap, far before the loop's own end.
+    // Forked sandboxes mount theirs with it; a bwrap of its own (sandbox.zygote: false, or where
+    // the zygote cannot work) has its driver remount bwrap's before any code runs.
     void tmpfsInodesAreCapped_data() {
+        QTest::addColumn<bool>("zygote");
         QTest::addColumn<QString>("dir");
         QTest::addColumn<QString>("how");
         QTest::addColumn<int>("cap");
         const LocalSandboxOptions defaults;
-        for (const char *how : {"mknod", "open"}) {
-            QTest::addRow("/dev/shm %s", how)
-                << QStringLiteral("/dev/shm") << QString::fromLatin1(how) << defaults.tmpDirInodes;
-            QTest::addRow("/tmp %s", how)
-                << QStringLiteral("/tmp") << QString::fromLatin1(how) << defaults.tmpDirInodes;
-            QTest::addRow("/mnt/data %s", how)
-                << QStringLiteral("/mnt/data") << QString::fromLatin1(how)
-                << defaults.workDirInodes;
+        for (const bool zygote : {true, false}) {
+            const char *path = zygote ? "forked" : "bwrap";
+            for (const char *how : {"mknod", "open"}) {
+                QTest::addRow("%s, /dev/shm %s", path, how)
+                    << zygote << QStringLiteral("/dev/shm") << QString::fromLatin1(how)
+                    << defaults.tmpDirInodes;
+                QTest::addRow("%s, /tmp %s", path, how)
+                    << zygote << QStringLiteral("/tmp") << QString::fromLatin1(how)
+                    << defaults.tmpDirInodes;
+                QTest::addRow("%s, /mnt/data %s", path, how)
+                    << zygote << QStringLiteral("/mnt/data") << QString::fromLatin1(how)
+                    << defaults.workDirInodes;
+            }
         }
     }
     void tmpfsInodesAreCapped() {
+        QFETCH(bool, zygote);
         QFETCH(QString, dir);
         QFETCH(QString, how);
         QFETCH(int, cap);
+        LocalSandboxOptions options = testOptions();
+        options.zygote = zygote;
         const Outcome<ExecutionResult> r =
-            runOnce(testOptions(), QString::fromLatin1(kInodeFill).arg(dir, how).arg(cap * 3));
+            runOnce(options, QString::fromLatin1(kInodeFill).arg(dir, how).arg(cap * 3));
+        QCOMPARE(m_backend->usesZygote(), zygote);
         QVERIFY2(r.ok() && !r.value.error, qPrintable(r.error + r.value.stderrText));
         const QStringList f = r.value.stdoutText.trimmed().split(u' ');
         QCOMPARE(f.size(), 2);

@@ -58,31 +58,38 @@ QStringList BubblewrapCommand::pythonArguments(const LocalSandboxOptions &option
             processMarker()};
 }
 
-QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int seccompFd,
-                                              int infoFd) {
-    return arguments(options, Kind::Sandbox, seccompFd, infoFd);
+QStringList BubblewrapCommand::bwrapArguments(const LocalSandboxOptions &options, int infoFd) {
+    return arguments(options, Kind::Sandbox, infoFd);
 }
 
 QStringList BubblewrapCommand::zygoteArguments(const LocalSandboxOptions &options) {
-    return arguments(options, Kind::Zygote, -1, -1);
+    return arguments(options, Kind::Zygote, -1);
 }
 
 QStringList BubblewrapCommand::arguments(const LocalSandboxOptions &options, Kind kind,
-                                         int seccompFd, int infoFd) {
+                                         int infoFd) {
     const bool zygote = kind == Kind::Zygote;
     QStringList args{
         // Every namespace, including the network: only the sandbox's own loopback remains.
         QStringLiteral("--unshare-all"),
         QStringLiteral("--unshare-user"),
     };
-    // The zygote's sandboxes make user namespaces of their own (and then forbid any below).
-    if (!zygote)
-        args << QStringLiteral("--disable-userns");
+    // No --disable-userns for either: the zygote's sandboxes make user namespaces of their own,
+    // and a sandbox of its own keeps the capabilities below until its driver has put nr_inodes on
+    // its tmpfs (bwrap 0.8.0 gives a tmpfs only a size, and --disable-userns would move the
+    // program into a nested user namespace without them); the driver then forbids user
+    // namespaces below its own, drops every capability and loads the seccomp filter before any
+    // code runs (resources/sandbox_driver.py, _confine).
     args << QStringList{
         QStringLiteral("--die-with-parent"),
         QStringLiteral("--new-session"),
         QStringLiteral("--cap-drop"),
         QStringLiteral("ALL"),
+    };
+    if (!zygote)
+        for (const char *cap : kDriverConfineCaps)
+            args << QStringLiteral("--cap-add") << QString::fromLatin1(cap);
+    args << QStringList{
         QStringLiteral("--hostname"),
         QStringLiteral("sandbox"),
         // A read-only minimal system tree: /usr and the few /etc files the loader and Python
@@ -110,8 +117,25 @@ QStringList BubblewrapCommand::arguments(const LocalSandboxOptions &options, Kin
                                QStringLiteral("/etc/matplotlibrc")};
     for (const QString &path : etcFiles)
         args << QStringLiteral("--ro-bind-try") << path << path;
-    args << QStringLiteral("--proc") << QStringLiteral("/proc") << QStringLiteral("--dev")
-         << QStringLiteral("/dev");
+    args << QStringLiteral("--proc") << QStringLiteral("/proc");
+    if (zygote) {
+        args << QStringLiteral("--dev") << QStringLiteral("/dev");
+    } else {
+        // What --dev makes, without its devpts (so no pseudo-terminals): for a devpts bwrap maps
+        // root in a first user namespace and runs the program in a second, nested one, where the
+        // driver's remounts are refused.
+        args << QStringLiteral("--tmpfs") << QStringLiteral("/dev");
+        for (const char *node : {"null", "zero", "full", "random", "urandom", "tty"}) {
+            const QString path = QStringLiteral("/dev/") + QLatin1String(node);
+            args << QStringLiteral("--dev-bind") << path << path;
+        }
+        args << QStringLiteral("--symlink") << QStringLiteral("/proc/self/fd")
+             << QStringLiteral("/dev/fd");
+        int fd = 0;
+        for (const char *stream : {"stdin", "stdout", "stderr"})
+            args << QStringLiteral("--symlink") << QStringLiteral("/proc/self/fd/%1").arg(fd++)
+                 << QStringLiteral("/dev/") + QLatin1String(stream);
+    }
     if (zygote) {
         // Each sandbox mounts its own capped tmpfs on these (core/sandbox/local/zygote).
         args << QStringLiteral("--remount-ro") << QStringLiteral("/dev");
@@ -137,8 +161,6 @@ QStringList BubblewrapCommand::arguments(const LocalSandboxOptions &options, Kin
     // bwrap's root is a writable, unbounded tmpfs: seal it so only /mnt/data and /tmp take writes.
     args << QStringLiteral("--remount-ro") << QStringLiteral("/");
     args << QStringLiteral("--chdir") << sandboxWorkDir();
-    if (seccompFd >= 0)
-        args << QStringLiteral("--seccomp") << QString::number(seccompFd);
     if (infoFd >= 0)
         args << QStringLiteral("--info-fd") << QString::number(infoFd);
     args << QStringLiteral("--clearenv");
@@ -153,11 +175,10 @@ QStringList BubblewrapCommand::arguments(const LocalSandboxOptions &options, Kin
     return args;
 }
 
-LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options, int seccompFd,
-                                               int infoFd) {
+LocalSandboxLaunch BubblewrapCommand::isolated(const LocalSandboxOptions &options, int infoFd) {
     LocalSandboxLaunch launch;
     launch.program = options.bwrapPath;
-    launch.arguments = bwrapArguments(options, seccompFd, infoFd);
+    launch.arguments = bwrapArguments(options, infoFd);
     // bwrap clears the environment for the sandbox itself; bwrap needs nothing from ours either.
     launch.environment = {QStringLiteral("PATH=/usr/bin:/bin")};
     launch.sandboxWorkDir = sandboxWorkDir();

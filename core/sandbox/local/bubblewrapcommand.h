@@ -37,11 +37,15 @@ public:
     // driver ships in the binary.
     static QStringList pythonArguments(const LocalSandboxOptions &options);
 
-    // bwrap arguments up to and including the interpreter command line. `seccompFd` (if >= 0) is
-    // an inherited fd holding LocalSandboxSeccomp::program(); bwrap writes {"child-pid": N}, the
-    // host pid of the sandbox's PID-namespace init, to `infoFd` (if >= 0).
-    static QStringList bwrapArguments(const LocalSandboxOptions &options, int seccompFd = -1,
-                                      int infoFd = -1);
+    // bwrap arguments up to and including the interpreter command line. bwrap writes
+    // {"child-pid": N}, the host pid of the sandbox's PID-namespace init, to `infoFd` (if >= 0).
+    // The program keeps kDriverConfineCaps (in its own user namespace only) for its driver's
+    // first step, which drops them before any code runs; the seccomp filter goes in the driver's
+    // config, not to bwrap, whose filter would refuse the driver's mounts.
+    static QStringList bwrapArguments(const LocalSandboxOptions &options, int infoFd = -1);
+    // Remount the tmpfs with nr_inodes; write user.max_user_namespaces; drop the bounding set.
+    static constexpr const char *kDriverConfineCaps[] = {"CAP_SYS_ADMIN", "CAP_SYS_RESOURCE",
+                                                         "CAP_SETPCAP"};
 
     // bwrap arguments for the sandbox zygote (LocalSandboxZygote): the same tree, but no
     // --disable-userns, no filter and no tmpfs of its own (each sandbox it forks makes its user
@@ -51,15 +55,13 @@ public:
     static constexpr int kZygoteModuleFd = 3;
     static constexpr const char *kZygoteModulePath = "/tmp/_loopscope_zygote.abi3.so";
 
-    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int seccompFd = -1,
-                                       int infoFd = -1);
+    static LocalSandboxLaunch isolated(const LocalSandboxOptions &options, int infoFd = -1);
     static LocalSandboxLaunch unisolated(const LocalSandboxOptions &options,
                                          const QString &hostWorkDir);
 
 private:
     enum class Kind { Sandbox, Zygote };
-    static QStringList arguments(const LocalSandboxOptions &options, Kind kind, int seccompFd,
-                                 int infoFd);
+    static QStringList arguments(const LocalSandboxOptions &options, Kind kind, int infoFd);
 };
 
 } // namespace loopscope

@@ -10,11 +10,14 @@ namespace {
 constexpr qsizetype kHeaderBytes = 4;
 }
 
+QByteArray LocalSandboxFrameCodec::frameHeader(qsizetype size) {
+    QByteArray header(kHeaderBytes, Qt::Uninitialized);
+    qToBigEndian<quint32>(static_cast<quint32>(size), header.data());
+    return header;
+}
+
 QByteArray LocalSandboxFrameCodec::encodeRaw(const QByteArray &payload) {
-    QByteArray frame(kHeaderBytes, Qt::Uninitialized);
-    qToBigEndian<quint32>(static_cast<quint32>(payload.size()), frame.data());
-    frame.append(payload);
-    return frame;
+    return frameHeader(payload.size()) + payload;
 }
 
 QByteArray LocalSandboxFrameCodec::encode(const QJsonObject &message) {

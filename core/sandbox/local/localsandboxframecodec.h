@@ -22,6 +22,9 @@ public:
     static QByteArray encode(const QJsonObject &message);
     // A raw frame (used for the driver source, which is not JSON).
     static QByteArray encodeRaw(const QByteArray &payload);
+    // The 4 bytes that precede a payload of `size` bytes: a large payload is sent after them as
+    // it is, not copied into one frame.
+    static QByteArray frameHeader(qsizetype size);
 
     // Appends received bytes. Returns false (and stays failed) on an oversized frame.
     bool feed(const QByteArray &bytes);

@@ -16,10 +16,12 @@
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QProcess>
+#include <QScopedValueRollback>
 #include <QSet>
 #include <QSocketNotifier>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <csignal>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -39,6 +41,7 @@ namespace {
 
 constexpr qsizetype kStderrTailBytes = 8192;
 constexpr qsizetype kFrameOverheadBytes = 1024 * 1024;
+constexpr qsizetype kDriverWriteChunk = 256 * 1024;
 
 const char *signalName(int sig) {
     switch (sig) {
@@ -172,16 +175,8 @@ void LocalSandboxProcess::start(int nice) {
 
     const bool dropPrivileges = ::geteuid() == 0;
     LocalSandboxLaunch launch;
-    int seccompFd = -1;
     int infoWriteFd = -1;
     if (m_isolated) {
-        if (m_options.seccompFilter && LocalSandboxSeccomp::supported()) {
-            seccompFd = LocalSandboxSeccomp::createProgramFd();
-            if (seccompFd < 0) {
-                failEarly(QStringLiteral("could not prepare the seccomp filter"));
-                return;
-            }
-        }
         int info[2];
         if (::pipe2(info, O_CLOEXEC | O_NONBLOCK) == 0) {
             m_infoFd = info[0];
@@ -190,7 +185,7 @@ void LocalSandboxProcess::start(int nice) {
             // writes are what bwrap expects.
             ::fcntl(infoWriteFd, F_SETFL, ::fcntl(infoWriteFd, F_GETFL) & ~O_NONBLOCK);
         }
-        launch = BubblewrapCommand::isolated(m_options, seccompFd, infoWriteFd);
+        launch = BubblewrapCommand::isolated(m_options, infoWriteFd);
     } else {
         m_hostWorkDir = std::make_unique<QTemporaryDir>(
             QDir::tempPath() + QStringLiteral("/loopscope-sandbox-XXXXXX"));
@@ -227,13 +222,14 @@ void LocalSandboxProcess::start(int nice) {
     // set inside bwrap's user namespace it is counted per sandbox.
     m_process->setChildProcessModifier([=] {
         setup.apply();
-        // Nothing of the app's beyond stdin/stdout/stderr (and the filter for bwrap) crosses exec.
-        markInheritedCloseOnExec(seccompFd, setup.fdLimit, true);
+        // Nothing of the app's beyond stdin/stdout/stderr (and bwrap's info pipe) crosses exec.
+        markInheritedCloseOnExec(-1, setup.fdLimit, true);
         if (infoWriteFd >= 0)
             ::fcntl(infoWriteFd, F_SETFD, 0);
     });
 
     connect(m_process, &QProcess::readyReadStandardOutput, this, &LocalSandboxProcess::onStdout);
+    connect(m_process, &QProcess::bytesWritten, this, &LocalSandboxProcess::flushToDriver);
     connect(m_process, &QProcess::readyReadStandardError, this, &LocalSandboxProcess::onStderr);
     connect(m_process, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
         onFinished(code, status == QProcess::CrashExit);
@@ -247,8 +243,6 @@ void LocalSandboxProcess::start(int nice) {
     m_startTimer.start(m_options.startTimeoutMs);
     m_process->start(QIODevice::ReadWrite);
     m_pid = m_process->processId(); // known once start() returns; 0 if it failed
-    if (seccompFd >= 0)
-        ::close(seccompFd); // the child has its copy (QProcess forks inside start())
     if (infoWriteFd >= 0)
         ::close(infoWriteFd);
     // Queued in QProcess's write buffer until the pipe accepts it.
@@ -260,7 +254,7 @@ void LocalSandboxProcess::start(int nice) {
 
 QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir,
                                               const QJsonArray &sitePackages) const {
-    return {
+    QJsonObject config{
         {QStringLiteral("op"), QStringLiteral("config")},
         {QStringLiteral("nproc"), m_options.maxProcesses},
         {QStringLiteral("stdout_cap"), m_options.stdoutCapBytes},
@@ -281,6 +275,25 @@ QJsonObject LocalSandboxProcess::driverConfig(const QString &workDir,
         {QStringLiteral("live_chunk_bytes"), m_options.liveOutputChunkBytes},
         {QStringLiteral("live_cap_bytes"), liveCapBytes()},
     };
+    if (m_isolated && !m_forked) {
+        // A bwrap of its own: the driver's first step (see BubblewrapCommand::bwrapArguments).
+        const auto tmpfs = [](const QString &path, qint64 bytes, int inodes) {
+            return QJsonArray{path, bytes, inodes};
+        };
+        config.insert(QStringLiteral("confine"),
+                      QJsonObject{{QStringLiteral("tmpfs"),
+                                   QJsonArray{tmpfs(QStringLiteral("/tmp"), m_options.tmpDirBytes,
+                                                    m_options.tmpDirInodes),
+                                              tmpfs(QStringLiteral("/dev/shm"),
+                                                    m_options.tmpDirBytes, m_options.tmpDirInodes),
+                                              tmpfs(workDir, m_options.workDirBytes,
+                                                    m_options.workDirInodes)}},
+                                  {QStringLiteral("seccomp"),
+                                   m_options.seccompFilter && LocalSandboxSeccomp::supported()
+                                       ? QString::fromLatin1(LocalSandboxSeccomp::program().toHex())
+                                       : QString()}});
+    }
+    return config;
 }
 
 void LocalSandboxProcess::startForked(int nice) {
@@ -302,6 +315,7 @@ void LocalSandboxProcess::startForked(int nice) {
         return;
     }
     connect(m_channel, &QLocalSocket::readyRead, this, &LocalSandboxProcess::onStdout);
+    connect(m_channel, &QLocalSocket::bytesWritten, this, &LocalSandboxProcess::flushToDriver);
     m_startTimer.start(m_options.startTimeoutMs);
     // The zygote holds the driver already; only this sandbox's configuration goes over.
     sendToDriver(LocalSandboxFrameCodec::encode(
@@ -310,10 +324,37 @@ void LocalSandboxProcess::startForked(int nice) {
 }
 
 void LocalSandboxProcess::sendToDriver(const QByteArray &bytes) {
-    if (m_process)
-        m_process->write(bytes);
-    else if (m_channel)
-        m_channel->write(bytes);
+    if (bytes.isEmpty() || !hasTransport())
+        return;
+    m_outgoing.append(bytes);
+    flushToDriver();
+}
+
+void LocalSandboxProcess::flushToDriver() {
+    QIODevice *device = m_process ? static_cast<QIODevice *>(m_process) : m_channel;
+    if (!device || m_state == State::Exited) {
+        m_outgoing.clear();
+        m_outgoingOffset = 0;
+        return;
+    }
+    if (m_flushing) // a transport that reports bytesWritten from inside write()
+        return;
+    const QScopedValueRollback<bool> flushing(m_flushing, true);
+    // At most one chunk waits in the transport's buffer; the next goes when it has drained.
+    while (!m_outgoing.isEmpty() && device->bytesToWrite() < kDriverWriteChunk) {
+        const QByteArray front = m_outgoing.first(); // a reference count, not a copy
+        const qsizetype n = std::min(kDriverWriteChunk, front.size() - m_outgoingOffset);
+        if (device->write(front.constData() + m_outgoingOffset, n) != n) {
+            m_outgoing.clear(); // the transport is failing; its end is handled elsewhere
+            m_outgoingOffset = 0;
+            return;
+        }
+        m_outgoingOffset += n;
+        if (m_outgoingOffset == front.size()) {
+            m_outgoing.removeFirst();
+            m_outgoingOffset = 0;
+        }
+    }
 }
 
 bool LocalSandboxProcess::readLifeline() {
@@ -662,8 +703,11 @@ LocalSandboxProcess::fileRequest(const QJsonObject &request, const QByteArray &p
     QJsonObject frame = request;
     frame.insert(QStringLiteral("op"), QStringLiteral("fs"));
     frame.insert(QStringLiteral("id"), id);
-    sendToDriver(LocalSandboxFrameCodec::encode(frame) +
-                 LocalSandboxFrameCodec::encodeRaw(payload));
+    // Header, length and payload as three pieces: the payload (an upload, sharing the request's
+    // body) is never copied whole, see flushToDriver().
+    sendToDriver(LocalSandboxFrameCodec::encode(frame));
+    sendToDriver(LocalSandboxFrameCodec::frameHeader(payload.size()));
+    sendToDriver(payload);
     armFileTimer();
     return promise->future();
 }
@@ -828,6 +872,8 @@ void LocalSandboxProcess::markExited(const QString &reason, bool notify) {
     m_hostWorkDir.reset(); // unisolated mode: remove the work dir with the interpreter
     m_pendingHeader.reset();
     m_pendingStreams.clear();
+    m_outgoing.clear(); // an upload's body among them
+    m_outgoingOffset = 0;
     for (const auto &[id, promise] : std::exchange(m_fileRequests, {})) {
         promise->addResult(Outcome<FileReply>::failure(
             QStringLiteral("the sandbox interpreter stopped: ") + reason));

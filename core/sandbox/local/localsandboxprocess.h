@@ -144,6 +144,7 @@ private:
     QJsonObject driverConfig(const QString &workDir, const QJsonArray &sitePackages) const;
     bool hasTransport() const { return m_process || m_channel; }
     void sendToDriver(const QByteArray &bytes);
+    void flushToDriver();
     void onStdout();
     void onStderr();
     void onLifeline();
@@ -181,6 +182,12 @@ private:
     QByteArray m_lifelineData;
     std::unique_ptr<QTemporaryDir> m_hostWorkDir; // unisolated mode only
     LocalSandboxFrameCodec m_codec;
+    // Bytes for the driver not yet handed to the transport, oldest first: they go over in
+    // chunks as it drains, so an upload is never copied whole into its write buffer (QLocalSocket
+    // copies what it is given; the queue only holds references).
+    QList<QByteArray> m_outgoing;
+    qsizetype m_outgoingOffset = 0; // into m_outgoing.first()
+    bool m_flushing = false;
     QByteArray m_stderrTail;
     QString m_exitReason;
     bool m_becameReady = false;

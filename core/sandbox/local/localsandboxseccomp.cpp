@@ -163,26 +163,4 @@ QByteArray LocalSandboxSeccomp::program() {
                       code.size() * static_cast<qsizetype>(sizeof(sock_filter)));
 }
 
-int LocalSandboxSeccomp::createProgramFd() {
-    const QByteArray bytes = program();
-    if (bytes.isEmpty())
-        return -1;
-    const int fd = ::memfd_create("loopscope-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0)
-        return -1;
-    qsizetype written = 0;
-    while (written < bytes.size()) {
-        const ssize_t n =
-            ::write(fd, bytes.constData() + written, static_cast<size_t>(bytes.size() - written));
-        if (n <= 0) {
-            ::close(fd);
-            return -1;
-        }
-        written += n;
-    }
-    ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-    ::lseek(fd, 0, SEEK_SET);
-    return fd;
-}
-
 } // namespace loopscope
