@@ -14,13 +14,14 @@
 #             followed by one raw frame: the bytes to write (empty for the other actions).
 # Frames out: {"op":"ready", "pid":N, "python":"3.11.2"}
 #             {"op":"result", "id":N, "stdout_truncated":bool, "stderr_truncated":bool,
+#              "stdout_dropped":N, "stderr_dropped":N, "stdout_cap":N, "stderr_cap":N,
 #              "error":null|{"name","value","traceback"}, "duration_ms":F,
 #              "images":[{"name","mime","bytes"}], "notes":["..."]}
 #             followed by two raw frames: the captured stdout and stderr bytes (UTF-8, capped),
 #             then one raw frame per image (PNG bytes, in the order the code produced them).
 #             {"op":"fs_result", "id":N, "ok":bool, "error":"...", "files":[{"path","bytes",
 #              "mtime_ms"}]} + one raw frame: the file's bytes for "read", else empty.
-#             {"op":"partial", "id":N, "stdout_truncated":bool, "stderr_truncated":bool} + the same
+#             {"op":"partial", "id":N, + the result's _truncated/_dropped/_cap fields} + the same
 #             two raw frames: output so far, sent once when partial_after_ms passes mid-run (just
 #             before the proxy's timeout), so a run that is killed still shows what it printed.
 #             {"op":"output", "id":N, "capped":bool} + two raw frames: what the run printed since
@@ -550,16 +551,22 @@ class Driver:
         self.err_drain.drain()
         stdout, out_cut = self._stream_result(self.out, peek=True)
         stderr, err_cut = self._stream_result(self.err, peek=True)
-        self._write(_json({"op": "partial", "id": run_id, "stdout_truncated": out_cut,
-                           "stderr_truncated": err_cut}), stdout, stderr)
+        self._write(_json({"op": "partial", "id": run_id, **self._cut_fields(out_cut, err_cut)}),
+                    stdout, stderr)
 
     def _stream_result(self, capture, peek=False):
+        """The bytes kept (cut on a character boundary) and how many were dropped. No notice
+        goes into the bytes: they are what the program wrote, as the client sees it; the host
+        tells the model of the cut (LocalSandboxProcess::applyOutput)."""
         data, dropped = capture.peek() if peek else capture.take()
         if dropped:
-            data = _trim_partial_utf8(data) + (
-                "\n[output truncated: %d more bytes not shown; the limit is %d bytes]\n"
-                % (dropped, capture.cap)).encode()
-        return data, dropped > 0
+            data = _trim_partial_utf8(data)
+        return data, dropped
+
+    def _cut_fields(self, out_dropped, err_dropped):
+        return {"stdout_truncated": out_dropped > 0, "stderr_truncated": err_dropped > 0,
+                "stdout_dropped": out_dropped, "stderr_dropped": err_dropped,
+                "stdout_cap": self.out.cap, "stderr_cap": self.err.cap}
 
     def run(self, run_id, code, partial_after_ms):
         self._wire_streams()
@@ -601,10 +608,10 @@ class Driver:
         stdout, out_cut = self._stream_result(self.out)
         stderr, err_cut = self._stream_result(self.err)
         # Output travels as raw bytes after the header: no JSON escaping, so a frame is never
-        # bigger than the cap plus the marker.
+        # bigger than the cap.
         self._write(_json({
-            "op": "result", "id": run_id, "stdout_truncated": out_cut,
-            "stderr_truncated": err_cut, "error": error, "duration_ms": duration,
+            "op": "result", "id": run_id, **self._cut_fields(out_cut, err_cut),
+            "error": error, "duration_ms": duration,
             "images": [{"name": name, "mime": "image/png", "bytes": len(data)}
                        for name, data in images], "notes": notes}),
             stdout, stderr, *[data for _, data in images])

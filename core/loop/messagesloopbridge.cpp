@@ -386,6 +386,10 @@ void MessagesLoopBridge::callExecuted(const QString &containerId, const QString 
         forModel = ACE::modelText(result);
         if (!it->valid)
             forModel += QStringLiteral(": ") + ACE::programFor(it->name, it->input).problem;
+        // Notes for the model only (output cut at the cap, an image left out): the result
+        // block the client sees keeps exactly what the program wrote.
+        for (const QString &note : run.result.notes)
+            forModel += u'\n' + note;
     }
     it->result = result;
     m_resultsForModel.insert(callId, forModel);

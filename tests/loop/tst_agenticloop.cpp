@@ -214,6 +214,30 @@ private slots:
         QVERIFY(sandboxesGone());
     }
 
+    // Output past the sandbox's cap: the client's logs are the first MiB exactly as printed,
+    // and only the model is told that the rest was cut.
+    void outputPastTheCapIsCutWithANoteForTheModelOnly() {
+        upstream->enqueue(ScriptedUpstream::Response::json(
+            responsesFunctionCall(QStringLiteral("print('x' * (1024 * 1024 + 100))"))));
+        upstream->enqueue(ScriptedUpstream::Response::json(responsesMessage(QStringLiteral("ok"))));
+        const auto reply = call("POST", "/v1/responses", ciRequest(QStringLiteral("a lot")));
+        QCOMPARE(reply.status, 200);
+        const QString logs = reply
+                                 .json()[QStringLiteral("output")][0][QStringLiteral("outputs")][0]
+                                        [QStringLiteral("logs")]
+                                 .toString();
+        QCOMPARE(logs, QString(1024 * 1024, QLatin1Char('x')));
+        QCOMPARE(upstream->requestCount(), 2);
+        // The model's copy is cut again to sandbox.max_output_chars (head and tail); the note is
+        // in its tail.
+        const QString fed = lastToolOutputSentInRequest(1);
+        QVERIFY(fed.startsWith(QStringLiteral("xxxxxxxx")));
+        QVERIFY2(fed.endsWith(QStringLiteral("xxxx\n[loopscope] stdout truncated: 101 more bytes "
+                                             "not shown; the limit is 1048576 bytes\n")),
+                 qPrintable(fed.right(200)));
+        QVERIFY(sandboxesGone());
+    }
+
     // After an exception the model sees what the code printed first and where it failed; the
     // client sees the output and Python's traceback, without the model's error label.
     void anExceptionShowsTheModelStdoutAndTraceback() {

@@ -202,6 +202,41 @@ private slots:
         QVERIFY(stream.contains("\"content_block\":{\"content\":{\"content\":[]"));
     }
 
+    // A note the sandbox made for the model (output cut at its cap) reaches the model's
+    // tool_result; the client's result block holds only what the program wrote.
+    void notesGoToTheModelOnly() {
+        MessagesLoopBridge bridge(clientBody("code_execution_20250825"), nullptr, false);
+        bridge.roundAnswered(json(R"({"id":"msg_n1","type":"message","role":"assistant",
+            "model":"claude-x","stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1},
+            "content":[{"type":"tool_use","id":"toolu_n","name":"bash_code_execution",
+                        "input":{"command":"yes | head -c 99999999"}}]})"));
+        bridge.planStarted();
+        ToolCallRun run = ran(QStringLiteral("y\ny\n"));
+        run.result.stdoutTruncated = true;
+        run.result.notes = {QStringLiteral("[loopscope] stdout truncated: 9 more bytes not shown")};
+        bridge.callExecuted(QStringLiteral("cntr_n"), QStringLiteral("toolu_n"), run);
+        bridge.planFinished();
+        const QJsonObject loopBody{
+            {QStringLiteral("model"), QStringLiteral("claude-x")},
+            {QStringLiteral("messages"),
+             QJsonArray{json(R"({"role":"user","content":"go"})"),
+                        json(R"({"role":"assistant","tool_calls":[{"id":"toolu_n"}]})"),
+                        json(R"({"role":"tool","tool_call_id":"toolu_n","content":"x"})")}}};
+        const QJsonArray sent =
+            bridge.upstreamBody(loopBody).value(QStringLiteral("messages")).toArray();
+        QCOMPARE(sent.last().toObject(), json(R"({"role":"user","content":[
+                    {"type":"tool_result","tool_use_id":"toolu_n",
+                     "content":"y\ny\n\n[loopscope] stdout truncated: 9 more bytes not shown"}]})"));
+        bridge.roundAnswered(json(R"({"id":"msg_n2","type":"message","role":"assistant",
+            "model":"claude-x","stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1},
+            "content":[{"type":"text","text":"ok"}]})"));
+        const QJsonArray content =
+            bridge.finalMessage(false).value(QStringLiteral("content")).toArray();
+        const QJsonObject result =
+            content.at(1).toObject().value(QStringLiteral("content")).toObject();
+        QCOMPARE(result.value(QStringLiteral("stdout")).toString(), QStringLiteral("y\ny\n"));
+    }
+
     void ceilingPausesTheTurn() {
         MessagesLoopBridge bridge(clientBody("code_execution_20250825"), nullptr, false);
         bridge.roundAnswered(json(R"({"id":"m","stop_reason":"tool_use","usage":{},

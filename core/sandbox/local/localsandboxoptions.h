@@ -29,7 +29,7 @@ struct LocalSandboxOptions {
     int fileListMs = 5000;
     int startTimeoutMs = 15000; // an interpreter that is not ready by then counts as failed
 
-    qint64 stdoutCapBytes = 1 * kMiB; // enforced inside the sandbox, with a visible marker
+    qint64 stdoutCapBytes = 1 * kMiB; // enforced inside the sandbox; the cut is a note
     qint64 stderrCapBytes = 1 * kMiB;
 
     // Live output of a run (SandboxBackend::run's sink): the driver sends what the code prints

@@ -756,6 +756,18 @@ void LocalSandboxProcess::applyOutput(const QJsonObject &header, ExecutionResult
     result.stderrText = QString::fromUtf8(m_pendingStreams.at(1));
     result.stdoutTruncated = header.value(QStringLiteral("stdout_truncated")).toBool();
     result.stderrTruncated = header.value(QStringLiteral("stderr_truncated")).toBool();
+    // The cut is the model's to know, not part of what the program wrote (the client's logs).
+    for (const char *stream : {"stdout", "stderr"}) {
+        const QString name = QLatin1String(stream);
+        const qint64 dropped = header.value(name + QStringLiteral("_dropped")).toInteger();
+        if (dropped > 0)
+            result.notes.append(
+                QStringLiteral("[loopscope] %1 truncated: %2 more bytes not shown; the limit is "
+                               "%3 bytes")
+                    .arg(name)
+                    .arg(dropped)
+                    .arg(header.value(name + QStringLiteral("_cap")).toInteger()));
+    }
 }
 
 void LocalSandboxProcess::deliverLiveOutput(const QJsonObject &header) {

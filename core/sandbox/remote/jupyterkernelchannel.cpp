@@ -445,11 +445,13 @@ void JupyterKernelChannel::appendOutput(const QString &stream, const QString &te
         used += bytes.size();
         return;
     }
-    // Keep what fits (cut on a character boundary) and say so visibly.
+    // Keep what fits (cut on a character boundary); the cut is told to the model in a note,
+    // never written into what the program printed (the client's logs).
     target += QString::fromUtf8(bytes.left(m_options.outputCapBytes - used)).remove(QChar(0xFFFD));
-    target += QStringLiteral("\n[loopscope: %1 truncated at %2 bytes]\n")
-                  .arg(isErr ? QStringLiteral("stderr") : QStringLiteral("stdout"))
-                  .arg(m_options.outputCapBytes);
+    job.result.notes.append(QStringLiteral("[loopscope] %1 truncated at %2 bytes; the rest was "
+                                           "not kept")
+                                .arg(isErr ? QStringLiteral("stderr") : QStringLiteral("stdout"))
+                                .arg(m_options.outputCapBytes));
     used = m_options.outputCapBytes;
     truncated = true;
 }
