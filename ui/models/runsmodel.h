@@ -42,6 +42,7 @@ public:
     explicit RunsModel(FlowQueryClient *client, QObject *parent = nullptr);
 
     void setFlowStore(FlowStore *store);
+    FlowQueryClient *client() const { return m_client; }
 
     QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
     QModelIndex parent(const QModelIndex &child) const override;
