@@ -1,16 +1,21 @@
 // Window papercuts seen at 1280×800 (issue 36), offscreen: the window tiles to half a screen,
-// and "Clear…" (wipes the history) is not beside Follow.
+// "Clear…" (wipes the history) is not beside Follow, header values keep their room.
 #include "inspect/eventbus.h"
 #include "models/flowlistmodel.h"
 #include "widgets/conversationview.h"
+#include "widgets/httpinspector.h"
 #include "widgets/mainwindow.h"
 #include "widgets/requestspanel.h"
 
 #include <QCheckBox>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QLayout>
 #include <QPushButton>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QTest>
 
 using namespace loopscope;
@@ -60,6 +65,46 @@ private slots:
         const QRect c = clear->geometry();
         const bool sameRow = f.top() < c.bottom() && c.top() < f.bottom();
         QVERIFY2(!sameRow || qAbs(c.left() - f.right()) > 100, "Clear… sits right beside Follow");
+    }
+
+    // A long header name (an agent's x-…-metadata) must not squeeze the values into a column
+    // of single letters in a half-width HTTP panel.
+    void headerValuesKeepTheirRoom() {
+        const QJsonObject headers{
+            {QStringLiteral("x-stainless-helper-method-and-a-very-long-agent-header-name"),
+             QStringLiteral("stream")},
+            {QStringLiteral("x-codex-turn-metadata"),
+             QStringLiteral("{\"session_id\":\"0199a2f0-5b8e-7c11-9f3e-2d2f1c0a4b7e\","
+                            "\"turn_id\":\"1\"}")}};
+        const QJsonObject flow{
+            {QStringLiteral("id"), QStringLiteral("req_h")},
+            {QStringLiteral("method"), QStringLiteral("POST")},
+            {QStringLiteral("path"), QStringLiteral("/v1/responses")},
+            {QStringLiteral("hops"),
+             QJsonArray{QJsonObject{{QStringLiteral("kind"), QStringLiteral("client_request")},
+                                    {QStringLiteral("method"), QStringLiteral("POST")},
+                                    {QStringLiteral("path"), QStringLiteral("/v1/responses")},
+                                    {QStringLiteral("headers"), headers},
+                                    {QStringLiteral("body"), QJsonObject()}}}}};
+        HttpInspector inspector;
+        inspector.resize(640, 600);
+        inspector.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&inspector));
+        inspector.setFlow(flow);
+        inspector.selectHop(0);
+        inspector.tabs()->setCurrentIndex(HttpInspector::HeadersTab);
+        QTableWidget *table = inspector.headersTable();
+        QTRY_VERIFY(table->viewport()->width() > 150);
+        QCOMPARE(table->rowCount(), 2);
+        const int viewport = table->viewport()->width();
+        QVERIFY2(
+            table->columnWidth(1) >= viewport / 2,
+            qPrintable(
+                QStringLiteral("value column %1 of %2").arg(table->columnWidth(1)).arg(viewport)));
+        // Wider, the key column gets more room back.
+        const int narrowKey = table->columnWidth(0);
+        inspector.resize(1400, 600);
+        QTRY_VERIFY(table->columnWidth(0) > narrowKey);
     }
 };
 
