@@ -47,12 +47,14 @@ public:
 
     FlowStore *store() const { return m_store.get(); }
 
-    // One pass-through exchange, answered with `reply` (JSON, not streamed).
+    // One pass-through exchange, answered with `reply` (JSON, not streamed); `replayOf` as a
+    // control-API replay of that flow says it.
     void exchange(const QString &id, const QString &path, const QJsonObject &headers,
-                  const QJsonObject &body, const QJsonObject &reply) {
-        InspectorEvent request =
-            InspectorEvent::make(Kind::ClientRequest, id, -1,
-                                 {{"method", "POST"}, {"path", path}, {"headers", headers}});
+                  const QJsonObject &body, const QJsonObject &reply, const QString &replayOf = {}) {
+        QJsonObject data{{"method", "POST"}, {"path", path}, {"headers", headers}};
+        if (!replayOf.isEmpty())
+            data.insert("replayOf", replayOf);
+        InspectorEvent request = InspectorEvent::make(Kind::ClientRequest, id, -1, data);
         request.raw = compact(body);
         m_bus.publish(request);
         InspectorEvent up = InspectorEvent::make(Kind::UpstreamRequest, id, 0,

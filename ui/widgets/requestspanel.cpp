@@ -73,7 +73,7 @@ RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
         m_view->setColumnWidth(column, qMax(digit * digits, header->sectionSizeHint(column)));
     };
     fit(FlowListModel::TimeColumn, 14);
-    fit(FlowListModel::ApiColumn, 9);
+    fit(FlowListModel::ApiColumn, 16); // "messages · SSE · pass"
     fit(FlowListModel::ModelColumn, 14);
     fit(FlowListModel::StatusColumn, 14);
     fit(FlowListModel::IterationsColumn, 4);
