@@ -34,9 +34,11 @@ inline QString longPrompt(const QString &who, int lines) {
 
 class AgentRecorder {
 public:
-    AgentRecorder() {
+    // In memory, or in the SQLite file `path` (the benchmark measures what is on disk).
+    explicit AgentRecorder(const QString &path = {}) {
         FlowStoreOptions options;
-        options.inMemory = true;
+        options.inMemory = path.isEmpty();
+        options.path = path;
         options.batchIntervalMs = 10;
         m_store = std::make_unique<FlowStore>(options);
         QString error;

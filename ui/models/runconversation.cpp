@@ -1,6 +1,7 @@
 #include "models/runconversation.h"
 
 #include "models/textformat.h"
+#include "record/flowquery.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -23,9 +24,6 @@ constexpr qsizetype kLongChars = 4000;
 // A prompt up to this long is read at a glance (a title request's one-liner).
 constexpr int kShortLines = 3;
 constexpr qsizetype kShortChars = 300;
-// How many earlier turns a turn is matched against: enough for a subagent's or a title
-// request's flows in between, few enough that a 200-turn run decodes in a blink.
-constexpr int kLookBack = 8;
 
 struct Decoded {
     QList<Entry> sent;
@@ -103,13 +101,14 @@ Decoded decode(const QJsonObject &flow) {
 
 // How many leading items of `sent` are `prev`'s request followed by its reply. Reasoning the
 // client does not send back (or resends differently) does not break the match.
-int resentCount(const Decoded &prev, const QList<Entry> &sent) {
+int resentCount(const QList<Entry> &prevSent, const QList<Entry> &prevReply,
+                const QList<Entry> &sent) {
     int i = 0;
-    while (i < prev.sent.size() && i < sent.size() && prev.sent.at(i).sameContent(sent.at(i)))
+    while (i < prevSent.size() && i < sent.size() && prevSent.at(i).sameContent(sent.at(i)))
         ++i;
-    if (i < prev.sent.size())
+    if (i < prevSent.size())
         return i;
-    for (const Entry &r : prev.reply) {
+    for (const Entry &r : prevReply) {
         if (i < sent.size() && r.sameContent(sent.at(i)))
             ++i;
         else if (r.kind != Kind::Reasoning && r.kind != Kind::Error)
@@ -198,106 +197,130 @@ RunConversation RunConversation::fromFlows(QList<QJsonObject> flows) {
         return a.value(u"started_at"_s).toDouble() < b.value(u"started_at"_s).toDouble();
     });
     RunConversation run;
-    QList<Decoded> decoded;
-    decoded.reserve(flows.size());
-    QHash<QString, std::pair<int, int>> calls; // call id → (turn, reply step)
-    double first = 0, last = 0;
-    QString client, model;
-    for (const QJsonObject &flow : std::as_const(flows)) {
-        decoded.append(decode(flow));
-        const Decoded &d = decoded.constLast();
-        const int index = int(run.m_turns.size());
-        Turn t;
-        t.flowId = flow.value(u"id"_s).toString();
-        t.model = flow.value(u"model"_s).toString();
-        t.state = flow.value(u"state"_s).toString();
-        t.status = flow.value(u"status"_s).toInt();
-        t.startedAt = flow.value(u"started_at"_s).toDouble();
-        t.durationMs = flow.value(u"duration_ms"_s).toDouble();
-        const QJsonObject usage = flow.value(u"usage"_s).toObject();
-        t.tokens.input = qint64(usage.value(u"input_tokens"_s).toDouble());
-        t.tokens.output = qint64(usage.value(u"output_tokens"_s).toDouble());
-        t.tokens.cacheRead = qint64(usage.value(u"cache_read_tokens"_s).toDouble());
-        t.tokens.cacheWrite = qint64(usage.value(u"cache_write_tokens"_s).toDouble());
-        t.tokens.costKnown = flow.value(u"cost_usd"_s).isDouble();
-        t.tokens.cost = flow.value(u"cost_usd"_s).toDouble();
-        t.failed = t.status >= 400 || t.state == "failed"_L1;
+    for (const QJsonObject &flow : std::as_const(flows))
+        run.append(flow);
+    return run;
+}
 
-        // The earlier turn this one extends most (the latest on a tie).
-        int best = 0;
-        for (int k = index - 1; k >= 0 && k >= index - kLookBack; --k) {
-            const int n = resentCount(decoded.at(k), d.sent);
-            if (n > best) {
-                best = n;
-                t.extends = k;
-            }
+QStringList RunConversation::flowIds(const FlowQuery &query, const QString &runId) {
+    FlowFilter filter;
+    filter.runId = runId;
+    filter.limit = 1000;
+    QStringList ids;
+    QJsonObject page = query.list(filter);
+    while (true) {
+        const QJsonArray data = page.value(u"data"_s).toArray();
+        for (const QJsonValue &s : data)
+            ids.prepend(s.toObject().value(u"id"_s).toString()); // newest first → start order
+        if (!page.value(u"has_more"_s).toBool() || data.isEmpty())
+            break;
+        filter.before = data.last().toObject().value(u"id"_s).toString();
+        page = query.list(filter);
+    }
+    return ids;
+}
+
+void RunConversation::appendFlows(const FlowQuery &query, const QStringList &ids, qsizetype from,
+                                  qsizetype to) {
+    for (qsizetype i = qMax<qsizetype>(0, from); i < qMin(to, ids.size()); ++i)
+        if (const auto flow = query.flow(ids.at(i)))
+            append(*flow);
+}
+
+void RunConversation::append(const QJsonObject &flow) {
+    Decoded d = decode(flow);
+    const int index = int(m_turns.size());
+    Turn t;
+    t.flowId = flow.value(u"id"_s).toString();
+    t.model = flow.value(u"model"_s).toString();
+    t.state = flow.value(u"state"_s).toString();
+    t.status = flow.value(u"status"_s).toInt();
+    t.startedAt = flow.value(u"started_at"_s).toDouble();
+    t.durationMs = flow.value(u"duration_ms"_s).toDouble();
+    const QJsonObject usage = flow.value(u"usage"_s).toObject();
+    t.tokens.input = qint64(usage.value(u"input_tokens"_s).toDouble());
+    t.tokens.output = qint64(usage.value(u"output_tokens"_s).toDouble());
+    t.tokens.cacheRead = qint64(usage.value(u"cache_read_tokens"_s).toDouble());
+    t.tokens.cacheWrite = qint64(usage.value(u"cache_write_tokens"_s).toDouble());
+    t.tokens.costKnown = flow.value(u"cost_usd"_s).isDouble();
+    t.tokens.cost = flow.value(u"cost_usd"_s).toDouble();
+    t.failed = t.status >= 400 || t.state == "failed"_L1;
+
+    // The earlier turn this one extends most (the latest on a tie), among the last few.
+    int best = 0;
+    for (int k = int(m_recent.size()) - 1; k >= 0; --k) {
+        const int n = resentCount(m_recent.at(k).sent, m_recent.at(k).reply, d.sent);
+        if (n > best) {
+            best = n;
+            t.extends = index - int(m_recent.size()) + k;
         }
-        t.resent = best;
-        for (qsizetype i = best; i < d.sent.size(); ++i) {
-            const Entry &e = d.sent.at(i);
-            // A result whose call an earlier turn showed joins that call's step.
-            if (isResult(e)) {
-                if (auto it = calls.constFind(e.callId); it != calls.constEnd()) {
-                    Step &call = run.m_turns[it->first].reply[it->second];
-                    if (!call.hasResult) {
-                        call.hasResult = true;
-                        call.result = e;
-                        call.resultTurn = index;
-                        continue;
-                    }
-                }
-            }
-            t.added << stepOf(e);
-        }
-        for (const Entry &e : d.reply) {
-            // A hosted tool's result in the same reply (server_tool_use + its result).
-            if (isResult(e)) {
-                auto it = calls.constFind(e.callId);
-                if (it != calls.constEnd() && it->first == index &&
-                    !t.reply[it->second].hasResult) {
-                    t.reply[it->second].hasResult = true;
-                    t.reply[it->second].result = e;
-                    t.reply[it->second].resultTurn = index;
+    }
+    t.resent = best;
+    for (qsizetype i = best; i < d.sent.size(); ++i) {
+        const Entry &e = d.sent.at(i);
+        // A result whose call an earlier turn showed joins that call's step.
+        if (isResult(e)) {
+            if (auto it = m_calls.constFind(e.callId); it != m_calls.constEnd()) {
+                Step &call = m_turns[it->first].reply[it->second];
+                if (!call.hasResult) {
+                    call.hasResult = true;
+                    call.result = e;
+                    call.resultTurn = index;
                     continue;
                 }
             }
-            if (isCall(e)) {
-                calls.insert(e.callId, {index, int(t.reply.size())});
-                ++run.m_totals.toolCalls;
-            }
-            t.reply << stepOf(e);
         }
-        if (index == 0 || t.startedAt < first)
-            first = t.startedAt;
-        last = std::max(last, t.startedAt + t.durationMs);
-        run.m_totals.tokens.add(t.tokens);
-        run.m_totals.errors += t.failed ? 1 : 0;
-        if (client.isEmpty())
-            client = d.client;
-        if (model.isEmpty())
-            model = t.model;
-        run.m_turns.append(t);
+        t.added << stepOf(e);
     }
-    run.m_totals.turns = int(run.m_turns.size());
-    run.m_totals.durationMs = run.m_turns.isEmpty() ? 0 : std::max(0.0, last - first);
+    for (const Entry &e : std::as_const(d.reply)) {
+        // A hosted tool's result in the same reply (server_tool_use + its result).
+        if (isResult(e)) {
+            auto it = m_calls.constFind(e.callId);
+            if (it != m_calls.constEnd() && it->first == index && !t.reply[it->second].hasResult) {
+                t.reply[it->second].hasResult = true;
+                t.reply[it->second].result = e;
+                t.reply[it->second].resultTurn = index;
+                continue;
+            }
+        }
+        if (isCall(e)) {
+            m_calls.insert(e.callId, {index, int(t.reply.size())});
+            ++m_totals.toolCalls;
+        }
+        t.reply << stepOf(e);
+    }
+    if (index == 0 || t.startedAt < m_first)
+        m_first = t.startedAt;
+    m_last = std::max(m_last, t.startedAt + t.durationMs);
+    m_totals.tokens.add(t.tokens);
+    m_totals.errors += t.failed ? 1 : 0;
+    m_totals.turns = index + 1;
+    m_totals.durationMs = std::max(0.0, m_last - m_first);
+    // Only the last few requests are kept whole: a long run's are most of its size.
+    m_recent.append({std::move(d.sent), std::move(d.reply)});
+    if (m_recent.size() > kLookBack)
+        m_recent.removeFirst();
+    m_turns.append(t);
+    if (index == 0)
+        m_title = titleOf(m_turns.constFirst(), d.client);
+}
 
-    // The title: what the user asked first (the last user message of the first turn: agents
-    // put their environment and rules in user messages before it), who asked, which model.
+QString RunConversation::titleOf(const Turn &first, const QString &client) {
+    // What the user asked first (the last user message of the first turn: agents put their
+    // environment and rules in user messages before it), who asked, which model.
     QString ask;
-    if (!run.m_turns.isEmpty())
-        for (const Step &s : run.m_turns.constFirst().added)
-            if (s.entry.kind == Kind::Message && s.entry.role == "user"_L1 &&
-                !s.entry.text.trimmed().isEmpty())
-                ask = s.entry.text.simplified();
+    for (const Step &s : first.added)
+        if (s.entry.kind == Kind::Message && s.entry.role == "user"_L1 &&
+            !s.entry.text.trimmed().isEmpty())
+            ask = s.entry.text.simplified();
     if (ask.size() > 60)
         ask = ask.left(59) + u'…';
     QStringList who;
-    for (const QString &s : {client, model})
+    for (const QString &s : {client, first.model})
         if (!s.isEmpty())
             who << s;
-    run.m_title = ask.isEmpty() ? who.join(u" · "_s)
-                                : (who.isEmpty() ? ask : ask + u" — "_s + who.join(u" · "_s));
-    return run;
+    return ask.isEmpty() ? who.join(u" · "_s)
+                         : (who.isEmpty() ? ask : ask + u" — "_s + who.join(u" · "_s));
 }
 
 QString RunConversation::stepText(const Step &s) {

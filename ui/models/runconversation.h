@@ -2,11 +2,14 @@
 
 #include "models/conversation.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 #include <QString>
 
 namespace loopscope {
+
+class FlowQuery;
 
 // A whole agent run read as one conversation (issue 36): one turn per flow, in start order,
 // each listing only what it added. An agent resends its whole history every turn, so a
@@ -67,6 +70,16 @@ public:
     // Full flows (spec shape: summary + hops) of one run; turns follow their start times,
     // flows that started in the same millisecond keep the given (the store's) order.
     static RunConversation fromFlows(QList<QJsonObject> flows);
+    // The run's next flow (in start order) as its next turn. A long run is read flow by flow:
+    // only the last kLookBack requests are kept whole, not every flow of the run.
+    void append(const QJsonObject &flow);
+    // How many earlier turns a turn is matched against: enough for a subagent's or a title
+    // request's flows in between, few enough that a 200-turn run decodes quickly.
+    static constexpr int kLookBack = 8;
+    // A run's flow ids in start order, from their summaries (no bodies read).
+    static QStringList flowIds(const FlowQuery &query, const QString &runId);
+    // Reads ids [from, to) one flow at a time and appends them (a worker's job).
+    void appendFlows(const FlowQuery &query, const QStringList &ids, qsizetype from, qsizetype to);
 
     bool isEmpty() const { return m_turns.isEmpty(); }
     const QList<Turn> &turns() const { return m_turns; }
@@ -84,9 +97,19 @@ public:
     static QString stepText(const Step &step);
 
 private:
+    struct Recent {
+        QList<Entry> sent;
+        QList<Entry> reply;
+    };
+    static QString titleOf(const Turn &first, const QString &client);
+
     QList<Turn> m_turns;
     Totals m_totals;
     QString m_title;
+    QList<Recent> m_recent; // the last kLookBack turns' requests and replies, whole
+    QHash<QString, std::pair<int, int>> m_calls; // call id → (turn, reply step)
+    double m_first = 0;
+    double m_last = 0;
 };
 
 } // namespace loopscope

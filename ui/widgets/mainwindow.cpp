@@ -26,6 +26,7 @@
 #include "widgets/proxycontrol.h"
 #include "widgets/requestspanel.h"
 #include "widgets/runspanel.h"
+#include "widgets/runview.h"
 #include "widgets/sandboxespanel.h"
 #include "widgets/settingsdialog.h"
 #include "widgets/theme.h"
@@ -701,6 +702,8 @@ bool MainWindow::saveScreenshot(const QString &path) {
         listed.start();
         while (!m_runsPanel->selectFlow(chosen) && listed.elapsed() < 3000)
             QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        while (m_runsPanel->runView()->conversation().isEmpty() && listed.elapsed() < 6000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 50); // the run's turns
     }
     // The selection loads on a worker: give it (and the panels' layout) a moment.
     QElapsedTimer waited;

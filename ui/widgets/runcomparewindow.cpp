@@ -15,6 +15,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <memory>
 #include <utility>
 
 namespace loopscope {
@@ -67,14 +68,29 @@ RunCompareWindow *RunCompareWindow::open(QWidget *parent, FlowQueryClient *clien
     window->show();
     if (!client)
         return window;
-    whenFinished(client->submit<Runs>([left, right](const FlowQuery &query) {
-        return Runs{RunConversation::fromFlows(query.flows({}, left)),
-                    RunConversation::fromFlows(query.flows({}, right))};
-    }),
-                 window, [window, left, right](const QFuture<Runs> &f) {
-                     const Runs runs = resultOr(f, Runs());
-                     window->setRuns(runs.first, left, runs.second, right);
-                 });
+    // Each run is read on its own pool thread (the client has two): both at once.
+    const auto read = [client](const QString &run) {
+        return client->submit<RunConversation>([run](const FlowQuery &query) {
+            RunConversation conversation;
+            const QStringList ids = RunConversation::flowIds(query, run);
+            conversation.appendFlows(query, ids, 0, ids.size());
+            return conversation;
+        });
+    };
+    auto runs = std::make_shared<Runs>();
+    auto pending = std::make_shared<int>(2);
+    const auto done = [window, left, right, runs, pending] {
+        if (--*pending == 0)
+            window->setRuns(runs->first, left, runs->second, right);
+    };
+    whenFinished(read(left), window, [runs, done](const QFuture<RunConversation> &f) {
+        runs->first = resultOr(f, RunConversation());
+        done();
+    });
+    whenFinished(read(right), window, [runs, done](const QFuture<RunConversation> &f) {
+        runs->second = resultOr(f, RunConversation());
+        done();
+    });
     return window;
 }
 

@@ -100,15 +100,35 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
         return;
     }
     // Decoding a long agent run (100 KB requests, hundreds of turns) is the heavy part: it
-    // runs on the query client's pool next to the read.
-    whenFinished(client->submit<RunConversation>([runId](const FlowQuery &query) {
-        return RunConversation::fromFlows(query.flows({}, runId));
+    // runs on the query client's pool, flow by flow; the first turns are shown meanwhile.
+    using Part = std::pair<RunConversation, QStringList>;
+    whenFinished(client->submit<Part>([runId](const FlowQuery &query) {
+        Part part{RunConversation(), RunConversation::flowIds(query, runId)};
+        part.first.appendFlows(query, part.second, 0, kFirstTurns);
+        return part;
     }),
-                 this, [this, generation, runId](const QFuture<RunConversation> &f) {
+                 this, [this, client, generation, runId](const QFuture<Part> &f) {
                      if (generation != m_generation)
                          return; // a newer run was asked for meanwhile
-                     setConversation(runId, resultOr(f, RunConversation()));
-                     emit loaded(runId);
+                     const Part part = resultOr(f, Part());
+                     setConversation(runId, part.first);
+                     emit firstTurnsShown(runId);
+                     if (part.second.size() <= kFirstTurns) {
+                         emit loaded(runId);
+                         return;
+                     }
+                     whenFinished(client->submit<RunConversation>([part](const FlowQuery &query) {
+                         RunConversation run = part.first;
+                         run.appendFlows(query, part.second, kFirstTurns, part.second.size());
+                         return run;
+                     }),
+                                  this,
+                                  [this, generation, runId](const QFuture<RunConversation> &rest) {
+                                      if (generation != m_generation)
+                                          return;
+                                      setConversation(runId, resultOr(rest, RunConversation()));
+                                      emit loaded(runId);
+                                  });
                  });
 }
 

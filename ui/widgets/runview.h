@@ -23,9 +23,11 @@ class RunView : public QWidget {
 public:
     explicit RunView(QWidget *parent = nullptr);
 
-    // Reads the run's flows through `client` off the GUI thread, then shows them; a newer
-    // call wins over one still reading.
+    // Reads the run's flows through `client` off the GUI thread, one at a time, and shows
+    // them: the first kFirstTurns as soon as they are read, then the whole run. A newer call
+    // wins over one still reading.
     void showRun(FlowQueryClient *client, const QString &runId);
+    static constexpr int kFirstTurns = 10;
     void setConversation(const QString &runId, const RunConversation &run);
     void clear();
 
@@ -42,7 +44,8 @@ public:
     static QString tokensText(const RunConversation::Tokens &tokens);
 
 signals:
-    void loaded(const QString &runId);
+    void firstTurnsShown(const QString &runId); // the first kFirstTurns turns are on screen
+    void loaded(const QString &runId);          // the whole run is
 
 protected:
     void changeEvent(QEvent *event) override; // re-renders on a palette (theme) change
