@@ -13,6 +13,7 @@
 
 #include "common/benchsupport.h"
 #include "models/flowqueryclient.h"
+#include "models/runconversation.h"
 #include "widgets/diffview.h"
 #include "widgets/runcomparewindow.h"
 #include "widgets/runview.h"
@@ -156,6 +157,25 @@ int main(int argc, char **argv) {
         << " ms; last request " << requestBytes / 1024 << " KB; run " << runA << " stored in "
         << runBytes / 1024 << " KB (compressed)\n";
     out.flush();
+
+    // Where a turn's time goes: reading the flow from the store, decoding it into the turn.
+    {
+        QElapsedTimer part;
+        qint64 readNs = 0, decodeNs = 0;
+        RunConversation run;
+        const int sample = qMin(50, turns);
+        for (int i = 0; i < sample; ++i) {
+            part.start();
+            const QJsonObject flow =
+                recorder.store()->query()->flow(recorder.ids().at(i)).value_or(QJsonObject());
+            readNs += part.nsecsElapsed();
+            part.start();
+            run.append(flow);
+            decodeNs += part.nsecsElapsed();
+        }
+        out << "per turn (first " << sample << "): read " << double(readNs) / 1e6 / sample
+            << " ms, decode " << double(decodeNs) / 1e6 / sample << " ms\n";
+    }
 
     FlowQueryClient client;
     client.setFlowStore(recorder.store());
