@@ -100,6 +100,20 @@ private slots:
         QCOMPARE(panel.runView()->conversation().turns().size(), 4);
         QVERIFY(panel.runView()->text().contains("Fixed."));
         QVERIFY(!panel.compareButton()->isEnabled()); // one run selected
+        // The agent goes on: its next flow joins the run and the view follows.
+        recorder.exchange(
+            "claude_4", "/v1/messages",
+            {{"content-type", "application/json"}, {"x-claude-code-session-id", "claude-session"}},
+            {{"model", "claude-sonnet-4-5"},
+             {"max_tokens", 100},
+             {"messages",
+              QJsonArray{QJsonObject{{"role", "user"}, {"content", "thanks, now run it"}}}}},
+            {{"id", "msg_4"},
+             {"type", "message"},
+             {"role", "assistant"},
+             {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "Ran."}}}}});
+        QTRY_COMPARE_WITH_TIMEOUT(panel.runView()->conversation().turns().size(), 5, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.runView()->text().contains("Ran."), 10000);
     }
 
     void compareTwoRuns() {

@@ -125,10 +125,19 @@ void RunsPanel::compareSelectedRuns() {
 
 void RunsPanel::showCurrentRun(bool force) {
     const QModelIndex run = m_model->indexOfRun(m_currentRun);
-    const int flows = run.isValid() ? m_model->rowCount(run) : -1;
-    if (!force && flows == m_shownFlowCount)
-        return; // a reload that did not grow the shown run
-    m_shownFlowCount = flows;
+    // What the run view shows depends on the run's flows and on whether the last one has
+    // finished (a turn read while running shows no reply yet).
+    QString shown;
+    if (run.isValid()) {
+        const int flows = m_model->rowCount(run);
+        shown = QString::number(flows);
+        if (flows > 0)
+            shown +=
+                u'/' + m_model->index(flows - 1, 0, run).data(RunsModel::StatusKindRole).toString();
+    }
+    if (!force && shown == m_shownRunState)
+        return; // a reload that did not change the shown run
+    m_shownRunState = shown;
     m_runView->showRun(m_model->client(), run.isValid() ? m_currentRun : QString());
 }
 

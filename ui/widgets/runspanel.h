@@ -49,7 +49,7 @@ private:
     QLabel *m_message;
     RunView *m_runView;
     QPushButton *m_compare;
-    int m_shownFlowCount = -1; // of the run the run view shows, to reload it when it grows
+    QString m_shownRunState; // flow count and last flow's status of the run the view shows
     QString m_currentFlow;
     QString m_currentRun;
     QSet<QString> m_expandedRuns; // kept across reloads (a reload resets the model)
