@@ -82,7 +82,8 @@ RunsPanel::RunsPanel(RunsModel *model, QWidget *parent)
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_view);
     split->addWidget(m_runView);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(1, 3);
+    split->setSizes({1, 3}); // the conversation gets most of the height (scaled on show)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
