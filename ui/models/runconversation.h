@@ -76,6 +76,9 @@ public:
     // How many earlier turns a turn is matched against: enough for a subagent's or a title
     // request's flows in between, few enough that a 200-turn run decodes quickly.
     static constexpr int kLookBack = 8;
+    // Forgets the requests kept for matching (no more flows will be appended): a long run's
+    // last few requests are megabytes.
+    void finish() { m_recent.clear(); }
     // A run's flow ids in start order, from their summaries (no bodies read).
     static QStringList flowIds(const FlowQuery &query, const QString &runId);
     // Reads ids [from, to) one flow at a time and appends them (a worker's job).

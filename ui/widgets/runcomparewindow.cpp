@@ -74,6 +74,7 @@ RunCompareWindow *RunCompareWindow::open(QWidget *parent, FlowQueryClient *clien
             RunConversation conversation;
             const QStringList ids = RunConversation::flowIds(query, run);
             conversation.appendFlows(query, ids, 0, ids.size());
+            conversation.finish();
             return conversation;
         });
     };

@@ -105,6 +105,8 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
     whenFinished(client->submit<Part>([runId](const FlowQuery &query) {
         Part part{RunConversation(), RunConversation::flowIds(query, runId)};
         part.first.appendFlows(query, part.second, 0, kFirstTurns);
+        if (part.second.size() <= kFirstTurns)
+            part.first.finish();
         return part;
     }),
                  this, [this, client, generation, runId](const QFuture<Part> &f) {
@@ -120,6 +122,7 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
                      whenFinished(client->submit<RunConversation>([part](const FlowQuery &query) {
                          RunConversation run = part.first;
                          run.appendFlows(query, part.second, kFirstTurns, part.second.size());
+                         run.finish();
                          return run;
                      }),
                                   this,
