@@ -1,10 +1,12 @@
 // Window papercuts seen at 1280×800 (issue 36), offscreen: the window tiles to half a screen,
-// "Clear…" (wipes the history) is not beside Follow, header values keep their room.
+// "Clear…" (wipes the history) is not beside Follow, header values keep their room, the
+// breakpoint banner gives the height it took back.
 #include "inspect/eventbus.h"
 #include "models/flowlistmodel.h"
 #include "widgets/conversationview.h"
 #include "widgets/httpinspector.h"
 #include "widgets/mainwindow.h"
+#include "widgets/pausedbanner.h"
 #include "widgets/requestspanel.h"
 
 #include <QCheckBox>
@@ -42,6 +44,24 @@ private slots:
         QTRY_COMPARE(window.width(), 960);
         QVERIFY2(window.requestsPanel()->minimumSizeHint().width() <= 420,
                  qPrintable(QString::number(window.requestsPanel()->minimumSizeHint().width())));
+    }
+
+    // At 1280×800 less a desktop's panels the window is ~720 px tall: the breakpoint banner
+    // needs more while a step waits, and the window used to keep the extra ~46 px for good.
+    void pausedBannerGivesTheHeightBack() {
+        EventBus bus;
+        MainWindow window(&bus, nullptr, nullptr);
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const QSize before = window.size();
+        PausedBanner *banner = window.pausedBanner();
+        banner->onPaused({{QStringLiteral("id"), QStringLiteral("pause_1")},
+                          {QStringLiteral("code"), QStringLiteral("print(1)")}});
+        QTRY_VERIFY(banner->isVisible());
+        banner->onResumed(QStringLiteral("pause_1"));
+        QTRY_VERIFY(!banner->isVisible());
+        QTRY_COMPARE(window.size(), before);
     }
 
     // Clear… wipes every flow; it sits apart from the Follow check box users click often.

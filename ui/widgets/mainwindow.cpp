@@ -61,6 +61,8 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace loopscope {
 
 MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *proxy,
@@ -293,7 +295,14 @@ void MainWindow::createPanels() {
     addDockWidget(Qt::TopDockWidgetArea, m_pausedDock);
     m_pausedDock->hide();
     connect(m_pausedBanner, &PausedBanner::pendingChanged, this, [this](int count) {
+        // The banner's minimum height can grow a short window; it gets its size back after.
+        if (count > 0 && !m_pausedDock->isVisible())
+            m_sizeBeforePause = size();
         m_pausedDock->setVisible(count > 0);
+        if (count == 0 && m_sizeBeforePause.isValid()) {
+            layout()->activate(); // the minimum without the banner, before resizing to it
+            resize(std::exchange(m_sizeBeforePause, QSize()));
+        }
         if (count > 0)
             m_pausedBanner->editor()->setFocus();
     });
