@@ -5,6 +5,7 @@
 #include "common/outcome.h"
 
 #include <QEventLoop>
+#include <QFile>
 #include <QFuture>
 #include <QFutureWatcher>
 
@@ -33,6 +34,17 @@ template<class T> T check(const Outcome<T> &outcome, const char *what) {
         std::exit(1);
     }
     return outcome.value;
+}
+
+// This process's resident memory (VmRSS), in KB; 0 where /proc is missing.
+inline qint64 rssKb() {
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : status.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
+    return 0;
 }
 
 } // namespace loopscope::bench

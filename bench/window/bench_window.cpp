@@ -8,6 +8,7 @@
 //     records the longest stall; then every flow is counted in the store and the window.
 // Usage: bench_window [history flows (100000)] [load seconds (60)] [concurrency (4)]
 //                     [requests/s (2000; 0 = as fast as the proxy answers)]
+#include "common/benchsupport.h"
 #include "common/heaptrimmer.h"
 #include "common/instantchatupstream.h"
 #include "common/passthroughload.h"
@@ -39,16 +40,6 @@ using namespace loopscope;
 using namespace loopscope::bench;
 
 namespace {
-
-qint64 rssKb() {
-    QFile status(QStringLiteral("/proc/self/status"));
-    if (!status.open(QIODevice::ReadOnly))
-        return 0;
-    for (const QByteArray &line : status.readAll().split('\n'))
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
-    return 0;
-}
 
 // A typical intercepted flow: request with code_interpreter, a code run, the answer.
 QJsonObject typicalFlow(int i, qint64 startedAt) {

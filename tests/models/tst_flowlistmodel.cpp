@@ -1,7 +1,10 @@
 // FlowListModel over a REAL in-memory FlowStore: history newest first, lazy paging to the last
 // flow, live rows, honest status cells, store-side search and filters. Under
 // QAbstractItemModelTester throughout.
+#undef QT_NO_CAST_FROM_ASCII // agentflows.h writes its JSON as plain literals
 #include "storeflows.h"
+
+#include "models/agentflows.h"
 
 #include "models/flowlistmodel.h"
 #include "models/flowqueryclient.h"
@@ -47,6 +50,47 @@ class TestFlowListModel : public QObject {
     Q_OBJECT
 
 private slots:
+    // A row says what kind of exchange it was: streamed, passed through, a replay; and the
+    // method and path where the api alone says little.
+    void rowsMarkTheirKindOfExchange() {
+        agents::AgentRecorder r;
+        const QJsonObject headers{{"content-type", "application/json"}};
+        const QJsonObject reply{
+            {"id", "msg_1"},
+            {"type", "message"},
+            {"role", "assistant"},
+            {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "hi"}}}}};
+        const QJsonObject body{
+            {"model", "claude-haiku-4-5"},
+            {"max_tokens", 16},
+            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        r.exchange("pass_1", "/v1/messages", headers, body, reply);
+        QJsonObject streamed = body;
+        streamed.insert("stream", true);
+        r.exchange("pass_2", "/v1/messages", headers, streamed, reply);
+        r.exchange("again_1", "/v1/messages", headers, body, reply, "pass_1");
+        r.exchange("other_1", "/v1/embeddings", headers, {{"input", "x"}},
+                   {{"data", QJsonArray()}});
+        FlowQueryClient client;
+        client.setFlowStore(r.store());
+        FlowListModel model(&client);
+        QAbstractItemModelTester tester(&model);
+        model.setFlowStore(r.store());
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 4, 10'000);
+        const auto api = [&model](const QString &id) {
+            return model.index(model.rowOf(id), FlowListModel::ApiColumn).data().toString();
+        };
+        QCOMPARE(api("pass_1"), "messages · pass");
+        QCOMPARE(api("pass_2"), "messages · SSE · pass");
+        QCOMPARE(api("again_1"), "messages · pass · replay");
+        QCOMPARE(api("other_1"), "POST /v1/embeddings");
+        const QString tip = model.index(model.rowOf("again_1"), FlowListModel::ApiColumn)
+                                .data(Qt::ToolTipRole)
+                                .toString();
+        QCOMPARE(tip,
+                 "POST /v1/messages\nnot streamed\npassed through unchanged\nreplay of pass_1");
+    }
+
     void historyOpensNewestFirstAndPagesToTheEnd() {
         Fixture f;
         QVERIFY(f.store);

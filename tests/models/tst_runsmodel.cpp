@@ -1,5 +1,8 @@
 // RunsModel over a REAL in-memory FlowStore: runs with their flows in order and totals.
+#undef QT_NO_CAST_FROM_ASCII // agentflows.h writes its JSON as plain literals
 #include "storeflows.h"
+
+#include "models/agentflows.h"
 
 #include "models/flowlistmodel.h"
 #include "models/flowqueryclient.h"
@@ -16,6 +19,38 @@ class TestRunsModel : public QObject {
     Q_OBJECT
 
 private slots:
+    // Agent runs are named by what the user asked, the client and the model, not by run_… ids.
+    void runRowsShowTheirTitle() {
+        agents::AgentRecorder recorder;
+        recorder.claudeRun();
+        recorder.codexRun();
+        FlowQueryClient client;
+        client.setFlowStore(recorder.store());
+        RunsModel model(&client);
+        QAbstractItemModelTester tester(&model);
+        model.setFlowStore(recorder.store());
+        QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 2, 10'000);
+        QStringList names;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !model.titleOf(model.index(0, 0).data(RunsModel::RunIdRole).toString()).isEmpty(),
+            10'000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !model.titleOf(model.index(1, 0).data(RunsModel::RunIdRole).toString()).isEmpty(),
+            10'000);
+        for (int row = 0; row < 2; ++row)
+            names << model.index(row, RunsModel::NameColumn).data().toString();
+        QVERIFY2(names.at(0).contains(" · list the files — codex_exec · gpt-5 · 2 flows"),
+                 qPrintable(names.at(0)));
+        QVERIFY2(
+            names.at(1).contains(" · fix the bug — claude-cli/2.1.0 · claude-sonnet-4-5 · 4 flows"),
+            qPrintable(names.at(1)));
+        // The id stays at hand in the tooltip.
+        QVERIFY(model.index(0, RunsModel::NameColumn)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .startsWith("run_"));
+    }
+
     // Hidden (not live): new runs wait; going live loads them once.
     void aHiddenViewLoadsWhenShown() {
         EventBus bus;

@@ -318,6 +318,30 @@ private slots:
             QVERIFY2(panel.hintLabel()->text().contains(hint),
                      qPrintable(panel.hintLabel()->text()));
     }
+
+    // Code edited at a breakpoint says so, with the model's own code at hand.
+    void editedCodeShowsEditedFrom() {
+        QJsonObject flow = runningFlow(0);
+        QJsonArray hops = flow.value(QStringLiteral("hops")).toArray();
+        hops << QJsonObject{{QStringLiteral("kind"), QStringLiteral("code_run")},
+                            {QStringLiteral("iteration"), 0},
+                            {QStringLiteral("call_id"), QStringLiteral("call_e")},
+                            {QStringLiteral("code"), QStringLiteral("print(2)")},
+                            {QStringLiteral("stdout"), QStringLiteral("2\n")},
+                            {QStringLiteral("stderr"), QString()},
+                            {QStringLiteral("output"), QStringLiteral("2\n")},
+                            {QStringLiteral("error"), QJsonValue::Null},
+                            {QStringLiteral("duration_ms"), 5.0},
+                            {QStringLiteral("edited_from"), QStringLiteral("print(1)")},
+                            {QStringLiteral("decision"), QStringLiteral("edited")}};
+        flow.insert(QStringLiteral("hops"), hops);
+        CodePanel panel;
+        panel.show();
+        panel.setFlow(flow);
+        QVERIFY2(panel.summaryLabel()->text().contains(QStringLiteral("edited from")),
+                 qPrintable(panel.summaryLabel()->text()));
+        QVERIFY(panel.summaryLabel()->toolTip().contains(QStringLiteral("print(1)")));
+    }
 };
 
 QTEST_MAIN(TestLoopPanels)

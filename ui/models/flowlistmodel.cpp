@@ -49,6 +49,41 @@ FlowListModel::StatusKind kindOfSummary(const QJsonObject &s) {
     return FlowListModel::StatusKind::Ok;
 }
 
+bool isDialect(const QString &api) {
+    return api == QLatin1String("responses") || api == QLatin1String("chat_completions") ||
+           api == QLatin1String("messages");
+}
+
+// The API cell: the dialect (else method and path), then what kind of exchange it was —
+// streamed (SSE), passed through unchanged, a replay of another flow.
+QString apiCell(const QJsonObject &s) {
+    const QString api = str(s, "api");
+    QStringList parts{isDialect(api) || api == QLatin1String("models") ||
+                              api == QLatin1String("containers")
+                          ? apiLabel(api)
+                          : str(s, "method") + u' ' + str(s, "path")};
+    if (s.value(QLatin1String("stream")).toBool())
+        parts << QStringLiteral("SSE");
+    if (isDialect(api) && !s.value(QLatin1String("intercepted")).toBool())
+        parts << QStringLiteral("pass");
+    if (!str(s, "replay_of").isEmpty())
+        parts << QStringLiteral("replay");
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString apiToolTip(const QJsonObject &s) {
+    QStringList lines{str(s, "method") + u' ' + str(s, "path")};
+    lines << (s.value(QLatin1String("stream")).toBool() ? QStringLiteral("streamed (SSE)")
+                                                        : QStringLiteral("not streamed"));
+    if (isDialect(str(s, "api")))
+        lines << (s.value(QLatin1String("intercepted")).toBool()
+                      ? QStringLiteral("intercepted: Loopscope runs the code tools")
+                      : QStringLiteral("passed through unchanged"));
+    if (const QString of = str(s, "replay_of"); !of.isEmpty())
+        lines << QStringLiteral("replay of ") + of;
+    return lines.join(u'\n');
+}
+
 // The status cell: honest about what happened, never elided into something else.
 QString statusLine(const QJsonObject &s) {
     const int status = integer(s, "status");
@@ -178,6 +213,8 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
                 .arg(tokens(s, "input_tokens"))
                 .arg(tokens(s, "output_tokens"))
                 .arg(tokens(s, "total_tokens"));
+        case ApiColumn:
+            return apiToolTip(s);
         case CostColumn:
             return s.value(QLatin1String("cost_usd")).isDouble()
                        ? tr("USD, from the config's model_info prices")
@@ -199,7 +236,7 @@ QVariant FlowListModel::data(const QModelIndex &index, int role) const {
                                                  : at.toString(QStringLiteral("yyyy-MM-dd HH:mm"));
     }
     case ApiColumn:
-        return apiLabel(str(s, "api"));
+        return apiCell(s);
     case ModelColumn:
         return str(s, "model");
     case StatusColumn:

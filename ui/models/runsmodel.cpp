@@ -3,6 +3,7 @@
 #include "common/futurechain.h"
 #include "models/flowlistmodel.h"
 #include "models/flowqueryclient.h"
+#include "models/runconversation.h"
 #include "models/textformat.h"
 #include "record/flowstore.h"
 #include "record/flowsummarymailbox.h"
@@ -109,6 +110,39 @@ void RunsModel::apply(const QJsonArray &runs) {
     }
     endResetModel();
     emit loaded();
+    readTitles();
+}
+
+void RunsModel::readTitles() {
+    if (m_readingTitles)
+        return; // the next load asks again for what this one did not cover
+    QList<std::pair<QString, QString>> wanted; // run id, first flow id
+    for (const Run &r : std::as_const(m_runs)) {
+        const QString id = r.run.value(QLatin1String("id")).toString();
+        if (!m_titles.contains(id) && !r.flows.isEmpty())
+            wanted.append({id, r.flows.constFirst().value(QLatin1String("id")).toString()});
+    }
+    if (wanted.isEmpty())
+        return;
+    m_readingTitles = true;
+    using Titles = QHash<QString, QString>;
+    whenFinished(m_client->submit<Titles>([wanted](const FlowQuery &query) {
+        Titles titles;
+        for (const auto &[run, flow] : wanted)
+            if (const auto f = query.flow(flow))
+                titles.insert(run, RunConversation::fromFlows({*f}).title());
+        return titles;
+    }),
+                 this, [this](const QFuture<Titles> &f) {
+                     m_readingTitles = false;
+                     const Titles titles = resultOr(f, Titles());
+                     for (auto it = titles.begin(); it != titles.end(); ++it) {
+                         m_titles.insert(it.key(), it.value());
+                         if (const QModelIndex row = indexOfRun(it.key()); row.isValid())
+                             emit dataChanged(row, row, {Qt::DisplayRole, Qt::ToolTipRole});
+                     }
+                     emit titlesRead();
+                 });
 }
 
 QModelIndex RunsModel::index(int row, int column, const QModelIndex &parent) const {
@@ -155,6 +189,8 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && index.column() == ToolCallsColumn)
         return tr("Client-side function calls the model asked for");
+    if (role == Qt::ToolTipRole && isRun && index.column() == NameColumn)
+        return o.value(QLatin1String("id")).toString();
     if (role == Qt::ToolTipRole && !isRun)
         return QString(FlowListModel::statusText(o) + u"\n" +
                        o.value(QLatin1String("id")).toString());
@@ -162,11 +198,14 @@ QVariant RunsModel::data(const QModelIndex &index, int role) const {
         return {};
     switch (index.column()) {
     case NameColumn:
-        if (isRun)
+        if (isRun) {
+            const QString id = o.value(QLatin1String("id")).toString();
+            const QString title = m_titles.value(id);
             return tr("%1 · %2 · %3")
                 .arg(timeText(o.value(QLatin1String("started_at")).toDouble()),
-                     o.value(QLatin1String("id")).toString(),
+                     title.isEmpty() ? id : title,
                      textformat::plural(run.flows.size(), tr("flow")));
+        }
         return QStringLiteral("%1. %2  %3 %4")
             .arg(index.row() + 1)
             .arg(timeText(o.value(QLatin1String("started_at")).toDouble()),

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QAbstractItemModel>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QPointer>
@@ -21,7 +22,7 @@ class RunsModel : public QAbstractItemModel {
     Q_OBJECT
 public:
     enum Column {
-        NameColumn, // run id / flow start time and model
+        NameColumn, // run start time, title (else id) / flow start time and model
         StatusColumn,
         DurationColumn,
         TokensColumn,
@@ -42,6 +43,7 @@ public:
     explicit RunsModel(FlowQueryClient *client, QObject *parent = nullptr);
 
     void setFlowStore(FlowStore *store);
+    FlowQueryClient *client() const { return m_client; }
 
     QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
     QModelIndex parent(const QModelIndex &child) const override;
@@ -63,12 +65,16 @@ public:
     bool isLive() const { return m_live; }
     // A reload is due (its throttle runs) or one is in flight.
     bool isReloadPending() const;
+    // A run's title (RunConversation::title of its first flow: the first user text, the
+    // client, the model), "" until read; run rows show it instead of the bare run id.
+    QString titleOf(const QString &runId) const { return m_titles.value(runId); }
 
 public slots:
     void reload();
 
 signals:
     void loaded();
+    void titlesRead();
 
 private:
     struct Run {
@@ -78,11 +84,14 @@ private:
     };
     void apply(const QJsonArray &runs);
     void scheduleReload();
+    void readTitles(); // of listed runs without one, off the GUI thread
 
     FlowQueryClient *m_client;
     QPointer<FlowStore> m_store;
     QPointer<FlowSummaryMailbox> m_summaries; // the store's summaries, one per flow while busy
     QList<Run> m_runs;
+    QHash<QString, QString> m_titles; // run id → title (a run's first flow does not change)
+    bool m_readingTitles = false;
     QTimer *m_throttle;
     bool m_loading = false;
     bool m_again = false;

@@ -493,7 +493,18 @@ void CodePanel::render() {
         facts << tr("timed out");
     if (!errorObject.isEmpty())
         facts << errorObject.value(QStringLiteral("name")).toString();
+    // Code edited at a breakpoint ran instead of the model's: say so, and keep the model's
+    // version at hand.
+    const QString editedFrom = hop.value(QStringLiteral("edited_from")).toString();
+    const QString decision = hop.value(QStringLiteral("decision")).toString();
+    if (!editedFrom.isEmpty())
+        facts << tr("edited at a breakpoint, edited from the model's code (hover to see it)");
+    else if (!decision.isEmpty() && decision != QLatin1String("continued"))
+        facts << tr("breakpoint: %1").arg(decision);
     m_summary->setText(facts.join(QStringLiteral(" · ")));
+    m_summary->setToolTip(editedFrom.isEmpty()
+                              ? QString()
+                              : tr("Edited from the model's code:\n\n%1").arg(editedFrom));
 }
 
 void CodePanel::showRunFiles() {

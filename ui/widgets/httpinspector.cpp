@@ -8,6 +8,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -39,7 +40,9 @@ const QList<Format> kFormats{Format::Curl, Format::PythonRequests, Format::Pytho
 QTableWidget *keyValueTable(QWidget *parent, const QString &key, const QString &value) {
     auto *table = new QTableWidget(0, 2, parent);
     table->setHorizontalHeaderLabels({key, value});
-    table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    // The key column is sized by fitKeyColumn (at most 40 % of the width): sized to its
+    // contents, a long header name squeezed the values into a column of single letters.
+    table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
     table->horizontalHeader()->setStretchLastSection(true);
     table->verticalHeader()->hide();
     table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -47,6 +50,16 @@ QTableWidget *keyValueTable(QWidget *parent, const QString &key, const QString &
     table->setWordWrap(true);
     table->setTextElideMode(Qt::ElideMiddle);
     return table;
+}
+
+void fitKeyColumn(QTableWidget *table) {
+    // The table's own width: its viewport is laid out after the table's resize event.
+    const int width = table->width() - 2 * table->frameWidth();
+    if (width > 0) {
+        table->resizeColumnToContents(0);
+        table->setColumnWidth(0, qMin(table->columnWidth(0), qMax(60, width * 2 / 5)));
+    }
+    table->resizeRowsToContents();
 }
 
 void fill(QTableWidget *table, const QList<QPair<QString, QString>> &rows) {
@@ -59,7 +72,7 @@ void fill(QTableWidget *table, const QList<QPair<QString, QString>> &rows) {
             table->setItem(int(i), column, item);
         }
     }
-    table->resizeRowsToContents();
+    fitKeyColumn(table);
 }
 
 QString sizeText(qsizetype bytes) {
@@ -181,6 +194,7 @@ HttpInspector::HttpInspector(QWidget *parent)
     eventsPage->addWidget(m_eventData);
     eventsPage->setStretchFactor(0, 2);
     eventsPage->setStretchFactor(1, 1);
+    m_headers->installEventFilter(this);
     m_tabs->addTab(m_headers, tr("Headers"));
     m_tabs->addTab(m_body, tr("Body"));
     m_tabs->addTab(eventsPage, tr("Events"));
@@ -302,6 +316,14 @@ bool HttpInspector::selectHopOfKind(const QString &kind, int nth) {
 void HttpInspector::showEvent(QShowEvent *event) {
     QWidget::showEvent(event);
     fitHopList(); // a flow set while hidden had no width to fit to
+    fitKeyColumn(m_headers);
+}
+
+bool HttpInspector::eventFilter(QObject *watched, QEvent *event) {
+    // The Headers page gets its width only when its tab is shown or the panel resized.
+    if (watched == m_headers && event->type() == QEvent::Resize)
+        fitKeyColumn(m_headers);
+    return QWidget::eventFilter(watched, event);
 }
 
 void HttpInspector::fitHopList() {

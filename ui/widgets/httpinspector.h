@@ -80,6 +80,7 @@ signals:
 
 protected:
     void showEvent(QShowEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override; // header values stay readable
 
 private:
     void showHop(int row);

@@ -26,6 +26,7 @@
 #include "widgets/proxycontrol.h"
 #include "widgets/requestspanel.h"
 #include "widgets/runspanel.h"
+#include "widgets/runview.h"
 #include "widgets/sandboxespanel.h"
 #include "widgets/settingsdialog.h"
 #include "widgets/theme.h"
@@ -59,6 +60,8 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+
+#include <utility>
 
 namespace loopscope {
 
@@ -292,7 +295,14 @@ void MainWindow::createPanels() {
     addDockWidget(Qt::TopDockWidgetArea, m_pausedDock);
     m_pausedDock->hide();
     connect(m_pausedBanner, &PausedBanner::pendingChanged, this, [this](int count) {
+        // The banner's minimum height can grow a short window; it gets its size back after.
+        if (count > 0 && !m_pausedDock->isVisible())
+            m_sizeBeforePause = size();
         m_pausedDock->setVisible(count > 0);
+        if (count == 0 && m_sizeBeforePause.isValid()) {
+            layout()->activate(); // the minimum without the banner, before resizing to it
+            resize(std::exchange(m_sizeBeforePause, QSize()));
+        }
         if (count > 0)
             m_pausedBanner->editor()->setFocus();
     });
@@ -701,6 +711,8 @@ bool MainWindow::saveScreenshot(const QString &path) {
         listed.start();
         while (!m_runsPanel->selectFlow(chosen) && listed.elapsed() < 3000)
             QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        while (m_runsPanel->runView()->conversation().isEmpty() && listed.elapsed() < 6000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 50); // the run's turns
     }
     // The selection loads on a worker: give it (and the panels' layout) a moment.
     QElapsedTimer waited;

@@ -246,6 +246,7 @@ private:
     QMenu *m_rowMenu = nullptr;
     PausedBanner *m_pausedBanner = nullptr;
     QDockWidget *m_pausedDock = nullptr;
+    QSize m_sizeBeforePause; // the window's size before the banner showed
 
     QLabel *m_listenLabel = nullptr;
     QLabel *m_upstreamLabel = nullptr;

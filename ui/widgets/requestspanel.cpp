@@ -73,7 +73,7 @@ RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
         m_view->setColumnWidth(column, qMax(digit * digits, header->sectionSizeHint(column)));
     };
     fit(FlowListModel::TimeColumn, 14);
-    fit(FlowListModel::ApiColumn, 9);
+    fit(FlowListModel::ApiColumn, 16); // "messages · SSE · pass"
     fit(FlowListModel::ModelColumn, 14);
     fit(FlowListModel::StatusColumn, 14);
     fit(FlowListModel::IterationsColumn, 4);
@@ -143,15 +143,22 @@ RequestsPanel::RequestsPanel(FlowListModel *model, QWidget *parent)
     connect(m_model, &FlowListModel::pageLoaded, this, &RequestsPanel::updateMessage);
     connect(m_model, &QAbstractItemModel::rowsRemoved, this, &RequestsPanel::updateMessage);
 
+    // Two rows, so the panel fits half a 1280-px screen beside the conversation; Clear…
+    // (it wipes the history) sits with the search, away from Follow, which is clicked often.
+    auto *search = new QHBoxLayout;
+    search->setContentsMargins(0, 0, 0, 0);
+    search->addWidget(m_search, 1);
+    search->addSpacing(12);
+    search->addWidget(clear);
     auto *filters = new QHBoxLayout;
     filters->setContentsMargins(0, 0, 0, 0);
-    filters->addWidget(m_search, 1);
     filters->addWidget(m_state);
     filters->addWidget(m_codeErrors);
     filters->addWidget(m_follow);
-    filters->addWidget(clear);
+    filters->addStretch(1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(search);
     layout->addLayout(filters);
     layout->addWidget(m_message);
     layout->addWidget(m_view, 1);
