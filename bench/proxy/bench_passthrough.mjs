@@ -7,6 +7,7 @@
 //
 // Usage: node bench/proxy/bench_passthrough.mjs --bin [NAME=]build/release/app/loopscope
 //          [--bin NAME=OTHER_BINARY ...] [--rounds 10] [--per-round 40] [--peer portkey]
+//          [--rows "0.1 KB,1 MB SSE answer"]
 // Each --bin is measured with its history file and with --no-history (two builds side by side:
 // --bin before=… --bin now=…). --peer portkey starts the Portkey gateway from
 // bench/proxy/node_modules (`npm install --no-save --prefix bench/proxy
@@ -139,13 +140,15 @@ const chatBody = (bytes) => {
   const skeleton = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: '' }] });
   return JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(Math.max(0, bytes - skeleton.length)) }] });
 };
-const rows = [
+const allRows = [
   { label: '0.1 KB', body: chatBody(100), headers: {} },
   { label: '8 KB', body: chatBody(8 * 1024), headers: {} },
   { label: '100 KB', body: chatBody(100 * 1024), headers: {} },
   { label: '1 MB', body: chatBody(1024 * 1024), headers: {} },
   { label: '1 MB SSE answer', body: chatBody(100), headers: { 'x-bench-sse': '1' } },
 ];
+// --rows "0.1 KB,1 MB": only those rows (default all).
+const rows = args.rows ? allRows.filter((r) => args.rows.split(',').includes(r.label)) : allRows;
 const loadAtStart = loadavg();
 const samples = new Map(); // `${row}|${target}` -> ms[]
 for (const t of targets) // warm-up: connections open, first-request costs paid
