@@ -2,6 +2,8 @@
 
 #include <QJsonDocument>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 
@@ -57,16 +59,6 @@ const char *skipPlain(const char *p, const char *end) {
 
 bool isDigit(char c) {
     return c >= '0' && c <= '9';
-}
-
-int hexValue(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 class Scanner {
@@ -131,30 +123,24 @@ public:
         }
     }
 
-private:
-    bool object(int depth) {
+    // An object's members or an array's elements, p at its opening bracket: `item` reads one
+    // (it starts at p) and says whether it was well-formed.
+    template<typename Item> bool sequence(int depth, char close, Item item) {
         if (depth > kMaxDepth)
             return false;
         ++p;
         skipSpace();
-        if (p < m_end && *p == '}') {
+        if (p < m_end && *p == close) {
             ++p;
             return true;
         }
         for (;;) {
-            if (p == m_end || *p != '"' || !string(nullptr))
-                return false;
-            skipSpace();
-            if (p == m_end || *p != ':')
-                return false;
-            ++p;
-            skipSpace();
-            if (!value(depth))
+            if (!item())
                 return false;
             skipSpace();
             if (p == m_end)
                 return false;
-            if (*p == '}') {
+            if (*p == close) {
                 ++p;
                 return true;
             }
@@ -165,30 +151,32 @@ private:
         }
     }
 
-    bool array(int depth) {
-        if (depth > kMaxDepth)
+    // `"key": value`, p at the key's quote; the key's text (without quotes) goes to `key`.
+    bool member(int depth, QByteArrayView *key, bool *keyEscaped, const char **valueStart) {
+        if (p == m_end || *p != '"')
+            return false;
+        const char *keyStart = p + 1;
+        if (!string(keyEscaped))
+            return false;
+        if (key)
+            *key = QByteArrayView(keyStart, p - 1 - keyStart);
+        skipSpace();
+        if (p == m_end || *p != ':')
             return false;
         ++p;
         skipSpace();
-        if (p < m_end && *p == ']') {
-            ++p;
-            return true;
-        }
-        for (;;) {
-            if (!value(depth))
-                return false;
-            skipSpace();
-            if (p == m_end)
-                return false;
-            if (*p == ']') {
-                ++p;
-                return true;
-            }
-            if (*p != ',')
-                return false;
-            ++p;
-            skipSpace();
-        }
+        if (valueStart)
+            *valueStart = p;
+        return value(depth);
+    }
+
+private:
+    bool object(int depth) {
+        return sequence(depth, '}', [&] { return member(depth, nullptr, nullptr, nullptr); });
+    }
+
+    bool array(int depth) {
+        return sequence(depth, ']', [&] { return value(depth); });
     }
 
     bool literal(const char *word) {
@@ -235,15 +223,9 @@ private:
     }
 
     int hex4() {
-        if (m_end - p < 4)
+        if (m_end - p < 4 || !std::all_of(p, p + 4, [](char c) { return std::isxdigit(uchar(c)); }))
             return -1;
-        int v = 0;
-        for (int i = 0; i < 4; ++i) {
-            const int h = hexValue(p[i]);
-            if (h < 0)
-                return -1;
-            v = v * 16 + h;
-        }
+        const int v = QByteArrayView(p, 4).toInt(nullptr, 16); // four hex digits: nothing else
         p += 4;
         return v;
     }
@@ -331,48 +313,20 @@ std::optional<RequestBodyScan> RequestBodyScan::scan(QByteArrayView body) {
     s.skipSpace();
     if (s.atEnd() || *s.p != '{')
         return std::nullopt;
-    ++s.p;
+    const bool whole = s.sequence(1, '}', [&] {
+        QByteArrayView key;
+        bool escaped = false;
+        const char *valueStart = nullptr;
+        if (!s.member(1, &key, &escaped, &valueStart) || escaped)
+            return false;
+        for (const Member &m : std::as_const(result.m_members))
+            if (m.key == key)
+                return false; // which one wins is the parser's business
+        result.m_members.append({key, QByteArrayView(valueStart, s.p - valueStart)});
+        return result.m_members.size() <= kMaxMembers;
+    });
     s.skipSpace();
-    if (!s.atEnd() && *s.p == '}') {
-        ++s.p;
-    } else {
-        for (;;) {
-            if (s.atEnd() || *s.p != '"')
-                return std::nullopt;
-            const char *keyStart = s.p + 1;
-            bool escaped = false;
-            if (!s.string(&escaped) || escaped)
-                return std::nullopt;
-            const QByteArrayView key(keyStart, s.p - 1 - keyStart);
-            for (const Member &m : std::as_const(result.m_members))
-                if (m.key == key)
-                    return std::nullopt; // which one wins is the parser's business
-            s.skipSpace();
-            if (s.atEnd() || *s.p != ':')
-                return std::nullopt;
-            ++s.p;
-            s.skipSpace();
-            const char *valueStart = s.p;
-            if (!s.value(1))
-                return std::nullopt;
-            result.m_members.append({key, QByteArrayView(valueStart, s.p - valueStart)});
-            if (result.m_members.size() > kMaxMembers)
-                return std::nullopt;
-            s.skipSpace();
-            if (s.atEnd())
-                return std::nullopt;
-            if (*s.p == '}') {
-                ++s.p;
-                break;
-            }
-            if (*s.p != ',')
-                return std::nullopt;
-            ++s.p;
-            s.skipSpace();
-        }
-    }
-    s.skipSpace();
-    if (!s.atEnd())
+    if (!whole || !s.atEnd())
         return std::nullopt;
     return result;
 }
