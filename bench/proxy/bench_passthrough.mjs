@@ -7,6 +7,7 @@
 //
 // Usage: node bench/proxy/bench_passthrough.mjs --bin [NAME=]build/release/app/loopscope
 //          [--bin NAME=OTHER_BINARY ...] [--rounds 10] [--per-round 40] [--peer portkey]
+//          [--rows "0.1 KB,1 MB SSE answer"]
 // Each --bin is measured with its history file and with --no-history (two builds side by side:
 // --bin before=… --bin now=…). --peer portkey starts the Portkey gateway from
 // bench/proxy/node_modules (`npm install --no-save --prefix bench/proxy
@@ -15,7 +16,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, loadavg } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -74,6 +75,9 @@ async function startLoopscope(bin, upstreamPort, extra) {
     });
     proc.on('exit', (code) => reject(new Error(`loopscope exited ${code}`)));
   });
+  // Its per-request log lines are read and dropped: a pipe nobody reads fills up and then
+  // blocks the process's log writer, which a terminal never does.
+  proc.stderr.resume();
   return { url, stop: async () => { proc.kill('SIGTERM'); await once(proc, 'exit'); rmSync(dataDir, { recursive: true, force: true }); } };
 }
 
@@ -83,6 +87,8 @@ async function startPortkey(upstreamPort) {
   if (!existsSync(entry)) throw new Error(`no Portkey gateway at ${entry}: npm install @portkey-ai/gateway in bench/proxy`);
   const port = 18787 + Math.floor(Math.random() * 1000);
   const proc = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout.resume();
+  proc.stderr.resume();
   await new Promise((resolve) => {
     const check = () => http.get(`http://127.0.0.1:${port}/`, (r) => { r.resume(); resolve(); })
       .on('error', () => setTimeout(check, 200));
@@ -134,13 +140,16 @@ const chatBody = (bytes) => {
   const skeleton = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: '' }] });
   return JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(Math.max(0, bytes - skeleton.length)) }] });
 };
-const rows = [
+const allRows = [
   { label: '0.1 KB', body: chatBody(100), headers: {} },
   { label: '8 KB', body: chatBody(8 * 1024), headers: {} },
   { label: '100 KB', body: chatBody(100 * 1024), headers: {} },
   { label: '1 MB', body: chatBody(1024 * 1024), headers: {} },
   { label: '1 MB SSE answer', body: chatBody(100), headers: { 'x-bench-sse': '1' } },
 ];
+// --rows "0.1 KB,1 MB": only those rows (default all).
+const rows = args.rows ? allRows.filter((r) => args.rows.split(',').includes(r.label)) : allRows;
+const loadAtStart = loadavg();
 const samples = new Map(); // `${row}|${target}` -> ms[]
 for (const t of targets) // warm-up: connections open, first-request costs paid
   for (const row of rows)
@@ -170,5 +179,34 @@ for (const row of rows) {
   });
   console.log(`| ${row.label} | ${percentile(direct, 0.5).toFixed(3)} | ${cells.join(' | ')} |`);
 }
+
+// The issue's targets (issue 34), per Loopscope target and size: added p50 <= 0.3 ms at 0.1 KB;
+// added p50 <= 1 ms + 1 ms per MB and <= 1/3 of the peer's added p50 (when a peer ran); added
+// p99 <= 2 ms up to 100 KB.
+const MB = { '0.1 KB': 0.1 / 1024, '8 KB': 8 / 1024, '100 KB': 100 / 1024, '1 MB': 1, '1 MB SSE answer': 1 };
+const added = (row, name, p) => {
+  const sorted = (n) => [...samples.get(`${row.label}|${n}`)].sort((a, b) => a - b);
+  return percentile(sorted(name), p) - percentile(sorted('direct'), p);
+};
+const peerName = names.includes('portkey') ? 'portkey' : null;
+console.log('');
+console.log('Targets (issue 34): "ok" met, "NO" not met, "-" not applicable');
+console.log('');
+console.log('| target | body | added p50 ms | added p99 ms | p50 <= 0.3 ms (0.1 KB) | p50 <= 1 ms + 1 ms/MB | p50 <= 1/3 peer | p99 <= 2 ms (<= 100 KB) |');
+console.log('|---|---|---|---|---|---|---|---|');
+const verdict = (ok) => (ok ? 'ok' : 'NO');
+for (const name of names.slice(1).filter((n) => n !== peerName)) {
+  for (const row of rows) {
+    const p50 = added(row, name, 0.5);
+    const p99 = added(row, name, 0.99);
+    const small = row.label === '0.1 KB' ? verdict(p50 <= 0.3) : '-';
+    const perMb = verdict(p50 <= 1 + MB[row.label]);
+    const peer = peerName ? verdict(p50 <= added(row, peerName, 0.5) / 3) : '-';
+    const tail = MB[row.label] <= 100 / 1024 ? verdict(p99 <= 2) : '-';
+    console.log(`| ${name} | ${row.label} | ${p50.toFixed(3)} | ${p99.toFixed(3)} | ${small} | ${perMb} | ${peer} | ${tail} |`);
+  }
+}
+console.log('');
+console.log(`load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 for (const t of targets) if (t.stop) await t.stop();
 server.close();

@@ -77,12 +77,15 @@ void HttpConnection::onReadyRead() {
         m_socket->readAll(); // draining after an error answer
         return;
     }
-    const QByteArray bytes = m_socket->readAll();
+    QByteArray bytes = m_socket->readAll();
     if (!bytes.isEmpty()) {
         m_heardFrom = true;
         m_lastActivity.restart();
     }
-    m_pending += bytes;
+    if (m_pending.isEmpty())
+        m_pending = std::move(bytes); // not copied: most reads start a request or go on with a body
+    else
+        m_pending += bytes;
     if (isBusy() && m_pending.size() > m_limits.maxPendingBytes) {
         // Only a pipelining client sends during a response, and none sends this much.
         qWarning("loopscope: closing connection from %s: %lld bytes sent while its response was "
@@ -150,7 +153,10 @@ void HttpConnection::parsePending() {
         const size_t parsed = http_parser_execute(&m_parser, &m_settings, m_pending.constData(),
                                                   size_t(m_pending.size()));
         const auto error = HTTP_PARSER_ERRNO(&m_parser);
-        m_pending.remove(0, qsizetype(parsed));
+        if (qsizetype(parsed) == m_pending.size())
+            m_pending.clear();
+        else
+            m_pending.remove(0, qsizetype(parsed));
         m_scanned = std::max<qsizetype>(0, m_scanned - qsizetype(parsed));
         if (error == HPE_PAUSED) {
             http_parser_pause(&m_parser, 0);

@@ -134,6 +134,12 @@ void ResponseSink::write(const QByteArray &bytes) {
 void ResponseSink::send(int status, const HttpHeaders &headers, const QByteArray &body) {
     if (m_started || m_finished)
         return;
+    writeHead(status, headers, body.size(), false);
+    if (!m_head)
+        write(body);
+    if (m_socket)
+        m_socket->flush();
+    // Recorded once the client has its answer: masking and publishing are not its wait.
     if (m_events) {
         InspectorEvent event = InspectorEvent::make(
             InspectorEvent::Kind::ClientResponse, m_requestId, -1,
@@ -143,11 +149,6 @@ void ResponseSink::send(int status, const HttpHeaders &headers, const QByteArray
         event.raw = body;
         m_events->publish(std::move(event));
     }
-    writeHead(status, headers, body.size(), false);
-    if (!m_head)
-        write(body);
-    if (m_socket)
-        m_socket->flush();
     finish();
 }
 

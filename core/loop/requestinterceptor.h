@@ -12,7 +12,9 @@ class ResponseSink;
 // the first that accepts owns the request. None accepts → pass-through.
 //
 // Contract:
-// - Both methods are called on the proxy thread. accepts() must be cheap and side-effect free.
+// - Both methods are called on the proxy thread. accepts() must be cheap and side-effect free,
+//   and decide without the conversation: pass-through asks it with the body minus "messages"
+//   and "input" (ProxyServer::forwardUnparsed), and parses the rest only when it accepts.
 // - handle() must eventually answer through the sink exactly once (sendJson/sendError, or
 //   beginSse … endStream) unless the client goes away first. Keep a QPointer<ResponseSink>: the
 //   sink is deleted when the client disconnects; ResponseSink::clientGone() is the signal to

@@ -9,6 +9,7 @@
 #include "interception/interceptionkeys.h"
 #include "loop/requestinterceptor.h"
 #include "proxy/containersapi.h"
+#include "proxy/requestbodyscan.h"
 #include "upstream/anthropicbridge.h"
 #include "upstream/responsesbridge.h"
 #include "upstream/upstreamclient.h"
@@ -354,6 +355,8 @@ QString ProxyServer::replay(HttpRequest request, const QString &replayOf) {
 
 void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request,
                                   const QString &path, ResponseSink *sink) {
+    if (forwardUnparsed(surface, request, path, sink))
+        return;
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(request.body, &parseError);
     if (parseError.error != QJsonParseError::NoError) {
@@ -412,16 +415,9 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
         bridge->serve(upstreamRoute, body, sink, m_events, 0);
         return;
     }
-    if (surface == ApiSurface::Responses && bridge->detects(upstreamRoute)) {
-        QPointer<EventBus> events = m_events;
-        QPointer<ResponsesBridge> guard = bridge;
-        notServed = [guard, events, upstreamRoute, body, sink](int status) {
-            if (!guard)
-                return;
-            guard->rememberChatOnly(upstreamRoute, status);
-            guard->serve(upstreamRoute, body, sink, events, 1);
-        };
-    }
+    if (surface == ApiSurface::Responses && bridge->detects(upstreamRoute))
+        notServed = bridgeWhenNotServed(
+            upstreamRoute, [body] { return body; }, sink);
 
     // A stateless Responses route: Loopscope resolves the chain and keeps the answer.
     ResponsesBridge::RelayObserver keeper;
@@ -451,8 +447,73 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
                 std::move(keeper));
 }
 
+std::function<void(int)> ProxyServer::bridgeWhenNotServed(const UpstreamRoute &upstreamRoute,
+                                                          std::function<QJsonObject()> body,
+                                                          ResponseSink *sink) {
+    QPointer<EventBus> events = m_events;
+    QPointer<ResponsesBridge> guard = m_upstream->bridge();
+    return [guard, events, upstreamRoute, body = std::move(body), sink](int status) {
+        if (!guard)
+            return;
+        guard->rememberChatOnly(upstreamRoute, status);
+        guard->serve(upstreamRoute, body(), sink, events, 1);
+    };
+}
+
+bool ProxyServer::forwardUnparsed(ApiSurface surface, const HttpRequest &request,
+                                  const QString &path, ResponseSink *sink) {
+    const std::optional<RequestBodyScan> scan = RequestBodyScan::scan(request.body);
+    if (!scan)
+        return false;
+    for (const RequestBodyScan::Member &member : scan->members()) {
+        const QString key = QString::fromUtf8(member.key);
+        if (keys::isInterceptionInternalKey(key) || keys::isAgenticLoopControlKey(key))
+            return false;
+    }
+    const QString model = scan->plainString("model");
+    if (model.isEmpty())
+        return false;
+    const bool messages = surface == ApiSurface::Messages;
+    const std::optional<UpstreamRoute> route =
+        messages ? m_config.messagesRouteFor(model) : m_config.routeFor(model);
+    if (!route || !route->isAvailable() || route->upstreamModel != model ||
+        (!messages && route->isAnthropic()))
+        return false;
+    const UpstreamRoute upstreamRoute = withClientAuth(*route, request);
+    ResponsesBridge *bridge = m_upstream->bridge();
+    const bool responses = surface == ApiSurface::Responses;
+    if (responses && (bridge->bridges(upstreamRoute) || bridge->keepsState(upstreamRoute)))
+        return false;
+    // Interceptors decide from a request's settings and tools, not its conversation
+    // (AgenticLoopInterceptor reads "tools"), so they are asked with the body without it; one
+    // that would accept gets the whole body, parsed, on the full path.
+    if (!m_interceptors.isEmpty() && (!messages || path == QLatin1String("/messages"))) {
+        const std::optional<QJsonObject> head = scan->objectWithout({"messages", "input"});
+        if (!head)
+            return false;
+        const ProxyRequest asked = proxyRequest(surface, request, *head, upstreamRoute, sink);
+        for (RequestInterceptor *interceptor : std::as_const(m_interceptors))
+            if (interceptor->accepts(asked))
+                return false;
+    }
+    std::function<void(int)> notServed;
+    if (responses && bridge->detects(upstreamRoute))
+        notServed = bridgeWhenNotServed(
+            upstreamRoute, [body = request.body] { return QJsonDocument::fromJson(body).object(); },
+            sink);
+    sink->setLogModel(model);
+    QString upstreamPath = path;
+    if (!request.query.isEmpty())
+        upstreamPath += u'?' + QString::fromLatin1(request.query);
+    passThrough(upstreamRoute, request.method, upstreamPath, request.body, sink,
+                std::move(notServed));
+    return true;
+}
+
 void ProxyServer::handleMessages(const HttpRequest &request, const QString &path,
                                  ResponseSink *sink) {
+    if (forwardUnparsed(ApiSurface::Messages, request, path, sink))
+        return;
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(request.body, &parseError);
     if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
@@ -493,10 +554,9 @@ void ProxyServer::handleMessages(const HttpRequest &request, const QString &path
     passThrough(withClientAuth(*route, request), request.method, upstreamPath, out, sink);
 }
 
-bool ProxyServer::intercept(ApiSurface surface, const HttpRequest &request, const QJsonObject &body,
-                            const UpstreamRoute &upstreamRoute, ResponseSink *sink) {
-    if (m_interceptors.isEmpty())
-        return false;
+ProxyRequest ProxyServer::proxyRequest(ApiSurface surface, const HttpRequest &request,
+                                       const QJsonObject &body, const UpstreamRoute &upstreamRoute,
+                                       const ResponseSink *sink) const {
     ProxyRequest proxyRequest;
     proxyRequest.surface = surface;
     proxyRequest.path = request.path;
@@ -510,6 +570,14 @@ bool ProxyServer::intercept(ApiSurface surface, const HttpRequest &request, cons
     proxyRequest.requestId = sink->requestId();
     proxyRequest.startedAt = QDateTime::currentDateTimeUtc();
     proxyRequest.elapsed = request.received;
+    return proxyRequest;
+}
+
+bool ProxyServer::intercept(ApiSurface surface, const HttpRequest &request, const QJsonObject &body,
+                            const UpstreamRoute &upstreamRoute, ResponseSink *sink) {
+    if (m_interceptors.isEmpty())
+        return false;
+    ProxyRequest proxyRequest = this->proxyRequest(surface, request, body, upstreamRoute, sink);
     for (RequestInterceptor *interceptor : std::as_const(m_interceptors)) {
         if (interceptor->accepts(proxyRequest)) {
             interceptor->handle(std::move(proxyRequest), sink);

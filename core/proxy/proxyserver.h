@@ -100,6 +100,20 @@ private:
     // POST /v1/messages and /v1/messages/count_tokens: Anthropic's surface, routed by
     // ProxyConfig::messagesRouteFor, errors in Anthropic's envelope (ResponseSink does that).
     void handleMessages(const HttpRequest &request, const QString &path, ResponseSink *sink);
+    // The common case without parsing the body (RequestBodyScan): a valid JSON object whose
+    // plain "model" routes it on unchanged, with no control key to strip and nothing for an
+    // interceptor or the Responses bridge to do, goes upstream as the client's bytes — as the
+    // full parse would decide. False (nothing answered) for everything else, errors included.
+    bool forwardUnparsed(ApiSurface surface, const HttpRequest &request, const QString &path,
+                         ResponseSink *sink);
+    // A Responses call the upstream answered "no such route": the bridge serves it (the body
+    // is asked for only then).
+    std::function<void(int)> bridgeWhenNotServed(const UpstreamRoute &upstreamRoute,
+                                                 std::function<QJsonObject()> body,
+                                                 ResponseSink *sink);
+    ProxyRequest proxyRequest(ApiSurface surface, const HttpRequest &request,
+                              const QJsonObject &body, const UpstreamRoute &upstreamRoute,
+                              const ResponseSink *sink) const;
     // Hands a model request to the first interceptor that accepts it; false when none does.
     bool intercept(ApiSurface surface, const HttpRequest &request, const QJsonObject &body,
                    const UpstreamRoute &upstreamRoute, ResponseSink *sink);

@@ -30,6 +30,8 @@ constexpr int kHangUpGraceMs = 15000;
 constexpr qsizetype kMaxTextBody = 1024 * 1024;
 // Flows remembered as having lost intake events, until they finish; past it only counted.
 constexpr qsizetype kMaxLossyFlows = 10'000;
+// How long published events wait to be recorded together; far below what a viewer notices.
+constexpr int kDrainDelayMs = 2;
 
 bool isTruthy(const QJsonValue &v) {
     return v.isBool() ? v.toBool() : (v.isString() && v.toString() == QLatin1String("true"));
@@ -100,11 +102,21 @@ FlowRecorder::FlowRecorder(StoreWriter *writer, QHash<QString, ModelPrice> price
     , m_intake(kIntakeLimits, &FlowRecorder::intakeWeightOf)
     // Not owned: the process-wide formats-only policy, until a bus gives its own.
     , m_credentials(std::shared_ptr<void>(), &CredentialPolicy::formatsOnly()) {
-    // Posted under the intake's lock: a call another thread posts after this event
-    // (FlowStore::flush's barrier) then runs after the drain that records it.
+    // One wake-up per batch, not per event: the intake posts it when a push finds it empty, and
+    // it stays non-empty until the drain, kDrainDelayMs later. Each wake-up was a syscall on the
+    // proxy thread and a context switch on two cores (docs/benchmarks.md, issue 34). Barriers
+    // (FlowStore) call drainIntake() themselves first.
+    m_drainTimer.setSingleShot(true);
+    m_drainTimer.setInterval(kDrainDelayMs);
+    connect(&m_drainTimer, &QTimer::timeout, this, &FlowRecorder::drainIntake);
     m_intake.setWakeUp([this] {
-        QMetaObject::invokeMethod(this, &FlowRecorder::drainIntake, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, &FlowRecorder::scheduleDrain, Qt::QueuedConnection);
     });
+}
+
+void FlowRecorder::scheduleDrain() {
+    if (!m_drainTimer.isActive())
+        m_drainTimer.start();
 }
 
 void FlowRecorder::setCredentials(std::shared_ptr<const CredentialPolicy> credentials) {
@@ -194,6 +206,7 @@ void FlowRecorder::take(const InspectorEvent &event) {
 }
 
 void FlowRecorder::drainIntake() {
+    m_drainTimer.stop();
     const QList<InspectorEvent> batch = m_intake.takeAll();
     for (const InspectorEvent &event : batch) {
         record(event);

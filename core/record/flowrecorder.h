@@ -14,6 +14,7 @@
 #include <QMutex>
 #include <QObject>
 #include <QSet>
+#include <QTimer>
 
 #include <atomic>
 #include <functional>
@@ -93,14 +94,19 @@ public:
     quint64 eventsReceived() const { return m_eventsReceived.load(std::memory_order_relaxed); }
     quint64 eventsUnmatched() const { return m_eventsUnmatched.load(std::memory_order_relaxed); }
 
+    // Store thread: records every event taken so far. FlowStore calls it before anything that
+    // must see every event published until then (its barriers), as a drain may be waiting.
+    void drainIntake();
+
 signals:
     void flowStarted(const QJsonObject &summary);
     void flowUpdated(const QJsonObject &summary);
     void flowFinished(const QJsonObject &summary);
 
 private:
-    // Store thread: records every event taken so far.
-    void drainIntake();
+    // Store thread: a drain soon, not at once, so the events of an exchange (five or more,
+    // from the proxy thread) are recorded in one wake-up instead of one each.
+    void scheduleDrain();
     RecordedFlow *flowFor(const InspectorEvent &event);
     RecordedFlow &start(const QString &id, qint64 at);
     void assignRun(RecordedFlow &flow);
@@ -119,6 +125,7 @@ private:
     QSet<QString> m_lossy;
     std::atomic<quint64> m_sseDropped{0};
     CooperativeYield m_yield{{}}; // between events, see the class
+    QTimer m_drainTimer;          // a drain scheduled (scheduleDrain)
     mutable QMutex m_mutex;       // guards m_running, m_pending and m_credentials
     std::shared_ptr<const CredentialPolicy> m_credentials;
     QHash<QString, RecordedFlow> m_running;

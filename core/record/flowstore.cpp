@@ -55,6 +55,7 @@ FlowStore::~FlowStore() {
         QMetaObject::invokeMethod(
             m_recorder,
             [this] {
+                m_recorder->drainIntake();
                 m_recorder->finishAll(QStringLiteral("loopscope stopped"));
                 delete m_recorder;
                 m_recorder = nullptr;
@@ -155,9 +156,13 @@ int FlowStore::clear() {
     if (!m_recorder)
         return 0;
     // Events already queued are folded in first, so their flows are cleared too.
-    onThread(&m_thread, m_recorder, [] { return 0; });
+    onThread(&m_thread, m_recorder, [this] {
+        m_recorder->drainIntake();
+        return 0;
+    });
     const int removed = onThread(&m_writerThread, m_writer, [this] { return m_writer->clear(); });
     onThread(&m_thread, m_recorder, [this] {
+        m_recorder->drainIntake();
         m_recorder->clearFinished();
         return 0;
     });
@@ -168,7 +173,10 @@ int FlowStore::remove(const QStringList &ids) {
     if (!m_recorder)
         return 0;
     // Events already queued are folded in first (as for clear), then the writer deletes.
-    onThread(&m_thread, m_recorder, [] { return 0; });
+    onThread(&m_thread, m_recorder, [this] {
+        m_recorder->drainIntake();
+        return 0;
+    });
     return onThread(&m_writerThread, m_writer, [this, &ids] { return m_writer->remove(ids); });
 }
 
@@ -185,6 +193,7 @@ int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
         return ids;
     });
     const int count = onThread(&m_thread, m_recorder, [this, &fullFlows, &present] {
+        m_recorder->drainIntake();
         return m_recorder->importFlows(
             fullFlows, [&present](const QString &id) { return present.contains(id); });
     });
@@ -196,11 +205,17 @@ void FlowStore::flush() {
     if (!m_recorder)
         return;
     // 1. every event queued before now is folded in (finished flows are enqueued);
-    onThread(&m_thread, m_recorder, [] { return 0; });
+    onThread(&m_thread, m_recorder, [this] {
+        m_recorder->drainIntake();
+        return 0;
+    });
     // 2. the writer commits them;
     onThread(&m_writerThread, m_writer, [this] { return m_writer->commit(); });
     // 3. the recorder has taken the committed() call posted by 2 (no stale pending copies).
-    onThread(&m_thread, m_recorder, [] { return 0; });
+    onThread(&m_thread, m_recorder, [this] {
+        m_recorder->drainIntake();
+        return 0;
+    });
 }
 
 void FlowStore::applyRetention() {

@@ -163,6 +163,9 @@ void UpstreamHttpReply::writeRequest() {
     m_socket->write(head);
     if (!m_body.isEmpty())
         m_socket->write(m_body);
+    // Sent now, not on the event loop's next turn (QAbstractSocket writes from its write
+    // notifier): one turn of the proxy thread fewer per call.
+    m_socket->flush();
 }
 
 void UpstreamHttpReply::consume() {

@@ -1,0 +1,108 @@
+// bench_proxycpu: what one pass-through exchange costs each of Loopscope's threads — CPU time and
+// how often the thread was put on a CPU (wake-ups) per request, from the kernel's per-thread
+// counters (/proc/PID/task/TID/schedstat, Linux). Unlike latency these barely move with what
+// else the machine runs, so two builds compare on a busy machine too. One Node.js client with a
+// keep-alive connection, a Node.js upstream that answers at once, requests one after another.
+//
+// Usage: node bench/proxy/bench_proxycpu.mjs --bin [NAME=]build/release/app/loopscope
+//          [--bin NAME=OTHER ...] [--requests 1000] [--no-history]
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir, loadavg } from 'node:os';
+import { join } from 'node:path';
+
+const bins = [];
+let requests = 1000;
+const extra = [];
+for (let i = 2; i < process.argv.length; ++i) {
+  const arg = process.argv[i];
+  if (arg === '--bin') {
+    const value = process.argv[++i];
+    const eq = value.indexOf('=');
+    bins.push(eq > 0 ? { name: value.slice(0, eq), path: value.slice(eq + 1) } : { name: 'loopscope', path: value });
+  } else if (arg === '--requests') {
+    requests = Number(process.argv[++i]);
+  } else if (arg === '--no-history') {
+    extra.push('--no-history');
+  }
+}
+if (!bins.length) {
+  console.error('usage: bench_proxycpu.mjs --bin [NAME=]path/to/loopscope ... [--requests N] [--no-history]');
+  process.exit(2);
+}
+
+const answer = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', choices: [] });
+const upstream = http.createServer(async (req, res) => {
+  for await (const _ of req);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
+  res.end(answer);
+});
+upstream.keepAliveTimeout = 60000;
+upstream.listen(0, '127.0.0.1');
+await once(upstream, 'listening');
+
+const chatBody = (bytes) => JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(Math.max(0, bytes - 60)) }] });
+const sizes = [['0.1 KB', 100], ['8 KB', 8 * 1024], ['100 KB', 100 * 1024], ['1 MB', 1024 * 1024]];
+
+function threads(pid) {
+  const out = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const [ns, , runs] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+      const name = comm.startsWith('loopscope') ? comm : 'other';
+      out[name] = { ns: (out[name]?.ns ?? 0) + ns, runs: (out[name]?.runs ?? 0) + runs };
+    } catch { /* a thread that ended meanwhile */ }
+  }
+  return out;
+}
+
+console.log(`bench_proxycpu: ${requests} requests per size (fewer for 1 MB), sequential, ${extra.join(' ') || 'with history'}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log('');
+console.log('| build | body | thread | CPU µs per request | runs per request |');
+console.log('|---|---|---|---|---|');
+for (const bin of bins) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-proxycpu-'));
+  const proc = spawn(bin.path, ['--headless', '--port', '0', '--upstream', `http://127.0.0.1:${upstream.address().port}/v1`,
+    '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stderr.resume();
+  const url = new URL(await new Promise((resolve) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/loopscope listening on (http:\/\/[^\s]+)/);
+      if (m) resolve(m[1]);
+    });
+  }));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const send = (body) => new Promise((resolve, reject) => {
+    const req = http.request({ agent, host: url.hostname, port: url.port, path: '/v1/chat/completions', method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer sk-bench' } },
+    (res) => { res.resume(); res.on('end', resolve); });
+    req.on('error', reject);
+    req.end(body);
+  });
+  for (const [label, bytes] of sizes) {
+    const body = chatBody(bytes);
+    const n = bytes >= 1024 * 1024 ? Math.max(20, Math.floor(requests / 10)) : requests;
+    for (let i = 0; i < 20; ++i) await send(body);
+    await new Promise((r) => setTimeout(r, 300)); // the store catches up before counting
+    const before = threads(proc.pid);
+    for (let i = 0; i < n; ++i) await send(body);
+    await new Promise((r) => setTimeout(r, 300)); // and records what was sent
+    const after = threads(proc.pid);
+    for (const name of Object.keys(after).sort()) {
+      const cpu = (after[name].ns - (before[name]?.ns ?? 0)) / n / 1e3;
+      const runs = (after[name].runs - (before[name]?.runs ?? 0)) / n;
+      if (cpu >= 1 || runs >= 0.05)
+        console.log(`| ${bin.name} | ${label} | ${name} | ${cpu.toFixed(1)} | ${runs.toFixed(2)} |`);
+    }
+  }
+  agent.destroy();
+  proc.kill('SIGTERM');
+  await once(proc, 'exit');
+  rmSync(dataDir, { recursive: true, force: true });
+}
+upstream.close();
