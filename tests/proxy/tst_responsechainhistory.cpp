@@ -6,6 +6,7 @@
 // upstream with the first turn's messages. Real server, real SQLite file, scripted upstream on
 // loopback.
 #include "inspect/eventbus.h"
+#include "loop/loopfixtures.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
 #include "proxy/rawhttpclient.h"
@@ -55,20 +56,9 @@ QByteArray chatChunk(const QJsonObject &delta, const QJsonValue &finish) {
 
 // What an Ollama-like stateless /responses answers.
 QJsonObject responsesAnswer(const QString &id, const QString &text) {
-    return {{QStringLiteral("id"), id},
-            {QStringLiteral("object"), QStringLiteral("response")},
-            {QStringLiteral("status"), QStringLiteral("completed")},
-            {QStringLiteral("model"), QStringLiteral("m")},
-            {QStringLiteral("output"),
-             QJsonArray{QJsonObject{
-                 {QStringLiteral("type"), QStringLiteral("message")},
-                 {QStringLiteral("id"), QString(QStringLiteral("msg_") + id)},
-                 {QStringLiteral("role"), QStringLiteral("assistant")},
-                 {QStringLiteral("status"), QStringLiteral("completed")},
-                 {QStringLiteral("content"),
-                  QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("output_text")},
-                                         {QStringLiteral("text"), text},
-                                         {QStringLiteral("annotations"), QJsonArray()}}}}}}}};
+    QJsonObject response = loopfixtures::responsesMessage(text);
+    response.insert(QStringLiteral("id"), id);
+    return response;
 }
 
 // The response object of a Responses answer: the JSON body, or response.completed's.
