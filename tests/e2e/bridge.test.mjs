@@ -236,7 +236,11 @@ test('previous_response_id and conversation survive a Loopscope restart: served 
       model: 'small-model', input: 'I live in London.', conversation: 'conv_restart_1',
     });
     assert.equal(inConversation.output_text, 'turn 1');
+    upstream.setScript(codeScript('print(6*7)'));
+    const ran = await c.responses.create({ model: 'small-model', input: 'What is 6*7?', tools: CI_TOOL });
+    assert.equal(ran.output_text, 'the code printed 42');
     assert.equal(await first.stop(), 0);
+    upstream.setScript((body) => ({ text: `turn ${body.messages.filter((m) => m.role === 'user').length}` }));
     first = await startLoopscope(['--upstream', upstream.url, '--data-dir', dataDir]);
     c = new OpenAI({ baseURL: first.apiBase, apiKey: KEY, maxRetries: 0 });
 
@@ -258,6 +262,15 @@ test('previous_response_id and conversation survive a Loopscope restart: served 
       { role: 'assistant', content: 'turn 1' },
       { role: 'user', content: 'Where do I live?' },
     ]);
+    // A code_interpreter turn comes back as the client saw it; the model gets the code's output.
+    const after = await c.responses.create({
+      model: 'small-model', input: 'Double it.', previous_response_id: ran.id, tools: CI_TOOL,
+    });
+    assert.equal(after.status, 'completed');
+    const resent = JSON.stringify(upstream.chats().at(-1).body.messages);
+    assert.match(resent, /What is 6\*7\?/);
+    assert.match(resent, /42/);
+    assert.match(resent, /the code printed 42/);
     const chatsBefore = upstream.chats().length;
     await assert.rejects(
       c.responses.create({ model: 'small-model', input: 'hi', previous_response_id: 'resp_nope_restart' }),
