@@ -12,6 +12,7 @@
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
 #include "record/flowstore.h"
+#include "upstream/responsechainstore.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -229,6 +230,36 @@ private slots:
         QVERIFY2(thirdSent.contains("What is the capital of France?") &&
                      thirdSent.contains("2 million.") && thirdSent.contains("Sure?"),
                  thirdSent.constData());
+    }
+
+    // Within one run: a turn the bounded in-memory store already evicted comes from the history.
+    void evictedTurnComesFromHistory() {
+        start(Api::ChatOnly, QStringLiteral("evicted.sqlite3"));
+        auto chains = std::make_shared<ResponseChainStore>();
+        m_proxy->setResponseChains(chains);
+        enqueueAnswer(Api::ChatOnly, false, {}, QStringLiteral("Paris is the capital."));
+        const RawHttpClient::Response one =
+            post({{QStringLiteral("model"), QStringLiteral("m")},
+                  {QStringLiteral("input"), QStringLiteral("What is the capital of France?")}});
+        QCOMPARE(one.status, 200);
+        const QString firstId = responseOf(one).value(u"id").toString();
+        QVERIFY(chains->contains(firstId));
+        m_store->flush();
+        for (int i = 0; i < ResponseChainStore::kMaxResponses; ++i)
+            chains->add(QStringLiteral("resp_filler_%1").arg(i), {}, QJsonArray{});
+        QVERIFY(!chains->contains(firstId));
+
+        enqueueAnswer(Api::ChatOnly, false, {}, QStringLiteral("2 million."));
+        const RawHttpClient::Response two =
+            post({{QStringLiteral("model"), QStringLiteral("m")},
+                  {QStringLiteral("input"), QStringLiteral("And its population?")},
+                  {QStringLiteral("previous_response_id"), firstId}});
+        QVERIFY2(two.status == 200, two.body.constData());
+        const QByteArray sent = m_upstream->requests().constLast().body;
+        QVERIFY2(sent.contains("What is the capital of France?") &&
+                     sent.contains("Paris is the capital."),
+                 sent.constData());
+        QVERIFY(chains->contains(firstId)); // put back in memory
     }
 
     void unknownIdIsNotFound_data() {
