@@ -13,11 +13,16 @@
 #include "proxy/containersapi.h"
 #include "proxy/proxyconfig.h"
 #include "proxy/proxyserver.h"
+#include "record/flowstore.h"
 #include "sandbox/local/localpythonbackend.h"
 #include "sandbox/remote/e2bbackend.h"
 #include "sandbox/remote/jupyterbackend.h"
 #include "sandbox/sandboxregistry.h"
 #include "sandbox/sandboxtoolregistry.h"
+#include "upstream/responsesbridge.h"
+#include "upstream/upstreamclient.h"
+
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace loopscope {
 
@@ -138,6 +143,7 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
     m_control->setPauseBroker(m_broker);
     m_control->setFlowStore(m_server->flowStore());
     m_server->setControlApi(m_control);
+    wireResponseHistory();
     if (m_events && !m_server->eventBus())
         m_server->setEventBus(m_events); // every exchange becomes a flow
     if (m_events)
@@ -149,6 +155,32 @@ bool InterceptionStack::init(const LocalSandboxOptions &localOptions, QString *e
     for (const QString &w : std::as_const(m_warnings))
         qWarning().noquote() << "loopscope:" << w;
     return true;
+}
+
+void InterceptionStack::wireResponseHistory() {
+    FlowStore *store = m_server->flowStore();
+    if (!store || !store->query())
+        return;
+    m_historyReads.setMaxThreadCount(1);
+    m_historyReads.setExpiryTimeout(-1); // keeps its read connection
+    m_historyReads.setObjectName(QStringLiteral("loopscope-chains"));
+    // The store outlives the proxy (ProxyService owns both); FlowQuery is thread-safe.
+    const FlowQuery *flows = store->query();
+    QPointer<QThreadPool> pool = &m_historyReads; // null once this stack is gone
+    m_server->upstream()->bridge()->setHistory(
+        [flows, pool](const QString &responseId) {
+            if (!pool)
+                return QtFuture::makeReadyFuture(std::optional<QJsonArray>());
+            return QtConcurrent::run(
+                pool.data(), [flows, responseId] { return flows->responseChain(responseId); });
+        },
+        [flows, pool](const QString &conversationId) {
+            if (!pool)
+                return QtFuture::makeReadyFuture(QString());
+            return QtConcurrent::run(pool.data(), [flows, conversationId] {
+                return flows->conversationHead(conversationId);
+            });
+        });
 }
 
 QFuture<void> InterceptionStack::shutdown() {

@@ -7,6 +7,7 @@
 #include <QFuture>
 #include <QObject>
 #include <QPointer>
+#include <QThreadPool>
 #include <QTimer>
 
 namespace loopscope {
@@ -43,6 +44,12 @@ public:
     // sandbox and stops the backends (app shutdown).
     QFuture<void> shutdown();
 
+private:
+    // previous_response_id and conversation on bridged and stateless Responses routes resolve
+    // from the flow history when the bridge's in-memory store misses (issue 32).
+    void wireResponseHistory();
+
+public:
     SandboxRegistry *registry() const { return m_registry; }
     // The control API (/loopscope/v1); its flow store is set by whoever owns the store.
     ControlApi *controlApi() const { return m_control; }
@@ -84,6 +91,9 @@ private:
     LoopInspector *m_inspector = nullptr;
     PauseBroker *m_broker = nullptr;
     QTimer m_sweep;
+    // Where bridged Responses chains are looked up in the flow history (one reader: lookups
+    // are rare, a missed chain after a restart or eviction).
+    QThreadPool m_historyReads;
     QString m_defaultTool;
     QStringList m_warnings;
 };

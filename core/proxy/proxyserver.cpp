@@ -1,5 +1,6 @@
 #include "proxy/proxyserver.h"
 
+#include "common/futurechain.h"
 #include "control/controlapi.h"
 #include "http/httpserver.h"
 #include "http/requesttarget.h"
@@ -419,32 +420,51 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
         notServed = bridgeWhenNotServed(
             upstreamRoute, [body] { return body; }, sink);
 
-    // A stateless Responses route: Loopscope resolves the chain and keeps the answer.
-    ResponsesBridge::RelayObserver keeper;
-    QJsonObject sent = body;
-    bool changed = !stripped.isEmpty() || upstreamRoute.upstreamModel != model;
-    if (surface == ApiSurface::Responses && bridge->keepsState(upstreamRoute)) {
-        const ResponsesBridge::Expanded expanded = bridge->expand(body);
-        if (expanded.errorStatus) {
-            sink->sendJson(expanded.errorStatus, expanded.error);
+    // Pass-through: the client's bytes unless something had to change.
+    const bool changed = !stripped.isEmpty() || upstreamRoute.upstreamModel != model;
+    const auto relay = [this, request, path, sink, upstreamRoute, notServed](
+                           QJsonObject sent, bool changed, ResponsesBridge::RelayObserver keeper) {
+        QByteArray out = request.body;
+        if (changed) {
+            sent.insert(QStringLiteral("model"), upstreamRoute.upstreamModel);
+            out = QJsonDocument(sent).toJson(QJsonDocument::Compact);
+        }
+        QString upstreamPath = path;
+        if (!request.query.isEmpty())
+            upstreamPath += u'?' + QString::fromLatin1(request.query);
+        passThrough(upstreamRoute, request.method, upstreamPath, out, sink, notServed,
+                    std::move(keeper));
+    };
+    if (surface != ApiSurface::Responses || !bridge->keepsState(upstreamRoute)) {
+        relay(body, changed, {});
+        return;
+    }
+    // A stateless Responses route: Loopscope resolves the chain (from the flow history when
+    // its memory misses: the request waits for that read) and keeps the answer.
+    QPointer<ProxyServer> self = this;
+    QPointer<ResponsesBridge> guard = bridge;
+    QPointer<ResponseSink> target = sink;
+    const auto resolved = [self, guard, target, body, changed,
+                           relay](const QFuture<ResponsesBridge::Expanded> &f) {
+        if (!self || !guard || !target || target->isClientGone())
+            return;
+        if (f.resultCount() == 0) {
+            target->sendError(503, QStringLiteral("The proxy is stopping."),
+                              QStringLiteral("api_error"), QStringLiteral("service_unavailable"));
             return;
         }
-        changed = changed || expanded.body != body;
-        sent = expanded.body;
-        keeper = bridge->keeper(body, expanded);
-    }
-
-    // Pass-through: the client's bytes unless something had to change.
-    QByteArray out = request.body;
-    if (changed) {
-        sent.insert(QStringLiteral("model"), upstreamRoute.upstreamModel);
-        out = QJsonDocument(sent).toJson(QJsonDocument::Compact);
-    }
-    QString upstreamPath = path;
-    if (!request.query.isEmpty())
-        upstreamPath += u'?' + QString::fromLatin1(request.query);
-    passThrough(upstreamRoute, request.method, upstreamPath, out, sink, std::move(notServed),
-                std::move(keeper));
+        const ResponsesBridge::Expanded expanded = f.result();
+        if (expanded.errorStatus) {
+            target->sendJson(expanded.errorStatus, expanded.error);
+            return;
+        }
+        relay(expanded.body, changed || expanded.body != body, guard->keeper(body, expanded));
+    };
+    const QFuture<ResponsesBridge::Expanded> expanded = bridge->expandAsync(body);
+    if (expanded.isFinished())
+        resolved(expanded);
+    else
+        whenFinished(expanded, sink, resolved);
 }
 
 std::function<void(int)> ProxyServer::bridgeWhenNotServed(const UpstreamRoute &upstreamRoute,

@@ -1,5 +1,7 @@
 #include "record/flowquery.h"
 
+#include "conversation/responsescodec.h"
+#include "conversation/responsesoverchat.h"
 #include "record/flowrecorder.h"
 #include "record/storedatabase.h"
 
@@ -51,6 +53,104 @@ bool liveMatches(const QJsonObject &full, const FlowFilter &filter) {
 
 qint64 startedAt(const QJsonObject &summary) {
     return qint64(summary.value(QStringLiteral("started_at")).toDouble());
+}
+
+// A stored Responses exchange: the client's request and the answer it got.
+struct StoredTurn {
+    qint64 seq = 0;
+    QJsonObject request;
+    QJsonObject response;
+};
+
+// Flows scanned for one chain step (a run's Responses flows, newest first).
+constexpr int kMaxScannedFlows = 2000;
+
+QString conversationOf(const QJsonObject &request) {
+    const QJsonValue c = request.value(QStringLiteral("conversation"));
+    return c.isObject() ? c.toObject().value(QStringLiteral("id")).toString() : c.toString();
+}
+
+// The turn of a stored flow when it is one Loopscope would have kept: a Responses request not
+// marked store:false, answered 2xx with a response (JSON, or rebuilt from its SSE events).
+std::optional<StoredTurn> storedTurn(qint64 seq, const QByteArray &compressedHops) {
+    StoredTurn turn;
+    turn.seq = seq;
+    const QJsonArray hops = QJsonDocument::fromJson(qUncompress(compressedHops)).array();
+    for (const QJsonValue &v : hops) {
+        const QJsonObject hop = v.toObject();
+        const QString kind = hop.value(QStringLiteral("kind")).toString();
+        if (kind == QLatin1String("client_request")) {
+            turn.request = hop.value(QStringLiteral("body")).toObject();
+        } else if (kind == QLatin1String("client_response")) {
+            const int status = hop.value(QStringLiteral("status")).toInt();
+            if (status < 200 || status >= 300)
+                return std::nullopt;
+            const QJsonValue body = hop.value(QStringLiteral("body"));
+            turn.response = body.isObject() ? body.toObject()
+                                            : ResponsesCodec::responseFromEvents(
+                                                  hop.value(QStringLiteral("events")).toArray());
+        }
+    }
+    if (turn.request.value(QStringLiteral("store")) == QJsonValue(false) ||
+        turn.response.value(QStringLiteral("id")).toString().isEmpty())
+        return std::nullopt;
+    return turn;
+}
+
+// The stored Responses flows that may hold `key`'s turn, newest first: those of the run the
+// run key maps to, then (a flow outside any run, or a key retention dropped) the full-text
+// matches of `text`. `beforeSeq`: only flows stored before that one.
+template<class Accept>
+std::optional<StoredTurn> findTurn(QSqlDatabase db, const QString &key, const QString &text,
+                                   qint64 beforeSeq, Accept accept) {
+    QSqlQuery q(db);
+    q.prepare(QStringLiteral("SELECT run_id FROM run_keys WHERE key = ?"));
+    q.addBindValue(key);
+    const QString runId = q.exec() && q.next() ? q.value(0).toString() : QString();
+    const auto scan = [&](QSqlQuery &rows) -> std::optional<StoredTurn> {
+        if (!rows.exec())
+            return std::nullopt;
+        while (rows.next())
+            if (auto turn = storedTurn(rows.value(0).toLongLong(), rows.value(1).toByteArray());
+                turn && accept(*turn))
+                return turn;
+        return std::nullopt;
+    };
+    if (!runId.isEmpty()) {
+        QSqlQuery rows(db);
+        rows.prepare(QStringLiteral("SELECT seq, hops FROM flows WHERE run_id = ? AND seq < ? AND "
+                                    "path LIKE '%responses' ORDER BY seq DESC LIMIT ?"));
+        rows.addBindValue(runId);
+        rows.addBindValue(beforeSeq);
+        rows.addBindValue(kMaxScannedFlows);
+        if (auto turn = scan(rows))
+            return turn;
+    }
+    QString phrase = text;
+    phrase.replace(u'"', QStringLiteral("\"\""));
+    QSqlQuery rows(db);
+    rows.prepare(QStringLiteral("SELECT f.seq, f.hops FROM flows_fts JOIN flows f ON f.seq = "
+                                "flows_fts.rowid WHERE flows_fts MATCH ? AND f.seq < ? AND "
+                                "f.path LIKE '%responses' ORDER BY f.seq DESC LIMIT ?"));
+    rows.addBindValue(QString(u'"' + phrase + u'"'));
+    rows.addBindValue(beforeSeq);
+    rows.addBindValue(kMaxScannedFlows);
+    return scan(rows);
+}
+
+std::optional<StoredTurn> turnOfResponse(QSqlDatabase db, const QString &responseId) {
+    return findTurn(db, QStringLiteral("resp:") + responseId, responseId,
+                    std::numeric_limits<qint64>::max(), [&](const StoredTurn &turn) {
+                        return turn.response.value(QStringLiteral("id")).toString() == responseId;
+                    });
+}
+
+// The latest turn of `conversationId` stored before `beforeSeq`.
+std::optional<StoredTurn> latestOfConversation(QSqlDatabase db, const QString &conversationId,
+                                               qint64 beforeSeq) {
+    return findTurn(
+        db, QStringLiteral("conv:") + conversationId, conversationId, beforeSeq,
+        [&](const StoredTurn &turn) { return conversationOf(turn.request) == conversationId; });
 }
 
 } // namespace
@@ -334,6 +434,53 @@ QList<QJsonObject> FlowQuery::flows(const QStringList &ids, const QString &runId
         return startedAt(a) < startedAt(b);
     });
     return out;
+}
+
+std::optional<QJsonArray> FlowQuery::responseChain(const QString &responseId) const {
+    if (responseId.isEmpty())
+        return std::nullopt;
+    QSqlDatabase db = m_db->reader();
+    std::optional<StoredTurn> turn = turnOfResponse(db, responseId);
+    if (!turn)
+        return std::nullopt;
+    QList<QJsonArray> turns; // newest first
+    QSet<qint64> seen;
+    while (turn) {
+        if (turns.size() >= kMaxChainTurns || seen.contains(turn->seq))
+            return std::nullopt;
+        seen.insert(turn->seq);
+        QJsonArray items = ResponsesOverChat::chainItems(turn->request);
+        for (const QJsonValue &item : turn->response.value(QStringLiteral("output")).toArray())
+            items.append(item);
+        turns.append(items);
+        // What this turn continued: its previous_response_id, else its conversation's turn
+        // before it (as the conversation head was when it ran).
+        const QString previous =
+            turn->request.value(QStringLiteral("previous_response_id")).toString();
+        const QString conversation = conversationOf(turn->request);
+        if (!previous.isEmpty()) {
+            turn = turnOfResponse(db, previous);
+            if (!turn)
+                return std::nullopt; // never half a conversation
+        } else if (!conversation.isEmpty()) {
+            turn = latestOfConversation(db, conversation, turn->seq);
+        } else {
+            turn.reset();
+        }
+    }
+    QJsonArray chain;
+    for (auto it = turns.crbegin(); it != turns.crend(); ++it)
+        for (const QJsonValue &item : *it)
+            chain.append(item);
+    return chain;
+}
+
+QString FlowQuery::conversationHead(const QString &conversationId) const {
+    if (conversationId.isEmpty())
+        return {};
+    const auto turn =
+        latestOfConversation(m_db->reader(), conversationId, std::numeric_limits<qint64>::max());
+    return turn ? turn->response.value(QStringLiteral("id")).toString() : QString();
 }
 
 } // namespace loopscope

@@ -44,6 +44,18 @@ public:
     // of runId, or every flow when both are empty.
     QList<QJsonObject> flows(const QStringList &ids, const QString &runId) const;
 
+    // Responses chains rebuilt from the stored flows, for routes where Loopscope keeps the
+    // state (ResponsesBridge falls back here when its in-memory store misses, e.g. after a
+    // restart). The items a request continuing `responseId` starts with: each earlier turn's
+    // input, then its output, oldest first (a streamed answer rebuilt from its events). Nullopt
+    // when that response, or one it continued, is not stored as a completed answer of a request
+    // that did not say store:false. Bodies are the stored (masked) ones.
+    std::optional<QJsonArray> responseChain(const QString &responseId) const;
+    // The latest stored response of a Responses conversation ("" when none).
+    QString conversationHead(const QString &conversationId) const;
+    // Turns a chain is followed back at most (a longer one is answered as not found).
+    static constexpr int kMaxChainTurns = 1000;
+
 private:
     StoreDatabase *m_db;
     FlowRecorder *m_recorder;

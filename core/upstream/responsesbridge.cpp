@@ -55,6 +55,25 @@ QJsonObject chatHopData(const UpstreamRoute &route, const QJsonObject &chat,
                                     answer, note);
 }
 
+// `then` with the finished future: at once when it is ready (a chain the in-memory store had),
+// else on `owner`'s thread once the history answered.
+template<class T, class F> void whenReady(const QFuture<T> &future, QObject *owner, F then) {
+    if (future.isFinished())
+        then(future);
+    else
+        whenFinished(future, owner, std::move(then));
+}
+
+// What a request whose chain lookup never answered (the proxy is stopping) gets.
+ResponsesBridge::Expanded stopped() {
+    ResponsesBridge::Expanded e;
+    e.errorStatus = 503;
+    e.error = OpenAiError::object(
+        QStringLiteral("The proxy stopped while this request's previous response was looked up."),
+        QStringLiteral("api_error"), QStringLiteral("service_unavailable"));
+    return e;
+}
+
 } // namespace
 
 QJsonObject ResponsesBridge::hopData(const QString &url, const QString &dialect,
@@ -118,8 +137,10 @@ ResponsesBridge::Expanded ResponsesBridge::expand(const QJsonObject &request) co
     Expanded e;
     e.previous = request.value(QStringLiteral("previous_response_id")).toString();
     e.conversation = conversationIdOf(request);
-    if (e.previous.isEmpty() && !e.conversation.isEmpty())
+    if (e.previous.isEmpty() && !e.conversation.isEmpty()) {
         e.previous = m_chains->conversationHead(e.conversation);
+        e.headUnknown = e.previous.isEmpty();
+    }
     e.body = request;
     e.body.remove(QStringLiteral("previous_response_id"));
     e.body.remove(QStringLiteral("conversation"));
@@ -130,6 +151,7 @@ ResponsesBridge::Expanded ResponsesBridge::expand(const QJsonObject &request) co
     if (!chain) {
         e.errorStatus = 404;
         e.error = previousNotFound(missing);
+        e.missing = missing;
         return e;
     }
     QJsonArray input = *chain;
@@ -137,6 +159,43 @@ ResponsesBridge::Expanded ResponsesBridge::expand(const QJsonObject &request) co
         input.append(item);
     e.body.insert(QStringLiteral("input"), input);
     return e;
+}
+
+QFuture<ResponsesBridge::Expanded> ResponsesBridge::expandAsync(const QJsonObject &request) {
+    const Expanded e = expand(request);
+    if (!(e.headUnknown && m_headLookup) && !(!e.missing.isEmpty() && m_chainLookup))
+        return QtFuture::makeReadyFuture(e);
+    auto promise = startedPromise<Expanded>();
+    QFuture<Expanded> future = promise->future();
+    recall(request, e, false, promise);
+    return future;
+}
+
+void ResponsesBridge::recall(const QJsonObject &request, const Expanded &expanded, bool headAsked,
+                             const std::shared_ptr<QPromise<Expanded>> &promise) {
+    if (!headAsked && expanded.headUnknown && m_headLookup) {
+        const QString conversation = expanded.conversation;
+        whenFinished(m_headLookup(conversation), this,
+                     [this, request, conversation, promise](const QFuture<QString> &f) {
+                         const QString head = resultOr(f, QString());
+                         if (!head.isEmpty() && m_chains->conversationHead(conversation).isEmpty())
+                             m_chains->setConversationHead(conversation, head);
+                         recall(request, expand(request), true, promise);
+                     });
+        return;
+    }
+    if (!expanded.missing.isEmpty() && m_chainLookup) {
+        const QString id = expanded.missing;
+        whenFinished(m_chainLookup(id), this,
+                     [this, request, id, promise](const QFuture<std::optional<QJsonArray>> &f) {
+                         // The whole chain up to `id` as one turn: what chain() needs of it.
+                         if (const auto items = resultOr(f, std::optional<QJsonArray>()))
+                             m_chains->add(id, {}, *items);
+                         finishPromise(promise, expand(request));
+                     });
+        return;
+    }
+    finishPromise(promise, expanded);
 }
 
 void ResponsesBridge::rememberAnswer(const QJsonObject &request, const Expanded &expanded,
@@ -189,9 +248,8 @@ QJsonObject ResponsesBridge::previousNotFound(const QString &id) {
 }
 
 ResponsesBridge::Prepared ResponsesBridge::prepare(const UpstreamRoute &route,
-                                                   const QJsonObject &request) const {
+                                                   const Expanded &expanded) const {
     // The chain resolved as for a stateless route: the whole input, then into chat.
-    const Expanded expanded = expand(request);
     Prepared p;
     p.previous = expanded.previous;
     p.conversation = expanded.conversation;
@@ -295,11 +353,24 @@ UpstreamReply ResponsesBridge::answer(const UpstreamRoute &route, const QJsonObj
 QFuture<UpstreamReply> ResponsesBridge::postStateless(const UpstreamRoute &route,
                                                       const QJsonObject &request,
                                                       const CancellationToken &cancel) {
-    const Expanded expanded = expand(request);
-    if (expanded.errorStatus)
-        return QtFuture::makeReadyFuture(jsonReply(expanded.errorStatus, expanded.error));
     auto promise = startedPromise<UpstreamReply>();
     QFuture<UpstreamReply> future = promise->future();
+    whenReady(expandAsync(request), this,
+              [this, route, request, promise, cancel](const QFuture<Expanded> &resolved) {
+                  const Expanded expanded = resultOr(resolved, stopped());
+                  if (expanded.errorStatus) {
+                      finishPromise(promise, jsonReply(expanded.errorStatus, expanded.error));
+                      return;
+                  }
+                  sendStateless(route, request, expanded, promise, cancel);
+              });
+    return future;
+}
+
+void ResponsesBridge::sendStateless(const UpstreamRoute &route, const QJsonObject &request,
+                                    const Expanded &expanded,
+                                    const std::shared_ptr<QPromise<UpstreamReply>> &promise,
+                                    const CancellationToken &cancel) {
     whenFinished(
         m_client->postJsonDirect(route, QStringLiteral("/responses"), expanded.body, cancel), this,
         [this, route, request, expanded, promise, cancel](const QFuture<UpstreamReply> &f) {
@@ -324,7 +395,6 @@ QFuture<UpstreamReply> ResponsesBridge::postStateless(const UpstreamRoute &route
             }
             finishPromise(promise, reply);
         });
-    return future;
 }
 
 ResponsesBridge::RelayObserver ResponsesBridge::keeper(const QJsonObject &request,
@@ -361,23 +431,29 @@ QFuture<UpstreamReply> ResponsesBridge::postJson(const UpstreamRoute &route,
                                                  const QString &givenNote,
                                                  const CancellationToken &cancel) {
     const QString note = givenNote.isEmpty() ? noteFor(route) : givenNote;
-    const Prepared prepared = prepare(route, request);
-    if (prepared.errorStatus) {
-        UpstreamReply refused = jsonReply(prepared.errorStatus, prepared.error);
-        refused.bridged = true;
-        refused.dialect = kChatDialect;
-        refused.bridgeNote = note;
-        return QtFuture::makeReadyFuture(refused);
-    }
     auto promise = startedPromise<UpstreamReply>();
     QFuture<UpstreamReply> future = promise->future();
-    whenFinished(chatCall(route, prepared, cancel), this,
-                 [this, route, request, prepared, note, promise](const QFuture<UpstreamReply> &f) {
-                     UpstreamReply cancelled;
-                     cancelled.errorString = QStringLiteral("the upstream call was cancelled");
-                     finishPromise(promise,
-                                   answer(route, request, prepared, resultOr(f, cancelled), note));
-                 });
+    whenReady(expandAsync(request), this,
+              [this, route, request, note, promise, cancel](const QFuture<Expanded> &resolved) {
+                  const Prepared prepared = prepare(route, resultOr(resolved, stopped()));
+                  if (prepared.errorStatus) {
+                      UpstreamReply refused = jsonReply(prepared.errorStatus, prepared.error);
+                      refused.bridged = true;
+                      refused.dialect = kChatDialect;
+                      refused.bridgeNote = note;
+                      finishPromise(promise, refused);
+                      return;
+                  }
+                  whenFinished(chatCall(route, prepared, cancel), this,
+                               [this, route, request, prepared, note,
+                                promise](const QFuture<UpstreamReply> &f) {
+                                   UpstreamReply cancelled;
+                                   cancelled.errorString =
+                                       QStringLiteral("the upstream call was cancelled");
+                                   finishPromise(promise, answer(route, request, prepared,
+                                                                 resultOr(f, cancelled), note));
+                               });
+              });
     return future;
 }
 
@@ -385,7 +461,21 @@ void ResponsesBridge::serve(const UpstreamRoute &route, const QJsonObject &reque
                             ResponseSink *sink, EventBus *events, int iteration,
                             const QString &givenNote) {
     const QString note = givenNote.isEmpty() ? noteFor(route) : givenNote;
-    const Prepared prepared = prepare(route, request);
+    QPointer<ResponseSink> target = sink;
+    QPointer<EventBus> bus = events;
+    QPointer<ResponsesBridge> self = this;
+    whenReady(expandAsync(request), sink,
+              [self, route, request, target, bus, iteration, note](const QFuture<Expanded> &f) {
+                  if (self && target && !target->isClientGone())
+                      self->serveExpanded(route, request, resultOr(f, stopped()), target, bus,
+                                          iteration, note);
+              });
+}
+
+void ResponsesBridge::serveExpanded(const UpstreamRoute &route, const QJsonObject &request,
+                                    const Expanded &expanded, ResponseSink *sink, EventBus *events,
+                                    int iteration, const QString &note) {
+    const Prepared prepared = prepare(route, expanded);
     if (prepared.errorStatus) {
         sink->sendJson(prepared.errorStatus, prepared.error);
         return;

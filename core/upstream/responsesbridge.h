@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
+#include <QPromise>
 #include <functional>
 #include <memory>
 
@@ -63,8 +64,26 @@ public:
         QString conversation;
         int errorStatus = 0;
         QJsonObject error;
+        QString missing;          // the response id the in-memory store did not have
+        bool headUnknown = false; // a conversation the in-memory store knows no head of
     };
     Expanded expand(const QJsonObject &request) const;
+    // expand(), asking the history (setHistory) first for what the in-memory store does not
+    // have, and putting what it found back there. Ready at once when nothing is missing; else
+    // finishes on this bridge's (the proxy) thread.
+    QFuture<Expanded> expandAsync(const QJsonObject &request);
+
+    // Where chains the in-memory store misses are looked up (the flow history, so a chain
+    // resolves after a restart or after the store evicted its turns): the items before a
+    // request continuing a response id (nullopt: not stored), and a conversation's latest
+    // response id ("" : none). Set by the composition root (core/upstream cannot see the
+    // store); called on the proxy thread, the futures may finish on any thread.
+    using ChainLookup = std::function<QFuture<std::optional<QJsonArray>>(const QString &)>;
+    using HeadLookup = std::function<QFuture<QString>(const QString &)>;
+    void setHistory(ChainLookup chain, HeadLookup head) {
+        m_chainLookup = std::move(chain);
+        m_headLookup = std::move(head);
+    }
     // Keeps a stateless route's answer to `request` for the next previous_response_id.
     void rememberAnswer(const QJsonObject &request, const Expanded &expanded,
                         const QJsonObject &response);
@@ -120,7 +139,19 @@ private:
         int errorStatus = 0;
         QJsonObject error;
     };
-    Prepared prepare(const UpstreamRoute &route, const QJsonObject &request) const;
+    Prepared prepare(const UpstreamRoute &route, const Expanded &expanded) const;
+    // The streaming or JSON answer of serve() once the chain is resolved.
+    void serveExpanded(const UpstreamRoute &route, const QJsonObject &request,
+                       const Expanded &expanded, ResponseSink *sink, EventBus *events,
+                       int iteration, const QString &note);
+    // postStateless() once the chain is resolved.
+    void sendStateless(const UpstreamRoute &route, const QJsonObject &request,
+                       const Expanded &expanded,
+                       const std::shared_ptr<QPromise<UpstreamReply>> &promise,
+                       const CancellationToken &cancel);
+    // expandAsync()'s steps: at most one history lookup of each kind.
+    void recall(const QJsonObject &request, const Expanded &expanded, bool headAsked,
+                const std::shared_ptr<QPromise<Expanded>> &promise);
     UpstreamReply answer(const UpstreamRoute &route, const QJsonObject &request,
                          const Prepared &prepared, const UpstreamReply &chat, const QString &note,
                          bool keep = true);
@@ -133,6 +164,8 @@ private:
     UpstreamClient *m_client;
     AnthropicBridge *m_anthropic;
     std::shared_ptr<ResponseChainStore> m_chains = std::make_shared<ResponseChainStore>();
+    ChainLookup m_chainLookup;
+    HeadLookup m_headLookup;
     QHash<QString, QString> m_chatOnly; // base URL whose /responses is not served → what it said
 };
 

@@ -224,6 +224,64 @@ test('an unknown previous_response_id is OpenAI\'s previous_response_not_found',
   assert.equal(ok.status, 'completed');
 });
 
+test('previous_response_id and conversation survive a Loopscope restart: served from the flow history', async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'loopscope-chains-'));
+  let first = await startLoopscope(['--upstream', upstream.url, '--data-dir', dataDir]);
+  try {
+    upstream.setScript((body) => ({ text: `turn ${body.messages.filter((m) => m.role === 'user').length}` }));
+    let c = new OpenAI({ baseURL: first.apiBase, apiKey: KEY, maxRetries: 0 });
+    const one = await c.responses.stream({ model: 'small-model', input: 'My name is Ada.' }).finalResponse();
+    assert.equal(one.output_text, 'turn 1');
+    const inConversation = await c.responses.create({
+      model: 'small-model', input: 'I live in London.', conversation: 'conv_restart_1',
+    });
+    assert.equal(inConversation.output_text, 'turn 1');
+    upstream.setScript(codeScript('print(6*7)'));
+    const ran = await c.responses.create({ model: 'small-model', input: 'What is 6*7?', tools: CI_TOOL });
+    assert.equal(ran.output_text, 'the code printed 42');
+    assert.equal(await first.stop(), 0);
+    upstream.setScript((body) => ({ text: `turn ${body.messages.filter((m) => m.role === 'user').length}` }));
+    first = await startLoopscope(['--upstream', upstream.url, '--data-dir', dataDir]);
+    c = new OpenAI({ baseURL: first.apiBase, apiKey: KEY, maxRetries: 0 });
+
+    const two = await c.responses.create({
+      model: 'small-model', input: 'What is my name?', previous_response_id: one.id,
+    });
+    assert.equal(two.output_text, 'turn 2');
+    assert.deepEqual(upstream.chats().at(-1).body.messages, [
+      { role: 'user', content: 'My name is Ada.' },
+      { role: 'assistant', content: 'turn 1' },
+      { role: 'user', content: 'What is my name?' },
+    ]);
+    const again = await c.responses.create({
+      model: 'small-model', input: 'Where do I live?', conversation: 'conv_restart_1',
+    });
+    assert.equal(again.output_text, 'turn 2');
+    assert.deepEqual(upstream.chats().at(-1).body.messages, [
+      { role: 'user', content: 'I live in London.' },
+      { role: 'assistant', content: 'turn 1' },
+      { role: 'user', content: 'Where do I live?' },
+    ]);
+    // A code_interpreter turn comes back as the client saw it; the model gets the code's output.
+    const after = await c.responses.create({
+      model: 'small-model', input: 'Double it.', previous_response_id: ran.id, tools: CI_TOOL,
+    });
+    assert.equal(after.status, 'completed');
+    const resent = JSON.stringify(upstream.chats().at(-1).body.messages);
+    assert.match(resent, /What is 6\*7\?/);
+    assert.match(resent, /42/);
+    assert.match(resent, /the code printed 42/);
+    const chatsBefore = upstream.chats().length;
+    await assert.rejects(
+      c.responses.create({ model: 'small-model', input: 'hi', previous_response_id: 'resp_nope_restart' }),
+      (error) => error.status === 404 && error.code === 'previous_response_not_found');
+    assert.equal(upstream.chats().length, chatsBefore, 'nothing went to chat');
+  } finally {
+    await first.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('a chat error reaches the client with its status and message, JSON and streamed', async () => {
   const wrong = new OpenAI({ baseURL: app.apiBase, apiKey: 'sk-wrong-key-0002', maxRetries: 0 });
   for (const stream of [false, true]) {
