@@ -37,6 +37,7 @@ class ProxyControl;
 class ConversationView;
 class HttpInspector;
 class RequestsPanel;
+class HistoryCommands;
 class RunsModel;
 class RunsPanel;
 class SandboxCommands;
@@ -207,6 +208,7 @@ private:
     SandboxesModel *m_sandboxes;
     SandboxCommands *m_commands;
     FlowQueryClient *m_queryClient;
+    HistoryCommands *m_history; // export, import, clear, delete: the window only triggers them
     FlowListModel *m_flowList;
     FlowDetailLoader *m_detailLoader;
     RunsModel *m_runs;
