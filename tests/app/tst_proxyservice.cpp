@@ -49,6 +49,22 @@ QByteArray codeRequest(const QString &code, bool stream) {
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
+// A test hook that says it got there, then waits to be let go, at the latest when the Hold
+// goes: declared after the App, a hook held on the proxy thread cannot hold the app's stop.
+struct Hold {
+    std::shared_ptr<QSemaphore> entered = std::make_shared<QSemaphore>();
+    std::shared_ptr<QSemaphore> released = std::make_shared<QSemaphore>();
+    ~Hold() { released->release(1000); }
+    std::function<void()> hook() const {
+        return [entered = entered, released = released] {
+            entered->release();
+            released->acquire();
+        };
+    }
+    bool reached() const { return entered->tryAcquire(1, kWaitMs); }
+    void release() const { released->release(); }
+};
+
 const QList<QPair<QByteArray, QByteArray>> kHeaders{
     {"authorization", "Bearer sk-proxyservice-test-0001"}, {"content-type", "application/json"}};
 
@@ -193,19 +209,13 @@ void TestProxyService::restartWhilePausedFailsTheFlowWithTheReason() {
 void TestProxyService::requestIsServedWhileTheStartupProbeIsHeld() {
     // The probe waits on `release` after saying it got there: a probe on the proxy thread
     // would hold every request below until the end of the test.
-    auto entered = std::make_shared<QSemaphore>();
-    auto release = std::make_shared<QSemaphore>();
-    const auto releaseAtExit = qScopeGuard([release] { release->release(1000); });
     App app;
-    app.service.setSandboxOptionsHook([entered, release](loopscope::LocalSandboxOptions &o) {
-        o.beforeSelfTestProbe = [entered, release] {
-            entered->release();
-            release->acquire();
-        };
-    });
+    const Hold probe;
+    app.service.setSandboxOptionsHook(
+        [hook = probe.hook()](loopscope::LocalSandboxOptions &o) { o.beforeSelfTestProbe = hook; });
     QString error;
     QVERIFY2(app.start(m_upstream.baseUrl(), &error), qPrintable(error));
-    QVERIFY(entered->tryAcquire(1, kWaitMs));
+    QVERIFY(probe.reached());
     QVERIFY(!app.service.sandboxHealthKnown());
 
     // A request that needs a sandbox: it waits for that, not for the probe.
@@ -219,7 +229,7 @@ void TestProxyService::requestIsServedWhileTheStartupProbeIsHeld() {
     QVERIFY(!app.service.sandboxHealthKnown()); // still held
 
     QSignalSpy health(&app.service, &ProxyService::sandboxHealthChanged);
-    release->release();
+    probe.release();
     QVERIFY(health.wait(kWaitMs));
     QVERIFY(app.service.sandboxHealthKnown());
 }
@@ -228,22 +238,15 @@ void TestProxyService::requestIsServedWhileTheDriverCompileIsHeld() {
     // The first sandbox's driver compile waits on `release`: compiled on the proxy thread (by
     // the pool's refill or the first create, as before), it would hold the plain request too.
     loopscope::SandboxDriverPayload::forgetForTests(); // an earlier test compiled it already
-    auto entered = std::make_shared<QSemaphore>();
-    auto release = std::make_shared<QSemaphore>();
     App app;
-    // Before the app goes, even when a check failed: a compile held on the proxy thread would
-    // hold its stop too.
-    const auto releaseAtExit = qScopeGuard([release] { release->release(1000); });
+    const Hold compile;
     app.pool = QStringLiteral("2"); // the refill must not start interpreters before the driver
-    app.service.setSandboxOptionsHook([entered, release](loopscope::LocalSandboxOptions &o) {
-        o.beforeDriverCompile = [entered, release] {
-            entered->release();
-            release->acquire();
-        };
+    app.service.setSandboxOptionsHook([hook = compile.hook()](loopscope::LocalSandboxOptions &o) {
+        o.beforeDriverCompile = hook;
     });
     QString error;
     QVERIFY2(app.start(m_upstream.baseUrl(), &error), qPrintable(error));
-    QVERIFY(entered->tryAcquire(1, kWaitMs));
+    QVERIFY(compile.reached());
 
     // Needs a sandbox, so it waits for the compile: once the model's answer is in, the loop
     // asks for a sandbox (before, that compiled the driver on the proxy thread) ...
@@ -269,7 +272,7 @@ void TestProxyService::requestIsServedWhileTheDriverCompileIsHeld() {
     QCOMPARE(plain.current().status, 200);
     QVERIFY(!code.hasCompleteResponse()); // the compile is still held: it cannot have run
 
-    release->release();
+    compile.release();
     QTRY_VERIFY_WITH_TIMEOUT(code.hasCompleteResponse(), kWaitMs);
     QCOMPARE(code.current().status, 200);
     QVERIFY2(QJsonDocument(code.current().json()).toJson().contains("42"),
