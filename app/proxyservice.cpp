@@ -79,7 +79,6 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
     // A restart (Stop then Start in the window) gets a fresh anchor and a fresh stop state.
     delete m_anchor;
     m_stopping = false;
-    m_registry = nullptr;
     m_url.clear();
     m_sandboxHealthKnown = false;
     m_shutdownTimeoutMs = qMax(0, config.shutdownTimeoutMs);
@@ -114,7 +113,6 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             }
             ok = true;
             m_live = {server, stack, stack->registry(), stack->pauseBroker(), stack->controlApi()};
-            m_registry = stack->registry(); // read by the caller after this blocking call
             m_sandboxBackend = stack->sandboxBackendName();
             m_url = server->listenUrl();
             connect(stack, &loopscope::InterceptionStack::sandboxHealthChanged, this,

@@ -36,9 +36,6 @@ public:
     // Creates the server in the proxy thread and listens; blocks until that is done.
     bool start(const loopscope::ProxyConfig &config, QString *error);
     QString listenUrl() const { return m_url; }
-    // The running proxy's registry, as an identity only (null while stopped): the window
-    // never dereferences it; it reaches the registry through withRegistry().
-    loopscope::SandboxRegistry *registry() const { return m_registry; }
     // The flow history (core/record), made at the first start() from the config (--data-dir,
     // --no-history, history:, model_info prices) and kept across restarts; null before.
     // Its query() is thread-safe.
@@ -50,10 +47,11 @@ public:
     bool sandboxIsolated() const { return m_sandboxIsolated; }
     // False until the start-up self-test (run after start() returns) has answered.
     bool sandboxHealthKnown() const { return m_sandboxHealthKnown; }
-    // The only ways in from another thread. Each queues `work` on the proxy thread and runs it
-    // there with the object if it still exists (checked there, where it is deleted), so a
-    // stop or restart in between cannot hand it freed memory; false when the proxy is not
-    // running (or stopping), and `work` is dropped.
+    // The only ways in from another thread: no pointer to a proxy-thread object leaves it.
+    // Each queues `work` on the proxy thread and runs it there with the object if it still
+    // exists (checked there, where it is deleted), so a stop or restart in between cannot hand
+    // it freed memory; false when the proxy is not running (or stopping), and `work` is
+    // dropped. The window reaches the registry this way (SandboxCommands' dispatcher).
     bool withRegistry(std::function<void(loopscope::SandboxRegistry *)> work);
     // Breakpoints.
     bool withPauseBroker(std::function<void(loopscope::PauseBroker *)> work);
@@ -94,8 +92,6 @@ private:
     QThread m_thread;
     QObject *m_anchor = nullptr; // lives in m_thread: the context for invocations
     Live m_live;                 // proxy thread only
-    // Identity of the running proxy's registry for the window (see registry()); this thread.
-    loopscope::SandboxRegistry *m_registry = nullptr;
     loopscope::EventBus *m_events = nullptr;
     std::unique_ptr<loopscope::FlowStore> m_store;
     // Bridged routes' Responses chains (previous_response_id), kept across proxy restarts.

@@ -6,7 +6,9 @@
 #include "common/futurechain.h"
 #include "control/controlapi.h"
 #include "loop/pausebroker.h"
+#include "models/sandboxcommands.h"
 #include "record/flowstore.h"
+#include "widgets/mainwindow.h"
 
 #include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
@@ -21,8 +23,8 @@ ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::Proxy
     connect(service, &ProxyService::sandboxHealthChanged, this, &ProxyControl::stateChanged);
     connect(service, &ProxyService::stopped, this, [this] {
         m_running = false;
-        if (onRegistryChanged)
-            onRegistryChanged(nullptr);
+        if (m_window)
+            m_window->sandboxCommands()->setAvailable(false);
         emit stateChanged();
         if (std::exchange(m_restartWhenStopped, false))
             start();
@@ -31,6 +33,16 @@ ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::Proxy
 
 ServiceProxyControl::~ServiceProxyControl() {
     m_reads.waitForDone();
+}
+
+void ServiceProxyControl::attachWindow(loopscope::MainWindow *window) {
+    m_window = window;
+    ProxyService *service = m_service; // outlives the window and this control
+    window->sandboxCommands()->setDispatcher(
+        [service](std::function<void(loopscope::SandboxRegistry *)> work) {
+            return service->withRegistry(std::move(work));
+        });
+    window->sandboxCommands()->setAvailable(m_running);
 }
 
 QUrl ServiceProxyControl::listenUrl() const {
@@ -68,8 +80,8 @@ void ServiceProxyControl::start() {
     m_running = m_service->start(m_config, &error);
     if (!m_running)
         emit errorOccurred(QStringLiteral("Could not start the proxy: ") + error);
-    if (onRegistryChanged)
-        onRegistryChanged(m_running ? m_service->registry() : nullptr);
+    if (m_window)
+        m_window->sandboxCommands()->setAvailable(m_running);
     if (m_running && m_pauseBeforeCode) // a restarted proxy has a new broker
         setPauseBeforeCode(true);
     emit stateChanged();

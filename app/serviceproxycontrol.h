@@ -3,19 +3,21 @@
 #include "proxy/proxyconfig.h"
 #include "widgets/proxycontrol.h"
 
+#include <QPointer>
 #include <QThreadPool>
 
 #include <functional>
 
 namespace loopscope {
-class SandboxRegistry;
+class MainWindow;
 }
 
 class ProxyService;
 
 // The window's handle on the proxy: ProxyService (its own thread) behind ProxyControl.
-// Start/stop run the same ProxyService, so a restart brings a new SandboxRegistry, handed to
-// the window through `onRegistryChanged`.
+// Start/stop run the same ProxyService; the window reaches the proxy thread's objects only
+// through the service's queued calls (withRegistry, withPauseBroker, withControlApi), never
+// by pointer.
 class ServiceProxyControl : public loopscope::ProxyControl {
     Q_OBJECT
 public:
@@ -25,7 +27,9 @@ public:
                         loopscope::SettingsSources sources = {}, QObject *parent = nullptr);
     ~ServiceProxyControl() override;
 
-    std::function<void(loopscope::SandboxRegistry *)> onRegistryChanged;
+    // Wires `window` to the service: its sandbox commands go through
+    // ProxyService::withRegistry, and are on while the proxy runs.
+    void attachWindow(loopscope::MainWindow *window);
 
     QUrl listenUrl() const override;
     QString upstream() const override;
@@ -52,7 +56,8 @@ private:
     bool m_restarting = false; // a settings restart: restarted() follows the next start
     bool m_running = false;
     bool m_restartWhenStopped = false;
-    bool m_pauseBeforeCode = false; // re-applied when a restart brings a new broker
+    bool m_pauseBeforeCode = false;           // re-applied when a restart brings a new broker
+    QPointer<loopscope::MainWindow> m_window; // attachWindow(); this thread
     // Store reads for replay: own threads, ended (with their read connections) before the
     // store, which the service owns and outlives this control.
     QThreadPool m_reads;

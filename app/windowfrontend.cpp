@@ -1,6 +1,5 @@
 #include "windowfrontend.h"
 
-#include "models/sandboxcommands.h"
 #include "proxyservice.h"
 #include "serviceproxycontrol.h"
 #include "signalwatcher.h"
@@ -8,9 +7,6 @@
 #include "widgets/theme.h"
 
 #include <QApplication>
-
-#include <functional>
-#include <utility>
 
 std::unique_ptr<QCoreApplication> InspectorWindowFrontEnd::createApplication(int &argc,
                                                                              char **argv) {
@@ -26,15 +22,9 @@ int InspectorWindowFrontEnd::exec(QCoreApplication *app, ProxyService *service,
                                   SignalWatcher *signals_) {
     loopscope::Theme::apply(*static_cast<QApplication *>(app), sources.values().theme);
     ServiceProxyControl control(service, config, sources);
-    loopscope::MainWindow window(events, service->registry(), &control);
+    loopscope::MainWindow window(events, nullptr, &control);
     window.setFlowStore(service->flowStore()); // the Requests/Runs views open the history
-    window.sandboxCommands()->setDispatcher(
-        [service](std::function<void(loopscope::SandboxRegistry *)> work) {
-            return service->withRegistry(std::move(work));
-        });
-    control.onRegistryChanged = [&window](loopscope::SandboxRegistry *registry) {
-        window.setSandboxRegistry(registry);
-    };
+    control.attachWindow(&window); // sandbox commands through the service's queued calls
     // Stop in the window keeps the app; a signal quits it (the service stops first).
     QObject::connect(signals_, &SignalWatcher::terminationRequested, app, &QCoreApplication::quit);
     window.show();

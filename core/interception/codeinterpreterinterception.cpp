@@ -711,18 +711,16 @@ CodeInterpreterInterception::runCode(const SandboxEntry &container, const QStrin
     // Without an injected backend only captured params can run code: never re-resolve.
     if (!m_injectedBackend && !container.params)
         return fail(noSandboxToRunCodeError());
-    // Cached: run through the registry so its access time and run count stay current.
-    if (m_registry && !container.key.isEmpty()) {
-        const std::optional<SandboxEntry> cached = m_registry->entry(container.key);
-        if (cached && cached->handle == container.handle)
-            return m_registry->run(container.key, code, onOutput, cancel);
-    }
-    SandboxBackend *backend =
-        container.backend ? container.backend.data() : m_injectedBackend.data();
-    if (!backend)
-        return fail(noSandboxToRunCodeError());
-    return backend->run(container.handle, code, container.params.value_or(SandboxParams{}),
-                        onOutput, cancel);
+    // Only through the registry: it keeps the access time and run count current and holds a
+    // running sandbox against expiry and eviction. A sandbox it no longer holds (deleted,
+    // evicted or replaced since the plan got it) runs nothing.
+    if (!m_registry)
+        return fail(QStringLiteral("sandbox registry is gone"));
+    const std::optional<SandboxEntry> cached = m_registry->entry(container.key);
+    if (container.key.isEmpty() || !cached || !(cached->handle == container.handle))
+        return fail(QStringLiteral("the sandbox %1 was deleted before its code ran")
+                        .arg(container.handle.id));
+    return m_registry->run(container.key, code, onOutput, cancel);
 }
 
 QFuture<Outcome<ToolCallRun>> CodeInterpreterInterception::executeToolCall(

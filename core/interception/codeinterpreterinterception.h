@@ -202,7 +202,8 @@ public:
                                                         const std::optional<QString> &identity = {},
                                                         const QString &sessionId = {},
                                                         const SandboxAdmission &admission = {});
-    // Runs code with the sandbox's captured params (never re-resolving the tool registry);
+    // Runs code with the sandbox's captured params (never re-resolving the tool registry),
+    // through the registry only (SandboxRegistry::run): a sandbox it no longer holds fails;
     // `onOutput` gets the run's live output and `cancel` stops it (SandboxBackend::run).
     QFuture<Outcome<ExecutionResult>> runCode(const SandboxEntry &container, const QString &code,
                                               const SandboxOutputSink &onOutput = {},

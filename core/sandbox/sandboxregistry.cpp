@@ -4,7 +4,6 @@
 
 #include <QDateTime>
 #include <QFutureWatcher>
-#include <QMutex>
 #include <QPointer>
 #include <QPromise>
 #include <QSet>
@@ -17,28 +16,25 @@ namespace loopscope {
 
 namespace {
 
-QFuture<void> joinAll(const QList<QFuture<void>> &futures) {
+// Finishes when the last of `futures` does (finished or cancelled), counted on `context`'s
+// thread. If `context` goes first, the count goes with it and the join's future is cancelled
+// (its promise is destroyed unfinished), so a waiter is never left hanging.
+QFuture<void> joinAll(const QList<QFuture<void>> &futures, QObject *context) {
     if (futures.isEmpty())
         return QtFuture::makeReadyFuture();
-    // Finishes when the last one does. Synchronous continuations (no context object): they only
-    // count down, so they are safe on whichever thread finishes each future.
     struct Join {
         QPromise<void> promise;
         int remaining = 0;
-        QMutex mutex;
     };
     auto join = std::make_shared<Join>();
     join->remaining = int(futures.size());
     join->promise.start();
     const QFuture<void> done = join->promise.future();
-    for (QFuture<void> future : futures) {
-        const auto countDown = [join] {
-            QMutexLocker lock(&join->mutex);
+    for (const QFuture<void> &future : futures)
+        whenFinished(future, context, [join](const QFuture<void> &) {
             if (--join->remaining == 0)
                 join->promise.finish();
-        };
-        future.then(countDown).onCanceled(countDown);
-    }
+        });
     return done;
 }
 
@@ -536,7 +532,7 @@ QFuture<void> SandboxRegistry::pruneExpired() {
     QList<QFuture<void>> deletions;
     for (const QString &key : std::as_const(expired))
         deletions.append(remove(key, SandboxRemovalReason::Expired));
-    return joinAll(deletions);
+    return joinAll(deletions, this);
 }
 
 QFuture<void> SandboxRegistry::removeAll(SandboxRemovalReason reason) {
@@ -553,7 +549,7 @@ QFuture<void> SandboxRegistry::removeAll(SandboxRemovalReason reason) {
     QList<QFuture<void>> deletions;
     for (const QString &key : keys)
         deletions.append(remove(key, reason));
-    return joinAll(deletions);
+    return joinAll(deletions, this);
 }
 
 bool SandboxRegistry::contains(const QString &key) const {

@@ -2,7 +2,8 @@
 // thread behind ServiceProxyControl and a loopback ScriptedUpstream: a restart while a loop is
 // paused at a breakpoint with its stream open ends that flow failed with the reason, and a
 // resolve sent to the stopped proxy's pause reaches nothing freed; a request is served while
-// the start-up sandbox probe is held on its worker.
+// the start-up sandbox probe is held on its worker, and while the sandbox driver's compile is
+// held on its thread (only the request that needs a sandbox waits for it).
 #include "commandline.h"
 #include "proxyservice.h"
 #include "serviceproxycontrol.h"
@@ -15,6 +16,7 @@
 #include "record/flowquery.h"
 #include "record/flowstore.h"
 #include "sandbox/local/localsandboxoptions.h"
+#include "sandbox/local/sandboxdriverpayload.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -47,6 +49,22 @@ QByteArray codeRequest(const QString &code, bool stream) {
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
+// A test hook that says it got there, then waits to be let go, at the latest when the Hold
+// goes: declared after the App, a hook held on the proxy thread cannot hold the app's stop.
+struct Hold {
+    std::shared_ptr<QSemaphore> entered = std::make_shared<QSemaphore>();
+    std::shared_ptr<QSemaphore> released = std::make_shared<QSemaphore>();
+    ~Hold() { released->release(1000); }
+    std::function<void()> hook() const {
+        return [entered = entered, released = released] {
+            entered->release();
+            released->acquire();
+        };
+    }
+    bool reached() const { return entered->tryAcquire(1, kWaitMs); }
+    void release() const { released->release(); }
+};
+
 const QList<QPair<QByteArray, QByteArray>> kHeaders{
     {"authorization", "Bearer sk-proxyservice-test-0001"}, {"content-type", "application/json"}};
 
@@ -65,12 +83,13 @@ class TestProxyService : public QObject {
         loopscope::ProxyConfig config;
         loopscope::SettingsSources sources;
         std::unique_ptr<ServiceProxyControl> control;
+        QString pool = QStringLiteral("0"); // --sandbox-pool
 
         bool start(const QString &upstream, QString *error) {
             const CommandLine cli = CommandLine::parse(
                 {QStringLiteral("loopscope"), QStringLiteral("--port"), QStringLiteral("0"),
                  QStringLiteral("--upstream"), upstream, QStringLiteral("--no-history"),
-                 QStringLiteral("--sandbox-pool"), QStringLiteral("0")});
+                 QStringLiteral("--sandbox-pool"), pool});
             if (cli.exitCode != 0) {
                 *error = cli.error;
                 return false;
@@ -111,6 +130,7 @@ private slots:
 
     void restartWhilePausedFailsTheFlowWithTheReason();
     void requestIsServedWhileTheStartupProbeIsHeld();
+    void requestIsServedWhileTheDriverCompileIsHeld();
 };
 
 void TestProxyService::restartWhilePausedFailsTheFlowWithTheReason() {
@@ -189,19 +209,13 @@ void TestProxyService::restartWhilePausedFailsTheFlowWithTheReason() {
 void TestProxyService::requestIsServedWhileTheStartupProbeIsHeld() {
     // The probe waits on `release` after saying it got there: a probe on the proxy thread
     // would hold every request below until the end of the test.
-    auto entered = std::make_shared<QSemaphore>();
-    auto release = std::make_shared<QSemaphore>();
-    const auto releaseAtExit = qScopeGuard([release] { release->release(1000); });
     App app;
-    app.service.setSandboxOptionsHook([entered, release](loopscope::LocalSandboxOptions &o) {
-        o.beforeSelfTestProbe = [entered, release] {
-            entered->release();
-            release->acquire();
-        };
-    });
+    const Hold probe;
+    app.service.setSandboxOptionsHook(
+        [hook = probe.hook()](loopscope::LocalSandboxOptions &o) { o.beforeSelfTestProbe = hook; });
     QString error;
     QVERIFY2(app.start(m_upstream.baseUrl(), &error), qPrintable(error));
-    QVERIFY(entered->tryAcquire(1, kWaitMs));
+    QVERIFY(probe.reached());
     QVERIFY(!app.service.sandboxHealthKnown());
 
     // A request that needs a sandbox: it waits for that, not for the probe.
@@ -215,9 +229,54 @@ void TestProxyService::requestIsServedWhileTheStartupProbeIsHeld() {
     QVERIFY(!app.service.sandboxHealthKnown()); // still held
 
     QSignalSpy health(&app.service, &ProxyService::sandboxHealthChanged);
-    release->release();
+    probe.release();
     QVERIFY(health.wait(kWaitMs));
     QVERIFY(app.service.sandboxHealthKnown());
+}
+
+void TestProxyService::requestIsServedWhileTheDriverCompileIsHeld() {
+    // The first sandbox's driver compile waits on `release`: compiled on the proxy thread (by
+    // the pool's refill or the first create, as before), it would hold the plain request too.
+    loopscope::SandboxDriverPayload::forgetForTests(); // an earlier test compiled it already
+    App app;
+    const Hold compile;
+    app.pool = QStringLiteral("2"); // the refill must not start interpreters before the driver
+    app.service.setSandboxOptionsHook([hook = compile.hook()](loopscope::LocalSandboxOptions &o) {
+        o.beforeDriverCompile = hook;
+    });
+    QString error;
+    QVERIFY2(app.start(m_upstream.baseUrl(), &error), qPrintable(error));
+    QVERIFY(compile.reached());
+
+    // Needs a sandbox, so it waits for the compile: once the model's answer is in, the loop
+    // asks for a sandbox (before, that compiled the driver on the proxy thread) ...
+    int modelAnswers = 0;
+    QObject context;
+    connect(&app.events, &loopscope::EventBus::eventPublished, &context,
+            [&modelAnswers](const loopscope::InspectorEvent &event) {
+                if (event.kind == loopscope::InspectorEvent::Kind::UpstreamCall)
+                    ++modelAnswers;
+            });
+    RawHttpClient code(app.port());
+    code.request("POST", "/v1/responses", codeRequest(QStringLiteral("print(6 * 7)"), false),
+                 kHeaders);
+    QTRY_COMPARE_WITH_TIMEOUT(modelAnswers, 1, kWaitMs);
+    // ... while a request that needs none is answered meanwhile.
+    RawHttpClient plain(app.port());
+    plain.request("POST", "/v1/responses",
+                  QJsonDocument(QJsonObject{{QStringLiteral("model"), QStringLiteral("gpt-5")},
+                                            {QStringLiteral("input"), QStringLiteral("hi")}})
+                      .toJson(QJsonDocument::Compact),
+                  kHeaders);
+    QTRY_VERIFY_WITH_TIMEOUT(plain.hasCompleteResponse(), kWaitMs);
+    QCOMPARE(plain.current().status, 200);
+    QVERIFY(!code.hasCompleteResponse()); // the compile is still held: it cannot have run
+
+    compile.release();
+    QTRY_VERIFY_WITH_TIMEOUT(code.hasCompleteResponse(), kWaitMs);
+    QCOMPARE(code.current().status, 200);
+    QVERIFY2(QJsonDocument(code.current().json()).toJson().contains("42"),
+             code.current().body.constData());
 }
 
 QTEST_GUILESS_MAIN(TestProxyService)

@@ -150,14 +150,8 @@ struct App {
         if (!CommandLine::applyToConfig(sources, &config, error) || !service.start(config, error))
             return false;
         control = std::make_unique<ServiceProxyControl>(&service, config, sources);
-        window = std::make_unique<MainWindow>(&events, service.registry(), control.get());
-        window->sandboxCommands()->setDispatcher(
-            [this](std::function<void(loopscope::SandboxRegistry *)> work) {
-                return service.withRegistry(std::move(work));
-            });
-        control->onRegistryChanged = [this](loopscope::SandboxRegistry *registry) {
-            window->setSandboxRegistry(registry);
-        };
+        window = std::make_unique<MainWindow>(&events, nullptr, control.get());
+        control->attachWindow(window.get());
         return true;
     }
     quint16 port() const { return quint16(control->listenUrl().port()); }

@@ -258,6 +258,22 @@ private slots:
                               QStringLiteral("output b1 42"), QStringLiteral("executed b1")}));
     }
 
+    // Issue 30: code runs only through the registry. A sandbox it no longer holds (deleted
+    // between the plan getting it and the run) runs nothing, instead of the backend being
+    // called behind the registry's back.
+    void aSandboxTheRegistryDroppedRunsNothing() {
+        const Outcome<SandboxEntry> container =
+            awaitFuture(interception->getOrCreateContainer(QStringLiteral("k")));
+        QVERIFY(container.ok());
+        awaitFuture(registry->remove(QStringLiteral("k"), SandboxRemovalReason::Deleted));
+        const Outcome<ToolCallRun> out = awaitFuture(interception->executeToolCall(
+            container.value, QStringLiteral("{\"code\":\"print(1)\"}")));
+        QVERIFY(!out.ok());
+        QVERIFY2(out.error.contains(QStringLiteral("deleted before its code ran")),
+                 qPrintable(out.error));
+        QCOMPARE(backend->runCount(), 0);
+    }
+
     void nonObjectArgumentsAreRefusedAndRunNothing_data() {
         QTest::addColumn<QString>("arguments");
         QTest::newRow("null") << QStringLiteral("null");

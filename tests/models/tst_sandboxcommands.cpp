@@ -110,12 +110,12 @@ private slots:
                                    QStringLiteral("sbx_fake_3")}));
     }
 
-    // Issue 18: the window never dereferences the proxy thread's registry. With a dispatcher
-    // (the app's: ProxyService::withRegistry, which checks on the proxy thread whether the
-    // registry still exists) every command goes through it; the registry pointer given to
-    // SandboxCommands is then never used to reach the registry.
+    // Issues 18 and 30: the window holds no pointer to the proxy thread's registry. With a
+    // dispatcher (the app's: ProxyService::withRegistry, which checks on the proxy thread
+    // whether the registry still exists) every command goes through it, and only while a
+    // proxy runs (setAvailable).
     void dispatcherCarriesEveryCommand() {
-        SandboxCommands commands(m_registry);
+        SandboxCommands commands;
         QObject context;
         context.moveToThread(&m_thread);
         QPointer<SandboxRegistry> guard; // made and read on the registry's thread only
@@ -130,12 +130,22 @@ private slots:
             });
             return true;
         });
+        QVERIFY(!commands.isAvailable()); // no proxy yet: nothing goes out
+        QVERIFY(!commands.deleteSandbox(QStringLiteral("sbx_fake_3")));
+        QCOMPARE(dispatched, 0);
+        QSignalSpy availability(&commands, &SandboxCommands::availabilityChanged);
+        commands.setAvailable(true);
+        QCOMPARE(availability.count(), 1);
+        QVERIFY(commands.isAvailable());
         QVERIFY(commands.deleteSandbox(QStringLiteral("sbx_fake_3")));
         QTRY_COMPARE_WITH_TIMEOUT(m_removals.size(), 1, 10'000);
         QCOMPARE(m_removals.at(0).containerId, QStringLiteral("sbx_fake_3"));
         QCOMPARE(m_removalThreads.value(0), &m_thread);
         QVERIFY(commands.deleteAll());
         QTRY_COMPARE_WITH_TIMEOUT(m_removals.size(), 3, 10'000);
+        QCOMPARE(dispatched, 2);
+        commands.setAvailable(false); // stopped
+        QVERIFY(!commands.deleteAll());
         QCOMPARE(dispatched, 2);
         QMetaObject::invokeMethod(
             &context, [&context, this] { context.moveToThread(thread()); },

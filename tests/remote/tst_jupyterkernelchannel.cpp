@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkAccessManager>
+#include <QSignalSpy>
 #include <QUrlQuery>
 #include <QWebSocket>
 #include <QWebSocketServer>
@@ -169,11 +170,21 @@ void TestJupyterKernelChannel::waitsForReplyAndIdleInEitherOrder() {
                               .value(QLatin1String("msg_id"))
                               .toString();
     QVERIFY(!msgId.isEmpty());
+    // After each step but the last, an empty stdout chunk of the run as a barrier: the channel
+    // reads its socket in order, so once it reports that chunk it has handled the step (or the
+    // run finished at the step, wrongly, and the chunk is ignored).
+    QSignalSpy chunks(m_channel.get(), &JupyterKernelChannel::outputReceived);
     for (qsizetype i = 0; i < script.size(); ++i) {
         step(script[i], msgId);
         if (i + 1 < script.size()) {
-            // Give the channel every chance to (wrongly) finish early.
-            QTest::qWait(50);
+            const qsizetype before = chunks.size();
+            sendToClient(QStringLiteral("stream"), QStringLiteral("iopub"), msgId,
+                         {{QStringLiteral("name"), QStringLiteral("stdout")},
+                          {QStringLiteral("text"), QString()}});
+            QTRY_VERIFY_WITH_TIMEOUT(
+                future.isFinished() ||
+                    (chunks.size() > before && chunks.last().at(2).toString().isEmpty()),
+                10000);
             QVERIFY2(
                 !future.isFinished(),
                 qPrintable(QStringLiteral("finished after step %1 (%2)").arg(i).arg(script[i])));

@@ -15,9 +15,16 @@ void SandboxCommands::setRegistry(SandboxRegistry *registry) {
     emit availabilityChanged(registry != nullptr);
 }
 
+void SandboxCommands::setAvailable(bool available) {
+    if (available == m_available)
+        return;
+    m_available = available;
+    emit availabilityChanged(available);
+}
+
 bool SandboxCommands::dispatch(std::function<void(SandboxRegistry *)> work) {
     if (m_dispatch)
-        return !m_registry.isNull() && m_dispatch(std::move(work));
+        return m_available && m_dispatch(std::move(work));
     SandboxRegistry *registry = m_registry.data();
     if (!registry)
         return false;

@@ -1,13 +1,13 @@
 #include "widgets/mainwindow.h"
 
 #include "common/futurechain.h"
-#include "control/harcodec.h"
 #include "inspect/eventbus.h"
 #include "models/containerfilecommands.h"
 #include "models/eventbatcher.h"
 #include "models/flowdetailloader.h"
 #include "models/flowlistmodel.h"
 #include "models/flowqueryclient.h"
+#include "models/historycommands.h"
 #include "models/looptimelinemodel.h"
 #include "models/runsmodel.h"
 #include "models/sandboxcommands.h"
@@ -40,7 +40,6 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -52,7 +51,6 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -74,6 +72,7 @@ MainWindow::MainWindow(EventBus *bus, SandboxRegistry *registry, ProxyControl *p
     , m_sandboxes(new SandboxesModel(this))
     , m_commands(new SandboxCommands(registry, this))
     , m_queryClient(new FlowQueryClient(this))
+    , m_history(new HistoryCommands(m_queryClient, this))
     , m_flowList(new FlowListModel(m_queryClient, this))
     , m_detailLoader(new FlowDetailLoader(m_queryClient, this))
     , m_runs(new RunsModel(m_queryClient, this)) {
@@ -840,18 +839,16 @@ void MainWindow::clearHistory() {
         clearRequests();
         return;
     }
-    whenFinished(m_queryClient->count(), this, [this](const QFuture<int> &f) {
+    whenFinished(m_history->count(), this, [this](const QFuture<int> &f) {
         const int n = resultOr(f, 0);
         const QString question =
             n == 1 ? tr("Clear 1 flow from history?")
                    : tr("Clear %1 flows from history?").arg(QLocale().toString(n));
         if (!m_prompts.confirm(question + u' ' + tr("This cannot be undone.")))
             return;
-        QPointer<FlowStore> store = flowStore();
-        whenFinished(m_queryClient->submit<int>(
-                         [store](const FlowQuery &) { return store ? store->clear() : 0; }),
-                     this, [this](const QFuture<int> &done) {
-                         const int removed = resultOr(done, 0);
+        whenFinished(m_history->clear(), this,
+                     [this](const QFuture<HistoryCommands::Result> &done) {
+                         const int removed = resultOr(done, HistoryCommands::Result{}).count;
                          clearRequests();
                          m_flowList->reload();
                          m_runs->reload();
@@ -896,74 +893,47 @@ void MainWindow::exportFlows(const QStringList &ids, const QString &runId,
         return;
     const QString base = m_proxy ? m_proxy->listenUrl().toString()
                                  : QStringLiteral("http://127.0.0.1:%1").arg(m_settings.port);
-    const QString version = QCoreApplication::applicationVersion();
     statusBar()->showMessage(tr("Exporting…"));
-    // Read, encode and write on a worker: "all" may be the whole history.
-    auto work = [ids, runId, path, base, version](const FlowQuery &query) -> QPair<int, QString> {
-        const QList<QJsonObject> flows = query.flows(ids, runId);
-        if (flows.isEmpty())
-            return {0, QStringLiteral("No flows to export.")};
-        const QJsonObject har = HarCodec::exportHar(flows, base, version);
-        QSaveFile file(path);
-        if (!file.open(QIODevice::WriteOnly))
-            return {0, QStringLiteral("Cannot write %1: %2").arg(path, file.errorString())};
-        file.write(QJsonDocument(har).toJson(QJsonDocument::Indented));
-        if (!file.commit())
-            return {0, QStringLiteral("Cannot write %1: %2").arg(path, file.errorString())};
-        return {int(flows.size()), {}};
-    };
-    whenFinished(m_queryClient->submit<QPair<int, QString>>(work), this,
-                 [this, path](const QFuture<QPair<int, QString>> &f) {
-                     const auto [count, error] =
-                         resultOr(f, QPair<int, QString>{0, QStringLiteral("export cancelled")});
-                     if (!error.isEmpty()) {
-                         reportError(tr("HAR export failed: %1").arg(error));
-                         emit exportFinished(false, error);
-                         return;
-                     }
-                     statusBar()->showMessage(
-                         tr("Exported %1 to %2")
-                             .arg(count == 1 ? tr("1 flow") : tr("%1 flows").arg(count), path),
-                         8000);
-                     emit exportFinished(true, path);
-                 });
+    whenFinished(
+        m_history->exportHar(ids, runId, path, base, QCoreApplication::applicationVersion()), this,
+        [this, path](const QFuture<HistoryCommands::Result> &f) {
+            const HistoryCommands::Result done =
+                resultOr(f, HistoryCommands::Result{0, QStringLiteral("export cancelled")});
+            if (!done.ok()) {
+                reportError(tr("HAR export failed: %1").arg(done.error));
+                emit exportFinished(false, done.error);
+                return;
+            }
+            statusBar()->showMessage(
+                tr("Exported %1 to %2")
+                    .arg(done.count == 1 ? tr("1 flow") : tr("%1 flows").arg(done.count), path),
+                8000);
+            emit exportFinished(true, path);
+        });
 }
 
 void MainWindow::importHar() {
     const QString path = m_prompts.openFile(tr("Import HAR"));
     if (path.isEmpty() || !flowStore())
         return;
-    QPointer<FlowStore> store = flowStore();
-    // Parse and store on a worker; a bad file changes nothing.
-    auto work = [store, path](const FlowQuery &) -> QPair<int, QString> {
-        QFile file(path);
-        if (!file.open(QIODevice::ReadOnly))
-            return {0, QStringLiteral("Cannot read %1: %2").arg(path, file.errorString())};
-        const auto flows = HarCodec::importHar(file.readAll());
-        if (!flows.ok())
-            return {0, flows.error};
-        if (!store)
-            return {0, QStringLiteral("the history is closed")};
-        return {store->importFlows(flows.value), {}};
-    };
-    whenFinished(m_queryClient->submit<QPair<int, QString>>(work), this,
-                 [this, path](const QFuture<QPair<int, QString>> &f) {
-                     const auto [count, error] =
-                         resultOr(f, QPair<int, QString>{0, QStringLiteral("import cancelled")});
-                     if (!error.isEmpty()) {
-                         reportError(tr("Could not import %1: %2\nNothing was changed.")
-                                         .arg(QFileInfo(path).fileName(), error));
-                         emit importFinished(0, error);
-                         return;
-                     }
-                     m_flowList->reload();
-                     m_runs->reload();
-                     statusBar()->showMessage(
-                         tr("Imported %1 from %2")
-                             .arg(count == 1 ? tr("1 flow") : tr("%1 flows").arg(count), path),
-                         8000);
-                     emit importFinished(count, {});
-                 });
+    whenFinished(
+        m_history->importHar(path), this, [this, path](const QFuture<HistoryCommands::Result> &f) {
+            const HistoryCommands::Result done =
+                resultOr(f, HistoryCommands::Result{0, QStringLiteral("import cancelled")});
+            if (!done.ok()) {
+                reportError(tr("Could not import %1: %2\nNothing was changed.")
+                                .arg(QFileInfo(path).fileName(), done.error));
+                emit importFinished(0, done.error);
+                return;
+            }
+            m_flowList->reload();
+            m_runs->reload();
+            statusBar()->showMessage(
+                tr("Imported %1 from %2")
+                    .arg(done.count == 1 ? tr("1 flow") : tr("%1 flows").arg(done.count), path),
+                8000);
+            emit importFinished(done.count, {});
+        });
 }
 
 void MainWindow::replayCurrent() {
@@ -981,16 +951,8 @@ void MainWindow::editAndResendCurrent() {
     const QString id = m_currentRequest;
     if (id.isEmpty() || !m_proxy)
         return;
-    whenFinished(m_queryClient->flow(id), this, [this, id](const QFuture<QJsonObject> &f) {
-        const QJsonObject flow = resultOr(f, QJsonObject());
-        QJsonObject body;
-        for (const QJsonValue &hop : flow.value(QLatin1String("hops")).toArray()) {
-            if (hop.toObject().value(QLatin1String("kind")).toString() ==
-                QLatin1String("client_request")) {
-                body = hop.toObject().value(QLatin1String("body")).toObject();
-                break;
-            }
-        }
+    whenFinished(m_history->clientRequestBody(id), this, [this, id](const QFuture<QJsonObject> &f) {
+        const QJsonObject body = resultOr(f, QJsonObject());
         if (body.isEmpty()) {
             reportError(tr("Flow %1 has no JSON request body to edit.").arg(id));
             return;
@@ -1035,11 +997,9 @@ void MainWindow::deleteCurrent() {
     }
     if (!m_prompts.confirm(tr("Delete flow %1 from history?").arg(id)))
         return;
-    QPointer<FlowStore> store = flowStore();
-    whenFinished(m_queryClient->submit<int>(
-                     [store, id](const FlowQuery &) { return store ? store->remove({id}) : 0; }),
-                 this, [this, id](const QFuture<int> &f) {
-                     const bool removed = resultOr(f, 0) > 0;
+    whenFinished(m_history->remove(id), this,
+                 [this, id](const QFuture<HistoryCommands::Result> &f) {
+                     const bool removed = resultOr(f, HistoryCommands::Result{}).count > 0;
                      if (removed) {
                          m_flowList->removeIds({id});
                          m_runs->reload();

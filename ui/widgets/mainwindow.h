@@ -37,6 +37,7 @@ class ProxyControl;
 class ConversationView;
 class HttpInspector;
 class RequestsPanel;
+class HistoryCommands;
 class RunsModel;
 class RunsPanel;
 class SandboxCommands;
@@ -45,8 +46,11 @@ class SandboxesModel;
 class SandboxesPanel;
 
 // The inspector: dockable panels fed only by InspectorEvents from `bus` (queued, applied in
-// ~50 ms batches), sandbox deletion through `registry` (may be null: deleting is then off) and
-// proxy start/stop through `proxy` (may be null in tests). None of them is owned.
+// ~50 ms batches), sandbox deletion through sandboxCommands() and proxy start/stop through
+// `proxy` (may be null in tests). None of them is owned. The app gives no `registry` (the
+// proxy's lives on another thread): it wires the commands to the proxy thread's queued calls
+// (ServiceProxyControl::attachWindow); tests may hand over one of their own (null: deleting
+// is off).
 // With a flow store (setFlowStore) the Requests and Runs views read the stored history, the
 // selected flow is loaded on a worker (flowLoaded), and File offers HAR export/import and
 // Clear history; rows have Replay, Edit and resend, Copy id, Export HAR and Delete.
@@ -161,8 +165,8 @@ public slots:
     void applySettings(const loopscope::AppSettings &settings);
     void showAbout();
     void toggleProxy();
-    // For a restarted proxy: its new registry (null while stopped). Sandbox rows are left to
-    // the registry's events.
+    // Tests: a registry of their own made again (null: none). Sandbox rows are left to the
+    // registry's events.
     void setSandboxRegistry(loopscope::SandboxRegistry *registry);
     void refreshProxyState();
     // Writes a screenshot of the window (QWidget::grab) to `path`.
@@ -204,6 +208,7 @@ private:
     SandboxesModel *m_sandboxes;
     SandboxCommands *m_commands;
     FlowQueryClient *m_queryClient;
+    HistoryCommands *m_history; // export, import, clear, delete: the window only triggers them
     FlowListModel *m_flowList;
     FlowDetailLoader *m_detailLoader;
     RunsModel *m_runs;

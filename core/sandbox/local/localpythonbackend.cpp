@@ -196,8 +196,18 @@ LocalPythonBackend::LocalPythonBackend(const LocalSandboxOptions &options, QObje
     m_poolShrinkTimer = new QTimer(this);
     m_poolShrinkTimer->setSingleShot(true);
     connect(m_poolShrinkTimer, &QTimer::timeout, this, &LocalPythonBackend::shrinkPool);
-    if (m_available && m_options.poolSize > 0)
-        scheduleRefill(); // from the event loop, on the thread this object will live on
+    if (m_available) {
+        // Interpreters start from the compiled driver: compiled elsewhere, the pool fills
+        // once it is in.
+        m_driver =
+            SandboxDriverPayload::prepare(m_options.pythonPath, m_options.beforeDriverCompile);
+        whenFinished(m_driver, this, [this](const QFuture<SandboxDriverPayload> &) {
+            if (m_poolTarget > 0)
+                scheduleRefill();
+        });
+    } else {
+        m_driver = QtFuture::makeReadyFuture(SandboxDriverPayload{});
+    }
 }
 
 LocalPythonBackend::~LocalPythonBackend() {
@@ -355,10 +365,13 @@ void LocalPythonBackend::scheduleRefill(int delayMs) {
 }
 
 void LocalPythonBackend::refillPool() {
+    if (!driverReady())
+        return; // the driver's compile schedules a refill when it is in
     // After repeated start failures, stop burning CPU in the background; create() still tries
-    // (and reports the reason) every time.
-    while (!m_shutdown && m_available && m_pool.size() < m_poolTarget &&
-           m_poolStartFailures < kMaxPoolStartFailures) {
+    // (and reports the reason) every time. One start per event-loop turn: a request that
+    // arrives meanwhile waits for one fork, not for the whole refill.
+    if (!m_shutdown && m_available && m_pool.size() < m_poolTarget &&
+        m_poolStartFailures < kMaxPoolStartFailures) {
         LocalSandboxProcess *process = startProcess(m_options.poolNice);
         m_pool.append(process);
         connect(process, &LocalSandboxProcess::exited, this, [this, process] {
@@ -377,6 +390,8 @@ void LocalPythonBackend::refillPool() {
                 emit poolChanged();
             }
         });
+        if (m_pool.size() < m_poolTarget)
+            scheduleRefill();
     }
     emit poolChanged();
 }
@@ -500,7 +515,25 @@ QFuture<Outcome<SandboxHandle>> LocalPythonBackend::create(const SandboxParams &
         return readyFailure<SandboxHandle>(QStringLiteral("the local sandbox backend shut down"));
     if (!m_available)
         return readyFailure<SandboxHandle>(m_unavailableReason);
+    if (driverReady())
+        return createNow();
+    // The first sandboxes wait for the driver's compile (their own need), on its future.
+    auto promise = startedPromise<Outcome<SandboxHandle>>();
+    whenFinished(m_driver, this, [this, promise](const QFuture<SandboxDriverPayload> &) {
+        if (m_shutdown) {
+            finishPromise(promise, Outcome<SandboxHandle>::failure(
+                                       QStringLiteral("the local sandbox backend shut down")));
+            return;
+        }
+        whenFinished(createNow(), this, [promise](const QFuture<Outcome<SandboxHandle>> &f) {
+            finishPromise(promise, resultOr(f, Outcome<SandboxHandle>::failure(QStringLiteral(
+                                                   "the local sandbox backend shut down"))));
+        });
+    });
+    return promise->future();
+}
 
+QFuture<Outcome<SandboxHandle>> LocalPythonBackend::createNow() {
     LocalSandboxProcess *process = takeFromPool();
     if (!process)
         process = startProcess();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "sandbox/local/localsandboxoptions.h"
+#include "sandbox/local/sandboxdriverpayload.h"
 #include "sandbox/sandboxbackend.h"
 
 #include <QHash>
@@ -48,6 +49,12 @@ class LocalSandboxZygote;
 //   remove every sandbox and pooled interpreter and reap them (no zombies, no orphans).
 // - Without bubblewrap create() fails with selfTest()'s explanation, unless allowUnisolated is
 //   set; then code runs directly on the host and logs and selfTest() warnings say so loudly.
+//
+// - Nothing slow on the backend's thread: the driver's compile (SandboxDriverPayload::prepare)
+//   runs on a thread of its own from the constructor on; until it is in, create() waits for it
+//   (a future, not a block) and the pool does not fill. The self-test runs on a worker
+//   (selfTestInBackground). What stays here is a fork/exec per interpreter (or a message to
+//   the zygote), one per event-loop turn when the pool refills.
 //
 // Lives on one thread (the proxy thread); all futures finish there. Interpreters get SIGKILL if
 // the thread that started them ends, so the backend must not outlive its thread.
@@ -113,7 +120,9 @@ public:
     // The pool stopped refilling after repeated start failures (create() still tries).
     bool poolGaveUp() const { return m_poolStartFailures >= kMaxPoolStartFailures; }
     // A refill is scheduled (tests: with none scheduled and an empty pool, none will appear).
-    bool refillPending() const { return m_refillScheduled; }
+    bool refillPending() const { return m_refillScheduled || (!driverReady() && m_poolTarget > 0); }
+    // The driver's compile is in (interpreters can start without waiting for it).
+    bool driverReady() const { return m_driver.isFinished(); }
     // Host pid of the process tree's top currently serving a sandbox (its bwrap, its init when
     // forked by the zygote, or the unisolated python), 0 if none; the same of pooled ones.
     qint64 processId(const QString &sandboxId) const;
@@ -138,6 +147,7 @@ private:
     static SandboxSelfTest runSelfTest(const LocalSandboxOptions &options, bool isolated,
                                        bool available);
     LocalSandboxProcess *startProcess(int nice = 0);
+    QFuture<Outcome<SandboxHandle>> createNow();
     void noteForkedExit(LocalSandboxProcess *process);
     void growPool();
     void shrinkPool();
@@ -161,6 +171,7 @@ private:
     QString m_unavailableReason;
     bool m_shutdown = false;
     bool m_refillScheduled = false;
+    QFuture<SandboxDriverPayload> m_driver; // its compile; finished (or never started) when usable
     int m_poolStartFailures = 0;
     int m_poolTarget = 0;
     QTimer *m_poolShrinkTimer = nullptr;

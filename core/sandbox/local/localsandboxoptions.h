@@ -94,6 +94,10 @@ struct LocalSandboxOptions {
     // Test seam: runs on the self-test's worker thread before its probes (a test holds the
     // probe there to show that nothing else waits for it). Unset in the app.
     std::function<void()> beforeSelfTestProbe;
+    // Test seam: runs on the driver compile's thread before it compiles
+    // (SandboxDriverPayload::prepare; only when this backend's call starts the compile). Unset
+    // in the app.
+    std::function<void()> beforeDriverCompile;
 };
 
 } // namespace loopscope

@@ -6,7 +6,12 @@
 #include <QLoggingCategory>
 #include <QMutex>
 #include <QProcess>
+#include <QPromise>
+#include <QThreadPool>
 #include <QtEndian>
+
+#include <memory>
+#include <mutex>
 
 static void initSandboxResources() {
     Q_INIT_RESOURCE(loopscope_sandbox_driver);
@@ -26,27 +31,9 @@ QByteArray resource(const QString &path) {
     return file.readAll();
 }
 
-} // namespace
-
-QByteArray SandboxDriverPayload::driverSource() {
-    static const QByteArray source = resource(QStringLiteral(":/loopscope/sandbox_driver.py"));
-    return source;
-}
-
-QByteArray SandboxDriverPayload::zygoteSource() {
-    static const QByteArray source = resource(QStringLiteral(":/loopscope/sandbox_zygote.py"));
-    return source;
-}
-
-SandboxDriverPayload SandboxDriverPayload::forPython(const QString &pythonPath) {
-    static QHash<QString, SandboxDriverPayload> cache;
-    static QMutex mutex;
-    QMutexLocker lock(&mutex);
-    const auto found = cache.constFind(pythonPath);
-    if (found != cache.constEnd())
-        return *found;
+SandboxDriverPayload compile(const QString &pythonPath) {
     SandboxDriverPayload payload;
-    payload.frame = "S" + driverSource();
+    payload.frame = "S" + SandboxDriverPayload::driverSource();
     QProcess python;
     python.setProcessEnvironment(QProcessEnvironment());
     python.start(
@@ -57,7 +44,7 @@ SandboxDriverPayload SandboxDriverPayload::forPython(const QString &pythonPath) 
                         "'<loopscope-driver>','exec'))\n"
                         "paths=json.dumps([p for p in site.getsitepackages()]).encode()\n"
                         "sys.stdout.buffer.write(len(code).to_bytes(4,'big')+code+paths)")});
-    python.write(driverSource());
+    python.write(SandboxDriverPayload::driverSource());
     python.closeWriteChannel();
     if (python.waitForFinished(30000) && python.exitStatus() == QProcess::NormalExit &&
         python.exitCode() == 0) {
@@ -72,8 +59,85 @@ SandboxDriverPayload SandboxDriverPayload::forPython(const QString &pythonPath) 
         python.waitForFinished(1000);
         qCWarning(lcLocalSandbox) << "could not precompile the sandbox driver; sending its source";
     }
-    cache.insert(pythonPath, payload);
     return payload;
+}
+
+// One path's compile: whoever comes first (prepare()'s thread, or a worker calling
+// forPython()) runs it under `once`; the others wait for that one, never for a queued task.
+struct Compiled {
+    QString pythonPath;
+    std::function<void()> beforeCompile;
+    std::once_flag once;
+    SandboxDriverPayload payload;
+    QPromise<SandboxDriverPayload> promise;
+    QFuture<SandboxDriverPayload> future;
+
+    const SandboxDriverPayload &get() {
+        std::call_once(once, [this] {
+            if (beforeCompile)
+                beforeCompile();
+            payload = compile(pythonPath);
+            promise.addResult(payload);
+            promise.finish();
+        });
+        return payload;
+    }
+};
+
+Q_GLOBAL_STATIC(QThreadPool, compilePool)
+
+// The map's lock is held for a lookup only, never across a compile.
+QMutex compiledMutex;
+QHash<QString, std::shared_ptr<Compiled>> compiledByPath;
+
+std::shared_ptr<Compiled> compiledFor(const QString &pythonPath,
+                                      std::function<void()> beforeCompile, bool *isNew) {
+    QMutexLocker lock(&compiledMutex);
+    std::shared_ptr<Compiled> &slot = compiledByPath[pythonPath];
+    *isNew = !slot;
+    if (!slot) {
+        slot = std::make_shared<Compiled>();
+        slot->pythonPath = pythonPath;
+        slot->beforeCompile = std::move(beforeCompile);
+        slot->promise.start();
+        slot->future = slot->promise.future();
+    }
+    return slot;
+}
+
+} // namespace
+
+QByteArray SandboxDriverPayload::driverSource() {
+    static const QByteArray source = resource(QStringLiteral(":/loopscope/sandbox_driver.py"));
+    return source;
+}
+
+QByteArray SandboxDriverPayload::zygoteSource() {
+    static const QByteArray source = resource(QStringLiteral(":/loopscope/sandbox_zygote.py"));
+    return source;
+}
+
+QFuture<SandboxDriverPayload> SandboxDriverPayload::prepare(const QString &pythonPath,
+                                                            std::function<void()> beforeCompile) {
+    bool isNew = false;
+    const std::shared_ptr<Compiled> compiled =
+        compiledFor(pythonPath, std::move(beforeCompile), &isNew);
+    if (isNew) {
+        // A pool of its own, not the global one: a global pool full of self-tests waiting on
+        // bwrap must not queue the first sandbox behind them.
+        compilePool()->start([compiled] { compiled->get(); });
+    }
+    return compiled->future;
+}
+
+SandboxDriverPayload SandboxDriverPayload::forPython(const QString &pythonPath) {
+    bool isNew = false;
+    return compiledFor(pythonPath, {}, &isNew)->get();
+}
+
+void SandboxDriverPayload::forgetForTests() {
+    QMutexLocker lock(&compiledMutex);
+    compiledByPath.clear();
 }
 
 } // namespace loopscope
