@@ -284,17 +284,6 @@ namespace {
 
 const QString kType = QStringLiteral("type");
 
-// An Anthropic image source from a URL: a data: URL's base64 inline, any other a url source.
-QJsonObject imageSourceOf(const QString &url) {
-    static const QLatin1String data("data:");
-    const qsizetype comma = url.indexOf(u',');
-    if (url.startsWith(data) && comma > 0 && url.left(comma).endsWith(QLatin1String(";base64")))
-        return {{kType, QStringLiteral("base64")},
-                {QStringLiteral("media_type"), url.mid(5, comma - 5 - 7)},
-                {QStringLiteral("data"), url.mid(comma + 1)}};
-    return {{kType, QStringLiteral("url")}, {QStringLiteral("url"), url}};
-}
-
 // A message's parts as Messages blocks (their own wire when it is Messages').
 QJsonArray blocksOf(const ConversationItem &item) {
     using PartKind = ConversationItem::Part::Kind;
@@ -311,8 +300,7 @@ QJsonArray blocksOf(const ConversationItem &item) {
             break;
         case PartKind::Image:
             if (b.isEmpty())
-                b = {{kType, QStringLiteral("image")},
-                     {QStringLiteral("source"), imageSourceOf(part.imageUrl())}};
+                b = MessagesCodec::imageBlock(part.imageUrl());
             break;
         default:
             if (b.isEmpty() && part.wire.isObject())
@@ -349,6 +337,21 @@ QString roleOf(const ConversationItem &item) {
 }
 
 } // namespace
+
+QJsonObject MessagesCodec::imageBlock(const QString &url) {
+    if (url.startsWith(QLatin1String("data:"))) {
+        const qsizetype comma = url.indexOf(u',');
+        const QString meta = url.mid(5, comma - 5); // "image/png;base64"
+        return {{kType, QStringLiteral("image")},
+                {QStringLiteral("source"),
+                 QJsonObject{{kType, QStringLiteral("base64")},
+                             {QStringLiteral("media_type"), meta.section(u';', 0, 0)},
+                             {QStringLiteral("data"), url.mid(comma + 1)}}}};
+    }
+    return {{kType, QStringLiteral("image")},
+            {QStringLiteral("source"),
+             QJsonObject{{kType, QStringLiteral("url")}, {QStringLiteral("url"), url}}}};
+}
 
 QJsonArray MessagesCodec::encodeBlocks(const ConversationItem &item) {
     using Kind = ConversationItem::Kind;

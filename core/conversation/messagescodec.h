@@ -55,6 +55,9 @@ public:
     // ones; OpenAI's arguments text parsed to `input`), a ToolResult tool_result, a CodeRun its
     // result block; Opaque its wire.
     static QJsonArray encodeBlocks(const ConversationItem &item);
+    // An image block for a picture's URL: a data: URL's bytes as a base64 source, any other URL
+    // as a url source (Anthropic fetches it).
+    static QJsonObject imageBlock(const QString &url);
 };
 
 } // namespace loopscope
