@@ -345,6 +345,9 @@ QJsonArray ChatCompletionsCodec::encodeMessages(const QList<ConversationItem> &i
     for (const ConversationItem &item : items) {
         switch (item.kind) {
         case Kind::Reasoning:
+            // Chat takes reasoning back on assistant messages only.
+            if (!item.role.isEmpty() && item.role != QLatin1String("assistant"))
+                break;
             if (turn.message || !turn.calls.isEmpty())
                 flush();
             turn.reasoning << &item;
@@ -352,8 +355,13 @@ QJsonArray ChatCompletionsCodec::encodeMessages(const QList<ConversationItem> &i
         case Kind::ToolCall:
             // A hosted call (Anthropic's server_tool_use) ran on the server; the client has
             // nothing to answer, so it is no Chat tool call.
-            if (item.toolKind != ConversationItem::ToolKind::Hosted)
-                turn.calls << &item;
+            if (item.toolKind == ConversationItem::ToolKind::Hosted)
+                break;
+            // A Chat message that came without calls ends its turn: these are the next one's.
+            if (turn.message && turn.message->wireDialect == Dialect::ChatCompletions &&
+                !turn.message->wire.toObject().contains(QStringLiteral("tool_calls")))
+                flush();
+            turn.calls << &item;
             break;
         case Kind::Message:
             if (item.role == QLatin1String("assistant")) {
@@ -365,6 +373,10 @@ QJsonArray ChatCompletionsCodec::encodeMessages(const QList<ConversationItem> &i
             flush();
             {
                 QJsonObject m = item.wireIn(Dialect::ChatCompletions);
+                // What other items carry (a call is the assistant's, reasoning too) is theirs.
+                for (const char *key :
+                     {"tool_calls", "thinking_blocks", "reasoning_content", "reasoning"})
+                    m.remove(QLatin1String(key));
                 m.insert(QStringLiteral("role"), item.role);
                 m.insert(kContent, contentOf(item));
                 messages.append(m);

@@ -400,8 +400,9 @@ QJsonArray MessagesCodec::encodeBlocks(const ConversationItem &item) {
                               {QStringLiteral("return_code"), item.returnCode},
                               {QStringLiteral("content"), QJsonArray()}}}};
         break;
-    case Kind::Opaque:
-        if (item.wire.isObject())
+    case Kind::Opaque: // as it came; another dialect's unknowns are not Messages'
+        if (item.wireDialect.value_or(Dialect::Messages) == Dialect::Messages &&
+            !item.wire.isUndefined())
             return {item.wire};
         return {};
     }

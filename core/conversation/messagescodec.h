@@ -53,7 +53,7 @@ public:
     // One item as content blocks: a Message its parts, a Reasoning a thinking (signature kept)
     // or redacted_thinking block, a ToolCall tool_use (server_tool_use/mcp_tool_use for hosted
     // ones; OpenAI's arguments text parsed to `input`), a ToolResult tool_result, a CodeRun its
-    // result block; Opaque its wire.
+    // result block; Opaque its wire (another dialect's Opaque: nothing).
     static QJsonArray encodeBlocks(const ConversationItem &item);
     // An image block for a picture's URL: a data: URL's bytes as a base64 source, any other URL
     // as a url source (Anthropic fetches it).

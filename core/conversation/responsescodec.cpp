@@ -294,8 +294,10 @@ QJsonValue ResponsesCodec::encodeItem(const ConversationItem &item) {
         else if (!o.contains(QStringLiteral("status")))
             o.insert(QStringLiteral("status"), QStringLiteral("completed"));
         break;
-    case Kind::Opaque:
-        return item.wire;
+    case Kind::Opaque: // as it came; another dialect's unknowns are not Responses'
+        return item.wireDialect.value_or(Dialect::Responses) == Dialect::Responses
+                   ? item.wire
+                   : QJsonValue(QJsonValue::Undefined);
     }
     return o;
 }

@@ -33,8 +33,9 @@ public:
     // Usage and stop go back as `usage`, `status` and `incomplete_details`.
     static QJsonObject encodeRequest(const ConversationRequest &request);
     static QJsonObject encodeResponse(const ConversationResponse &response);
-    // One item; Opaque items are their wire, byte for byte; another vendor's hosted call
-    // (server_tool_use) is undefined: it ran there, its CodeRun follows.
+    // One item; Opaque items are their wire, byte for byte. Undefined (left out) for another
+    // dialect's Opaque item and another vendor's hosted call (server_tool_use: it ran there,
+    // its CodeRun follows).
     static QJsonValue encodeItem(const ConversationItem &item);
 };
 

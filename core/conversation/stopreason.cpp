@@ -72,7 +72,7 @@ QString stopReasonToChat(StopReason reason, const QString &detail) {
     case StopReason::Unknown:
         break;
     }
-    return {};
+    return detail; // a word the model has no name for goes back as it came
 }
 
 QString stopReasonToMessages(StopReason reason, const QString &detail) {
@@ -92,7 +92,7 @@ QString stopReasonToMessages(StopReason reason, const QString &detail) {
     case StopReason::Unknown:
         break;
     }
-    return {};
+    return detail; // a word the model has no name for goes back as it came
 }
 
 QString stopReasonToResponsesStatus(StopReason reason, const QString &detail) {

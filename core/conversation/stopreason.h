@@ -25,7 +25,8 @@ StopReason stopReasonFromResponses(const QString &status, const QString &incompl
                                    bool endsInToolCall);
 
 // The dialect's own word for `reason`: `detail` (the word it was decoded from) when it reads
-// back as `reason` in that dialect, else the dialect's usual word; "" for Unknown without one.
+// back as `reason` in that dialect, else the dialect's usual word; for Unknown, `detail` as it
+// came ("" when none).
 QString stopReasonToChat(StopReason reason, const QString &detail);
 QString stopReasonToMessages(StopReason reason, const QString &detail);
 // Responses' `status` and `incomplete_details.reason` ("" when complete or unknown).
