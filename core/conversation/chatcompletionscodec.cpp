@@ -1,6 +1,5 @@
 #include "conversation/chatcompletionscodec.h"
 
-#include <QJsonDocument>
 #include <QMap>
 
 namespace loopscope {
@@ -275,11 +274,7 @@ QJsonObject callOf(const ConversationItem &call) {
     c.insert(kType, QStringLiteral("function"));
     QJsonObject fn = c.value(kFunction).toObject();
     fn.insert(kName, call.name);
-    fn.insert(kArguments,
-              call.arguments.isObject()
-                  ? QString::fromUtf8(
-                        QJsonDocument(call.arguments.toObject()).toJson(QJsonDocument::Compact))
-                  : call.arguments.toString());
+    fn.insert(kArguments, call.argumentsText());
     c.insert(kFunction, fn);
     return c;
 }

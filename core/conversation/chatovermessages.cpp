@@ -328,19 +328,8 @@ ChatOverMessages::MessagesRequest ChatOverMessages::messagesRequest(const QJsonO
 }
 
 QString ChatOverMessages::finishReasonOf(const QString &stopReason) {
-    switch (stopReasonFromMessages(stopReason)) {
-    case StopReason::ToolCalls:
-        return QStringLiteral("tool_calls");
-    case StopReason::Length:
-        return QStringLiteral("length");
-    case StopReason::ContentFilter:
-        return QStringLiteral("content_filter");
-    case StopReason::Completed:
-    case StopReason::Paused:
-    case StopReason::Unknown:
-        break;
-    }
-    return QStringLiteral("stop");
+    const StopReason reason = stopReasonFromMessages(stopReason);
+    return reason == StopReason::Unknown ? QStringLiteral("stop") : stopReasonToChat(reason, {});
 }
 
 QJsonObject ChatOverMessages::chatUsage(const QJsonObject &u) {

@@ -56,6 +56,15 @@ QJsonObject ConversationItem::wireIn(Dialect dialect) const {
     return wireDialect == dialect ? wire.toObject() : QJsonObject();
 }
 
+QString ConversationItem::argumentsText() const {
+    if (arguments.isString())
+        return arguments.toString();
+    if (arguments.isObject())
+        return QString::fromUtf8(
+            QJsonDocument(arguments.toObject()).toJson(QJsonDocument::Compact));
+    return QStringLiteral("{}");
+}
+
 QString ConversationItem::text() const {
     QStringList texts;
     for (const Part &part : parts)

@@ -76,6 +76,10 @@ struct ConversationItem {
     // else {} (another dialect's fields must not leak into this one's JSON).
     QJsonObject wireIn(Dialect dialect) const;
 
+    // A ToolCall's arguments as OpenAI's JSON text: a string as it is, an object (Anthropic's
+    // input) compact, anything else "{}".
+    QString argumentsText() const;
+
     // The message's text parts joined by '\n' (refusals, images and files left out).
     QString text() const;
 

@@ -1,7 +1,5 @@
 #include "conversation/responsescodec.h"
 
-#include <QJsonDocument>
-
 namespace loopscope {
 
 namespace {
@@ -201,15 +199,6 @@ QJsonValue contentOf(const ConversationItem &item) {
     return content;
 }
 
-QString argumentsText(const QJsonValue &arguments) {
-    if (arguments.isString())
-        return arguments.toString();
-    if (arguments.isObject())
-        return QString::fromUtf8(
-            QJsonDocument(arguments.toObject()).toJson(QJsonDocument::Compact));
-    return QStringLiteral("{}");
-}
-
 void putId(QJsonObject &o, const QString &id) {
     if (!id.isEmpty())
         o.insert(QStringLiteral("id"), id);
@@ -260,7 +249,7 @@ QJsonValue ResponsesCodec::encodeItem(const ConversationItem &item) {
             return QJsonValue(QJsonValue::Undefined);
         } else {
             o.insert(kType, QStringLiteral("function_call"));
-            o.insert(QStringLiteral("arguments"), argumentsText(item.arguments));
+            o.insert(QStringLiteral("arguments"), item.argumentsText());
         }
         break;
     case Kind::ToolResult: {
