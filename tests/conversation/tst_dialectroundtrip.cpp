@@ -3,6 +3,8 @@
 // what it encodes decodes to the same model. Then the model written in the other dialects keeps
 // what they can carry (text, calls, stop, usage), and values made here (no wire) come out in each
 // dialect's own fields.
+#include "dialectfixtures.h"
+
 #include "conversation/dialect.h"
 
 #include <QDir>
@@ -11,31 +13,16 @@
 #include <QtTest>
 
 using namespace loopscope;
+using namespace loopscope::fixtures;
 
 namespace {
 
-QString fixtureDir() {
-    return qEnvironmentVariable("LOOPSCOPE_SOURCE_DIR") +
-           QStringLiteral("/tests/fixtures/dialects");
-}
-
 QJsonObject readJson(const QString &name) {
-    QFile file(fixtureDir() + u'/' + name);
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(name));
     QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &error);
+    const QJsonDocument doc = QJsonDocument::fromJson(readFile(fixtureDir() + u'/' + name), &error);
     if (!doc.isObject())
         qFatal("%s: %s", qPrintable(name), qPrintable(error.errorString()));
     return doc.object();
-}
-
-Dialect dialectOfFixture(const QString &name) {
-    if (name.startsWith(QLatin1String("chat-")))
-        return Dialect::ChatCompletions;
-    if (name.startsWith(QLatin1String("messages-")))
-        return Dialect::Messages;
-    return Dialect::Responses;
 }
 
 bool isRequest(const QString &name) {
