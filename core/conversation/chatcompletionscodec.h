@@ -28,6 +28,20 @@ public:
     // when it is empty beside tool calls), then each tool call. A message with nothing in it is
     // still an (empty) Message: an empty turn is still a turn.
     static QList<ConversationItem> decodeMessage(const QJsonObject &message);
+
+    // The model back on the wire. A body decoded from Chat keeps its other fields (tools,
+    // sampling, `object`, `created`, the choice's `logprobs`, …) under the model's; items are
+    // gathered back into messages: an assistant turn's reasoning, content and tool calls make
+    // one message (reasoning only where Chat takes it as input: `thinking_blocks` and
+    // `reasoning_content` that came on a Chat message), a ToolResult a role "tool" message.
+    // `instructions` become a leading system message. Usage and stop go back as `usage` and
+    // `finish_reason`.
+    static QJsonObject encodeRequest(const ConversationRequest &request);
+    static QJsonObject encodeResponse(const ConversationResponse &response);
+    // Items as Chat messages; `fallback` is the base of an assistant message no Message item
+    // brought (tool calls with null content).
+    static QJsonArray encodeMessages(const QList<ConversationItem> &items,
+                                     const QJsonObject &fallback = {});
 };
 
 } // namespace loopscope

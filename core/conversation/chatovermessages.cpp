@@ -26,26 +26,6 @@ QString compact(const QJsonObject &o) {
     return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
 }
 
-// An image part's URL as an Anthropic image source: a data URL's bytes as base64, any other
-// URL as a url source (Anthropic fetches it).
-QJsonObject imageBlock(const ConversationItem::Part &part) {
-    const QJsonObject o = part.wire.toObject();
-    const QJsonValue image = o.value(QStringLiteral("image_url"));
-    const QString url = image.isObject() ? image.toObject().value(QStringLiteral("url")).toString()
-                                         : image.toString();
-    if (url.startsWith(QLatin1String("data:"))) {
-        const qsizetype comma = url.indexOf(u',');
-        const QString meta = url.mid(5, comma - 5); // "image/png;base64"
-        const QString mediaType = meta.section(u';', 0, 0);
-        return {{kType, QStringLiteral("image")},
-                {kSource, QJsonObject{{kType, QStringLiteral("base64")},
-                                      {QStringLiteral("media_type"), mediaType},
-                                      {QStringLiteral("data"), url.mid(comma + 1)}}}};
-    }
-    return {{kType, QStringLiteral("image")},
-            {kSource, QJsonObject{{kType, QStringLiteral("url")}, {QStringLiteral("url"), url}}}};
-}
-
 // A file part (a PDF as a data URL in file_data) as a document block.
 QJsonObject documentBlock(const ConversationItem::Part &part) {
     const QJsonObject file = part.wire.toObject().value(QStringLiteral("file")).toObject();
@@ -71,7 +51,7 @@ QJsonArray blocksOf(const QList<ConversationItem::Part> &parts, QString *error) 
                 blocks.append(QJsonObject{{kType, kText}, {kText, part.text}});
             break;
         case PartKind::Image:
-            blocks.append(imageBlock(part));
+            blocks.append(MessagesCodec::imageBlock(part.imageUrl()));
             break;
         case PartKind::File:
             if (const QJsonObject doc = documentBlock(part); !doc.isEmpty()) {
@@ -118,13 +98,9 @@ private:
     QJsonArray m_turns;
 };
 
+// A reasoning item as Anthropic's thinking (or redacted_thinking) block, signature kept.
 QJsonObject thinkingBlockOf(const ConversationItem &item) {
-    if (item.redacted)
-        return {{kType, QStringLiteral("redacted_thinking")},
-                {QStringLiteral("data"), item.encryptedContent}};
-    return {{kType, QStringLiteral("thinking")},
-            {QStringLiteral("thinking"), item.summary.join(QString())},
-            {QStringLiteral("signature"), item.encryptedContent}};
+    return MessagesCodec::encodeBlocks(item).first().toObject();
 }
 
 QJsonValue toolResultContent(const QJsonValue &output, QString *error) {
@@ -352,19 +328,8 @@ ChatOverMessages::MessagesRequest ChatOverMessages::messagesRequest(const QJsonO
 }
 
 QString ChatOverMessages::finishReasonOf(const QString &stopReason) {
-    switch (stopReasonFromMessages(stopReason)) {
-    case StopReason::ToolCalls:
-        return QStringLiteral("tool_calls");
-    case StopReason::Length:
-        return QStringLiteral("length");
-    case StopReason::ContentFilter:
-        return QStringLiteral("content_filter");
-    case StopReason::Completed:
-    case StopReason::Paused:
-    case StopReason::Unknown:
-        break;
-    }
-    return QStringLiteral("stop");
+    const StopReason reason = stopReasonFromMessages(stopReason);
+    return reason == StopReason::Unknown ? QStringLiteral("stop") : stopReasonToChat(reason, {});
 }
 
 QJsonObject ChatOverMessages::chatUsage(const QJsonObject &u) {

@@ -37,6 +37,34 @@ ConversationItem::Part partOf(const QJsonValue &value) {
 
 } // namespace
 
+QString ConversationItem::Part::imageUrl() const {
+    const QJsonObject o = wire.toObject();
+    const QJsonValue url = o.value(QStringLiteral("image_url"));
+    if (url.isString()) // Responses input_image
+        return url.toString();
+    if (url.isObject()) // Chat image_url
+        return url.toObject().value(QStringLiteral("url")).toString();
+    const QJsonObject source = o.value(QStringLiteral("source")).toObject(); // Messages image
+    if (source.value(QStringLiteral("type")).toString() == QLatin1String("base64"))
+        return QStringLiteral("data:%1;base64,%2")
+            .arg(source.value(QStringLiteral("media_type")).toString(),
+                 source.value(QStringLiteral("data")).toString());
+    return source.value(QStringLiteral("url")).toString();
+}
+
+QJsonObject ConversationItem::wireIn(Dialect dialect) const {
+    return wireDialect == dialect ? wire.toObject() : QJsonObject();
+}
+
+QString ConversationItem::argumentsText() const {
+    if (arguments.isString())
+        return arguments.toString();
+    if (arguments.isObject())
+        return QString::fromUtf8(
+            QJsonDocument(arguments.toObject()).toJson(QJsonDocument::Compact));
+    return QStringLiteral("{}");
+}
+
 QString ConversationItem::text() const {
     QStringList texts;
     for (const Part &part : parts)

@@ -1,9 +1,13 @@
 #pragma once
 
+#include "conversation/dialectkind.h"
+
 #include <QJsonValue>
 #include <QList>
 #include <QMetaType>
 #include <QString>
+
+#include <optional>
 
 namespace loopscope {
 
@@ -30,6 +34,9 @@ struct ConversationItem {
         QString text;     // Text, Refusal
         QString filename; // File, when named
         QJsonValue wire;  // the part as sent
+        // An Image part's picture as one URL, from any dialect's shape (image_url, input_image,
+        // an Anthropic image's url or base64 source as a data: URL); "" when it has none.
+        QString imageUrl() const;
         friend bool operator==(const Part &, const Part &) = default;
     };
 
@@ -61,6 +68,17 @@ struct ConversationItem {
     int imageCount = 0;
 
     QJsonValue wire; // the item exactly as decoded
+    // The dialect `wire` is in (none for an item made here): an encoder of that dialect writes
+    // the model's fields over it, so what the model does not name goes back as it came.
+    std::optional<Dialect> wireDialect;
+
+    // `wire` as the base for an encoder of `dialect`: the object when it is in that dialect,
+    // else {} (another dialect's fields must not leak into this one's JSON).
+    QJsonObject wireIn(Dialect dialect) const;
+
+    // A ToolCall's arguments as OpenAI's JSON text: a string as it is, an object (Anthropic's
+    // input) compact, anything else "{}".
+    QString argumentsText() const;
 
     // The message's text parts joined by '\n' (refusals, images and files left out).
     QString text() const;

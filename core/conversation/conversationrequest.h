@@ -1,9 +1,13 @@
 #pragma once
 
 #include "conversation/conversationitem.h"
+#include "conversation/dialectkind.h"
 
+#include <QJsonObject>
 #include <QList>
 #include <QString>
+
+#include <optional>
 
 namespace loopscope {
 
@@ -15,6 +19,10 @@ struct ConversationRequest {
     QString instructions;
     QList<ConversationItem> items;
     bool stream = false;
+    // The body as decoded and its dialect: the same dialect's encoder writes the model's fields
+    // over it, so what the model does not name (tools, sampling, metadata, vendor extras) stays.
+    QJsonObject wire;
+    std::optional<Dialect> wireDialect;
 };
 
 } // namespace loopscope

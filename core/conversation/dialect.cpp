@@ -67,6 +67,30 @@ ConversationResponse decodeResponse(Dialect dialect, const QJsonObject &body) {
     return ResponsesCodec::decodeResponse(body);
 }
 
+QJsonObject encodeRequest(Dialect dialect, const ConversationRequest &request) {
+    switch (dialect) {
+    case Dialect::ChatCompletions:
+        return ChatCompletionsCodec::encodeRequest(request);
+    case Dialect::Messages:
+        return MessagesCodec::encodeRequest(request);
+    case Dialect::Responses:
+        break;
+    }
+    return ResponsesCodec::encodeRequest(request);
+}
+
+QJsonObject encodeResponse(Dialect dialect, const ConversationResponse &response) {
+    switch (dialect) {
+    case Dialect::ChatCompletions:
+        return ChatCompletionsCodec::encodeResponse(response);
+    case Dialect::Messages:
+        return MessagesCodec::encodeResponse(response);
+    case Dialect::Responses:
+        break;
+    }
+    return ResponsesCodec::encodeResponse(response);
+}
+
 Dialect dialectOfBody(const QJsonObject &body) {
     if (body.value(QStringLiteral("type")).toString() == QLatin1String("message") ||
         (body.value(QStringLiteral("type")).toString() == QLatin1String("error") &&

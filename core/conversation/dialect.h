@@ -2,6 +2,7 @@
 
 #include "conversation/conversationrequest.h"
 #include "conversation/conversationresponse.h"
+#include "conversation/dialectkind.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -9,9 +10,6 @@
 #include <QStringView>
 
 namespace loopscope {
-
-// The three wire formats Loopscope meets (dialects.md).
-enum class Dialect { Responses, ChatCompletions, Messages };
 
 // A request path's api name, as flows carry it: "responses", "chat_completions", "messages",
 // "models", "containers" or "other" ("/v1/" optional).
@@ -28,6 +26,9 @@ QJsonObject responseFromEvents(Dialect dialect, const QJsonArray &events);
 // A request or response body decoded by its dialect's codec into the conversation model.
 ConversationRequest decodeRequest(Dialect dialect, const QJsonObject &body);
 ConversationResponse decodeResponse(Dialect dialect, const QJsonObject &body);
+// The model written back in a dialect by its codec: decode → encode gives the same JSON.
+QJsonObject encodeRequest(Dialect dialect, const ConversationRequest &request);
+QJsonObject encodeResponse(Dialect dialect, const ConversationResponse &response);
 
 // The dialect a body's shape says, for bodies that come without a path (hand-made flows, HAR
 // entries): Chat's `messages` with OpenAI roles or `choices`, Anthropic's `messages` beside

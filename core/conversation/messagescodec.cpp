@@ -178,6 +178,7 @@ QList<ConversationItem> MessagesCodec::decodeContent(const QString &role,
         if (messageBlocks.isEmpty())
             return;
         message.wire = messageBlocks;
+        message.wireDialect = Dialect::Messages;
         items << message;
         message.parts.clear();
         messageBlocks = {};
@@ -185,6 +186,7 @@ QList<ConversationItem> MessagesCodec::decodeContent(const QString &role,
     if (!content.isArray()) {
         message.parts = ConversationItem::partsOf(content);
         message.wire = content;
+        message.wireDialect = Dialect::Messages;
         return {message};
     }
     for (const QJsonValue &v : content.toArray()) {
@@ -223,11 +225,13 @@ QList<ConversationItem> MessagesCodec::decodeContent(const QString &role,
         }
         item.role = role;
         item.wire = v;
+        item.wireDialect = Dialect::Messages;
         items << item;
     }
     flush();
     if (items.isEmpty()) { // an empty turn is still a turn
         message.wire = content;
+        message.wireDialect = Dialect::Messages;
         items << message;
     }
     return items;
@@ -235,6 +239,8 @@ QList<ConversationItem> MessagesCodec::decodeContent(const QString &role,
 
 ConversationRequest MessagesCodec::decodeRequest(const QJsonObject &body) {
     ConversationRequest request;
+    request.wire = body;
+    request.wireDialect = Dialect::Messages;
     request.model = body.value(QStringLiteral("model")).toString();
     request.stream = body.value(QStringLiteral("stream")).toBool();
     const QJsonValue system = body.value(QStringLiteral("system"));
@@ -257,6 +263,8 @@ ConversationRequest MessagesCodec::decodeRequest(const QJsonObject &body) {
 
 ConversationResponse MessagesCodec::decodeResponse(const QJsonObject &body) {
     ConversationResponse response;
+    response.wire = body;
+    response.wireDialect = Dialect::Messages;
     response.error = ConversationItem::errorMessageOf(body);
     if (!response.error.isEmpty())
         return response;
@@ -270,6 +278,217 @@ ConversationResponse MessagesCodec::decodeResponse(const QJsonObject &body) {
     response.stop = stopReasonFromMessages(response.stopDetail);
     response.usage = Usage::fromWire(body.value(QStringLiteral("usage")).toObject());
     return response;
+}
+
+namespace {
+
+const QString kType = QStringLiteral("type");
+
+// A message's parts as Messages blocks (their own wire when it is Messages').
+QJsonArray blocksOf(const ConversationItem &item) {
+    using PartKind = ConversationItem::Part::Kind;
+    const bool own = item.wireDialect == Dialect::Messages;
+    QJsonArray blocks;
+    for (const ConversationItem::Part &part : item.parts) {
+        QJsonObject b = own ? part.wire.toObject() : QJsonObject();
+        switch (part.kind) {
+        case PartKind::Text:
+        case PartKind::Refusal: // Anthropic says a refusal in words, with stop_reason "refusal"
+            if (b.isEmpty())
+                b.insert(kType, QStringLiteral("text"));
+            b.insert(QStringLiteral("text"), part.text);
+            break;
+        case PartKind::Image:
+            if (b.isEmpty())
+                b = MessagesCodec::imageBlock(part.imageUrl());
+            break;
+        default:
+            if (b.isEmpty() && part.wire.isObject())
+                b = part.wire.toObject();
+            break;
+        }
+        if (!b.isEmpty())
+            blocks.append(b);
+    }
+    return blocks;
+}
+
+QJsonValue toolResultContentOf(const ConversationItem &item) {
+    if (!item.output.isArray())
+        return item.output.toString();
+    ConversationItem output;
+    output.parts = ConversationItem::partsOf(item.output);
+    output.wireDialect = item.wireDialect;
+    return blocksOf(output);
+}
+
+// The role a turn holding `item` has in Messages, which knows only user and assistant.
+QString roleOf(const ConversationItem &item) {
+    using Kind = ConversationItem::Kind;
+    if (item.role == QLatin1String("assistant") || item.role == QLatin1String("user"))
+        return item.role;
+    switch (item.kind) {
+    case Kind::Message:
+    case Kind::ToolResult:
+        return QStringLiteral("user"); // system/developer text outside `system` reads as user's
+    default:
+        return QStringLiteral("assistant");
+    }
+}
+
+} // namespace
+
+QJsonObject MessagesCodec::imageBlock(const QString &url) {
+    if (url.startsWith(QLatin1String("data:"))) {
+        const qsizetype comma = url.indexOf(u',');
+        const QString meta = url.mid(5, comma - 5); // "image/png;base64"
+        return {{kType, QStringLiteral("image")},
+                {QStringLiteral("source"),
+                 QJsonObject{{kType, QStringLiteral("base64")},
+                             {QStringLiteral("media_type"), meta.section(u';', 0, 0)},
+                             {QStringLiteral("data"), url.mid(comma + 1)}}}};
+    }
+    return {{kType, QStringLiteral("image")},
+            {QStringLiteral("source"),
+             QJsonObject{{kType, QStringLiteral("url")}, {QStringLiteral("url"), url}}}};
+}
+
+QJsonArray MessagesCodec::encodeBlocks(const ConversationItem &item) {
+    using Kind = ConversationItem::Kind;
+    QJsonObject b = item.wireIn(Dialect::Messages);
+    switch (item.kind) {
+    case Kind::Message:
+        return blocksOf(item);
+    case Kind::Reasoning:
+        if (item.redacted) {
+            b.insert(kType, QStringLiteral("redacted_thinking"));
+            b.insert(QStringLiteral("data"), item.encryptedContent);
+        } else {
+            b.insert(kType, QStringLiteral("thinking"));
+            b.insert(QStringLiteral("thinking"), item.summary.join(QString()));
+            b.insert(QStringLiteral("signature"), item.encryptedContent);
+        }
+        break;
+    case Kind::ToolCall: {
+        if (item.toolKind != ConversationItem::ToolKind::Hosted)
+            b.insert(kType, QStringLiteral("tool_use"));
+        else if (!b.contains(kType))
+            b.insert(kType, QStringLiteral("server_tool_use"));
+        b.insert(QStringLiteral("id"), item.callId);
+        b.insert(QStringLiteral("name"), item.name);
+        QJsonValue input = item.arguments;
+        if (input.isString()) // OpenAI's arguments are JSON text
+            input = QJsonDocument::fromJson(input.toString().toUtf8()).object();
+        b.insert(QStringLiteral("input"), input.isObject() ? input : QJsonObject());
+        break;
+    }
+    case Kind::ToolResult:
+        b.insert(kType, QStringLiteral("tool_result"));
+        b.insert(QStringLiteral("tool_use_id"), item.callId);
+        b.insert(QStringLiteral("content"), toolResultContentOf(item));
+        if (item.isError || b.contains(QStringLiteral("is_error")))
+            b.insert(QStringLiteral("is_error"), item.isError);
+        break;
+    case Kind::CodeRun:
+        if (b.isEmpty()) // a run of another dialect as the bash tool's result
+            b = {{kType, QStringLiteral("bash_code_execution_tool_result")},
+                 {QStringLiteral("tool_use_id"), item.callId},
+                 {QStringLiteral("content"),
+                  QJsonObject{{kType, QStringLiteral("bash_code_execution_result")},
+                              {QStringLiteral("stdout"), item.stdoutText},
+                              {QStringLiteral("stderr"), item.stderrText},
+                              {QStringLiteral("return_code"), item.returnCode},
+                              {QStringLiteral("content"), QJsonArray()}}}};
+        break;
+    case Kind::Opaque: // as it came; another dialect's unknowns are not Messages'
+        if (item.wireDialect.value_or(Dialect::Messages) == Dialect::Messages &&
+            !item.wire.isUndefined())
+            return {item.wire};
+        return {};
+    }
+    return {b};
+}
+
+QJsonArray MessagesCodec::encodeMessages(const QList<ConversationItem> &items) {
+    QJsonArray messages;
+    QString role;
+    QList<const ConversationItem *> turn;
+    const auto flush = [&] {
+        if (turn.isEmpty())
+            return;
+        QJsonValue content;
+        const ConversationItem &only = *turn.first();
+        if (turn.size() == 1 && only.kind == ConversationItem::Kind::Message &&
+            only.wireDialect == Dialect::Messages && !only.wire.isArray()) {
+            content = only.wire.isString() ? QJsonValue(only.text()) : only.wire;
+        } else {
+            QJsonArray blocks;
+            for (const ConversationItem *item : std::as_const(turn))
+                for (const QJsonValue &b : encodeBlocks(*item))
+                    blocks.append(b);
+            content = blocks;
+        }
+        messages.append(
+            QJsonObject{{QStringLiteral("role"), role}, {QStringLiteral("content"), content}});
+        turn.clear();
+    };
+    // Consecutive items of one role make one turn, as Anthropic combines consecutive turns.
+    for (const ConversationItem &item : items) {
+        const QString r = roleOf(item);
+        if (r != role)
+            flush();
+        role = r;
+        turn << &item;
+    }
+    flush();
+    return messages;
+}
+
+QJsonObject MessagesCodec::encodeRequest(const ConversationRequest &request) {
+    QJsonObject body = request.wireDialect == Dialect::Messages ? request.wire : QJsonObject();
+    if (!request.model.isEmpty())
+        body.insert(QStringLiteral("model"), request.model);
+    if (request.stream || body.contains(QStringLiteral("stream")))
+        body.insert(QStringLiteral("stream"), request.stream);
+    if (!request.instructions.isEmpty() &&
+        decodeRequest(QJsonObject{{QStringLiteral("system"), body.value(QStringLiteral("system"))}})
+                .instructions != request.instructions)
+        body.insert(QStringLiteral("system"), request.instructions);
+    body.insert(QStringLiteral("messages"), encodeMessages(request.items));
+    return body;
+}
+
+QJsonObject MessagesCodec::encodeResponse(const ConversationResponse &response) {
+    QJsonObject body = response.wireDialect == Dialect::Messages ? response.wire : QJsonObject();
+    if (!response.error.isEmpty()) {
+        QJsonObject error =
+            body.value(QStringLiteral("error")).toObject({{kType, QStringLiteral("api_error")}});
+        error.insert(QStringLiteral("message"), response.error);
+        body.insert(kType, QStringLiteral("error"));
+        body.insert(QStringLiteral("error"), error);
+        return body;
+    }
+    if (!response.id.isEmpty())
+        body.insert(QStringLiteral("id"), response.id);
+    body.insert(kType, QStringLiteral("message"));
+    body.insert(QStringLiteral("role"), QStringLiteral("assistant"));
+    if (!response.model.isEmpty())
+        body.insert(QStringLiteral("model"), response.model);
+    QJsonArray content;
+    for (const ConversationItem &item : response.items)
+        for (const QJsonValue &b : encodeBlocks(item))
+            content.append(b);
+    body.insert(QStringLiteral("content"), content);
+    const QString stop = stopReasonToMessages(response.stop, response.stopDetail);
+    body.insert(QStringLiteral("stop_reason"),
+                stop.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(stop));
+    if (!body.contains(QStringLiteral("stop_sequence")))
+        body.insert(QStringLiteral("stop_sequence"), QJsonValue::Null);
+    const QJsonObject usage =
+        response.usage.toMessages(body.value(QStringLiteral("usage")).toObject());
+    if (!usage.isEmpty())
+        body.insert(QStringLiteral("usage"), usage);
+    return body;
 }
 
 } // namespace loopscope

@@ -40,6 +40,24 @@ public:
     // server_tool_use and mcp_tool_use are ToolCalls; tool_result is a ToolResult; the code
     // execution tools' results are CodeRuns; any other block is Opaque.
     static QList<ConversationItem> decodeContent(const QString &role, const QJsonValue &content);
+
+    // The model back on the wire. A body decoded from Messages keeps its other fields
+    // (max_tokens, tools, thinking, container, stop_sequence, …) under the model's; consecutive
+    // items of one role make one turn (Anthropic combines consecutive turns the same way);
+    // `instructions` are `system` (kept as the blocks it came as when they say the same).
+    // Usage and stop go back as `usage` and `stop_reason`; an error as Anthropic's error body.
+    static QJsonObject encodeRequest(const ConversationRequest &request);
+    static QJsonObject encodeResponse(const ConversationResponse &response);
+    // Items as Messages turns ({role, content}).
+    static QJsonArray encodeMessages(const QList<ConversationItem> &items);
+    // One item as content blocks: a Message its parts, a Reasoning a thinking (signature kept)
+    // or redacted_thinking block, a ToolCall tool_use (server_tool_use/mcp_tool_use for hosted
+    // ones; OpenAI's arguments text parsed to `input`), a ToolResult tool_result, a CodeRun its
+    // result block; Opaque its wire (another dialect's Opaque: nothing).
+    static QJsonArray encodeBlocks(const ConversationItem &item);
+    // An image block for a picture's URL: a data: URL's bytes as a base64 source, any other URL
+    // as a url source (Anthropic fetches it).
+    static QJsonObject imageBlock(const QString &url);
 };
 
 } // namespace loopscope

@@ -25,6 +25,18 @@ public:
     // One input or output item. Kinds the model does not name (web_search_call, mcp_call, …) are
     // Opaque.
     static ConversationItem decodeItem(const QJsonValue &item);
+
+    // The model back on the wire. A request or response decoded from Responses keeps its body
+    // (tools, include, store, created_at, …) under the model's fields; an item decoded from
+    // Responses keeps its own fields the same way; anything else is written from the model in
+    // Responses' vocabulary (a Messages tool input becomes `arguments` text, an image a URL).
+    // Usage and stop go back as `usage`, `status` and `incomplete_details`.
+    static QJsonObject encodeRequest(const ConversationRequest &request);
+    static QJsonObject encodeResponse(const ConversationResponse &response);
+    // One item; Opaque items are their wire, byte for byte. Undefined (left out) for another
+    // dialect's Opaque item and another vendor's hosted call (server_tool_use: it ran there,
+    // its CodeRun follows).
+    static QJsonValue encodeItem(const ConversationItem &item);
 };
 
 } // namespace loopscope

@@ -71,15 +71,6 @@ QJsonValue chatContent(const QList<ConversationItem::Part> &parts) {
     return out;
 }
 
-QString argumentsText(const QJsonValue &arguments) {
-    if (arguments.isString())
-        return arguments.toString();
-    if (arguments.isObject())
-        return QString::fromUtf8(
-            QJsonDocument(arguments.toObject()).toJson(QJsonDocument::Compact));
-    return QStringLiteral("{}");
-}
-
 // A tool result's output as chat's tool content: a string, or the text of its parts.
 QJsonValue toolContent(const QJsonValue &output) {
     if (output.isString())
@@ -164,11 +155,11 @@ QString addItem(MessageBuilder &out, const ConversationItem &item, bool keepThin
                               QJsonObject{{kName, item.name},
                                           {QStringLiteral("input"), item.arguments.toString()}}}});
         } else {
-            out.addToolCall({{QStringLiteral("id"), item.callId},
-                             {kType, kFunction},
-                             {kFunction, QJsonObject{{kName, item.name},
-                                                     {QStringLiteral("arguments"),
-                                                      argumentsText(item.arguments)}}}});
+            out.addToolCall(
+                {{QStringLiteral("id"), item.callId},
+                 {kType, kFunction},
+                 {kFunction, QJsonObject{{kName, item.name},
+                                         {QStringLiteral("arguments"), item.argumentsText()}}}});
         }
         return {};
     case Kind::ToolResult:
@@ -407,7 +398,7 @@ QJsonObject ResponsesOverChat::toolCallItem(const QString &id, const Conversatio
             {QStringLiteral("status"), QStringLiteral("completed")},
             {QStringLiteral("call_id"), call.callId},
             {kName, call.name},
-            {QStringLiteral("arguments"), argumentsText(call.arguments)}};
+            {QStringLiteral("arguments"), call.argumentsText()}};
 }
 
 QJsonObject ResponsesOverChat::usageFromChat(const QJsonObject &u) {

@@ -56,4 +56,70 @@ StopReason stopReasonFromResponses(const QString &status, const QString &incompl
     return StopReason::Unknown;
 }
 
+QString stopReasonToChat(StopReason reason, const QString &detail) {
+    if (!detail.isEmpty() && stopReasonFromChat(detail) == reason)
+        return detail;
+    switch (reason) {
+    case StopReason::Completed:
+    case StopReason::Paused: // Chat has no pause; the turn ended
+        return QStringLiteral("stop");
+    case StopReason::ToolCalls:
+        return QStringLiteral("tool_calls");
+    case StopReason::Length:
+        return QStringLiteral("length");
+    case StopReason::ContentFilter:
+        return QStringLiteral("content_filter");
+    case StopReason::Unknown:
+        break;
+    }
+    return detail; // a word the model has no name for goes back as it came
+}
+
+QString stopReasonToMessages(StopReason reason, const QString &detail) {
+    if (!detail.isEmpty() && stopReasonFromMessages(detail) == reason)
+        return detail;
+    switch (reason) {
+    case StopReason::Completed:
+        return QStringLiteral("end_turn");
+    case StopReason::ToolCalls:
+        return QStringLiteral("tool_use");
+    case StopReason::Length:
+        return QStringLiteral("max_tokens");
+    case StopReason::ContentFilter:
+        return QStringLiteral("refusal");
+    case StopReason::Paused:
+        return QStringLiteral("pause_turn");
+    case StopReason::Unknown:
+        break;
+    }
+    return detail; // a word the model has no name for goes back as it came
+}
+
+QString stopReasonToResponsesStatus(StopReason reason, const QString &detail) {
+    switch (reason) {
+    case StopReason::Completed:
+    case StopReason::ToolCalls:
+    case StopReason::Paused:
+        return QStringLiteral("completed");
+    case StopReason::Length:
+    case StopReason::ContentFilter:
+        return QStringLiteral("incomplete");
+    case StopReason::Unknown:
+        break;
+    }
+    // failed, in_progress, cancelled, queued: the word as it came
+    return detail;
+}
+
+QString stopReasonToResponsesIncomplete(StopReason reason, const QString &detail) {
+    if (reason == StopReason::ContentFilter)
+        return QStringLiteral("content_filter");
+    if (reason != StopReason::Length)
+        return {};
+    return stopReasonFromResponses(QStringLiteral("incomplete"), detail, false) == reason &&
+                   !detail.isEmpty() && detail != QLatin1String("incomplete")
+               ? detail
+               : QStringLiteral("max_output_tokens");
+}
+
 } // namespace loopscope

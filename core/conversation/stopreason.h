@@ -24,4 +24,13 @@ StopReason stopReasonFromMessages(const QString &stopReason);
 StopReason stopReasonFromResponses(const QString &status, const QString &incompleteReason,
                                    bool endsInToolCall);
 
+// The dialect's own word for `reason`: `detail` (the word it was decoded from) when it reads
+// back as `reason` in that dialect, else the dialect's usual word; for Unknown, `detail` as it
+// came ("" when none).
+QString stopReasonToChat(StopReason reason, const QString &detail);
+QString stopReasonToMessages(StopReason reason, const QString &detail);
+// Responses' `status` and `incomplete_details.reason` ("" when complete or unknown).
+QString stopReasonToResponsesStatus(StopReason reason, const QString &detail);
+QString stopReasonToResponsesIncomplete(StopReason reason, const QString &detail);
+
 } // namespace loopscope

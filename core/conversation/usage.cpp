@@ -16,6 +16,21 @@ qint64 count(const QJsonValue &v) {
     return qint64(v.toDouble());
 }
 
+void put(QJsonObject &object, const char *key, qint64 value, bool reported) {
+    if (reported || value != 0 || object.contains(QLatin1String(key)))
+        object.insert(QLatin1String(key), value);
+}
+
+// A details object (input_tokens_details, …) of `base` with one count put in; left out when it
+// stays empty.
+void putDetail(QJsonObject &base, const char *details, const char *key, qint64 value,
+               bool reported) {
+    QJsonObject d = base.value(QLatin1String(details)).toObject();
+    put(d, key, value, reported);
+    if (!d.isEmpty() || base.contains(QLatin1String(details)))
+        base.insert(QLatin1String(details), d);
+}
+
 } // namespace
 
 Usage Usage::fromWire(const QJsonObject &usage) {
@@ -60,6 +75,42 @@ QJsonObject Usage::toJson() const {
         n.insert(QStringLiteral("cache_write_tokens"), cacheWrite);
     }
     return n;
+}
+
+QJsonObject Usage::toResponses(QJsonObject u) const {
+    if (u.isEmpty() && !hasInput && !hasOutput && !hasCache)
+        return {};
+    // The Usage type requires both details objects; a usage made here has them at zero.
+    const bool fresh = u.isEmpty();
+    put(u, "input_tokens", input, hasInput);
+    putDetail(u, "input_tokens_details", "cached_tokens", cacheRead, hasCache || fresh);
+    if (cacheWrite != 0)
+        putDetail(u, "input_tokens_details", "cache_write_tokens", cacheWrite, false);
+    put(u, "output_tokens", output, hasOutput);
+    putDetail(u, "output_tokens_details", "reasoning_tokens", reasoning, fresh);
+    put(u, "total_tokens", total, true);
+    return u;
+}
+
+QJsonObject Usage::toChat(QJsonObject u) const {
+    if (u.isEmpty() && !hasInput && !hasOutput && !hasCache)
+        return {};
+    put(u, "prompt_tokens", input, hasInput);
+    put(u, "completion_tokens", output, hasOutput);
+    put(u, "total_tokens", total, true);
+    putDetail(u, "prompt_tokens_details", "cached_tokens", cacheRead, false);
+    putDetail(u, "completion_tokens_details", "reasoning_tokens", reasoning, false);
+    return u;
+}
+
+QJsonObject Usage::toMessages(QJsonObject u) const {
+    if (u.isEmpty() && !hasInput && !hasOutput && !hasCache)
+        return {};
+    put(u, "input_tokens", input, hasInput);
+    put(u, "cache_creation_input_tokens", cacheWrite, false);
+    put(u, "cache_read_input_tokens", cacheRead, false);
+    put(u, "output_tokens", output, hasOutput);
+    return u;
 }
 
 } // namespace loopscope

@@ -25,6 +25,12 @@ struct Usage {
     // The shape flows store: input_tokens, output_tokens, total_tokens, and cache_read_tokens /
     // cache_write_tokens when a cache count was reported.
     QJsonObject toJson() const;
+    // The counts in a dialect's own usage object, written over `base` (the usage as it came, so
+    // fields the model does not name stay): a count goes in when it was reported, is not zero,
+    // or `base` has its key. Nothing reported and no base gives {}.
+    QJsonObject toResponses(QJsonObject base = {}) const;
+    QJsonObject toChat(QJsonObject base = {}) const;
+    QJsonObject toMessages(QJsonObject base = {}) const;
 
     friend bool operator==(const Usage &, const Usage &) = default;
 };

@@ -1,6 +1,7 @@
 #include "loop/messagesloopbridge.h"
 
 #include "common/anthropicerror.h"
+#include "conversation/chatcompletionscodec.h"
 #include "conversation/messagescodec.h"
 #include "http/responsesink.h"
 #include "interception/anthropiccodeexecution.h"
@@ -39,14 +40,6 @@ QJsonObject zeroUsage() {
     for (const char *key : kUsageCounts)
         usage.insert(QLatin1String(key), 0);
     return usage;
-}
-
-QString finishReasonOf(const QString &stopReason) {
-    if (stopReason == QLatin1String("tool_use"))
-        return QStringLiteral("tool_calls");
-    if (stopReason == QLatin1String("max_tokens"))
-        return QStringLiteral("length");
-    return QStringLiteral("stop");
 }
 
 } // namespace
@@ -239,53 +232,52 @@ QJsonObject MessagesLoopBridge::upstreamBody(const QJsonObject &loopBody) const 
 }
 
 QJsonObject MessagesLoopBridge::chatView(const QJsonObject &message) const {
+    using Kind = ConversationItem::Kind;
+    const ConversationResponse decoded = MessagesCodec::decodeResponse(message);
+    // What the loop's hooks see of the answer: its text as one message, its client tool calls
+    // (the sub-tools' as the code their program runs), the stop and usage; thinking stays in
+    // the turn replayed to the upstream (m_turns), server-side calls with the upstream.
+    ConversationResponse view;
+    view.id = decoded.id;
+    view.model = decoded.model;
+    view.stop = decoded.stop;
+    view.stopDetail = decoded.stopDetail;
+    view.usage = decoded.usage;
     QStringList texts;
-    QJsonArray calls;
-    for (const QJsonValue &b : message.value(kContent).toArray()) {
-        const QJsonObject block = b.toObject();
-        const QString type = block.value(kType).toString();
-        if (type == QLatin1String("text"))
-            texts << block.value(QStringLiteral("text")).toString();
-        if (type != kToolUse)
+    QList<ConversationItem> calls;
+    for (const ConversationItem &item : decoded.items) {
+        if (item.kind == Kind::Message && !item.text().isEmpty())
+            texts << item.text();
+        if (item.kind != Kind::ToolCall || item.toolKind != ConversationItem::ToolKind::Function)
             continue;
-        const QString name = block.value(kName).toString();
-        const QJsonObject input = block.value(kInput).toObject();
-        QString callName = name;
-        QString arguments = compact(input);
-        if (m_subTools.contains(name)) {
+        ConversationItem call;
+        call.kind = Kind::ToolCall;
+        call.callId = item.callId;
+        call.name = item.name;
+        call.arguments = item.arguments;
+        if (m_subTools.contains(item.name)) {
             // The sub-tool's program as the code the plan runs; invalid input is arguments the
             // plan refuses to run (the client then gets invalid_tool_input).
-            const ACE::Program program =
-                ACE::programFor(name, input, ACE::keepsShellState(m_toolType));
-            callName = keys::kCodeExecutionToolName;
-            arguments = program.valid ? compact({{QStringLiteral("code"), program.code}})
-                                      : QStringLiteral("invalid input: ") + program.problem;
+            const ACE::Program program = ACE::programFor(item.name, item.arguments.toObject(),
+                                                         ACE::keepsShellState(m_toolType));
+            call.name = keys::kCodeExecutionToolName;
+            call.arguments = program.valid ? compact({{QStringLiteral("code"), program.code}})
+                                           : QStringLiteral("invalid input: ") + program.problem;
         }
-        calls.append(QJsonObject{
-            {kId, block.value(kId)},
-            {kType, QStringLiteral("function")},
-            {QStringLiteral("function"),
-             QJsonObject{{kName, callName}, {QStringLiteral("arguments"), arguments}}}});
+        calls << call;
     }
-    QJsonObject assistant{{kRole, QStringLiteral("assistant")},
-                          {kContent, texts.isEmpty() ? QJsonValue() : texts.join(u'\n')}};
-    if (!calls.isEmpty())
-        assistant.insert(QStringLiteral("tool_calls"), calls);
-    const QJsonObject usage = message.value(QStringLiteral("usage")).toObject();
-    const int in = usage.value(QStringLiteral("input_tokens")).toInt();
-    const int out = usage.value(QStringLiteral("output_tokens")).toInt();
-    return {{kId, message.value(kId)},
-            {QStringLiteral("object"), QStringLiteral("chat.completion")},
-            {QStringLiteral("model"), message.value(QStringLiteral("model"))},
-            {QStringLiteral("choices"),
-             QJsonArray{QJsonObject{
-                 {QStringLiteral("index"), 0},
-                 {QStringLiteral("message"), assistant},
-                 {QStringLiteral("finish_reason"),
-                  finishReasonOf(message.value(QStringLiteral("stop_reason")).toString())}}}},
-            {QStringLiteral("usage"), QJsonObject{{QStringLiteral("prompt_tokens"), in},
-                                                  {QStringLiteral("completion_tokens"), out},
-                                                  {QStringLiteral("total_tokens"), in + out}}}};
+    if (!texts.isEmpty()) {
+        ConversationItem text;
+        text.kind = Kind::Message;
+        text.role = QStringLiteral("assistant");
+        ConversationItem::Part part;
+        part.text = texts.join(u'\n');
+        part.wire = part.text; // one string: Chat's plain content
+        text.parts << part;
+        view.items << text;
+    }
+    view.items << calls;
+    return ChatCompletionsCodec::encodeResponse(view);
 }
 
 QJsonObject MessagesLoopBridge::roundAnswered(const QJsonObject &message) {

@@ -1,6 +1,8 @@
 // Each dialect's codec against real samples (tests/fixtures/dialects, README there says where
 // each came from): the vendor's stream, read by the one SSE reader in uneven pieces, adds up to
 // the vendor's own final object.
+#include "dialectfixtures.h"
+
 #include "conversation/chatstreamwriter.h"
 #include "conversation/dialect.h"
 #include "conversation/messagescodec.h"
@@ -15,28 +17,9 @@
 #include <QtTest>
 
 using namespace loopscope;
+using namespace loopscope::fixtures;
 
 namespace {
-
-QString fixtureDir() {
-    return qEnvironmentVariable("LOOPSCOPE_SOURCE_DIR") +
-           QStringLiteral("/tests/fixtures/dialects");
-}
-
-QByteArray readFile(const QString &path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    return file.readAll();
-}
-
-Dialect dialectOfFixture(const QString &name) {
-    if (name.startsWith(QLatin1String("chat-")))
-        return Dialect::ChatCompletions;
-    if (name.startsWith(QLatin1String("messages-")))
-        return Dialect::Messages;
-    return Dialect::Responses;
-}
 
 // The events of `bytes` fed `step` bytes at a time, as a socket may split them.
 QJsonArray decodeInPieces(const QByteArray &bytes, qsizetype step) {
