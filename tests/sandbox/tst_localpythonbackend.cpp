@@ -1404,8 +1404,11 @@ void TestLocalPythonBackend::shutdownWhilePoolIsStartingLeavesNothing() {
     const QList<qint64> pids = m_backend->pooledProcessIds();
     QVERIFY(!sandboxLeftovers().isEmpty());
     m_backend.reset();
+    // A forked interpreter is killed by its zygote (the lifeline closed, then the zygote's own
+    // end as parent-death signal), asynchronously: wait for each to be gone, within a bound.
     for (qint64 pid : pids)
-        QVERIFY2(!processExists(pid), "a pooled interpreter outlived its backend");
+        QTRY_VERIFY2_WITH_TIMEOUT(!processExists(pid), "a pooled interpreter outlived its backend",
+                                  10000);
     QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
                               qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 20000);
 }

@@ -733,7 +733,8 @@ void LocalPythonBackend::shutdown() {
         for (const PendingRun &pending : std::as_const(sandbox->queue))
             finish(pending.promise, Outcome<ExecutionResult>::failure(
                                         QStringLiteral("the local sandbox backend shut down")));
-        // Deleting the process kills and reaps its tree synchronously.
+        // Deleting the process kills and reaps a bwrap tree synchronously; a forked sandbox is
+        // killed by the zygote when its lifeline closes (asynchronously, within moments).
         delete sandbox->process.data();
     }
     m_pool.clear();
