@@ -318,9 +318,15 @@ ChatOverMessages::MessagesRequest ChatOverMessages::messagesRequest(const QJsonO
         body.insert(QStringLiteral("stop_sequences"), QJsonArray{stop});
     else if (stop.isArray())
         body.insert(QStringLiteral("stop_sequences"), stop);
-    if (chat.value(QStringLiteral("user")).isString())
-        body.insert(QStringLiteral("metadata"),
-                    QJsonObject{{QStringLiteral("user_id"), chat.value(QStringLiteral("user"))}});
+    // `user` and its successor `safety_identifier` name the end user, as metadata.user_id does.
+    for (const char *key : {"user", "safety_identifier"})
+        if (chat.value(QLatin1String(key)).isString() && !body.contains(QStringLiteral("metadata")))
+            body.insert(QStringLiteral("metadata"),
+                        QJsonObject{{QStringLiteral("user_id"), chat.value(QLatin1String(key))}});
+    // OpenAI-side settings with nothing to act on them in Messages: left out, and named.
+    for (const char *key : {"store", "metadata", "service_tier", "prompt_cache_key", "verbosity"})
+        if (const QJsonValue v = chat.value(QLatin1String(key)); !v.isNull() && !v.isUndefined())
+            result.ignored << QLatin1String(key);
     if (chat.value(QStringLiteral("stream")).toBool())
         body.insert(QStringLiteral("stream"), true);
     result.body = body;

@@ -31,6 +31,9 @@ public:
         QJsonObject body;
         QString error; // why the request cannot go over Messages (an unsupported tool or part)
         QString errorParam;
+        // Parameters sent that have no effect over Messages and are left out (store, metadata,
+        // service_tier, prompt_cache_key, verbosity): named so the bridge can say so.
+        QStringList ignored;
         bool ok() const { return error.isEmpty(); }
     };
     // System and developer messages → `system`; user and assistant turns → messages with text,

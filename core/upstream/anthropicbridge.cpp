@@ -55,6 +55,12 @@ AnthropicBridge::Prepared AnthropicBridge::prepare(const UpstreamRoute &route,
                                 QStringLiteral("unsupported_over_anthropic"), request.errorParam);
         return p;
     }
+    // Not silently: the log (and the window's log pane) says what did not go upstream.
+    if (!request.ignored.isEmpty())
+        qInfo("loopscope: %s has no equivalent in Anthropic's Messages API; not sent to the "
+              "upstream of route %s",
+              qUtf8Printable(request.ignored.join(QStringLiteral(", "))),
+              qUtf8Printable(route.modelName.isEmpty() ? route.upstreamModel : route.modelName));
     p.body = request.body;
     if (!route.upstreamModel.isEmpty())
         p.body.insert(QStringLiteral("model"), route.upstreamModel);

@@ -76,6 +76,7 @@ class TestChatOverMessages : public QObject {
 private slots:
     void request_data();
     void request();
+    void ignoredParametersAreNamed();
     void refused_data();
     void refused();
     void completion_data();
@@ -196,6 +197,27 @@ void TestChatOverMessages::request() {
     QString why;
     QVERIFY2(hasAll(out.body, obj(expected), &why), qPrintable(why));
     QVERIFY(!out.body.contains("stream_options"));
+}
+
+// OpenAI-side settings Messages has no place for are left out of the body and named, never
+// dropped unsaid; safety_identifier names the end user like `user`.
+void TestChatOverMessages::ignoredParametersAreNamed() {
+    const ChatOverMessages::MessagesRequest out = ChatOverMessages::messagesRequest(
+        obj(R"({"model":"m","messages":[{"role":"user","content":"hi"}],"store":true,
+            "metadata":{"k":"v"},"service_tier":"auto","prompt_cache_key":"pck",
+            "verbosity":"low","safety_identifier":"hashed-user"})"));
+    QVERIFY2(out.ok(), qPrintable(out.error));
+    QCOMPARE(out.ignored,
+             (QStringList{QStringLiteral("store"), QStringLiteral("metadata"),
+                          QStringLiteral("service_tier"), QStringLiteral("prompt_cache_key"),
+                          QStringLiteral("verbosity")}));
+    for (const char *key : {"store", "service_tier", "prompt_cache_key", "verbosity"})
+        QVERIFY2(!out.body.contains(QLatin1String(key)), key);
+    QCOMPARE(out.body.value(QStringLiteral("metadata")).toObject(),
+             obj(R"({"user_id":"hashed-user"})"));
+    const ChatOverMessages::MessagesRequest plain = ChatOverMessages::messagesRequest(
+        obj(R"({"model":"m","messages":[{"role":"user","content":"hi"}]})"));
+    QVERIFY(plain.ignored.isEmpty());
 }
 
 void TestChatOverMessages::refused_data() {
