@@ -255,6 +255,7 @@ FlowStoreCounters FlowStore::counters() const {
     c.retentionPasses = m_writer->retentionPasses();
     c.retentionRemoved = m_writer->retentionRemoved();
     c.idleCheckpoints = m_writer->idleCheckpoints();
+    c.idleCheckpointDue = m_writer->idleCheckpointDue();
     c.flowsUnwritten = m_writer->unwritten();
     c.flowsDropped = m_writer->rowsDropped();
     c.writeFailures = m_writer->writeFailures();

@@ -33,19 +33,20 @@ struct FlowStoreOptions {
 
 // What reached the store (for benchmarks and diagnostics; any thread).
 struct FlowStoreCounters {
-    quint64 eventsReceived = 0;   // events the recorder took off its queue
-    quint64 eventsUnmatched = 0;  // with a request id but no running flow (dropped)
-    quint64 flowsWritten = 0;     // rows committed (an import of a stored flow counts too)
-    quint64 flowsFailed = 0;      // rows that could not be written and were dropped
-    quint64 flowsUnwritten = 0;   // finished flows kept in memory while writes fail (retried)
-    quint64 flowsDropped = 0;     // of those, dropped past maxUnwrittenFlows (counted, logged)
-    quint64 writeFailures = 0;    // failed write attempts (each retried)
-    quint64 intakeDropped = 0;    // events the recorder's bounded intake refused
-    quint64 sseEventsDropped = 0; // SSE events of flows past the per-flow cap, not kept
-    quint64 writerQueuedPeak = 0; // most finished flows ever waiting for the writer at once
-    quint64 retentionPasses = 0;  // times retention looked at the stored size and age
-    quint64 retentionRemoved = 0; // flows retention deleted (history.max_days / max_mb)
-    quint64 idleCheckpoints = 0;  // WAL checkpoints the writer ran in a pause of the traffic
+    quint64 eventsReceived = 0;     // events the recorder took off its queue
+    quint64 eventsUnmatched = 0;    // with a request id but no running flow (dropped)
+    quint64 flowsWritten = 0;       // rows committed (an import of a stored flow counts too)
+    quint64 flowsFailed = 0;        // rows that could not be written and were dropped
+    quint64 flowsUnwritten = 0;     // finished flows kept in memory while writes fail (retried)
+    quint64 flowsDropped = 0;       // of those, dropped past maxUnwrittenFlows (counted, logged)
+    quint64 writeFailures = 0;      // failed write attempts (each retried)
+    quint64 intakeDropped = 0;      // events the recorder's bounded intake refused
+    quint64 sseEventsDropped = 0;   // SSE events of flows past the per-flow cap, not kept
+    quint64 writerQueuedPeak = 0;   // most finished flows ever waiting for the writer at once
+    quint64 retentionPasses = 0;    // times retention looked at the stored size and age
+    quint64 retentionRemoved = 0;   // flows retention deleted (history.max_days / max_mb)
+    quint64 idleCheckpoints = 0;    // WAL checkpoints the writer ran in a pause of the traffic
+    bool idleCheckpointDue = false; // one is still to come: the WAL took writes since the last
 };
 
 // The flow store: one FlowRecorder (folds InspectorEvents into flows) on the "loopscope-store"

@@ -42,8 +42,10 @@ StoreWriter::StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qi
 }
 
 void StoreWriter::checkpointWhenIdle() {
-    if (!m_walDirty)
+    if (!m_walDirty) {
+        m_idleCheckpointDue.store(false, std::memory_order_release);
         return;
+    }
     {
         QMutexLocker lock(&m_queueMutex);
         if (!m_queue.isEmpty())
@@ -63,7 +65,9 @@ void StoreWriter::checkpointWhenIdle() {
         return;
     }
     m_walDirty = false;
-    m_idleCheckpoints.fetch_add(1, std::memory_order_relaxed);
+    // Due cleared first: whoever sees the new count (acquire) sees it cleared.
+    m_idleCheckpointDue.store(false, std::memory_order_relaxed);
+    m_idleCheckpoints.fetch_add(1, std::memory_order_release);
 }
 
 void FlowRow::encode() {
@@ -255,6 +259,7 @@ bool StoreWriter::commit() {
         m_storedBytes += bytes;
     if (!m_db->inMemory()) {
         m_walDirty = true;
+        m_idleCheckpointDue.store(true, std::memory_order_release);
         m_idleCheckpoint.start(); // (re)starts: fires only after a pause in the traffic
     }
     if (m_retryMs > 0) { // the disk is back: say so, and that nothing kept was lost

@@ -100,7 +100,10 @@ public:
     quint64 queuedPeak() const { return m_queuedPeak.load(std::memory_order_relaxed); }
     quint64 retentionPasses() const { return m_retentionPasses.load(std::memory_order_relaxed); }
     quint64 retentionRemoved() const { return m_retentionRemoved.load(std::memory_order_relaxed); }
-    quint64 idleCheckpoints() const { return m_idleCheckpoints.load(std::memory_order_relaxed); }
+    quint64 idleCheckpoints() const { return m_idleCheckpoints.load(std::memory_order_acquire); }
+    // Any thread: whether a pause checkpoint is still to come (the WAL took writes since the
+    // last one); false once it ran, until the next write.
+    bool idleCheckpointDue() const { return m_idleCheckpointDue.load(std::memory_order_acquire); }
     // Any thread: flows waiting after a failed write (kept + queued while failing), flows dropped
     // past maxUnwritten, failed write attempts, and the failure now (empty: writing fine).
     quint64 unwritten() const { return m_unwritten.load(std::memory_order_relaxed); }
@@ -173,6 +176,7 @@ private:
     std::atomic<quint64> m_retentionPasses{0};
     std::atomic<quint64> m_retentionRemoved{0};
     std::atomic<quint64> m_idleCheckpoints{0};
+    std::atomic<bool> m_idleCheckpointDue{false};
     std::atomic<quint64> m_unwritten{0};
     std::atomic<quint64> m_rowsDropped{0};
     std::atomic<quint64> m_writeFailures{0};
