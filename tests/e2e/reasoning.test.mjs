@@ -99,3 +99,52 @@ test('responses.stream: finalResponse() rebuilds the same output in the same ord
   assert.deepEqual(summaries, ['Compute it with Python.', 'The sandbox printed 42.'],
     'each reasoning summary streamed, in order');
 });
+
+// What the client sees and what the model is told, with the official SDK end to end: logs are
+// exactly what the program printed even when it also shows a plot and saves a file (those are
+// notes for the model only), and after an exception the model gets the earlier stdout, the
+// error and the traceback.
+const programs = {
+  'plot and file': "import matplotlib.pyplot as plt\nprint('only this')\nplt.plot([1, 2, 3])\nplt.show()\n"
+    + "open('/mnt/data/o.txt', 'w').write('x')\n",
+  'an exception': "print('step 1')\n1 / 0\n",
+};
+const toolModel = await startScriptedUpstream(({ body }) => {
+  const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const result = input.find((i) => i.type === 'function_call_output');
+  if (result) return { json: { id: 'resp_told', object: 'response', created_at: 1700000002, status: 'completed',
+    model: 'scripted', output: [message('msg_told', 'Done.', 'final_answer')],
+    usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 } } };
+  const prompt = input.find((i) => i.role === 'user').content;
+  return { json: responsesFunctionCall(programs[typeof prompt === 'string' ? prompt : prompt[0].text], 'call_told') };
+});
+const toolApp = await startLoopscope(['--upstream', toolModel.url]);
+started.push(toolApp, toolModel);
+const toolClient = new OpenAI({ baseURL: toolApp.apiBase, apiKey: 'sk-e2e-reasoning-0005', maxRetries: 0 });
+const toldModel = () => toolModel.requests.at(-1).body.input.find((i) => i.type === 'function_call_output').output;
+
+test('logs are exactly stdout when the code also shows a plot and saves a file; the notes go to the model', async () => {
+  for (const stream of [false, true]) {
+    const params = { model: 'gpt-5', input: 'plot and file', tools: [{ type: 'code_interpreter' }] };
+    const response = stream ? await toolClient.responses.stream(params).finalResponse()
+      : await toolClient.responses.create(params);
+    const call = response.output.find((i) => i.type === 'code_interpreter_call');
+    assert.deepEqual(call.outputs.map((o) => o.type), ['logs', 'image']);
+    assert.equal(call.outputs[0].logs, 'only this\n');
+    const told = toldModel();
+    assert.match(told, /^only this\n\[image image-1\.png \(image\/png, \d+ bytes\) was produced and shown to the user\]\n/);
+    assert.match(told, /\[file \/mnt\/data\/o\.txt \(1 bytes\) saved; link it as sandbox:\/mnt\/data\/o\.txt\]\n$/);
+  }
+});
+
+test('after an exception the model gets the earlier stdout, the error and the traceback', async () => {
+  const response = await toolClient.responses.create({ model: 'gpt-5', input: 'an exception',
+    tools: [{ type: 'code_interpreter' }] });
+  const told = toldModel();
+  assert.match(told, /^step 1\n\[execution error\] division by zero\nTraceback \(most recent call last\):\n/);
+  assert.match(told, /line 2/);
+  assert.match(told, /ZeroDivisionError: division by zero\n$/);
+  const logs = response.output.find((i) => i.type === 'code_interpreter_call').outputs[0].logs;
+  assert.match(logs, /^step 1\nTraceback \(most recent call last\):\n/);
+  assert.ok(!logs.includes('[execution error]'), 'the model\'s error label stays out of the client\'s logs');
+});
