@@ -10,6 +10,7 @@
 //
 // A binary spec "label=path@N" starts that binary with --sandbox-pool N (warm pool size; 0 =
 // none), so one build can be measured without, and with, its pool in the same run.
+#include "common/headlessprocess.h"
 #include "loopfixtures.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
@@ -63,13 +64,6 @@ double quantile(QList<double> samples, double q) {
     return samples.at(i);
 }
 
-quint16 freePort() {
-    QTcpServer probe;
-    if (!probe.listen(QHostAddress::LocalHost, 0))
-        fail(QStringLiteral("no free port"));
-    return probe.serverPort();
-}
-
 // CPU ticks (utime + stime) of `pid` from /proc/<pid>/stat, 0 when gone; with `reaped`, plus
 // those of its reaped children (cutime + cstime): a sandbox's whole tree once it is deleted.
 qint64 cpuTicks(qint64 pid, bool reaped = false) {
@@ -121,15 +115,7 @@ QList<qint64> sandboxPids(qint64 appPid) {
 }
 
 bool waitFor(const std::function<bool()> &condition, int timeoutMs) {
-    QElapsedTimer clock;
-    clock.start();
-    while (!condition()) {
-        if (clock.elapsed() > timeoutMs)
-            return false;
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
-        QThread::usleep(1000);
-    }
-    return true;
+    return bench::pollUntil(condition, timeoutMs);
 }
 
 // One keep-alive client sending one-round code-interpreter requests back to back, never
@@ -259,54 +245,22 @@ Result drive(quint16 port, int clients, int seconds, bool session) {
     return result;
 }
 
-class Binary {
+class Binary : public bench::HeadlessProcess {
 public:
     Binary(const QString &label, const QString &path, const QString &upstream,
            const QStringList &extraArguments)
-        : label(label)
-        , m_path(path)
-        , m_upstream(upstream)
-        , m_extraArguments(extraArguments) {}
+        : HeadlessProcess(path, upstream, extraArguments)
+        , label(label) {}
 
     void start() {
-        m_port = freePort();
-        m_process = std::make_unique<QProcess>();
-        m_process->setProgram(m_path);
-        m_process->setArguments(QStringList{QStringLiteral("--headless"), QStringLiteral("--port"),
-                                            QString::number(m_port), QStringLiteral("--upstream"),
-                                            m_upstream} +
-                                m_extraArguments);
-        m_process->setStandardOutputFile(QProcess::nullDevice());
-        m_process->setStandardErrorFile(QProcess::nullDevice());
-        m_process->start();
-        if (!m_process->waitForStarted(10000))
-            fail(QStringLiteral("cannot start ") + m_path);
-        if (!waitFor(
-                [&] {
-                    QTcpSocket probe;
-                    probe.connectToHost(QStringLiteral("127.0.0.1"), m_port);
-                    return probe.waitForConnected(200);
-                },
-                30000))
-            fail(label + QStringLiteral(" did not listen"));
+        if (const QString error = HeadlessProcess::start(); !error.isEmpty())
+            fail(label + QStringLiteral(": ") + error);
     }
 
-    void stop() {
-        ::kill(static_cast<pid_t>(m_process->processId()), SIGTERM);
-        if (!m_process->waitForFinished(30000)) {
-            m_process->kill();
-            m_process->waitForFinished(5000);
-        }
-        m_process.reset();
-    }
-
-    qint64 pid() const { return m_process->processId(); }
     // CPU of the binary and every sandbox it has reaped, in ms.
     double cpuMs() const {
         return 1000.0 * double(cpuTicks(pid(), true)) / double(::sysconf(_SC_CLK_TCK));
     }
-    quint16 port() const { return m_port; }
-
     // CPU used by the binary and its sandboxes (pool included) over `seconds` of idleness, in
     // percent of one core, after `settleSeconds` for the pool to fill and shrink.
     double idleCpuPercent(int settleSeconds, int seconds) {
@@ -330,13 +284,6 @@ public:
     }
 
     QString label;
-
-private:
-    QString m_path;
-    QString m_upstream;
-    QStringList m_extraArguments;
-    quint16 m_port = 0;
-    std::unique_ptr<QProcess> m_process;
 };
 
 } // namespace

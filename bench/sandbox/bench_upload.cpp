@@ -12,6 +12,7 @@
 // is the mark's growth over the start-up's), send the uploads at once, check every answer
 // (200, the file's byte count) and read VmHWM; RSS again 12 s later (after a heap trim). Only the
 // proxy process is measured: the sandboxes are processes of their own.
+#include "common/headlessprocess.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
 
@@ -47,26 +48,11 @@ constexpr double kMiB = 1024.0 * 1024.0;
 }
 
 bool waitFor(const std::function<bool()> &condition, int timeoutMs) {
-    QElapsedTimer clock;
-    clock.start();
-    while (!condition()) {
-        if (clock.elapsed() > timeoutMs)
-            return false;
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
-        QThread::usleep(1000);
-    }
-    return true;
+    return loopscope::bench::pollUntil(condition, timeoutMs);
 }
 
 void pause(int ms) {
     waitFor([] { return false; }, ms);
-}
-
-quint16 freePort() {
-    QTcpServer probe;
-    if (!probe.listen(QHostAddress::LocalHost, 0))
-        fail(QStringLiteral("no free port"));
-    return probe.serverPort();
 }
 
 // A "Vm…:" line of /proc/<pid>/status, in bytes.
@@ -93,63 +79,14 @@ QByteArray multipart(const QByteArray &boundary, const QByteArray &data) {
            data + "\r\n--" + boundary + "--\r\n";
 }
 
-class Binary {
+// Starts at once; any failure ends the benchmark.
+class Binary : public loopscope::bench::HeadlessProcess {
 public:
     Binary(const QString &path, const QString &upstream)
-        : m_path(path)
-        , m_upstream(upstream) {}
-    ~Binary() { stop(); }
-
-    void start() {
-        if (!m_home.isValid())
-            fail(QStringLiteral("no temporary dir"));
-        m_port = freePort();
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("HOME"), m_home.path());
-        for (const char *xdg :
-             {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"})
-            env.insert(QString::fromLatin1(xdg), m_home.path() + u'/' + QString::fromLatin1(xdg));
-        m_process = std::make_unique<QProcess>();
-        m_process->setProcessEnvironment(env);
-        m_process->setProgram(m_path);
-        m_process->setArguments({QStringLiteral("--headless"), QStringLiteral("--port"),
-                                 QString::number(m_port), QStringLiteral("--upstream"),
-                                 m_upstream});
-        m_process->setStandardOutputFile(QProcess::nullDevice());
-        m_process->setStandardErrorFile(QProcess::nullDevice());
-        m_process->start();
-        if (!m_process->waitForStarted(10000))
-            fail(QStringLiteral("cannot start ") + m_path);
-        if (!waitFor(
-                [&] {
-                    QTcpSocket probe;
-                    probe.connectToHost(QStringLiteral("127.0.0.1"), m_port);
-                    return probe.waitForConnected(200);
-                },
-                30000))
-            fail(m_path + QStringLiteral(" did not listen"));
+        : HeadlessProcess(path, upstream) {
+        if (const QString error = HeadlessProcess::start(); !error.isEmpty())
+            fail(error);
     }
-
-    void stop() {
-        if (!m_process)
-            return;
-        ::kill(static_cast<pid_t>(m_process->processId()), SIGTERM);
-        if (!m_process->waitForFinished(30000)) {
-            m_process->kill();
-            m_process->waitForFinished(5000);
-        }
-        m_process.reset();
-    }
-
-    qint64 pid() const { return m_process->processId(); }
-    quint16 port() const { return m_port; }
-
-private:
-    QString m_path;
-    QString m_upstream;
-    QTemporaryDir m_home;
-    quint16 m_port = 0;
-    std::unique_ptr<QProcess> m_process;
 };
 
 RawHttpClient::Response call(quint16 port, const QByteArray &method, const QByteArray &target,
@@ -259,7 +196,6 @@ int main(int argc, char **argv) {
         for (const int atOnce : scenarios) {
             for (const auto &[label, path] : binaries) {
                 Binary binary(path, upstream.baseUrl());
-                binary.start();
                 QList<QByteArray> containers;
                 for (int i = 0; i < atOnce; ++i)
                     containers << createContainer(binary.port());
