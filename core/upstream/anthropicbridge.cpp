@@ -6,13 +6,12 @@
 #include "conversation/chatstreamwriter.h"
 #include "conversation/messagescodec.h"
 #include "conversation/messagestochatstream.h"
-#include "conversation/ssedecoder.h"
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
 #include "upstream/responsesbridge.h"
+#include "upstream/sserelay.h"
 #include "upstream/upstreamclient.h"
 
-#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QNetworkReply>
 #include <QPointer>
@@ -188,95 +187,43 @@ void AnthropicBridge::serve(const UpstreamRoute &route, const QJsonObject &chat,
 
     // Streaming: Anthropic's events are read as they arrive and each written at once as the
     // chat chunks it means.
-    struct State {
-        QElapsedTimer clock;
-        bool decided = false;
-        bool sse = false;
-        SseDecoder decoder;
-        QJsonArray events; // the Messages stream, for the hop
-        std::unique_ptr<MessagesToChatStream> encoder;
-    };
-    auto state = std::make_shared<State>();
-    state->clock.start();
-    state->encoder = std::make_unique<MessagesToChatStream>(
+    auto encoder = std::make_shared<MessagesToChatStream>(
         ChatStreamWriter::includeUsage(chat.value(QStringLiteral("stream_options"))));
-    QNetworkReply *reply =
-        m_client->send(wireRoute(route), "POST", kMessagesPath, compact(wireRequest));
-    connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
-    connect(sink, &ResponseSink::clientGone, reply, &QNetworkReply::abort);
-
-    const auto pump = [state, sink, reply] {
-        const qsizetype first = state->events.size();
-        state->decoder.feed(reply->readAll(), state->events);
+    SseRelay::Steps steps;
+    steps.translate = [encoder](const QJsonValue &data, bool &failed) {
         QByteArray out;
-        for (qsizetype i = first; i < state->events.size(); ++i) {
-            const QJsonValue data = state->events.at(i).toObject().value(QStringLiteral("data"));
-            for (const QJsonObject &chunk : state->encoder->feed(data.toObject()))
-                out += ChatStreamWriter::dataFrame(chunk);
-        }
-        if (!out.isEmpty() && !sink->isClientGone())
-            sink->writeChunk(out);
+        for (const QJsonObject &chunk : encoder->feed(data.toObject()))
+            out += ChatStreamWriter::dataFrame(chunk);
+        failed = encoder->failed();
+        return out;
     };
-    const auto decide = [state, sink, reply] {
-        if (state->decided)
+    steps.streamed = [route, wireRequest, published](const UpstreamReply &messages,
+                                                     const QJsonArray &events) {
+        published(hopData(route, wireRequest, messages, MessagesCodec::responseFromEvents(events)));
+    };
+    steps.finish = [] { return ChatStreamWriter::doneFrame(); };
+    QPointer<ResponseSink> target = sink;
+    steps.whole = [route, wireRequest, chat, target, published](UpstreamReply &messages,
+                                                                qint64 elapsedNs) {
+        published(
+            hopData(route, wireRequest, messages, messages.isJson ? messages.json : QJsonObject()));
+        if (!target || target->isClientGone())
             return;
-        state->decided = true;
-        const int status = UpstreamClient::httpStatus(reply);
-        state->sse = status >= 200 && status < 300 &&
-                     reply->rawHeader("Content-Type").toLower().startsWith("text/event-stream");
-        if (state->sse) {
-            sink->addExternalTime(state->clock.nsecsElapsed());
-            sink->beginSse(200);
+        target->addExternalTime(elapsedNs);
+        const UpstreamReply out = chatReply(route, wireRequest, messages);
+        if (out.status == 0) {
+            target->send(out.clientStatus(), jsonHeaders(), out.transportErrorBody());
+        } else if (out.ok()) {
+            target->beginSse(200);
+            target->writeChunk(
+                ChatStreamWriter::replay(out.json, chat.value(QStringLiteral("stream_options"))));
+            target->endStream();
+        } else {
+            target->send(out.status, jsonHeaders(), out.body);
         }
     };
-    connect(reply, &QNetworkReply::readyRead, sink, [state, reply, pump, decide] {
-        if (UpstreamClient::httpStatus(reply) > 0)
-            decide();
-        if (state->sse)
-            pump();
-    });
-    connect(reply, &QNetworkReply::finished, sink,
-            [route, wireRequest, chat, state, sink, reply, pump, decide, published] {
-                UpstreamReply messages;
-                messages.status = UpstreamClient::httpStatus(reply);
-                messages.latencyMs = double(state->clock.nsecsElapsed()) / 1e6;
-                if (messages.status > 0)
-                    decide();
-                if (state->sse) {
-                    pump();
-                    state->decoder.finish(state->events);
-                    const QJsonObject message = MessagesCodec::responseFromEvents(state->events);
-                    published(hopData(route, wireRequest, messages, message));
-                    if (sink->isClientGone())
-                        return;
-                    if (reply->error() != QNetworkReply::NoError && !state->encoder->failed()) {
-                        sink->abortConnection(); // cut mid-stream: do not fake a clean end
-                        return;
-                    }
-                    if (!state->encoder->failed())
-                        sink->writeChunk(ChatStreamWriter::doneFrame());
-                    sink->endStream();
-                    return;
-                }
-                // Not a stream: an error (or a server that ignored stream:true) answered whole.
-                ResponsesBridge::readWhole(reply, messages);
-                published(hopData(route, wireRequest, messages,
-                                  messages.isJson ? messages.json : QJsonObject()));
-                if (sink->isClientGone())
-                    return;
-                sink->addExternalTime(state->clock.nsecsElapsed());
-                const UpstreamReply out = chatReply(route, wireRequest, messages);
-                if (out.status == 0) {
-                    sink->send(out.clientStatus(), jsonHeaders(), out.transportErrorBody());
-                } else if (out.ok()) {
-                    sink->beginSse(200);
-                    sink->writeChunk(ChatStreamWriter::replay(
-                        out.json, chat.value(QStringLiteral("stream_options"))));
-                    sink->endStream();
-                } else {
-                    sink->send(out.status, jsonHeaders(), out.body);
-                }
-            });
+    SseRelay::relay(m_client->send(wireRoute(route), "POST", kMessagesPath, compact(wireRequest)),
+                    sink, std::move(steps));
 }
 
 } // namespace loopscope

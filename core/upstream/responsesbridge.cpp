@@ -11,9 +11,9 @@
 #include "http/responsesink.h"
 #include "inspect/eventbus.h"
 #include "upstream/anthropicbridge.h"
+#include "upstream/sserelay.h"
 #include "upstream/upstreamclient.h"
 
-#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QNetworkReply>
 
@@ -94,18 +94,6 @@ QJsonObject ResponsesBridge::hopData(const QString &url, const QString &dialect,
         data.insert(QStringLiteral("error"), QString::fromUtf8(reply.body.left(4096)));
     }
     return data;
-}
-
-void ResponsesBridge::readWhole(QNetworkReply *reply, UpstreamReply &out) {
-    out.body = reply->readAll();
-    out.timedOut = UpstreamClient::timedOut(reply);
-    if (out.status == 0) {
-        out.networkError = reply->error();
-        out.errorString = out.timedOut ? QStringLiteral("timed out") : reply->errorString();
-    }
-    const QJsonDocument doc = QJsonDocument::fromJson(out.body);
-    out.isJson = doc.isObject();
-    out.json = doc.object();
 }
 
 ResponsesBridge::ResponsesBridge(UpstreamClient *client)
@@ -531,166 +519,117 @@ void ResponsesBridge::serveExpanded(const UpstreamRoute &route, const QJsonObjec
 
     // Streaming: the chat stream is read as it arrives and each chunk written at once as the
     // Responses events it means.
-    struct State {
-        QElapsedTimer clock;
-        bool decided = false;
-        bool sse = false;
-        bool failed = false;
-        SseDecoder decoder;
-        QJsonArray events; // the chat (or Messages) stream, for the hop
-        std::unique_ptr<ChatToResponsesStream> writer;
-        std::unique_ptr<MessagesToChatStream> fromMessages; // an Anthropic route's stream
-    };
-    auto state = std::make_shared<State>();
-    state->clock.start();
-    state->writer = std::make_unique<ChatToResponsesStream>(request);
+    auto writer = std::make_shared<ChatToResponsesStream>(request);
+    std::shared_ptr<MessagesToChatStream> fromMessages; // an Anthropic route's stream
     if (anthropic)
-        state->fromMessages = std::make_unique<MessagesToChatStream>(true);
-    QNetworkReply *reply =
-        anthropic ? m_client->send(AnthropicBridge::wireRoute(route), "POST", wirePath,
-                                   compact(prepared.wire))
-                  : m_client->send(route, "POST", kChatPath, compact(prepared.chat.body));
-    connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
-    connect(sink, &ResponseSink::clientGone, reply, &QNetworkReply::abort);
-
-    const auto pump = [state, sink, reply] {
-        const qsizetype first = state->events.size();
-        state->decoder.feed(reply->readAll(), state->events);
+        fromMessages = std::make_shared<MessagesToChatStream>(true);
+    SseRelay::Steps steps;
+    steps.begin = [writer] { return writer->begin(); };
+    steps.translate = [writer, fromMessages](const QJsonValue &data, bool &failed) {
         QByteArray out;
-        for (qsizetype i = first; i < state->events.size() && !state->failed; ++i) {
-            const QJsonValue data = state->events.at(i).toObject().value(QStringLiteral("data"));
-            if (!data.isObject())
-                continue; // "[DONE]"
-            const QList<QJsonObject> chunks = state->fromMessages
-                                                  ? state->fromMessages->feed(data.toObject())
-                                                  : QList<QJsonObject>{data.toObject()};
-            for (const QJsonObject &chunk : chunks) {
-                if (chunk.value(QStringLiteral("error")).isObject()) {
-                    state->failed = true;
-                    const QJsonObject error = chunk.value(QStringLiteral("error")).toObject();
-                    out += state->writer->fail(error.value(QStringLiteral("code"))
-                                                   .toString(QStringLiteral("upstream_error")),
-                                               error.value(QStringLiteral("message")).toString());
-                    break;
-                }
-                out += state->writer->feed(chunk);
+        if (!data.isObject())
+            return out; // "[DONE]"
+        const QList<QJsonObject> chunks = fromMessages ? fromMessages->feed(data.toObject())
+                                                       : QList<QJsonObject>{data.toObject()};
+        for (const QJsonObject &chunk : chunks) {
+            if (chunk.value(QStringLiteral("error")).isObject()) {
+                failed = true;
+                const QJsonObject error = chunk.value(QStringLiteral("error")).toObject();
+                out += writer->fail(
+                    error.value(QStringLiteral("code")).toString(QStringLiteral("upstream_error")),
+                    error.value(QStringLiteral("message")).toString());
+                break;
             }
+            out += writer->feed(chunk);
         }
-        if (!out.isEmpty() && !sink->isClientGone())
-            sink->writeChunk(out);
+        return out;
     };
-    connect(reply, &QNetworkReply::readyRead, sink, [state, sink, reply, pump] {
-        if (!state->decided) {
-            state->decided = true;
-            const int status = UpstreamClient::httpStatus(reply);
-            state->sse = status >= 200 && status < 300 &&
-                         reply->rawHeader("Content-Type").toLower().startsWith("text/event-stream");
-            if (state->sse) {
-                sink->addExternalTime(state->clock.nsecsElapsed());
-                sink->beginSse(200);
-                sink->writeChunk(state->writer->begin());
-            }
+    steps.streamed = [route, prepared, note, published, anthropic](const UpstreamReply &reply,
+                                                                   const QJsonArray &events) {
+        if (anthropic) {
+            published(AnthropicBridge::hopData(route, prepared.wire, reply,
+                                               MessagesCodec::responseFromEvents(events)));
+            return;
         }
-        if (state->sse)
-            pump();
-    });
-    connect(reply, &QNetworkReply::finished, sink,
-            [this, route, request, prepared, note, state, sink, reply, pump, published, anthropic] {
-                UpstreamReply chat;
-                chat.status = UpstreamClient::httpStatus(reply);
-                chat.latencyMs = double(state->clock.nsecsElapsed()) / 1e6;
-                if (!state->decided && chat.status >= 200 && chat.status < 300 &&
-                    reply->rawHeader("Content-Type").toLower().startsWith("text/event-stream")) {
-                    state->decided = state->sse = true; // the whole stream came at once
-                    sink->beginSse(200);
-                    sink->writeChunk(state->writer->begin());
-                }
-                if (state->sse) {
-                    pump();
-                    state->decoder.finish(state->events);
-                    if (anthropic) {
-                        published(AnthropicBridge::hopData(
-                            route, prepared.wire, chat,
-                            MessagesCodec::responseFromEvents(state->events)));
-                    } else {
-                        const QJsonObject completion =
-                            ChatCompletionsCodec::responseFromEvents(state->events);
-                        chat.isJson = true;
-                        chat.json = completion;
-                        published(chatHopData(route, prepared.chat.body, chat, completion, note));
-                    }
-                    if (sink->isClientGone())
-                        return;
-                    if (reply->error() != QNetworkReply::NoError && !state->failed) {
-                        sink->abortConnection(); // cut mid-stream: do not fake a clean end
-                        return;
-                    }
-                    if (!state->failed) {
-                        sink->writeChunk(state->writer->finish());
-                        remember(request, prepared, state->writer->finalResponse());
-                    }
-                    sink->endStream();
-                    return;
-                }
-                // Not a stream: an error (or a server that ignored stream:true) answered whole.
-                readWhole(reply, chat);
-                if (anthropic) {
-                    published(AnthropicBridge::hopData(route, prepared.wire, chat,
-                                                       chat.isJson ? chat.json : QJsonObject()));
-                    chat = AnthropicBridge::chatReply(route, prepared.wire, chat); // chat-shaped
-                } else {
-                    published(chatHopData(route, prepared.chat.body, chat,
-                                          chat.isJson ? chat.json : QJsonObject(), note));
-                }
-                if (sink->isClientGone())
-                    return;
-                sink->addExternalTime(state->clock.nsecsElapsed());
-                // Kept only as streamed below (its ids are the stream's).
-                const UpstreamReply out = answer(route, request, prepared, chat, note, false);
-                const HttpHeaders json{
-                    {QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")}};
-                if (out.status == 0) {
-                    sink->send(out.clientStatus(), json, out.transportErrorBody());
-                } else if (out.ok()) {
-                    // A JSON completion to a streaming request: streamed as Responses events.
-                    ChatToResponsesStream replay(request);
-                    QByteArray bytes = replay.begin();
-                    const QJsonObject message = chat.json.value(QStringLiteral("choices"))
-                                                    .toArray()
-                                                    .first()
-                                                    .toObject()
-                                                    .value(QStringLiteral("message"))
-                                                    .toObject();
-                    QJsonObject chunk = chat.json;
-                    QJsonObject choice{{QStringLiteral("index"), 0},
-                                       {QStringLiteral("delta"), message},
-                                       {QStringLiteral("finish_reason"),
-                                        chat.json.value(QStringLiteral("choices"))
+        UpstreamReply chat = reply;
+        const QJsonObject completion = ChatCompletionsCodec::responseFromEvents(events);
+        chat.isJson = true;
+        chat.json = completion;
+        published(chatHopData(route, prepared.chat.body, chat, completion, note));
+    };
+    QPointer<ResponsesBridge> self = this;
+    steps.finish = [self, writer, request, prepared] {
+        const QByteArray tail = writer->finish();
+        if (self)
+            self->remember(request, prepared, writer->finalResponse());
+        return tail;
+    };
+    QPointer<ResponseSink> target = sink;
+    steps.whole = [self, route, request, prepared, note, target, published,
+                   anthropic](UpstreamReply &chat, qint64 elapsedNs) {
+        // Not a stream: an error (or a server that ignored stream:true) answered whole.
+        if (anthropic) {
+            published(AnthropicBridge::hopData(route, prepared.wire, chat,
+                                               chat.isJson ? chat.json : QJsonObject()));
+            chat = AnthropicBridge::chatReply(route, prepared.wire, chat); // chat-shaped
+        } else {
+            published(chatHopData(route, prepared.chat.body, chat,
+                                  chat.isJson ? chat.json : QJsonObject(), note));
+        }
+        if (!self || !target || target->isClientGone())
+            return;
+        target->addExternalTime(elapsedNs);
+        // Kept only as streamed below (its ids are the stream's).
+        const UpstreamReply out = self->answer(route, request, prepared, chat, note, false);
+        const HttpHeaders json{
+            {QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")}};
+        if (out.status == 0) {
+            target->send(out.clientStatus(), json, out.transportErrorBody());
+        } else if (out.ok()) {
+            // A JSON completion to a streaming request: streamed as Responses events.
+            ChatToResponsesStream replay(request);
+            QByteArray bytes = replay.begin();
+            const QJsonObject message = chat.json.value(QStringLiteral("choices"))
                                             .toArray()
                                             .first()
                                             .toObject()
-                                            .value(QStringLiteral("finish_reason"))}};
-                    QJsonArray calls;
-                    const QJsonArray sent = message.value(QStringLiteral("tool_calls")).toArray();
-                    for (int i = 0; i < sent.size(); ++i) {
-                        QJsonObject c = sent.at(i).toObject();
-                        c.insert(QStringLiteral("index"), i);
-                        calls.append(c);
-                    }
-                    QJsonObject delta = message;
-                    delta.insert(QStringLiteral("tool_calls"), calls);
-                    choice.insert(QStringLiteral("delta"), delta);
-                    chunk.insert(QStringLiteral("choices"), QJsonArray{choice});
-                    bytes += replay.feed(chunk);
-                    bytes += replay.finish();
-                    remember(request, prepared, replay.finalResponse());
-                    sink->beginSse(200);
-                    sink->writeChunk(bytes);
-                    sink->endStream();
-                } else {
-                    sink->send(out.status, json, out.body);
-                }
-            });
+                                            .value(QStringLiteral("message"))
+                                            .toObject();
+            QJsonObject chunk = chat.json;
+            QJsonObject choice{
+                {QStringLiteral("index"), 0},
+                {QStringLiteral("delta"), message},
+                {QStringLiteral("finish_reason"), chat.json.value(QStringLiteral("choices"))
+                                                      .toArray()
+                                                      .first()
+                                                      .toObject()
+                                                      .value(QStringLiteral("finish_reason"))}};
+            QJsonArray calls;
+            const QJsonArray sent = message.value(QStringLiteral("tool_calls")).toArray();
+            for (int i = 0; i < sent.size(); ++i) {
+                QJsonObject c = sent.at(i).toObject();
+                c.insert(QStringLiteral("index"), i);
+                calls.append(c);
+            }
+            QJsonObject delta = message;
+            delta.insert(QStringLiteral("tool_calls"), calls);
+            choice.insert(QStringLiteral("delta"), delta);
+            chunk.insert(QStringLiteral("choices"), QJsonArray{choice});
+            bytes += replay.feed(chunk);
+            bytes += replay.finish();
+            self->remember(request, prepared, replay.finalResponse());
+            target->beginSse(200);
+            target->writeChunk(bytes);
+            target->endStream();
+        } else {
+            target->send(out.status, json, out.body);
+        }
+    };
+    SseRelay::relay(anthropic
+                        ? m_client->send(AnthropicBridge::wireRoute(route), "POST", wirePath,
+                                         compact(prepared.wire))
+                        : m_client->send(route, "POST", kChatPath, compact(prepared.chat.body)),
+                    sink, std::move(steps));
 }
 
 } // namespace loopscope

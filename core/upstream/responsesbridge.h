@@ -123,9 +123,6 @@ public:
     static QJsonObject hopData(const QString &url, const QString &dialect,
                                const QJsonObject &request, const UpstreamReply &reply,
                                const QJsonObject &answer, const QString &note = {});
-    // A finished upstream reply that turned out not to be a stream (an error, or a server that
-    // ignored stream:true), read whole into `out` (its status already set).
-    static void readWhole(QNetworkReply *reply, UpstreamReply &out);
 
     // The error OpenAI answers for an unknown previous_response_id (404).
     static QJsonObject previousNotFound(const QString &id);
