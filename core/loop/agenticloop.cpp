@@ -100,6 +100,12 @@ QString AgenticLoop::upstreamPath() const {
     return isChat() ? QStringLiteral("/chat/completions") : QStringLiteral("/responses");
 }
 
+const QString &AgenticLoop::upstreamUrl() {
+    if (m_upstreamUrl.isEmpty())
+        m_upstreamUrl = m_request.route.urlFor(upstreamPath()).toString();
+    return m_upstreamUrl;
+}
+
 bool AgenticLoop::clientGone() const {
     return !m_sink || m_sink->isClientGone();
 }
@@ -495,8 +501,7 @@ void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJso
     if (m_events)
         m_events->publish(
             Kind::UpstreamCallStarted, m_request.requestId, m_iterations - 1,
-            {{QStringLiteral("request"), body},
-             {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}});
+            {{QStringLiteral("request"), body}, {QStringLiteral("url"), upstreamUrl()}});
     whenFinished(
         m_upstream->postJson(m_request.route, upstreamPath(), body, m_cancel), this,
         [this, request, depth, body](const QFuture<UpstreamReply> &finished) {
@@ -504,11 +509,10 @@ void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJso
             cancelled.errorString = QStringLiteral("the upstream call was cancelled");
             const UpstreamReply reply = resultOr(finished, cancelled);
             if (m_events) {
-                QJsonObject data{
-                    {QStringLiteral("request"), body},
-                    {QStringLiteral("status"), reply.status},
-                    {QStringLiteral("latencyMs"), reply.latencyMs},
-                    {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}};
+                QJsonObject data{{QStringLiteral("request"), body},
+                                 {QStringLiteral("status"), reply.status},
+                                 {QStringLiteral("latencyMs"), reply.latencyMs},
+                                 {QStringLiteral("url"), upstreamUrl()}};
                 if (reply.isJson) {
                     data.insert(QStringLiteral("response"), reply.json);
                     data.insert(QStringLiteral("usage"), reply.json.value(QStringLiteral("usage")));
@@ -590,15 +594,16 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth, const QJs
     // A Messages answer is read as the chat completion the hooks understand.
     const QJsonObject response = m_bridge ? m_bridge->roundAnswered(answer) : answer;
 
-    const QJsonObject kwargs = hookKwargs(request);
+    // The request split once per round: the gate's kwargs and the follow-up both read it.
+    const AgenticRequest agentic =
+        AgenticRequest::fromFlat(request, isChat() ? QString(keys::kChatCompletionsSurface)
+                                                   : QString(keys::kResponsesSurface));
+    const QJsonObject kwargs = agentic.hookKwargs(m_provider);
     const GateDecision gate = m_interception->shouldRunAgenticLoop(response, m_provider, kwargs);
     if (!gate.run) {
         finishWith(response);
         return;
     }
-    const QString surface =
-        isChat() ? QString(keys::kChatCompletionsSurface) : QString(keys::kResponsesSurface);
-    const AgenticRequest agentic = AgenticRequest::fromFlat(request, surface);
     const QString fingerprint = AgenticFollowUp::fingerprint(gate.payload);
     if (const auto rail = AgenticFollowUp::safetyRailError(
             fingerprint, agentic.fingerprints(), depth, m_request.maxLoops, agentic.model)) {
