@@ -85,6 +85,7 @@ struct Matcher {
 struct CredentialPolicy::Snapshot {
     QStringList values; // configured and client values, longest first
     Matcher matcher;
+    quint64 generation = 0;
 };
 
 CredentialPolicy::CredentialPolicy() {
@@ -180,6 +181,10 @@ void CredentialPolicy::addClientKey(const QString &key) {
     rebuild();
 }
 
+quint64 CredentialPolicy::generation() const {
+    return snapshot()->generation;
+}
+
 QStringList CredentialPolicy::knownSecrets() const {
     return snapshot()->values;
 }
@@ -206,6 +211,7 @@ void CredentialPolicy::rebuild() {
     }
     alternatives << QString::fromUtf16(kFormats);
     next->values = values;
+    next->generation = ++m_generation;
     m.any = QRegularExpression(alternatives.join(u'|'));
     m.any.optimize(); // compiled here, once, so concurrent matches only read it
     m_current = std::move(next);

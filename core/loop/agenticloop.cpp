@@ -498,19 +498,21 @@ void AgenticLoop::iterate(QJsonObject request, int depth) {
 
 void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJsonObject &body) {
     // Announced before the answer so a running flow shows the call while the model thinks.
-    if (m_events)
-        m_events->publish(
-            Kind::UpstreamCallStarted, m_request.requestId, m_iterations - 1,
-            {{QStringLiteral("request"), body}, {QStringLiteral("url"), upstreamUrl()}});
+    // The body is masked once for both events that carry it.
+    EventBus::Masked maskedBody;
+    if (m_events) {
+        maskedBody = m_events->maskOnce({{QStringLiteral("request"), body}});
+        m_events->publish(Kind::UpstreamCallStarted, m_request.requestId, m_iterations - 1,
+                          {{QStringLiteral("url"), upstreamUrl()}}, maskedBody);
+    }
     whenFinished(
         m_upstream->postJson(m_request.route, upstreamPath(), body, m_cancel), this,
-        [this, request, depth, body](const QFuture<UpstreamReply> &finished) {
+        [this, request, depth, maskedBody](const QFuture<UpstreamReply> &finished) {
             UpstreamReply cancelled;
             cancelled.errorString = QStringLiteral("the upstream call was cancelled");
             const UpstreamReply reply = resultOr(finished, cancelled);
             if (m_events) {
-                QJsonObject data{{QStringLiteral("request"), body},
-                                 {QStringLiteral("status"), reply.status},
+                QJsonObject data{{QStringLiteral("status"), reply.status},
                                  {QStringLiteral("latencyMs"), reply.latencyMs},
                                  {QStringLiteral("url"), upstreamUrl()}};
                 if (reply.isJson) {
@@ -522,7 +524,8 @@ void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJso
                     data.insert(QStringLiteral("error"), QString::fromUtf8(reply.body.left(4096)));
                 }
                 reply.addWireTo(data); // a bridged call: what really went upstream
-                m_events->publish(Kind::UpstreamCall, m_request.requestId, m_iterations - 1, data);
+                m_events->publish(Kind::UpstreamCall, m_request.requestId, m_iterations - 1, data,
+                                  maskedBody);
             }
             onUpstreamReply(request, depth, reply);
         });

@@ -369,6 +369,39 @@ private slots:
             QVERIFY(json.contains(masked("WXYZ").toUtf8()));
         }
     }
+
+    // Data masked once goes into several events as it was masked; a secret registered in
+    // between (a new client's key) is masked in the later events all the same.
+    void dataMaskedOnceIsMaskedAgainWhenTheSecretsChange() {
+        EventBus bus;
+        bus.credentials()->setConfiguredSecrets({kConfigured});
+        const QString newKey = QStringLiteral("client-key-new-0001");
+        const QJsonObject body{
+            {QStringLiteral("input"), QString(kConfigured + QStringLiteral(" ") + newKey)}};
+        const EventBus::Masked once = bus.maskOnce({{QStringLiteral("request"), body}});
+        QSignalSpy spy(&bus, &EventBus::eventPublished);
+        bus.publish(InspectorEvent::Kind::UpstreamCallStarted, QStringLiteral("r"), 0,
+                    {{QStringLiteral("url"), QStringLiteral("http://x")}}, once);
+        bus.credentials()->addClientKey(newKey);
+        bus.publish(InspectorEvent::Kind::UpstreamCall, QStringLiteral("r"), 0,
+                    {{QStringLiteral("status"), 200}}, once);
+        QCOMPARE(spy.count(), 2);
+        const auto inputOf = [&](int i) {
+            return spy.at(i)
+                .at(0)
+                .value<InspectorEvent>()
+                .data.value(QStringLiteral("request"))
+                .toObject()
+                .value(QStringLiteral("input"))
+                .toString();
+        };
+        QCOMPARE(inputOf(0), masked("WXYZ") + QStringLiteral(" ") + newKey);
+        QCOMPARE(inputOf(1), masked("WXYZ") + QStringLiteral(" ") + masked("0001"));
+        QCOMPARE(spy.at(0).at(0).value<InspectorEvent>().data.value(QStringLiteral("url")),
+                 QJsonValue(QStringLiteral("http://x")));
+        QCOMPARE(spy.at(1).at(0).value<InspectorEvent>().data.value(QStringLiteral("status")),
+                 QJsonValue(200));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCredentialPolicy)
