@@ -804,9 +804,6 @@ void AgenticLoop::deliver(const QJsonObject &response, const QString &incomplete
         failClientGone();
         return;
     }
-    if (m_events && !m_codeCalls.isEmpty() && !isChat())
-        m_events->publish(Kind::OutputsInjected, m_request.requestId, -1,
-                          {{QStringLiteral("items"), m_codeCalls}});
     runCleanup();
     const QJsonObject answer =
         m_bridge ? m_bridge->finalMessage(!incompleteReason.isEmpty()) : response;
@@ -822,6 +819,10 @@ void AgenticLoop::deliver(const QJsonObject &response, const QString &incomplete
         m_sink->writeChunk(m_writer.finish(response));
         m_sink->endStream();
     }
+    // After the answer is written: masking the items is not part of the client's wait.
+    if (m_events && !m_codeCalls.isEmpty() && !isChat())
+        m_events->publish(Kind::OutputsInjected, m_request.requestId, -1,
+                          {{QStringLiteral("items"), m_codeCalls}});
     complete(200, answer, incompleteReason);
 }
 
