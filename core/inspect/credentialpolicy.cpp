@@ -349,23 +349,34 @@ QJsonArray CredentialPolicy::maskArray(const QJsonArray &array) const {
     return maskArrayInto(snapshot()->matcher, array, out) ? out : array;
 }
 
-QString CredentialPolicy::maskHeaderValue(const QString &lowerName, const QString &value) const {
-    // A header holding a secret anywhere is masked whole, as a secret header is: its other
-    // parts (a scheme, a prefix) say nothing a reader needs.
-    if (!isSecretHeader(lowerName.toLatin1()))
-        return maskText(value) == value ? value : mask(value);
-    if (isMasked(value))
+namespace {
+
+// One header's value: a header holding a secret anywhere is masked whole, as a secret header
+// is: its other parts (a scheme, a prefix) say nothing a reader needs.
+QString maskHeaderValueWith(const Matcher &matcher, QByteArrayView lowerName,
+                            const QString &value) {
+    if (!CredentialPolicy::isSecretHeader(lowerName))
+        return maskWith(matcher, value) == value ? value : CredentialPolicy::mask(value);
+    if (CredentialPolicy::isMasked(value))
         return value;
-    return lowerName.endsWith(QLatin1String("authorization")) ? maskAuthorization(value)
-                                                              : mask(value);
+    return lowerName.endsWith("authorization") ? CredentialPolicy::maskAuthorization(value)
+                                               : CredentialPolicy::mask(value);
+}
+
+} // namespace
+
+QString CredentialPolicy::maskHeaderValue(const QString &lowerName, const QString &value) const {
+    return maskHeaderValueWith(snapshot()->matcher, lowerName.toLatin1(), value);
 }
 
 QJsonObject
 CredentialPolicy::maskHeaders(const QList<QPair<QByteArray, QByteArray>> &headers) const {
+    const auto s = snapshot(); // once for all of them
     QJsonObject out;
     for (const auto &h : headers) {
-        const QString key = QString::fromLatin1(h.first.toLower());
-        const QString value = maskHeaderValue(key, QString::fromUtf8(h.second));
+        const QByteArray lower = h.first.toLower();
+        const QString key = QString::fromLatin1(lower);
+        const QString value = maskHeaderValueWith(s->matcher, lower, QString::fromUtf8(h.second));
         const QJsonValue existing = out.value(key);
         out.insert(key, existing.isString() ? existing.toString() + QStringLiteral(", ") + value
                                             : value);
