@@ -6,6 +6,7 @@
 #include <QWriteLocker>
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace loopscope {
@@ -30,12 +31,61 @@ bool isAllWordChars(const QString &s) {
     return std::all_of(s.begin(), s.end(), isWordChar);
 }
 
+// The shortest match of a key format (AKIA and 16 more).
+constexpr qsizetype kMinFormatLength = 20;
+// Past this many word values a long word goes to the expression (one scan) instead of one
+// search per value.
+constexpr qsizetype kMaxValuesSearched = 8;
+
+// What finds secrets in a text: one compiled expression, and a cheaper first look.
+struct Matcher {
+    QRegularExpression any; // every value, then the formats
+    QStringList wordValues; // values made of word characters only
+    QStringList oddValues;  // values with characters a token has not (holdback checks them)
+    qsizetype shortestWordValue = std::numeric_limits<qsizetype>::max();
+
+    // Whether `any` may match `text`, read in one pass: entering the expression costs about
+    // as much as scanning a short string, and an event holds thousands of strings, nearly all
+    // without a secret. Never false where `any` matches: a key format begins a word run (its
+    // lookbehind) of at least 20 characters with its prefix; a word value lies inside a run
+    // at least as long as itself; an odd value is searched for whole.
+    bool mayMatch(QStringView text) const {
+        bool longRun = false;
+        const qsizetype n = text.size();
+        for (qsizetype i = 0; i < n;) {
+            if (!isWordChar(text[i])) {
+                ++i;
+                continue;
+            }
+            qsizetype end = i + 1;
+            while (end < n && isWordChar(text[end]))
+                ++end;
+            const QStringView run = text.sliced(i, end - i);
+            if (run.size() >= kMinFormatLength &&
+                (run.startsWith(u"sk-") || run.startsWith(u"AKIA") ||
+                 (run.startsWith(u"gh") && run[3] == u'_')))
+                return true;
+            longRun = longRun || run.size() >= shortestWordValue;
+            i = end;
+        }
+        if (longRun) {
+            if (wordValues.size() > kMaxValuesSearched)
+                return true;
+            for (const QString &v : wordValues)
+                if (text.contains(v))
+                    return true;
+        }
+        return std::any_of(oddValues.begin(), oddValues.end(),
+                           [text](const QString &v) { return text.contains(v); });
+    }
+};
+
 } // namespace
 
 struct CredentialPolicy::Snapshot {
-    QStringList values;     // configured and client values, longest first
-    QStringList oddValues;  // values with characters a token has not (holdback checks them)
-    QRegularExpression any; // every value, then the formats
+    QStringList values; // configured and client values, longest first
+    Matcher matcher;
+    quint64 generation = 0;
 };
 
 CredentialPolicy::CredentialPolicy() {
@@ -90,13 +140,19 @@ bool CredentialPolicy::isSecretHeader(QByteArrayView lowerName) {
 }
 
 bool CredentialPolicy::isSecretKey(const QString &key) {
-    const QString k = key.toLower();
-    return k == QLatin1String("api_key") || k == QLatin1String("apikey") ||
-           k == QLatin1String("authorization") || k == QLatin1String("x-api-key") ||
-           k == QLatin1String("master_key") || k == QLatin1String("token") ||
-           k == QLatin1String("access_token") || k == QLatin1String("x-access-token") ||
-           k.endsWith(QLatin1String("_api_key")) || k.endsWith(QLatin1String("accesstoken")) ||
-           k == QLatin1String("user_api_key_hash") || k == QLatin1String("control_token");
+    // Compared without case instead of lowered: every string of every event passes here.
+    const auto is = [&key](QLatin1String name) {
+        return key.size() == name.size() && key.compare(name, Qt::CaseInsensitive) == 0;
+    };
+    const auto ends = [&key](QLatin1String tail) {
+        return key.endsWith(tail, Qt::CaseInsensitive);
+    };
+    return is(QLatin1String("api_key")) || is(QLatin1String("apikey")) ||
+           is(QLatin1String("authorization")) || is(QLatin1String("x-api-key")) ||
+           is(QLatin1String("master_key")) || is(QLatin1String("token")) ||
+           is(QLatin1String("access_token")) || is(QLatin1String("x-access-token")) ||
+           ends(QLatin1String("_api_key")) || ends(QLatin1String("accesstoken")) ||
+           is(QLatin1String("user_api_key_hash")) || is(QLatin1String("control_token"));
 }
 
 void CredentialPolicy::setConfiguredSecrets(const QStringList &values) {
@@ -125,6 +181,10 @@ void CredentialPolicy::addClientKey(const QString &key) {
     rebuild();
 }
 
+quint64 CredentialPolicy::generation() const {
+    return snapshot()->generation;
+}
+
 QStringList CredentialPolicy::knownSecrets() const {
     return snapshot()->values;
 }
@@ -139,15 +199,21 @@ void CredentialPolicy::rebuild() {
     std::stable_sort(values.begin(), values.end(),
                      [](const QString &a, const QString &b) { return a.size() > b.size(); });
     QStringList alternatives;
+    Matcher &m = next->matcher;
     for (const QString &v : std::as_const(values)) {
         alternatives << QRegularExpression::escape(v);
-        if (!isAllWordChars(v))
-            next->oddValues << v;
+        if (isAllWordChars(v)) {
+            m.wordValues << v;
+            m.shortestWordValue = std::min(m.shortestWordValue, v.size());
+        } else {
+            m.oddValues << v;
+        }
     }
     alternatives << QString::fromUtf16(kFormats);
     next->values = values;
-    next->any = QRegularExpression(alternatives.join(u'|'));
-    next->any.optimize(); // compiled here, once, so concurrent matches only read it
+    next->generation = ++m_generation;
+    m.any = QRegularExpression(alternatives.join(u'|'));
+    m.any.optimize(); // compiled here, once, so concurrent matches only read it
     m_current = std::move(next);
 }
 
@@ -158,10 +224,10 @@ std::shared_ptr<const CredentialPolicy::Snapshot> CredentialPolicy::snapshot() c
 
 namespace {
 
-QString maskWith(const QRegularExpression &any, const QString &text) {
-    if (text.size() < CredentialPolicy::kMinSecretLength)
+QString maskWith(const Matcher &matcher, const QString &text) {
+    if (text.size() < CredentialPolicy::kMinSecretLength || !matcher.mayMatch(text))
         return text;
-    QRegularExpressionMatchIterator it = any.globalMatch(text);
+    QRegularExpressionMatchIterator it = matcher.any.globalMatch(text);
     if (!it.hasNext())
         return text;
     QString out;
@@ -180,13 +246,17 @@ QString maskWith(const QRegularExpression &any, const QString &text) {
 // Each returns whether anything below needed masking, and only then fills `out`: an object or
 // array without secrets is returned as it came, which for the bodies the recorder masks
 // (nearly all without secrets) is a read instead of a copy.
-bool maskObjectInto(const QRegularExpression &any, const QJsonObject &object, QJsonObject &out);
-bool maskArrayInto(const QRegularExpression &any, const QJsonArray &array, QJsonArray &out);
+bool maskObjectInto(const Matcher &matcher, const QJsonObject &object, QJsonObject &out);
+bool maskArrayInto(const Matcher &matcher, const QJsonArray &array, QJsonArray &out);
 
-bool maskChild(const QRegularExpression &any, const QString &key, const QJsonValue &value,
+// `keyOf` gives the member's name (a null string in an array); read for strings only, as
+// reading a name copies it.
+template<typename KeyOf>
+bool maskChild(const Matcher &matcher, const KeyOf &keyOf, const QJsonValue &value,
                QJsonValue &out) {
     if (value.isString()) {
         const QString s = value.toString();
+        const QString key = keyOf();
         if (!key.isNull() && CredentialPolicy::isSecretKey(key)) {
             if (CredentialPolicy::isMasked(s) || s.isEmpty())
                 return false;
@@ -195,7 +265,7 @@ bool maskChild(const QRegularExpression &any, const QString &key, const QJsonVal
                       : CredentialPolicy::mask(s);
             return true;
         }
-        QString masked = maskWith(any, s);
+        QString masked = maskWith(matcher, s);
         if (masked.size() == s.size() && masked == s)
             return false;
         out = std::move(masked);
@@ -203,13 +273,13 @@ bool maskChild(const QRegularExpression &any, const QString &key, const QJsonVal
     }
     if (value.isObject()) {
         QJsonObject object;
-        if (maskObjectInto(any, value.toObject(), object)) {
+        if (maskObjectInto(matcher, value.toObject(), object)) {
             out = object;
             return true;
         }
     } else if (value.isArray()) {
         QJsonArray array;
-        if (maskArrayInto(any, value.toArray(), array)) {
+        if (maskArrayInto(matcher, value.toArray(), array)) {
             out = array;
             return true;
         }
@@ -217,11 +287,12 @@ bool maskChild(const QRegularExpression &any, const QString &key, const QJsonVal
     return false;
 }
 
-bool maskObjectInto(const QRegularExpression &any, const QJsonObject &object, QJsonObject &out) {
+bool maskObjectInto(const Matcher &matcher, const QJsonObject &object, QJsonObject &out) {
     bool changed = false;
     for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
         QJsonValue masked;
-        if (!maskChild(any, it.key(), it.value(), masked))
+        if (!maskChild(
+                matcher, [&it] { return it.key(); }, it.value(), masked))
             continue;
         if (!std::exchange(changed, true))
             out = object;
@@ -230,11 +301,12 @@ bool maskObjectInto(const QRegularExpression &any, const QJsonObject &object, QJ
     return changed;
 }
 
-bool maskArrayInto(const QRegularExpression &any, const QJsonArray &array, QJsonArray &out) {
+bool maskArrayInto(const Matcher &matcher, const QJsonArray &array, QJsonArray &out) {
     bool changed = false;
     for (qsizetype i = 0; i < array.size(); ++i) {
         QJsonValue masked;
-        if (!maskChild(any, QString(), array.at(i), masked))
+        if (!maskChild(
+                matcher, [] { return QString(); }, array.at(i), masked))
             continue;
         if (!std::exchange(changed, true))
             out = array;
@@ -248,49 +320,63 @@ bool maskArrayInto(const QRegularExpression &any, const QJsonArray &array, QJson
 QString CredentialPolicy::maskText(const QString &text) const {
     if (text.size() < kMinSecretLength)
         return text;
-    return maskWith(snapshot()->any, text);
+    return maskWith(snapshot()->matcher, text);
 }
 
 QByteArray CredentialPolicy::maskText(const QByteArray &utf8) const {
     if (utf8.size() < kMinSecretLength)
         return utf8;
     const QString text = QString::fromUtf8(utf8);
-    const QString masked = maskWith(snapshot()->any, text);
+    const QString masked = maskWith(snapshot()->matcher, text);
     return masked.size() == text.size() && masked == text ? utf8 : masked.toUtf8();
 }
 
 QJsonValue CredentialPolicy::maskValue(const QJsonValue &value) const {
     QJsonValue out;
-    return maskChild(snapshot()->any, QString(), value, out) ? out : value;
+    return maskChild(
+               snapshot()->matcher, [] { return QString(); }, value, out)
+               ? out
+               : value;
 }
 
 QJsonObject CredentialPolicy::maskObject(const QJsonObject &object) const {
     QJsonObject out;
-    return maskObjectInto(snapshot()->any, object, out) ? out : object;
+    return maskObjectInto(snapshot()->matcher, object, out) ? out : object;
 }
 
 QJsonArray CredentialPolicy::maskArray(const QJsonArray &array) const {
     QJsonArray out;
-    return maskArrayInto(snapshot()->any, array, out) ? out : array;
+    return maskArrayInto(snapshot()->matcher, array, out) ? out : array;
 }
 
-QString CredentialPolicy::maskHeaderValue(const QString &lowerName, const QString &value) const {
-    // A header holding a secret anywhere is masked whole, as a secret header is: its other
-    // parts (a scheme, a prefix) say nothing a reader needs.
-    if (!isSecretHeader(lowerName.toLatin1()))
-        return maskText(value) == value ? value : mask(value);
-    if (isMasked(value))
+namespace {
+
+// One header's value: a header holding a secret anywhere is masked whole, as a secret header
+// is: its other parts (a scheme, a prefix) say nothing a reader needs.
+QString maskHeaderValueWith(const Matcher &matcher, QByteArrayView lowerName,
+                            const QString &value) {
+    if (!CredentialPolicy::isSecretHeader(lowerName))
+        return maskWith(matcher, value) == value ? value : CredentialPolicy::mask(value);
+    if (CredentialPolicy::isMasked(value))
         return value;
-    return lowerName.endsWith(QLatin1String("authorization")) ? maskAuthorization(value)
-                                                              : mask(value);
+    return lowerName.endsWith("authorization") ? CredentialPolicy::maskAuthorization(value)
+                                               : CredentialPolicy::mask(value);
+}
+
+} // namespace
+
+QString CredentialPolicy::maskHeaderValue(const QString &lowerName, const QString &value) const {
+    return maskHeaderValueWith(snapshot()->matcher, lowerName.toLatin1(), value);
 }
 
 QJsonObject
 CredentialPolicy::maskHeaders(const QList<QPair<QByteArray, QByteArray>> &headers) const {
+    const auto s = snapshot(); // once for all of them
     QJsonObject out;
     for (const auto &h : headers) {
-        const QString key = QString::fromLatin1(h.first.toLower());
-        const QString value = maskHeaderValue(key, QString::fromUtf8(h.second));
+        const QByteArray lower = h.first.toLower();
+        const QString key = QString::fromLatin1(lower);
+        const QString value = maskHeaderValueWith(s->matcher, lower, QString::fromUtf8(h.second));
         const QJsonValue existing = out.value(key);
         out.insert(key, existing.isString() ? existing.toString() + QStringLiteral(", ") + value
                                             : value);
@@ -306,7 +392,7 @@ qsizetype CredentialPolicy::holdback(QStringView text) const {
         ++hold;
     // A configured value with other characters: the longest end that begins it.
     const auto s = snapshot();
-    for (const QString &v : s->oddValues) {
+    for (const QString &v : s->matcher.oddValues) {
         for (qsizetype k = std::min(v.size() - 1, text.size()); k > hold; --k) {
             if (text.endsWith(QStringView(v).left(k))) {
                 hold = k;
@@ -319,7 +405,7 @@ qsizetype CredentialPolicy::holdback(QStringView text) const {
 
 qsizetype CredentialPolicy::safeCut(const QString &text, qsizetype at) const {
     const auto s = snapshot();
-    QRegularExpressionMatchIterator it = s->any.globalMatch(text);
+    QRegularExpressionMatchIterator it = s->matcher.any.globalMatch(text);
     while (it.hasNext()) {
         const QRegularExpressionMatch m = it.next();
         if (m.capturedStart() >= at)

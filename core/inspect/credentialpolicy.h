@@ -53,6 +53,10 @@ public:
     // passed a live policy (a HAR file being imported, tests).
     static const CredentialPolicy &formatsOnly();
 
+    // Changes whenever the secrets do (never 0): what was masked while it was current needs no
+    // second look until it changes. Read it before masking, not after.
+    quint64 generation() const;
+
     // Replaces the configured secrets (start and reload); client keys seen are kept.
     void setConfiguredSecrets(const QStringList &values);
     // A client's key, as a request presents it; cheap when already known.
@@ -86,6 +90,7 @@ private:
 
     mutable QReadWriteLock m_lock;
     std::shared_ptr<const Snapshot> m_current;
+    quint64 m_generation = 0; // the last snapshot's (under m_lock)
     QStringList m_configured;
     QStringList m_clientKeys;
 };

@@ -28,6 +28,10 @@ EventBus::EventBus(QObject *parent)
 }
 
 InspectorEvent EventBus::publish(InspectorEvent event) {
+    return publish(std::move(event), Masked());
+}
+
+InspectorEvent EventBus::publish(InspectorEvent event, const Masked &masked) {
     if (event.kind == Kind::CodeRunOutput) {
         if (!holdBackOutput(event))
             return event;
@@ -38,6 +42,13 @@ InspectorEvent EventBus::publish(InspectorEvent event) {
         else if (event.kind == Kind::RequestFinished || event.kind == Kind::RequestFailed)
             flushHeldOutput(event.requestId, {}, event.iteration);
         event.data = m_credentials->maskObject(event.data);
+        if (masked.m_generation != 0) {
+            const QJsonObject reused = masked.m_generation == m_credentials->generation()
+                                           ? masked.m_data
+                                           : m_credentials->maskObject(masked.m_data);
+            for (auto it = reused.constBegin(); it != reused.constEnd(); ++it)
+                event.data.insert(it.key(), it.value());
+        }
     }
     return emitStamped(std::move(event));
 }
@@ -45,6 +56,18 @@ InspectorEvent EventBus::publish(InspectorEvent event) {
 InspectorEvent EventBus::publish(InspectorEvent::Kind kind, const QString &requestId, int iteration,
                                  const QJsonObject &data) {
     return publish(InspectorEvent::make(kind, requestId, iteration, data));
+}
+
+InspectorEvent EventBus::publish(InspectorEvent::Kind kind, const QString &requestId, int iteration,
+                                 const QJsonObject &data, const Masked &masked) {
+    return publish(InspectorEvent::make(kind, requestId, iteration, data), masked);
+}
+
+EventBus::Masked EventBus::maskOnce(const QJsonObject &data) const {
+    Masked out;
+    out.m_generation = m_credentials->generation(); // first: a change while masking is seen
+    out.m_data = m_credentials->maskObject(data);
+    return out;
 }
 
 std::shared_ptr<std::atomic<quint64>> EventBus::dropCounter(const QString &name) {

@@ -27,11 +27,29 @@ class EventBus : public QObject {
 public:
     explicit EventBus(QObject *parent = nullptr);
 
+    // Data masked once for several events of one publisher (a loop's request body goes out
+    // with the model call's start and again with its answer; scanning it twice was a good part
+    // of the loop's own time): publish() puts it in as it is while the secrets are the ones it
+    // was masked with, and masks it again if they changed. Only maskOnce() makes one.
+    class Masked {
+    public:
+        Masked() = default;
+
+    private:
+        friend class EventBus;
+        QJsonObject m_data;
+        quint64 m_generation = 0; // CredentialPolicy::generation() before masking; 0: empty
+    };
+
     // Stamps sequence and time, masks, then emits. Returns the stamped event (a live output
     // chunk held back whole is returned unstamped and not emitted).
     InspectorEvent publish(InspectorEvent event);
     InspectorEvent publish(InspectorEvent::Kind kind, const QString &requestId = {},
                            int iteration = -1, const QJsonObject &data = {});
+    // The same with `masked`'s keys added to `data` (a key in both takes `masked`'s value).
+    InspectorEvent publish(InspectorEvent::Kind kind, const QString &requestId, int iteration,
+                           const QJsonObject &data, const Masked &masked);
+    Masked maskOnce(const QJsonObject &data) const;
 
     // The policy every publisher and consumer of this bus masks with; shared, so a consumer on
     // another thread keeps it alive without pointing into the bus.
@@ -47,6 +65,7 @@ signals:
     void eventPublished(const loopscope::InspectorEvent &event);
 
 private:
+    InspectorEvent publish(InspectorEvent event, const Masked &masked);
     InspectorEvent emitStamped(InspectorEvent event);
     bool holdBackOutput(InspectorEvent &event);
     void flushHeldOutput(const QString &requestId, const QString &callId, int iteration);

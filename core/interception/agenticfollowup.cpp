@@ -125,16 +125,24 @@ Outcome<QJsonObject> AgenticFollowUp::buildFollowUpRequest(const AgenticLoopPlan
     params.remove(keys::kConvertedStream);
 
     // Litellm-level kwargs: request's, then the plan's; a key sent as a param always wins.
+    // Built from the plan's (it wins, and nearly always repeats the request's) so that the
+    // usual round copies no key: every insert into a QJsonObject costs a search and a copy.
     const QString messagesKey = request.messagesKey();
-    const auto sentAsParam = [&](const QString &key) {
-        return params.contains(key) || key == QLatin1String("model") || key == messagesKey;
+    const auto carried = [&](const QString &key) {
+        return !params.contains(key) && key != QLatin1String("model") && key != messagesKey &&
+               !droppedFromFollowUpKwargs(key);
     };
-    QJsonObject kwargs;
-    for (const QJsonObject *source : {&request.kwargs, &patch.kwargs}) {
-        for (auto it = source->begin(); it != source->end(); ++it) {
-            if (!sentAsParam(it.key()) && !droppedFromFollowUpKwargs(it.key()))
-                kwargs.insert(it.key(), it.value());
-        }
+    QJsonObject kwargs = patch.kwargs;
+    QStringList notCarried;
+    for (auto it = patch.kwargs.constBegin(); it != patch.kwargs.constEnd(); ++it) {
+        if (!carried(it.key()))
+            notCarried << it.key();
+    }
+    for (const QString &key : std::as_const(notCarried))
+        kwargs.remove(key);
+    for (auto it = request.kwargs.constBegin(); it != request.kwargs.constEnd(); ++it) {
+        if (!patch.kwargs.contains(it.key()) && carried(it.key()))
+            kwargs.insert(it.key(), it.value());
     }
     kwargs.insert(keys::kAgenticLoopDepth, context.depth + 1);
     kwargs.insert(keys::kMaxAgenticLoops, context.maxLoops);
@@ -152,8 +160,9 @@ Outcome<QJsonObject> AgenticFollowUp::buildFollowUpRequest(const AgenticLoopPlan
         kwargs.insert(keys::kLitellmMetadata, metadata);
     }
 
-    QJsonObject followUp = params;
-    for (auto it = kwargs.begin(); it != kwargs.end(); ++it)
+    // No key is in both (kwargs leave out what params send).
+    QJsonObject followUp = kwargs;
+    for (auto it = params.constBegin(); it != params.constEnd(); ++it)
         followUp.insert(it.key(), it.value());
     const QString model = patch.model.value_or(QString());
     followUp.insert(QLatin1String("model"), model.isEmpty() ? request.model : model);

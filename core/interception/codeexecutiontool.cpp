@@ -20,15 +20,21 @@ QJsonObject CodeExecutionTool::parameters() {
 }
 
 QJsonObject CodeExecutionTool::functionTool(ToolShape shape) {
-    QJsonObject function{
-        {kName, QString(keys::kCodeExecutionToolName)},
-        {QStringLiteral("description"), QString(keys::kCodeExecutionToolDescription)},
-        {QStringLiteral("parameters"), parameters()},
+    // Built once per shape (read-only, shared): every intercepted request carries one.
+    static const auto build = [](ToolShape toolShape) {
+        QJsonObject function{
+            {kName, QString(keys::kCodeExecutionToolName)},
+            {QStringLiteral("description"), QString(keys::kCodeExecutionToolDescription)},
+            {QStringLiteral("parameters"), parameters()},
+        };
+        if (toolShape == ToolShape::Chat)
+            return QJsonObject{{kType, kFunction}, {kFunction, function}};
+        function.insert(kType, kFunction);
+        return function;
     };
-    if (shape == ToolShape::Chat)
-        return QJsonObject{{kType, kFunction}, {kFunction, function}};
-    function.insert(kType, kFunction);
-    return function;
+    static const QJsonObject chat = build(ToolShape::Chat);
+    static const QJsonObject responses = build(ToolShape::Responses);
+    return shape == ToolShape::Chat ? chat : responses;
 }
 
 QJsonObject CodeExecutionTool::functionToolChoice(ToolShape shape) {

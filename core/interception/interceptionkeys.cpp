@@ -4,37 +4,47 @@
 
 namespace loopscope::keys {
 
-QList<QLatin1String> interceptionInternalPrefixes() {
-    return {kWebsearchPrefix, kCompressionPrefix, kHeadroomPrefix, kCodeInterpreterPrefix};
+const QList<QLatin1String> &interceptionInternalPrefixes() {
+    static const QList<QLatin1String> prefixes{kWebsearchPrefix, kCompressionPrefix,
+                                               kHeadroomPrefix, kCodeInterpreterPrefix};
+    return prefixes;
 }
 
-QList<QLatin1String> nonCodeInterpreterInternalPrefixes() {
-    return {kWebsearchPrefix, kCompressionPrefix, kHeadroomPrefix};
+const QList<QLatin1String> &nonCodeInterpreterInternalPrefixes() {
+    static const QList<QLatin1String> prefixes{kWebsearchPrefix, kCompressionPrefix,
+                                               kHeadroomPrefix};
+    return prefixes;
 }
 
-QList<QString> convertedStreamKeys() {
-    QList<QString> out;
-    for (const QLatin1String prefix : interceptionInternalPrefixes())
-        out.append(QString(prefix + QLatin1String("_converted_stream")));
-    return out;
+const QList<QString> &convertedStreamKeys() {
+    static const QList<QString> keys = [] {
+        QList<QString> out;
+        for (const QLatin1String prefix : interceptionInternalPrefixes())
+            out.append(QString(prefix + QLatin1String("_converted_stream")));
+        return out;
+    }();
+    return keys;
 }
 
-QList<QLatin1String> streamOptionsStashKeys() {
-    return {kStreamOptionsStash, kHeadroomStreamOptions, kWebsearchStreamOptions};
+const QList<QLatin1String> &streamOptionsStashKeys() {
+    static const QList<QLatin1String> keys{kStreamOptionsStash, kHeadroomStreamOptions,
+                                           kWebsearchStreamOptions};
+    return keys;
 }
 
-QList<QLatin1String> agenticLoopInternalLitellmParams() {
-    return {kAgenticLoopDepth,
-            kAgenticLoopFingerprints,
-            kAgenticLoopApiSurface,
-            kMaxAgenticLoops,
-            kActive,
-            kSandboxKey,
-            kSessionScoped,
-            kConvertedStream,
-            kWebsearchEmitNativeBlocks,
-            kWebsearchConvertedStream,
-            kHeadroomConvertedStream};
+const QList<QLatin1String> &agenticLoopInternalLitellmParams() {
+    static const QList<QLatin1String> params{kAgenticLoopDepth,
+                                             kAgenticLoopFingerprints,
+                                             kAgenticLoopApiSurface,
+                                             kMaxAgenticLoops,
+                                             kActive,
+                                             kSandboxKey,
+                                             kSessionScoped,
+                                             kConvertedStream,
+                                             kWebsearchEmitNativeBlocks,
+                                             kWebsearchConvertedStream,
+                                             kHeadroomConvertedStream};
+    return params;
 }
 
 bool isInterceptionInternalKey(const QString &key) {
@@ -74,11 +84,15 @@ bool isLitellmOnlyKey(const QString &key) {
 }
 
 QJsonObject providerRequestBody(const QJsonObject &request) {
-    QJsonObject body;
-    for (auto it = request.begin(); it != request.end(); ++it) {
-        if (!isLitellmOnlyKey(it.key()))
-            body.insert(it.key(), it.value());
+    // The request less its litellm keys: removing costs no allocation, inserting a few each.
+    QStringList litellmOnly;
+    for (auto it = request.constBegin(); it != request.constEnd(); ++it) {
+        if (isLitellmOnlyKey(it.key()))
+            litellmOnly << it.key();
     }
+    QJsonObject body = request;
+    for (const QString &key : std::as_const(litellmOnly))
+        body.remove(key);
     return body;
 }
 

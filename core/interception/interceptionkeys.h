@@ -61,17 +61,18 @@ inline constexpr QLatin1String kExecutionErrorPrefix("[execution error] ");
 inline constexpr QLatin1String
     kInvalidArgumentsText("[invalid tool arguments: could not parse code]");
 
+// The lists below are built once: the loop asks for them for every key of every round.
 // LiteLLM's INTERCEPTION_INTERNAL_PREFIXES (all four).
-QList<QLatin1String> interceptionInternalPrefixes();
+const QList<QLatin1String> &interceptionInternalPrefixes();
 // LiteLLM's NON_CODE_INTERPRETER_INTERCEPTION_INTERNAL_PREFIXES (websearch, compression, headroom).
-QList<QLatin1String> nonCodeInterpreterInternalPrefixes();
+const QList<QLatin1String> &nonCodeInterpreterInternalPrefixes();
 // "<prefix>_converted_stream" for each of the four prefixes.
-QList<QString> convertedStreamKeys();
+const QList<QString> &convertedStreamKeys();
 // Stream-options stashes in lookup order: code interpreter, headroom, websearch.
-QList<QLatin1String> streamOptionsStashKeys();
+const QList<QLatin1String> &streamOptionsStashKeys();
 // LiteLLM's `agentic_loop_internal_litellm_params`, in its pinned order: travel with a call,
 // never belong in a provider request body.
-QList<QLatin1String> agenticLoopInternalLitellmParams();
+const QList<QLatin1String> &agenticLoopInternalLitellmParams();
 
 // Plain prefix match: true when `key` starts with any of `prefixes`.
 bool isInterceptionInternalKey(const QString &key);

@@ -100,6 +100,12 @@ QString AgenticLoop::upstreamPath() const {
     return isChat() ? QStringLiteral("/chat/completions") : QStringLiteral("/responses");
 }
 
+const QString &AgenticLoop::upstreamUrl() {
+    if (m_upstreamUrl.isEmpty())
+        m_upstreamUrl = m_request.route.urlFor(upstreamPath()).toString();
+    return m_upstreamUrl;
+}
+
 bool AgenticLoop::clientGone() const {
     return !m_sink || m_sink->isClientGone();
 }
@@ -492,23 +498,23 @@ void AgenticLoop::iterate(QJsonObject request, int depth) {
 
 void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJsonObject &body) {
     // Announced before the answer so a running flow shows the call while the model thinks.
-    if (m_events)
-        m_events->publish(
-            Kind::UpstreamCallStarted, m_request.requestId, m_iterations - 1,
-            {{QStringLiteral("request"), body},
-             {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}});
+    // The body is masked once for both events that carry it.
+    EventBus::Masked maskedBody;
+    if (m_events) {
+        maskedBody = m_events->maskOnce({{QStringLiteral("request"), body}});
+        m_events->publish(Kind::UpstreamCallStarted, m_request.requestId, m_iterations - 1,
+                          {{QStringLiteral("url"), upstreamUrl()}}, maskedBody);
+    }
     whenFinished(
         m_upstream->postJson(m_request.route, upstreamPath(), body, m_cancel), this,
-        [this, request, depth, body](const QFuture<UpstreamReply> &finished) {
+        [this, request, depth, maskedBody](const QFuture<UpstreamReply> &finished) {
             UpstreamReply cancelled;
             cancelled.errorString = QStringLiteral("the upstream call was cancelled");
             const UpstreamReply reply = resultOr(finished, cancelled);
             if (m_events) {
-                QJsonObject data{
-                    {QStringLiteral("request"), body},
-                    {QStringLiteral("status"), reply.status},
-                    {QStringLiteral("latencyMs"), reply.latencyMs},
-                    {QStringLiteral("url"), m_request.route.urlFor(upstreamPath()).toString()}};
+                QJsonObject data{{QStringLiteral("status"), reply.status},
+                                 {QStringLiteral("latencyMs"), reply.latencyMs},
+                                 {QStringLiteral("url"), upstreamUrl()}};
                 if (reply.isJson) {
                     data.insert(QStringLiteral("response"), reply.json);
                     data.insert(QStringLiteral("usage"), reply.json.value(QStringLiteral("usage")));
@@ -518,7 +524,8 @@ void AgenticLoop::sendUpstream(const QJsonObject &request, int depth, const QJso
                     data.insert(QStringLiteral("error"), QString::fromUtf8(reply.body.left(4096)));
                 }
                 reply.addWireTo(data); // a bridged call: what really went upstream
-                m_events->publish(Kind::UpstreamCall, m_request.requestId, m_iterations - 1, data);
+                m_events->publish(Kind::UpstreamCall, m_request.requestId, m_iterations - 1, data,
+                                  maskedBody);
             }
             onUpstreamReply(request, depth, reply);
         });
@@ -590,15 +597,16 @@ void AgenticLoop::actOnResponse(const QJsonObject &request, int depth, const QJs
     // A Messages answer is read as the chat completion the hooks understand.
     const QJsonObject response = m_bridge ? m_bridge->roundAnswered(answer) : answer;
 
-    const QJsonObject kwargs = hookKwargs(request);
+    // The request split once per round: the gate's kwargs and the follow-up both read it.
+    const AgenticRequest agentic =
+        AgenticRequest::fromFlat(request, isChat() ? QString(keys::kChatCompletionsSurface)
+                                                   : QString(keys::kResponsesSurface));
+    const QJsonObject kwargs = agentic.hookKwargs(m_provider);
     const GateDecision gate = m_interception->shouldRunAgenticLoop(response, m_provider, kwargs);
     if (!gate.run) {
         finishWith(response);
         return;
     }
-    const QString surface =
-        isChat() ? QString(keys::kChatCompletionsSurface) : QString(keys::kResponsesSurface);
-    const AgenticRequest agentic = AgenticRequest::fromFlat(request, surface);
     const QString fingerprint = AgenticFollowUp::fingerprint(gate.payload);
     if (const auto rail = AgenticFollowUp::safetyRailError(
             fingerprint, agentic.fingerprints(), depth, m_request.maxLoops, agentic.model)) {
@@ -796,9 +804,6 @@ void AgenticLoop::deliver(const QJsonObject &response, const QString &incomplete
         failClientGone();
         return;
     }
-    if (m_events && !m_codeCalls.isEmpty() && !isChat())
-        m_events->publish(Kind::OutputsInjected, m_request.requestId, -1,
-                          {{QStringLiteral("items"), m_codeCalls}});
     runCleanup();
     const QJsonObject answer =
         m_bridge ? m_bridge->finalMessage(!incompleteReason.isEmpty()) : response;
@@ -814,6 +819,10 @@ void AgenticLoop::deliver(const QJsonObject &response, const QString &incomplete
         m_sink->writeChunk(m_writer.finish(response));
         m_sink->endStream();
     }
+    // After the answer is written: masking the items is not part of the client's wait.
+    if (m_events && !m_codeCalls.isEmpty() && !isChat())
+        m_events->publish(Kind::OutputsInjected, m_request.requestId, -1,
+                          {{QStringLiteral("items"), m_codeCalls}});
     complete(200, answer, incompleteReason);
 }
 

@@ -135,6 +135,8 @@ private:
     bool startMessagesContainer(QJsonObject &request);
     bool clientGone() const;
     QString upstreamPath() const;
+    // The upstream URL the events name, written once per loop (every round names it twice).
+    const QString &upstreamUrl();
     QJsonObject hookKwargs(const QJsonObject &request) const;
 
     ProxyRequest m_request;
@@ -144,6 +146,7 @@ private:
     QPointer<EventBus> m_events;
 
     QString m_provider;
+    QString m_upstreamUrl;
     bool m_stream = false;
     QJsonValue m_streamOptions = QJsonValue::Undefined;
     QString m_sandboxKey;

@@ -168,31 +168,36 @@ QFuture<UpstreamReply> UpstreamClient::postJson(const UpstreamRoute &route, cons
         return m_bridge->postStateless(route, body, cancel);
     if (!m_bridge->detects(route))
         return postJsonDirect(route, path, body, cancel);
-    auto promise = startedPromise<UpstreamReply>();
-    QFuture<UpstreamReply> future = promise->future();
-    whenFinished(postJsonDirect(route, path, body, cancel), this,
-                 [this, route, body, promise, cancel](const QFuture<UpstreamReply> &f) {
-                     UpstreamReply cancelled;
-                     cancelled.errorString = QStringLiteral("the upstream call was cancelled");
-                     const UpstreamReply native = resultOr(f, cancelled);
-                     if (!ResponsesBridge::notServed(native.status, native.body)) {
-                         finishPromise(promise, native);
-                         return;
-                     }
-                     m_bridge->rememberChatOnly(route, native.status);
-                     whenFinished(m_bridge->postJson(route, body, {}, cancel), this,
-                                  [promise, native](const QFuture<UpstreamReply> &bridged) {
-                                      UpstreamReply reply = resultOr(bridged, native);
-                                      reply.latencyMs += native.latencyMs;
-                                      finishPromise(promise, reply);
-                                  });
-                 });
-    return future;
+    // Told when the native answer comes, not from a second future: a served answer reaches
+    // the caller without another turn of the event loop (the agentic loop waited one more
+    // per round for it).
+    return postJsonDirect(
+        route, path, body, cancel,
+        [this, route, body, cancel](const UpstreamReply &native,
+                                    const std::shared_ptr<QPromise<UpstreamReply>> &promise) {
+            if (!ResponsesBridge::notServed(native.status, native.body))
+                return false;
+            m_bridge->rememberChatOnly(route, native.status);
+            whenFinished(m_bridge->postJson(route, body, {}, cancel), this,
+                         [promise, native](const QFuture<UpstreamReply> &bridged) {
+                             UpstreamReply reply = resultOr(bridged, native);
+                             reply.latencyMs += native.latencyMs;
+                             finishPromise(promise, reply);
+                         });
+            return true;
+        });
 }
 
 QFuture<UpstreamReply> UpstreamClient::postJsonDirect(const UpstreamRoute &route,
                                                       const QString &path, const QJsonObject &body,
                                                       const CancellationToken &cancel) {
+    return postJsonDirect(route, path, body, cancel, Divert());
+}
+
+QFuture<UpstreamReply> UpstreamClient::postJsonDirect(const UpstreamRoute &route,
+                                                      const QString &path, const QJsonObject &body,
+                                                      const CancellationToken &cancel,
+                                                      const Divert &divert) {
     auto promise = std::make_shared<QPromise<UpstreamReply>>();
     promise->start();
     QFuture<UpstreamReply> future = promise->future();
@@ -200,7 +205,7 @@ QFuture<UpstreamReply> UpstreamClient::postJsonDirect(const UpstreamRoute &route
     clock->start();
     QNetworkReply *reply =
         send(route, "POST", path, QJsonDocument(body).toJson(QJsonDocument::Compact));
-    connect(reply, &QNetworkReply::finished, this, [reply, promise, clock] {
+    connect(reply, &QNetworkReply::finished, this, [reply, promise, clock, divert] {
         UpstreamReply result;
         result.latencyMs = double(clock->nsecsElapsed()) / 1e6;
         result.tooLarge = tooLarge(reply);
@@ -219,6 +224,8 @@ QFuture<UpstreamReply> UpstreamClient::postJsonDirect(const UpstreamRoute &route
         if (result.isJson)
             result.json = doc.object();
         reply->deleteLater();
+        if (divert && divert(result, promise))
+            return;
         promise->addResult(result);
         promise->finish();
     });

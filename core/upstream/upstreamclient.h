@@ -8,6 +8,10 @@
 #include <QFuture>
 #include <QJsonObject>
 #include <QObject>
+#include <QPromise>
+
+#include <functional>
+#include <memory>
 
 class QNetworkAccessManager;
 class QNetworkReply;
@@ -80,6 +84,12 @@ public:
     QNetworkAccessManager *manager() const { return m_manager; }
 
 private:
+    // Takes over a finished call's promise (true) instead of resolving it with `native`.
+    using Divert = std::function<bool(const UpstreamReply &native,
+                                      const std::shared_ptr<QPromise<UpstreamReply>> &promise)>;
+    QFuture<UpstreamReply> postJsonDirect(const UpstreamRoute &route, const QString &path,
+                                          const QJsonObject &body, const CancellationToken &cancel,
+                                          const Divert &divert);
     QNetworkAccessManager *m_manager;
     ResponsesBridge *m_bridge;
     qint64 m_maxBodyBytes = kDefaultMaxBodyBytes;

@@ -23,6 +23,8 @@ QString masked(const char *last4) {
 
 // A configured key that no format matches: only the registered value can find it.
 const QString kConfigured = QStringLiteral("cfg-0123456789abcdefWXYZ");
+// A configured value with characters a word has not.
+const QString kDotted = QStringLiteral("dotted.secret.value.42");
 
 } // namespace
 
@@ -85,15 +87,69 @@ private slots:
         QTest::newRow("short sk- word")
             << QStringLiteral("sk-short-one") << QStringLiteral("sk-short-one");
         QTest::newRow("already masked") << masked("WXYZ") << masked("WXYZ");
+        // Where the policy's first look (before its expression) must not stop short.
+        QTest::newRow("format after punctuation")
+            << QStringLiteral("print('sk-proj-AbCdEfGhIjKlMnOpQrSt1234')")
+            << QStringLiteral("print('") + masked("1234") + QStringLiteral("')");
+        QTest::newRow("format inside a word is not a key")
+            << QStringLiteral("xghp_abcdefghijklmnopqrstuvwxyz0123456789")
+            << QStringLiteral("xghp_abcdefghijklmnopqrstuvwxyz0123456789");
+        QTest::newRow("value with dots")
+            << QStringLiteral("x=") + kDotted + QStringLiteral(";")
+            << QStringLiteral("x=") + masked("e.42") + QStringLiteral(";");
+        QTest::newRow("value cut by a space is not the value")
+            << QStringLiteral("cfg-0123456789 abcdefWXYZ")
+            << QStringLiteral("cfg-0123456789 abcdefWXYZ");
+        QTest::newRow("short strings around a value")
+            << QStringLiteral("a b ") + kConfigured + QStringLiteral(" c")
+            << QStringLiteral("a b ") + masked("WXYZ") + QStringLiteral(" c");
     }
     void maskText() {
         QFETCH(QString, text);
         QFETCH(QString, expected);
         CredentialPolicy policy;
-        policy.setConfiguredSecrets({kConfigured, QStringLiteral("short")});
+        policy.setConfiguredSecrets({kConfigured, QStringLiteral("short"), kDotted});
         policy.addClientKey(QStringLiteral("client-key-7777-abcd"));
         QCOMPARE(policy.maskText(text), expected);
         QCOMPARE(policy.maskText(text.toUtf8()), expected.toUtf8());
+    }
+
+    // Past a handful of values a long word goes straight to the expression: every one of many
+    // client keys is still found, in text and in any string of an object.
+    void manyClientKeysAreAllFound() {
+        CredentialPolicy policy;
+        for (int i = 0; i < 20; ++i)
+            policy.addClientKey(QStringLiteral("client-key-%1-abcd").arg(i, 4, 10, QChar(u'0')));
+        for (int i = 0; i < 20; ++i) {
+            const QString key = QStringLiteral("client-key-%1-abcd").arg(i, 4, 10, QChar(u'0'));
+            QCOMPARE(policy.maskText(QStringLiteral("the key ") + key + QStringLiteral(".")),
+                     QStringLiteral("the key ") + masked("abcd") + QStringLiteral("."));
+            const QJsonObject in{
+                {QStringLiteral("input"), QJsonArray{QString(QStringLiteral("xx") + key)}}};
+            QCOMPARE(
+                policy.maskObject(in).value(QStringLiteral("input")).toArray().at(0).toString(),
+                QStringLiteral("xx") + masked("abcd"));
+        }
+        QCOMPARE(policy.maskText(QStringLiteral("a long ordinary_identifier_of_words")),
+                 QStringLiteral("a long ordinary_identifier_of_words"));
+    }
+
+    void secretKeyNames_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<bool>("secret");
+        for (const char *k :
+             {"api_key", "API_KEY", "ApiKey", "Authorization", "x-api-key", "master_key", "Token",
+              "access_token", "X-Access-Token", "openai_api_key", "OPENAI_API_KEY",
+              "githubAccessToken", "user_api_key_hash", "control_token"})
+            QTest::newRow(k) << QString::fromLatin1(k) << true;
+        for (const char *k : {"tokens", "api_keys", "max_tokens", "key", "model", "", "api_key_id",
+                              "authorization_url"})
+            QTest::newRow(k) << QString::fromLatin1(k) << false;
+    }
+    void secretKeyNames() {
+        QFETCH(QString, key);
+        QFETCH(bool, secret);
+        QCOMPARE(CredentialPolicy::isSecretKey(key), secret);
     }
 
     void reloadReplacesConfiguredButKeepsClientKeys() {
@@ -312,6 +368,39 @@ private slots:
             QVERIFY2(!json.contains(kConfigured.toUtf8()), json.constData());
             QVERIFY(json.contains(masked("WXYZ").toUtf8()));
         }
+    }
+
+    // Data masked once goes into several events as it was masked; a secret registered in
+    // between (a new client's key) is masked in the later events all the same.
+    void dataMaskedOnceIsMaskedAgainWhenTheSecretsChange() {
+        EventBus bus;
+        bus.credentials()->setConfiguredSecrets({kConfigured});
+        const QString newKey = QStringLiteral("client-key-new-0001");
+        const QJsonObject body{
+            {QStringLiteral("input"), QString(kConfigured + QStringLiteral(" ") + newKey)}};
+        const EventBus::Masked once = bus.maskOnce({{QStringLiteral("request"), body}});
+        QSignalSpy spy(&bus, &EventBus::eventPublished);
+        bus.publish(InspectorEvent::Kind::UpstreamCallStarted, QStringLiteral("r"), 0,
+                    {{QStringLiteral("url"), QStringLiteral("http://x")}}, once);
+        bus.credentials()->addClientKey(newKey);
+        bus.publish(InspectorEvent::Kind::UpstreamCall, QStringLiteral("r"), 0,
+                    {{QStringLiteral("status"), 200}}, once);
+        QCOMPARE(spy.count(), 2);
+        const auto inputOf = [&](int i) {
+            return spy.at(i)
+                .at(0)
+                .value<InspectorEvent>()
+                .data.value(QStringLiteral("request"))
+                .toObject()
+                .value(QStringLiteral("input"))
+                .toString();
+        };
+        QCOMPARE(inputOf(0), masked("WXYZ") + QStringLiteral(" ") + newKey);
+        QCOMPARE(inputOf(1), masked("WXYZ") + QStringLiteral(" ") + masked("0001"));
+        QCOMPARE(spy.at(0).at(0).value<InspectorEvent>().data.value(QStringLiteral("url")),
+                 QJsonValue(QStringLiteral("http://x")));
+        QCOMPARE(spy.at(1).at(0).value<InspectorEvent>().data.value(QStringLiteral("status")),
+                 QJsonValue(200));
     }
 };
 

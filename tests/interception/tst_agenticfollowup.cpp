@@ -175,10 +175,11 @@ private slots:
             J(R"j({"temperature":0.2,"prompt_cache_key":"from-plan-params"})j");
         plan.requestPatch->kwargs = J(
             R"j({"prompt_cache_key":"stale-copy","_code_interpreter_interception_session_scoped":false,
-            "_headroom_interception_x":1})j");
+            "_headroom_interception_x":1,"litellm_call_id":"call-from-plan"})j");
 
         const Outcome<QJsonObject> built = AgenticFollowUp::buildFollowUpRequest(plan, context);
         QVERIFY2(built.ok(), qPrintable(built.error));
+        // The plan's kwargs win over the request's; a key sent as a param wins over both.
         QCOMPARE(built.value, J(R"j({
             "model":"gpt-5-mini",
             "input":[{"role":"user","content":"hi"}],
@@ -186,7 +187,7 @@ private slots:
             "tool_choice":"auto","temperature":0.2,"prompt_cache_key":"from-plan-params",
             "_code_interpreter_interception_active":true,"_code_interpreter_interception_sandbox_key":"k",
             "_code_interpreter_interception_session_scoped":false,
-            "litellm_call_id":"call",
+            "litellm_call_id":"call-from-plan",
             "_agentic_loop_depth":2,"max_agentic_loops":3,"_agentic_loop_fingerprints":["fp0","fp1"]})j"));
     }
 
