@@ -3,6 +3,7 @@
 #include "conversation/responsescodec.h"
 #include "conversation/responsesoverchat.h"
 #include "record/flowrecorder.h"
+#include "record/sharedjsonparser.h"
 #include "record/storedatabase.h"
 
 #include <QJsonDocument>
@@ -432,6 +433,78 @@ QList<QJsonObject> FlowQuery::flows(const QStringList &ids, const QString &runId
     }
     std::stable_sort(out.begin(), out.end(), [](const QJsonObject &a, const QJsonObject &b) {
         return startedAt(a) < startedAt(b);
+    });
+    return out;
+}
+
+qsizetype FlowQuery::readRun(const QString &runId, qsizetype from, qsizetype limit,
+                             const std::function<bool(FlowExchange &&)> &take) const {
+    if (runId.isEmpty() || limit == 0)
+        return 0;
+    const qsizetype until = limit < 0 ? std::numeric_limits<qsizetype>::max() : from + limit;
+    // Running and pending flows of the run, oldest first; they win over a stored copy.
+    QList<QJsonObject> live;
+    QSet<QString> liveIds;
+    for (const QJsonObject &s : m_recorder->liveSummaries())
+        if (s.value(QStringLiteral("run_id")).toString() == runId)
+            if (auto f = m_recorder->liveFlow(s.value(QStringLiteral("id")).toString())) {
+                liveIds.insert(f->value(QStringLiteral("id")).toString());
+                live.append(*f);
+            }
+    std::stable_sort(live.begin(), live.end(), [](const QJsonObject &a, const QJsonObject &b) {
+        return startedAt(a) < startedAt(b);
+    });
+    qsizetype index = 0, taken = 0, nextLive = 0;
+    bool more = true;
+    const auto offer = [&](const auto &make) {
+        if (index++ < from)
+            return;
+        ++taken;
+        more = take(make()) && index < until;
+    };
+    const auto liveUpTo = [&](qint64 at) {
+        while (more && nextLive < live.size() && startedAt(live.at(nextLive)) <= at) {
+            const QJsonObject &f = live.at(nextLive++);
+            offer([&f] { return FlowExchange::fromFlow(f); });
+        }
+    };
+    SharedJsonParser parser;
+    QSqlQuery q(m_db->reader());
+    q.setForwardOnly(true); // rows are handed on one at a time, not kept
+    // No more rows than the page needs (running flows only add to the count).
+    q.prepare(QStringLiteral("SELECT id, started_at, summary, hops FROM flows WHERE run_id = ? "
+                             "ORDER BY started_at, seq LIMIT ?"));
+    q.addBindValue(runId);
+    q.addBindValue(limit < 0 ? qint64(-1) : qint64(until));
+    if (!q.exec())
+        qWarning().noquote() << "loopscope: history: run read failed:" << q.lastError().text();
+    while (more && q.next()) {
+        if (liveIds.contains(q.value(0).toString()))
+            continue;
+        liveUpTo(q.value(1).toLongLong());
+        if (!more)
+            break;
+        offer([&] {
+            const QByteArray hops = qUncompress(q.value(3).toByteArray());
+            FlowExchange x = FlowExchange::fromStored(q.value(2).toByteArray(), hops, parser);
+            parser.nextGeneration();
+            return x;
+        });
+    }
+    liveUpTo(std::numeric_limits<qint64>::max());
+    // A run is read once, start to end: the pages this connection cached for it (up to 2 MB,
+    // SQLite's default) would only hold memory while the run is open.
+    q.finish();
+    QSqlQuery(m_db->reader()).exec(QStringLiteral("PRAGMA shrink_memory"));
+    return taken;
+}
+
+QList<FlowExchange> FlowQuery::runExchanges(const QString &runId, qsizetype from,
+                                            qsizetype limit) const {
+    QList<FlowExchange> out;
+    readRun(runId, from, limit, [&out](FlowExchange &&x) {
+        out.append(std::move(x));
+        return true;
     });
     return out;
 }

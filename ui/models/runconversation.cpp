@@ -25,19 +25,6 @@ constexpr qsizetype kLongChars = 4000;
 constexpr int kShortLines = 3;
 constexpr qsizetype kShortChars = 300;
 
-struct Decoded {
-    QList<Entry> sent;
-    QList<Entry> reply;
-    QString client;
-};
-
-QJsonObject hopOf(const QJsonArray &hops, QLatin1String kind) {
-    for (const QJsonValue &h : hops)
-        if (h.toObject().value(u"kind"_s).toString() == kind)
-            return h.toObject();
-    return {};
-}
-
 // The agent's name as its requests say it: Codex's `originator`, else the user-agent's
 // product ("claude-cli/2.1.0 (external, cli)" → "claude-cli/2.1.0").
 QString clientOf(const QJsonObject &clientRequest) {
@@ -74,29 +61,6 @@ Entry toolsEntry(const QJsonArray &tools) {
     e.text = textformat::prettyJson(tools);
     e.format = Conversation::Format::Json;
     return e;
-}
-
-Decoded decode(const QJsonObject &flow) {
-    Decoded d;
-    const Conversation c = Conversation::fromFlow(flow);
-    const QJsonArray hops = flow.value(u"hops"_s).toArray();
-    d.client = clientOf(hopOf(hops, "client_request"_L1));
-    if (!c.iterations().isEmpty()) {
-        d.sent = c.iterations().constFirst().sent;
-        d.reply = c.finalAnswer().isEmpty() ? c.iterations().constLast().reply : c.finalAnswer();
-    } else {
-        d.reply = c.finalAnswer();
-    }
-    QJsonObject body = hopOf(hops, "upstream_request"_L1).value(u"body"_s).toObject();
-    if (body.isEmpty())
-        body = hopOf(hops, "client_request"_L1).value(u"body"_s).toObject();
-    if (const QJsonArray tools = body.value(u"tools"_s).toArray(); !tools.isEmpty()) {
-        qsizetype at = 0;
-        while (at < d.sent.size() && d.sent.at(at).kind == Kind::Instructions)
-            ++at;
-        d.sent.insert(at, toolsEntry(tools));
-    }
-    return d;
 }
 
 // How many leading items of `sent` are `prev`'s request followed by its reply. Reasoning the
@@ -147,14 +111,6 @@ QString labelOf(const Entry &e, bool *all) {
     return {};
 }
 
-RunConversation::Step stepOf(const Entry &e) {
-    RunConversation::Step s;
-    s.entry = e;
-    s.label = labelOf(e, &s.labelSaysAll);
-    s.collapsed = RunConversation::collapsedByDefault(e);
-    return s;
-}
-
 bool isCall(const Entry &e) {
     return (e.kind == Kind::ToolCall || e.kind == Kind::CodeCall) && !e.callId.isEmpty();
 }
@@ -172,7 +128,57 @@ QString usageText(const RunConversation::Tokens &t) {
     return out;
 }
 
+// Texts this long are interned (one copy however often a run repeats them); shorter ones cost
+// less than their lookup.
+constexpr qsizetype kInternChars = 256;
+
 } // namespace
+
+struct RunConversation::Decoded {
+    QList<Entry> sent;
+    QList<Entry> reply;
+    QString client;
+};
+
+QString RunConversation::interned(const QString &text) {
+    if (text.size() < kInternChars)
+        return text;
+    if (const auto it = m_texts.constFind(text); it != m_texts.constEnd())
+        return *it;
+    m_texts.insert(text);
+    return text;
+}
+
+RunConversation::Decoded RunConversation::decode(const FlowExchange &flow) {
+    Decoded d;
+    const QString api = flow.summary.value(u"api"_s).toString();
+    const QJsonValue body = flow.request.value(u"body"_s);
+    d.client = clientOf(flow.request);
+    d.sent = Conversation::requestEntries(body, api);
+    d.reply = Conversation::answerEntries(flow.answer, api, body.toObject());
+    if (const QJsonArray tools = body.toObject().value(u"tools"_s).toArray(); !tools.isEmpty()) {
+        if (tools != m_lastTools.first) // an agent's tool list is the same turn after turn
+            m_lastTools = {tools, toolsEntry(tools)};
+        qsizetype at = 0;
+        while (at < d.sent.size() && d.sent.at(at).kind == Kind::Instructions)
+            ++at;
+        d.sent.insert(at, m_lastTools.second);
+    }
+    // Interned before matching: a resent prompt then compares by pointer, and the kept turns
+    // share one copy of each long block.
+    for (QList<Entry> *list : {&d.sent, &d.reply})
+        for (Entry &e : *list)
+            e.text = interned(e.text);
+    return d;
+}
+
+RunConversation::Step RunConversation::stepOf(const Entry &e) {
+    Step s;
+    s.entry = e;
+    s.label = labelOf(e, &s.labelSaysAll);
+    s.collapsed = collapsedByDefault(e);
+    return s;
+}
 
 void RunConversation::Tokens::add(const Tokens &other) {
     input += other.input;
@@ -202,33 +208,27 @@ RunConversation RunConversation::fromFlows(QList<QJsonObject> flows) {
     return run;
 }
 
-QStringList RunConversation::flowIds(const FlowQuery &query, const QString &runId) {
-    FlowFilter filter;
-    filter.runId = runId;
-    filter.limit = 1000;
-    QStringList ids;
-    QJsonObject page = query.list(filter);
-    while (true) {
-        const QJsonArray data = page.value(u"data"_s).toArray();
-        for (const QJsonValue &s : data)
-            ids.prepend(s.toObject().value(u"id"_s).toString()); // newest first → start order
-        if (!page.value(u"has_more"_s).toBool() || data.isEmpty())
-            break;
-        filter.before = data.last().toObject().value(u"id"_s).toString();
-        page = query.list(filter);
-    }
-    return ids;
+void RunConversation::finish() {
+    m_recent.clear();
+    m_texts.clear(); // what the turns show stays shared among them
+    m_lastTools = {};
 }
 
-void RunConversation::appendFlows(const FlowQuery &query, const QStringList &ids, qsizetype from,
-                                  qsizetype to) {
-    for (qsizetype i = qMax<qsizetype>(0, from); i < qMin(to, ids.size()); ++i)
-        if (const auto flow = query.flow(ids.at(i)))
-            append(*flow);
+qsizetype RunConversation::appendRun(const FlowQuery &query, const QString &runId,
+                                     qsizetype from, qsizetype limit) {
+    return query.readRun(runId, from, limit, [this](FlowExchange &&flow) {
+        append(flow);
+        return true;
+    });
 }
 
 void RunConversation::append(const QJsonObject &flow) {
-    Decoded d = decode(flow);
+    append(FlowExchange::fromFlow(flow));
+}
+
+void RunConversation::append(const FlowExchange &exchange) {
+    Decoded d = decode(exchange);
+    const QJsonObject &flow = exchange.summary;
     const int index = int(m_turns.size());
     Turn t;
     t.flowId = flow.value(u"id"_s).toString();

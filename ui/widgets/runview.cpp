@@ -101,11 +101,11 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
     }
     // Decoding a long agent run (100 KB requests, hundreds of turns) is the heavy part: it
     // runs on the query client's pool, flow by flow; the first turns are shown meanwhile.
-    using Part = std::pair<RunConversation, QStringList>;
+    using Part = std::pair<RunConversation, qsizetype>; // the first turns, how many read
     whenFinished(client->submit<Part>([runId](const FlowQuery &query) {
-        Part part{RunConversation(), RunConversation::flowIds(query, runId)};
-        part.first.appendFlows(query, part.second, 0, kFirstTurns);
-        if (part.second.size() <= kFirstTurns)
+        Part part;
+        part.second = part.first.appendRun(query, runId, 0, kFirstTurns);
+        if (part.second < kFirstTurns)
             part.first.finish();
         return part;
     }),
@@ -115,13 +115,14 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
                      const Part part = resultOr(f, Part());
                      setConversation(runId, part.first);
                      emit firstTurnsShown(runId);
-                     if (part.second.size() <= kFirstTurns) {
+                     if (part.second < kFirstTurns) {
                          emit loaded(runId);
                          return;
                      }
-                     whenFinished(client->submit<RunConversation>([part](const FlowQuery &query) {
+                     whenFinished(client->submit<RunConversation>([part, runId](
+                                                                      const FlowQuery &query) {
                          RunConversation run = part.first;
-                         run.appendFlows(query, part.second, kFirstTurns, part.second.size());
+                         run.appendRun(query, runId, kFirstTurns);
                          run.finish();
                          return run;
                      }),
