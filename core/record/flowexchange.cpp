@@ -59,8 +59,8 @@ FlowExchange FlowExchange::fromFlow(const QJsonObject &flow) {
 FlowExchange FlowExchange::fromStored(QByteArrayView summary, QByteArrayView hops,
                                       SharedJsonParser &parser) {
     FlowExchange x;
-    x.summary = QJsonDocument::fromJson(QByteArray::fromRawData(summary.data(), summary.size()))
-                    .object();
+    x.summary =
+        QJsonDocument::fromJson(QByteArray::fromRawData(summary.data(), summary.size())).object();
     const QList<QByteArrayView> all = SharedJsonParser::elements(hops);
     if (all.isEmpty() && !hops.trimmed().isEmpty()) { // not what the store writes: parse it all
         QJsonObject flow = x.summary;

@@ -55,11 +55,11 @@ public:
         m_bus.publish(Kind::UpstreamResponse, id, 0, d);
     }
     void clientResponse(const QString &id, int status, const QJsonObject &body) {
-        InspectorEvent e = InspectorEvent::make(
-            Kind::ClientResponse, id, -1,
-            {{"status", status},
-             {"stream", false},
-             {"headers", QJsonObject{{"content-type", "application/json"}}}});
+        InspectorEvent e =
+            InspectorEvent::make(Kind::ClientResponse, id, -1,
+                                 {{"status", status},
+                                  {"stream", false},
+                                  {"headers", QJsonObject{{"content-type", "application/json"}}}});
         e.raw = agents::compact(body);
         m_bus.publish(e);
     }
@@ -73,8 +73,7 @@ private:
 };
 
 QJsonObject errorBody(const QString &message) {
-    return {{"type", "error"},
-            {"error", QJsonObject{{"type", "api_error"}, {"message", message}}}};
+    return {{"type", "error"}, {"error", QJsonObject{{"type", "api_error"}, {"message", message}}}};
 }
 
 } // namespace
@@ -88,14 +87,19 @@ private slots:
         QTest::addColumn<int>("answerStatus");
         QTest::addColumn<QString>("answerText"); // a string the answer holds
 
-        QTest::newRow("pass-through") << "pass-through" << "client_response" << 200 << "Hello.";
+        QTest::newRow("pass-through") << "pass-through"
+                                      << "client_response" << 200 << "Hello.";
         QTest::newRow("no upstream hop: refused by Loopscope")
-            << "no upstream" << "client_response" << 400 << "max_tokens is required";
+            << "no upstream"
+            << "client_response" << 400 << "max_tokens is required";
         QTest::newRow("failed answer: upstream unreachable")
-            << "failed" << "client_response" << 502 << "upstream unreachable";
+            << "failed"
+            << "client_response" << 502 << "upstream unreachable";
         QTest::newRow("client gone before the answer")
-            << "no client answer" << "upstream_response" << 0 << "connection refused";
-        QTest::newRow("still running") << "running" << "" << 0 << "";
+            << "no client answer"
+            << "upstream_response" << 0 << "connection refused";
+        QTest::newRow("still running") << "running"
+                                       << "" << 0 << "";
     }
     void shapes() {
         QFETCH(QString, shape);
@@ -177,8 +181,8 @@ private slots:
         QStringList ids;
         for (const FlowExchange &x : all)
             ids << x.id();
-        QCOMPARE(ids, QStringList({"claude_1", "claude_title", "claude_2", "claude_3",
-                                   "claude_next"}));
+        QCOMPARE(ids,
+                 QStringList({"claude_1", "claude_title", "claude_2", "claude_3", "claude_next"}));
         for (int i = 0; i < flows.size(); ++i) { // the stored ones as their whole flows say
             const FlowExchange whole = FlowExchange::fromFlow(flows.at(i));
             QCOMPARE(all.at(i).request, whole.request);
@@ -195,9 +199,7 @@ private slots:
         QVERIFY(store(recorder)->query()->runExchanges(runId, 5).isEmpty());
         int seen = 0;
         QCOMPARE(store(recorder)->query()->readRun(runId, 0, -1,
-                                                    [&seen](FlowExchange &&) {
-                                                        return ++seen < 2;
-                                                    }),
+                                                   [&seen](FlowExchange &&) { return ++seen < 2; }),
                  2);
         QVERIFY(store(recorder)->query()->runExchanges("run_unknown").isEmpty());
     }

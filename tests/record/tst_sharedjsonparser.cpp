@@ -29,15 +29,15 @@ QByteArray request(int turns) {
                                  QString(QStringLiteral("step %1: ").arg(i) + QString(80, u'x'))}};
     QJsonArray tools;
     for (int i = 0; i < 6; ++i)
-        tools << QJsonObject{{QStringLiteral("name"), QStringLiteral("Tool%1").arg(i)},
-                             {QStringLiteral("description"),
-                              QString::fromLatin1(big("use \"it\" \\ well\n", 20))}};
-    return QJsonDocument(
-               QJsonObject{{QStringLiteral("model"), QStringLiteral("m")},
-                           {QStringLiteral("system"),
-                            QString::fromUtf8(big("rule: quote \" back\\slash \\\\ tab\t é ✓\n", 60))},
-                           {QStringLiteral("tools"), tools},
-                           {QStringLiteral("messages"), messages}})
+        tools << QJsonObject{
+            {QStringLiteral("name"), QStringLiteral("Tool%1").arg(i)},
+            {QStringLiteral("description"), QString::fromLatin1(big("use \"it\" \\ well\n", 20))}};
+    return QJsonDocument(QJsonObject{{QStringLiteral("model"), QStringLiteral("m")},
+                                     {QStringLiteral("system"),
+                                      QString::fromUtf8(
+                                          big("rule: quote \" back\\slash \\\\ tab\t é ✓\n", 60))},
+                                     {QStringLiteral("tools"), tools},
+                                     {QStringLiteral("messages"), messages}})
         .toJson(QJsonDocument::Compact);
 }
 
@@ -112,7 +112,8 @@ private slots:
     }
 
     void membersAndElements() {
-        const QByteArray json = "{\"kind\":\"client_request\",\"body\":{\"x\":[1,\"]}\"]},\"n\":-1.5}";
+        const QByteArray json =
+            "{\"kind\":\"client_request\",\"body\":{\"x\":[1,\"]}\"]},\"n\":-1.5}";
         const QList<SharedJsonParser::Member> members = SharedJsonParser::members(json);
         QCOMPARE(members.size(), 3);
         QCOMPARE(members.at(0).key, "kind");

@@ -154,22 +154,66 @@ RunConversation::Decoded RunConversation::decode(const FlowExchange &flow) {
     const QString api = flow.summary.value(u"api"_s).toString();
     const QJsonValue body = flow.request.value(u"body"_s);
     d.client = clientOf(flow.request);
-    d.sent = Conversation::requestEntries(body, api);
+    d.sent = body.isObject() ? sentEntries(body.toObject(), api)
+                             : Conversation::requestEntries(body, api);
     d.reply = Conversation::answerEntries(flow.answer, api, body.toObject());
-    if (const QJsonArray tools = body.toObject().value(u"tools"_s).toArray(); !tools.isEmpty()) {
-        if (tools != m_lastTools.first) // an agent's tool list is the same turn after turn
-            m_lastTools = {tools, toolsEntry(tools)};
-        qsizetype at = 0;
-        while (at < d.sent.size() && d.sent.at(at).kind == Kind::Instructions)
-            ++at;
-        d.sent.insert(at, m_lastTools.second);
-    }
-    // Interned before matching: a resent prompt then compares by pointer, and the kept turns
-    // share one copy of each long block.
-    for (QList<Entry> *list : {&d.sent, &d.reply})
-        for (Entry &e : *list)
-            e.text = interned(e.text);
+    for (Entry &e : d.reply)
+        e.text = interned(e.text);
     return d;
+}
+
+QList<Conversation::Entry> RunConversation::sentEntries(const QJsonObject &body,
+                                                        const QString &api) {
+    // An agent's request is the last one plus a few items: when everything but the history is
+    // the same and the history starts with the last one's, only the new items are decoded
+    // (decoding the whole history every turn made a long run quadratic).
+    const QString history = body.contains(u"messages"_s) ? u"messages"_s : u"input"_s;
+    const QJsonArray items = body.value(history).toArray();
+    const QJsonArray lastItems = m_lastBody.value(history).toArray();
+    const bool extendsLast = !m_recent.isEmpty() && api == m_lastApi && !lastItems.isEmpty() &&
+                             items.size() >= lastItems.size() && [&] {
+                                 for (qsizetype i = 0; i < lastItems.size(); ++i)
+                                     if (items.at(i) != lastItems.at(i))
+                                         return false;
+                                 QJsonObject rest = body, lastRest = m_lastBody;
+                                 rest.remove(history);
+                                 lastRest.remove(history);
+                                 return rest == lastRest;
+                             }();
+    QList<Entry> sent;
+    if (extendsLast) {
+        QJsonObject tail = body;
+        QJsonArray added;
+        for (qsizetype i = lastItems.size(); i < items.size(); ++i)
+            added.append(items.at(i));
+        tail.insert(history, added);
+        sent = m_recent.constLast().sent;
+        QList<Entry> more = Conversation::requestEntries(tail, api);
+        qsizetype skip = 0; // the prompt, decoded with the tail, is the last turn's
+        while (skip < more.size() && more.at(skip).kind == Kind::Instructions)
+            ++skip;
+        for (qsizetype i = skip; i < more.size(); ++i) {
+            more[i].text = interned(more.at(i).text);
+            sent.append(more.at(i));
+        }
+    } else {
+        sent = Conversation::requestEntries(body, api);
+        if (const QJsonArray tools = body.value(u"tools"_s).toArray(); !tools.isEmpty()) {
+            if (tools != m_lastTools.first) // an agent's tool list is the same turn after turn
+                m_lastTools = {tools, toolsEntry(tools)};
+            qsizetype at = 0;
+            while (at < sent.size() && sent.at(at).kind == Kind::Instructions)
+                ++at;
+            sent.insert(at, m_lastTools.second);
+        }
+        // Interned before matching: a resent prompt then compares by pointer, and the kept
+        // turns share one copy of each long block.
+        for (Entry &e : sent)
+            e.text = interned(e.text);
+    }
+    m_lastBody = body;
+    m_lastApi = api;
+    return sent;
 }
 
 RunConversation::Step RunConversation::stepOf(const Entry &e) {
@@ -212,10 +256,11 @@ void RunConversation::finish() {
     m_recent.clear();
     m_texts.clear(); // what the turns show stays shared among them
     m_lastTools = {};
+    m_lastBody = {};
 }
 
-qsizetype RunConversation::appendRun(const FlowQuery &query, const QString &runId,
-                                     qsizetype from, qsizetype limit) {
+qsizetype RunConversation::appendRun(const FlowQuery &query, const QString &runId, qsizetype from,
+                                     qsizetype limit) {
     return query.readRun(runId, from, limit, [this](FlowExchange &&flow) {
         append(flow);
         return true;

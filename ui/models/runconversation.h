@@ -7,8 +7,8 @@
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonObject>
-#include <QSet>
 #include <QList>
+#include <QSet>
 #include <QString>
 
 namespace loopscope {
@@ -114,6 +114,7 @@ private:
     static QString titleOf(const Turn &first, const QString &client);
     struct Decoded;
     Decoded decode(const FlowExchange &flow);
+    QList<Entry> sentEntries(const QJsonObject &body, const QString &api);
     Step stepOf(const Entry &entry);
     QString interned(const QString &text);
 
@@ -124,7 +125,9 @@ private:
     QHash<QString, std::pair<int, int>> m_calls; // call id → (turn, reply step)
     double m_first = 0;
     double m_last = 0;
-    QSet<QString> m_texts;                    // long texts, each held once
+    QSet<QString> m_texts;  // long texts, each held once
+    QJsonObject m_lastBody; // the last turn's request (its sent: m_recent)
+    QString m_lastApi;
     std::pair<QJsonArray, Entry> m_lastTools; // the tool list is the same turn after turn
 };
 

@@ -115,7 +115,7 @@ void RunsModel::apply(const QJsonArray &runs) {
 
 void RunsModel::readTitles() {
     if (m_readingTitles)
-        return; // the next load asks again for what this one did not cover
+        return;         // the next load asks again for what this one did not cover
     QStringList wanted; // runs with a flow and no title yet
     for (const Run &r : std::as_const(m_runs)) {
         const QString id = r.run.value(QLatin1String("id")).toString();

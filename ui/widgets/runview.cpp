@@ -119,20 +119,19 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
                          emit loaded(runId);
                          return;
                      }
-                     whenFinished(client->submit<RunConversation>([part, runId](
-                                                                      const FlowQuery &query) {
-                         RunConversation run = part.first;
-                         run.appendRun(query, runId, kFirstTurns);
-                         run.finish();
-                         return run;
-                     }),
-                                  this,
-                                  [this, generation, runId](const QFuture<RunConversation> &rest) {
-                                      if (generation != m_generation)
-                                          return;
-                                      setConversation(runId, resultOr(rest, RunConversation()));
-                                      emit loaded(runId);
-                                  });
+                     whenFinished(
+                         client->submit<RunConversation>([part, runId](const FlowQuery &query) {
+                             RunConversation run = part.first;
+                             run.appendRun(query, runId, kFirstTurns);
+                             run.finish();
+                             return run;
+                         }),
+                         this, [this, generation, runId](const QFuture<RunConversation> &rest) {
+                             if (generation != m_generation)
+                                 return;
+                             setConversation(runId, resultOr(rest, RunConversation()));
+                             emit loaded(runId);
+                         });
                  });
 }
 
