@@ -61,15 +61,14 @@ FlowExchange FlowExchange::fromStored(QByteArrayView summary, QByteArrayView hop
     FlowExchange x;
     x.summary =
         QJsonDocument::fromJson(QByteArray::fromRawData(summary.data(), summary.size())).object();
-    const QList<QByteArrayView> all = SharedJsonParser::elements(hops);
+    QList<QList<SharedJsonParser::Member>> all = SharedJsonParser::objects(hops);
     if (all.isEmpty() && !hops.trimmed().isEmpty()) { // not what the store writes: parse it all
         QJsonObject flow = x.summary;
         flow.insert(QStringLiteral("hops"), parser.parse(hops));
         return fromFlow(flow);
     }
     QList<SharedJsonParser::Member> request, answer, upstreamAnswer;
-    for (const QByteArrayView &hop : all) {
-        QList<SharedJsonParser::Member> members = SharedJsonParser::members(hop);
+    for (QList<SharedJsonParser::Member> &members : all) {
         const QByteArrayView kind = kindOf(members);
         if (kind == "client_request" && request.isEmpty())
             request = std::move(members);

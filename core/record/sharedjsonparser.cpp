@@ -109,32 +109,63 @@ bool isLarge(QByteArrayView json) {
     return json.size() >= SharedJsonParser::kSplitBytes;
 }
 
+// The members of the object at `p` into `out`; just past its closing brace, nullptr when it is
+// not a well-formed object.
+const char *scanObject(const char *p, const char *end, QList<SharedJsonParser::Member> &out) {
+    if (p == end || *p != '{')
+        return nullptr;
+    p = skipSpace(p + 1, end);
+    if (p < end && *p == '}')
+        return p + 1;
+    while (p < end && *p == '"') {
+        const char *keyEnd = skipString(p, end);
+        if (!keyEnd)
+            return nullptr;
+        const QByteArrayView key(p + 1, keyEnd - 1 - (p + 1));
+        p = skipSpace(keyEnd, end);
+        if (p == end || *p != ':')
+            return nullptr;
+        p = skipSpace(p + 1, end);
+        const char *valueEnd = skipValue(p, end);
+        if (!valueEnd)
+            return nullptr;
+        out.append({key, QByteArrayView(p, valueEnd - p)});
+        p = skipSpace(valueEnd, end);
+        if (p < end && *p == '}')
+            return p + 1;
+        if (p == end || *p != ',')
+            return nullptr;
+        p = skipSpace(p + 1, end);
+    }
+    return nullptr;
+}
+
 } // namespace
 
 QList<SharedJsonParser::Member> SharedJsonParser::members(QByteArrayView json) {
     const char *end = json.data() + json.size();
-    const char *p = skipSpace(json.data(), end);
-    if (p == end || *p != '{')
-        return {};
     QList<Member> out;
+    if (!scanObject(skipSpace(json.data(), end), end, out))
+        return {};
+    return out;
+}
+
+QList<QList<SharedJsonParser::Member>> SharedJsonParser::objects(QByteArrayView json) {
+    const char *end = json.data() + json.size();
+    const char *p = skipSpace(json.data(), end);
+    if (p == end || *p != '[')
+        return {};
+    QList<QList<Member>> out;
     p = skipSpace(p + 1, end);
-    if (p < end && *p == '}')
+    if (p < end && *p == ']')
         return out;
-    while (p < end && *p == '"') {
-        const char *keyEnd = skipString(p, end);
-        if (!keyEnd)
+    while (p < end) {
+        QList<Member> &members = out.emplace_back();
+        p = scanObject(p, end, members);
+        if (!p)
             return {};
-        const QByteArrayView key(p + 1, keyEnd - 1 - (p + 1));
-        p = skipSpace(keyEnd, end);
-        if (p == end || *p != ':')
-            return {};
-        p = skipSpace(p + 1, end);
-        const char *valueEnd = skipValue(p, end);
-        if (!valueEnd)
-            return {};
-        out.append({key, QByteArrayView(p, valueEnd - p)});
-        p = skipSpace(valueEnd, end);
-        if (p < end && *p == '}')
+        p = skipSpace(p, end);
+        if (p < end && *p == ']')
             return out;
         if (p == end || *p != ',')
             return {};

@@ -46,6 +46,9 @@ public:
     // is malformed).
     static QList<Member> members(QByteArrayView json);
     static QList<QByteArrayView> elements(QByteArrayView json);
+    // The members of each element of an array of objects, in one pass (a flow's hops); empty
+    // when `json` is not one.
+    static QList<QList<Member>> objects(QByteArrayView json);
     // A key as written (escapes and all) as text.
     static QString keyText(QByteArrayView key);
 

@@ -125,6 +125,14 @@ private slots:
         QCOMPARE(elements.size(), 3);
         QCOMPARE(elements.at(0), "{\"a\":\"[\\\"]\"}");
         QCOMPARE(elements.at(1), "2");
+        const QList<QList<SharedJsonParser::Member>> objects = SharedJsonParser::objects(
+            "[{\"kind\":\"a\",\"body\":{\"b\":\"}\"}},{},{\"kind\":\"c\"}]");
+        QCOMPARE(objects.size(), 3);
+        QCOMPARE(objects.at(0).size(), 2);
+        QCOMPARE(objects.at(0).at(1).value, "{\"b\":\"}\"}");
+        QVERIFY(objects.at(1).isEmpty());
+        QCOMPARE(objects.at(2).at(0).value, "\"c\"");
+        QVERIFY(SharedJsonParser::objects("[{\"a\":1},2]").isEmpty());
         QVERIFY(SharedJsonParser::members("[1]").isEmpty());
         QVERIFY(SharedJsonParser::elements("{\"a\":1}").isEmpty());
         QCOMPARE(SharedJsonParser::keyText("a\\\"b"), QStringLiteral("a\"b"));
