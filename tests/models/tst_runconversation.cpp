@@ -160,6 +160,33 @@ private slots:
         QVERIFY(c.turnText(4).isEmpty());
     }
 
+    void titleSkipsSystemReminders() {
+        // Claude Code's first user message: reminder blocks, then what the user asked.
+        agents::AgentRecorder recorder;
+        recorder.exchange(
+            "claude_r", "/v1/messages",
+            {{"user-agent", "claude-cli/2.1.3 (external, sdk-cli)"},
+             {"x-claude-code-session-id", "s-r"}},
+            {{"model", "claude-sonnet-4-5"},
+             {"max_tokens", 100},
+             {"messages",
+              QJsonArray{QJsonObject{
+                  {"role", "user"},
+                  {"content",
+                   QJsonArray{QJsonObject{{"type", "text"},
+                                          {"text", "<system-reminder>\n# Environment\ncwd: "
+                                                   "/w\n</system-reminder>"}},
+                              QJsonObject{{"type", "text"},
+                                          {"text", "List the Python files here by size"}}}}}}}},
+            {{"id", "msg_r"},
+             {"type", "message"},
+             {"role", "assistant"},
+             {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "Two."}}}}});
+        const RunConversation c = RunConversation::fromFlows(recorder.flows());
+        QCOMPARE(c.title(),
+                 "List the Python files here by size — claude-cli/2.1.3 · claude-sonnet-4-5");
+    }
+
     void emptyRun() {
         const RunConversation c = RunConversation::fromFlows({});
         QVERIFY(c.isEmpty());

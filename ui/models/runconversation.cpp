@@ -6,6 +6,7 @@
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 #include <algorithm>
 
@@ -353,11 +354,17 @@ void RunConversation::append(const FlowExchange &exchange) {
 QString RunConversation::titleOf(const Turn &first, const QString &client) {
     // What the user asked first (the last user message of the first turn: agents put their
     // environment and rules in user messages before it), who asked, which model.
+    // Claude Code puts <system-reminder> blocks before the prompt in the same message.
+    static const QRegularExpression reminder(u"<system-reminder>.*?</system-reminder>"_s,
+                                             QRegularExpression::DotMatchesEverythingOption);
     QString ask;
-    for (const Step &s : first.added)
-        if (s.entry.kind == Kind::Message && s.entry.role == "user"_L1 &&
-            !s.entry.text.trimmed().isEmpty())
-            ask = s.entry.text.simplified();
+    for (const Step &s : first.added) {
+        if (s.entry.kind != Kind::Message || s.entry.role != "user"_L1)
+            continue;
+        const QString text = QString(s.entry.text).remove(reminder).simplified();
+        if (!text.isEmpty())
+            ask = text;
+    }
     if (ask.size() > 60)
         ask = ask.left(59) + u'…';
     QStringList who;

@@ -6,11 +6,13 @@
 
 #include "common/futurechain.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QEvent>
 #include <QFontDatabase>
 #include <QLabel>
 #include <QLocale>
 #include <QScrollBar>
+#include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextCursor>
 #include <QTextDocument>
@@ -159,6 +161,14 @@ QString RunView::text() const {
 void RunView::expandAll() {
     m_expandAll = true;
     render();
+}
+
+void RunView::scrollToFirstReply() {
+    const QTextCursor found = m_text->document()->find(tr("Model reply"));
+    if (found.isNull())
+        return;
+    const QRectF block = m_text->document()->documentLayout()->blockBoundingRect(found.block());
+    m_text->verticalScrollBar()->setValue(int(block.top()) - m_text->viewport()->height() / 4);
 }
 
 QString RunView::tokensText(const RunConversation::Tokens &t) {
