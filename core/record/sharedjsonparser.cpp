@@ -140,6 +140,30 @@ const char *scanObject(const char *p, const char *end, QList<SharedJsonParser::M
     return nullptr;
 }
 
+// Calls `element(p, end)` at each element of the array `json` (it returns where that element
+// ends, nullptr when malformed); false when `json` is not a well-formed array.
+template<class Element> bool scanArray(QByteArrayView json, Element element) {
+    const char *end = json.data() + json.size();
+    const char *p = skipSpace(json.data(), end);
+    if (p == end || *p != '[')
+        return false;
+    p = skipSpace(p + 1, end);
+    if (p < end && *p == ']')
+        return true;
+    while (p < end) {
+        p = element(p, end);
+        if (!p)
+            return false;
+        p = skipSpace(p, end);
+        if (p < end && *p == ']')
+            return true;
+        if (p == end || *p != ',')
+            return false;
+        p = skipSpace(p + 1, end);
+    }
+    return false;
+}
+
 } // namespace
 
 QList<SharedJsonParser::Member> SharedJsonParser::members(QByteArrayView json) {
@@ -151,51 +175,22 @@ QList<SharedJsonParser::Member> SharedJsonParser::members(QByteArrayView json) {
 }
 
 QList<QList<SharedJsonParser::Member>> SharedJsonParser::objects(QByteArrayView json) {
-    const char *end = json.data() + json.size();
-    const char *p = skipSpace(json.data(), end);
-    if (p == end || *p != '[')
-        return {};
     QList<QList<Member>> out;
-    p = skipSpace(p + 1, end);
-    if (p < end && *p == ']')
-        return out;
-    while (p < end) {
-        QList<Member> &members = out.emplace_back();
-        p = scanObject(p, end, members);
-        if (!p)
-            return {};
-        p = skipSpace(p, end);
-        if (p < end && *p == ']')
-            return out;
-        if (p == end || *p != ',')
-            return {};
-        p = skipSpace(p + 1, end);
-    }
-    return {};
+    const bool ok = scanArray(json, [&out](const char *p, const char *end) {
+        return scanObject(p, end, out.emplace_back());
+    });
+    return ok ? out : QList<QList<Member>>();
 }
 
 QList<QByteArrayView> SharedJsonParser::elements(QByteArrayView json) {
-    const char *end = json.data() + json.size();
-    const char *p = skipSpace(json.data(), end);
-    if (p == end || *p != '[')
-        return {};
     QList<QByteArrayView> out;
-    p = skipSpace(p + 1, end);
-    if (p < end && *p == ']')
-        return out;
-    while (p < end) {
+    const bool ok = scanArray(json, [&out](const char *p, const char *end) {
         const char *valueEnd = skipValue(p, end);
-        if (!valueEnd)
-            return {};
-        out.append(QByteArrayView(p, valueEnd - p));
-        p = skipSpace(valueEnd, end);
-        if (p < end && *p == ']')
-            return out;
-        if (p == end || *p != ',')
-            return {};
-        p = skipSpace(p + 1, end);
-    }
-    return {};
+        if (valueEnd)
+            out.append(QByteArrayView(p, valueEnd - p));
+        return valueEnd;
+    });
+    return ok ? out : QList<QByteArrayView>();
 }
 
 QString SharedJsonParser::keyText(QByteArrayView key) {

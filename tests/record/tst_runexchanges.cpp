@@ -4,6 +4,7 @@
 // FlowQuery::flow would give it; running flows in start order; pages; secrets stay masked.
 #undef QT_NO_CAST_FROM_ASCII
 #include "models/agentflows.h"
+#include "models/conversationflows.h"
 
 #include "record/flowexchange.h"
 #include "record/flowquery.h"
@@ -28,48 +29,28 @@ const QJsonObject kReply{
     {"role", "assistant"},
     {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "Hello."}}}}};
 
-class Events {
+// The events of one flow, as the proxy publishes them (convo::Recorder's, plus the client's own
+// headers and an upstream that fails).
+class Events : public convo::Recorder {
 public:
-    explicit Events(EventBus &bus)
-        : m_bus(bus) {}
     void clientRequest(const QString &id) {
         InspectorEvent e = InspectorEvent::make(
             Kind::ClientRequest, id, -1,
             {{"method", "POST"}, {"path", "/v1/messages"}, {"headers", kSession}});
         e.raw = agents::compact(kBody);
-        m_bus.publish(e);
+        bus().publish(e);
     }
-    void upstreamRequest(const QString &id) {
+    void failedUpstream(const QString &id, const QString &error) {
         InspectorEvent e = InspectorEvent::make(Kind::UpstreamRequest, id, 0,
                                                 {{"url", "http://127.0.0.1:9/v1/messages"},
                                                  {"method", "POST"},
                                                  {"headers", kSession},
                                                  {"passThrough", true}});
         e.raw = agents::compact(kBody);
-        m_bus.publish(e);
+        bus().publish(e);
+        bus().publish(Kind::UpstreamResponse, id, 0,
+                      {{"status", 0}, {"latencyMs", 50.0}, {"stream", false}, {"error", error}});
     }
-    void upstreamResponse(const QString &id, int status, const QString &error = {}) {
-        QJsonObject d{{"status", status}, {"latencyMs", 50.0}, {"stream", false}};
-        if (!error.isEmpty())
-            d.insert("error", error);
-        m_bus.publish(Kind::UpstreamResponse, id, 0, d);
-    }
-    void clientResponse(const QString &id, int status, const QJsonObject &body) {
-        InspectorEvent e =
-            InspectorEvent::make(Kind::ClientResponse, id, -1,
-                                 {{"status", status},
-                                  {"stream", false},
-                                  {"headers", QJsonObject{{"content-type", "application/json"}}}});
-        e.raw = agents::compact(body);
-        m_bus.publish(e);
-    }
-    void finished(const QString &id, int status) {
-        m_bus.publish(Kind::ExchangeFinished, id, -1,
-                      {{"status", status}, {"durationMs", 100.0}, {"ttfbMs", 10.0}});
-    }
-
-private:
-    EventBus &m_bus;
 };
 
 QJsonObject errorBody(const QString &message) {
@@ -106,40 +87,31 @@ private slots:
         QFETCH(QString, answerKind);
         QFETCH(int, answerStatus);
         QFETCH(QString, answerText);
-        EventBus bus;
-        FlowStoreOptions options;
-        options.inMemory = true;
-        options.batchIntervalMs = 10;
-        FlowStore store(options);
-        QVERIFY(store.open());
-        store.attach(&bus);
-        Events events(bus);
+        Events events;
         const QString id = "flow_" + shape;
         events.clientRequest(id);
         if (shape == "pass-through") {
-            events.upstreamRequest(id);
-            events.upstreamResponse(id, 200);
+            events.passThroughUpstream(id, kBody, false);
             events.clientResponse(id, 200, kReply);
-            events.finished(id, 200);
+            events.exchangeFinished(id, 200);
         } else if (shape == "no upstream") {
             events.clientResponse(id, 400, errorBody("max_tokens is required"));
-            events.finished(id, 400);
+            events.exchangeFinished(id, 400);
         } else if (shape == "failed") {
-            events.upstreamRequest(id);
-            events.upstreamResponse(id, 0, "upstream unreachable: connection refused");
+            events.failedUpstream(id, "upstream unreachable: connection refused");
             events.clientResponse(id, 502, errorBody("upstream unreachable"));
-            events.finished(id, 502);
+            events.exchangeFinished(id, 502);
         } else if (shape == "no client answer") {
-            events.upstreamRequest(id);
-            events.upstreamResponse(id, 0, "connection refused");
-            events.finished(id, 499);
+            events.failedUpstream(id, "connection refused");
+            events.exchangeFinished(id, 499);
         }
-        store.flush();
-        const QJsonObject flow = store.query()->flow(id).value_or(QJsonObject());
+        events.store()->flush();
+        const FlowQuery *query = events.store()->query();
+        const QJsonObject flow = query->flow(id).value_or(QJsonObject());
         const QString runId = flow.value("run_id").toString();
         QVERIFY2(!runId.isEmpty(), "the session header makes a run");
 
-        const QList<FlowExchange> read = store.query()->runExchanges(runId);
+        const QList<FlowExchange> read = query->runExchanges(runId);
         QCOMPARE(read.size(), 1);
         const FlowExchange &x = read.first();
         QCOMPARE(x.id(), id);
@@ -175,9 +147,9 @@ private slots:
              {"headers", QJsonObject{{"x-claude-code-session-id", "claude-session"}}}});
         next.raw = agents::compact(kBody);
         bus.publish(next);
-        QTRY_COMPARE(store(recorder)->query()->runExchanges(runId).size(), 5);
+        QTRY_COMPARE(recorder.store()->query()->runExchanges(runId).size(), 5);
 
-        const QList<FlowExchange> all = store(recorder)->query()->runExchanges(runId);
+        const QList<FlowExchange> all = recorder.store()->query()->runExchanges(runId);
         QStringList ids;
         for (const FlowExchange &x : all)
             ids << x.id();
@@ -192,20 +164,17 @@ private slots:
         QCOMPARE(all.last().request.value("body").toObject(), kBody);
 
         // Pages: from the 2nd, two; a page past the end is empty; `take` may stop early.
-        const QList<FlowExchange> page = store(recorder)->query()->runExchanges(runId, 1, 2);
+        const QList<FlowExchange> page = recorder.store()->query()->runExchanges(runId, 1, 2);
         QCOMPARE(page.size(), 2);
         QCOMPARE(page.at(0).id(), "claude_title");
         QCOMPARE(page.at(1).id(), "claude_2");
-        QVERIFY(store(recorder)->query()->runExchanges(runId, 5).isEmpty());
+        QVERIFY(recorder.store()->query()->runExchanges(runId, 5).isEmpty());
         int seen = 0;
-        QCOMPARE(store(recorder)->query()->readRun(runId, 0, -1,
-                                                   [&seen](FlowExchange &&) { return ++seen < 2; }),
+        QCOMPARE(recorder.store()->query()->readRun(
+                     runId, 0, -1, [&seen](FlowExchange &&) { return ++seen < 2; }),
                  2);
-        QVERIFY(store(recorder)->query()->runExchanges("run_unknown").isEmpty());
+        QVERIFY(recorder.store()->query()->runExchanges("run_unknown").isEmpty());
     }
-
-private:
-    static FlowStore *store(agents::AgentRecorder &recorder) { return recorder.store(); }
 };
 
 QTEST_GUILESS_MAIN(TstRunExchanges)
