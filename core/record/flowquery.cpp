@@ -67,21 +67,33 @@ struct StoredTurn {
 
 // A stored blob (qCompress's format: a 4-byte big-endian length, then a zlib stream) inflated
 // into `out`, whose buffer a run's read reuses flow after flow (qUncompress allocates one per
-// flow: 200 allocations of ~300 KB fragment the heap). False when it is not one.
+// flow: 200 allocations of ~300 KB fragment the heap). The deflate data is inflated raw, so the
+// stream's Adler-32 is not computed (a seventh of a run's read): what comes out is only shown,
+// and a damaged blob fails to parse. False when it is not one.
 bool inflateInto(const QByteArray &blob, QByteArray &out) {
     constexpr qsizetype kMaxBytes = 256 * 1024 * 1024;
-    if (blob.size() < 4)
+    if (blob.size() < 6)
         return false;
     const auto *b = reinterpret_cast<const uchar *>(blob.constData());
     const qsizetype expected = (qsizetype(b[0]) << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
-    if (expected > kMaxBytes)
+    // The zlib header: deflate, a valid check, no preset dictionary.
+    if (expected > kMaxBytes || (b[4] & 0x0f) != 8 || ((b[4] << 8) | b[5]) % 31 != 0 ||
+        (b[5] & 0x20) != 0)
         return false;
     out.resize(expected);
-    uLongf length = uLongf(expected);
-    if (uncompress(reinterpret_cast<Bytef *>(out.data()), &length, b + 4, uLong(blob.size() - 4)) !=
-        Z_OK)
+    z_stream z{};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
         return false;
-    out.resize(qsizetype(length));
+    z.next_in = const_cast<Bytef *>(b + 6);
+    z.avail_in = uInt(blob.size() - 6);
+    z.next_out = reinterpret_cast<Bytef *>(out.data());
+    z.avail_out = uInt(expected);
+    const int status = inflate(&z, Z_FINISH);
+    const qsizetype length = qsizetype(z.total_out);
+    inflateEnd(&z);
+    if (status != Z_STREAM_END)
+        return false;
+    out.resize(length);
     return true;
 }
 
