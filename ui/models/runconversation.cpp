@@ -155,8 +155,12 @@ RunConversation::Decoded RunConversation::decode(const FlowExchange &flow) {
     const QString api = flow.summary.value(u"api"_s).toString();
     const QJsonValue body = flow.request.value(u"body"_s);
     d.client = clientOf(flow.request);
-    d.sent = body.isObject() ? sentEntries(body.toObject(), api)
-                             : Conversation::requestEntries(body, api);
+    if (body.isObject()) {
+        d.sent = sentEntries(body.toObject(), api);
+    } else { // not JSON: nothing for the next request to extend
+        d.sent = Conversation::requestEntries(body, api);
+        m_lastBody = {};
+    }
     d.reply = Conversation::answerEntries(flow.answer, api, body.toObject());
     for (Entry &e : d.reply)
         e.text = interned(e.text);
