@@ -57,6 +57,8 @@ public:
                       const std::function<bool(FlowExchange &&)> &take) const;
     QList<FlowExchange> runExchanges(const QString &runId, qsizetype from = 0,
                                      qsizetype limit = -1) const;
+    // A read of at least this many flows trims the heap when done (glibc's malloc_trim).
+    static constexpr qsizetype kTrimAfterFlows = 50;
 
     // Responses chains rebuilt from the stored flows, for routes where Loopscope keeps the
     // state (ResponsesBridge falls back here when its in-memory store misses, e.g. after a
