@@ -3,6 +3,7 @@
 #include "conversation/responsescodec.h"
 #include "conversation/responsesoverchat.h"
 #include "record/flowrecorder.h"
+#include "record/sharedjsonparser.h"
 #include "record/storedatabase.h"
 
 #include <QJsonDocument>
@@ -13,6 +14,12 @@
 #include <QVariant>
 
 #include <algorithm>
+
+#include <zlib.h>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace loopscope {
 
@@ -61,6 +68,38 @@ struct StoredTurn {
     QJsonObject request;
     QJsonObject response;
 };
+
+// A stored blob (qCompress's format: a 4-byte big-endian length, then a zlib stream) inflated
+// into `out`, whose buffer a run's read reuses flow after flow (qUncompress allocates one per
+// flow: 200 allocations of ~300 KB fragment the heap). The deflate data is inflated raw, so the
+// stream's Adler-32 is not computed (a seventh of a run's read): what comes out is only shown,
+// and a damaged blob fails to parse. False when it is not one.
+bool inflateInto(const QByteArray &blob, QByteArray &out) {
+    constexpr qsizetype kMaxBytes = 256 * 1024 * 1024;
+    if (blob.size() < 6)
+        return false;
+    const auto *b = reinterpret_cast<const uchar *>(blob.constData());
+    const qsizetype expected = (qsizetype(b[0]) << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+    // The zlib header: deflate, a valid check, no preset dictionary.
+    if (expected > kMaxBytes || (b[4] & 0x0f) != 8 || ((b[4] << 8) | b[5]) % 31 != 0 ||
+        (b[5] & 0x20) != 0)
+        return false;
+    out.resize(expected);
+    z_stream z{};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
+        return false;
+    z.next_in = const_cast<Bytef *>(b + 6);
+    z.avail_in = uInt(blob.size() - 6);
+    z.next_out = reinterpret_cast<Bytef *>(out.data());
+    z.avail_out = uInt(expected);
+    const int status = inflate(&z, Z_FINISH);
+    const qsizetype length = qsizetype(z.total_out);
+    inflateEnd(&z);
+    if (status != Z_STREAM_END)
+        return false;
+    out.resize(length);
+    return true;
+}
 
 // Flows scanned for one chain step (a run's Responses flows, newest first).
 constexpr int kMaxScannedFlows = 2000;
@@ -432,6 +471,87 @@ QList<QJsonObject> FlowQuery::flows(const QStringList &ids, const QString &runId
     }
     std::stable_sort(out.begin(), out.end(), [](const QJsonObject &a, const QJsonObject &b) {
         return startedAt(a) < startedAt(b);
+    });
+    return out;
+}
+
+qsizetype FlowQuery::readRun(const QString &runId, qsizetype from, qsizetype limit,
+                             const std::function<bool(FlowExchange &&)> &take) const {
+    if (runId.isEmpty() || limit == 0)
+        return 0;
+    const qsizetype until = limit < 0 ? std::numeric_limits<qsizetype>::max() : from + limit;
+    // Running and pending flows of the run, oldest first; they win over a stored copy.
+    QList<QJsonObject> live;
+    QSet<QString> liveIds;
+    for (const QJsonObject &s : m_recorder->liveSummaries())
+        if (s.value(QStringLiteral("run_id")).toString() == runId)
+            if (auto f = m_recorder->liveFlow(s.value(QStringLiteral("id")).toString())) {
+                liveIds.insert(f->value(QStringLiteral("id")).toString());
+                live.append(*f);
+            }
+    std::stable_sort(live.begin(), live.end(), [](const QJsonObject &a, const QJsonObject &b) {
+        return startedAt(a) < startedAt(b);
+    });
+    qsizetype index = 0, taken = 0, nextLive = 0;
+    bool more = true;
+    const auto offer = [&](const auto &make) {
+        if (index++ < from)
+            return;
+        ++taken;
+        more = take(make()) && index < until;
+    };
+    const auto liveUpTo = [&](qint64 at) {
+        while (more && nextLive < live.size() && startedAt(live.at(nextLive)) <= at) {
+            const QJsonObject &f = live.at(nextLive++);
+            offer([&f] { return FlowExchange::fromFlow(f); });
+        }
+    };
+    SharedJsonParser parser;
+    QByteArray hops;
+    QSqlQuery q(m_db->reader());
+    q.setForwardOnly(true); // rows are handed on one at a time, not kept
+    // No more rows than the page needs (running flows only add to the count).
+    q.prepare(QStringLiteral("SELECT id, started_at, summary, hops FROM flows WHERE run_id = ? "
+                             "ORDER BY started_at, seq LIMIT ?"));
+    q.addBindValue(runId);
+    q.addBindValue(limit < 0 ? qint64(-1) : qint64(until));
+    if (!q.exec())
+        qWarning().noquote() << "loopscope: history: run read failed:" << q.lastError().text();
+    while (more && q.next()) {
+        if (liveIds.contains(q.value(0).toString()))
+            continue;
+        liveUpTo(q.value(1).toLongLong());
+        if (!more)
+            break;
+        offer([&] {
+            const QByteArray blob = q.value(3).toByteArray();
+            if (!inflateInto(blob, hops))
+                hops = qUncompress(blob);
+            FlowExchange x = FlowExchange::fromStored(q.value(2).toByteArray(), hops, parser);
+            parser.nextGeneration();
+            return x;
+        });
+    }
+    liveUpTo(std::numeric_limits<qint64>::max());
+    // A run is read once, start to end: the pages this connection cached for it (up to 2 MB,
+    // SQLite's default) would only hold memory while the run is open.
+    q.finish();
+    QSqlQuery(m_db->reader()).exec(QStringLiteral("PRAGMA shrink_memory"));
+#if defined(__GLIBC__)
+    // A long run's read leaves megabytes free in this thread's heap (bench_runview: ~4 MB after
+    // 200 flows of 150 KB): given back now, on this worker, not at HeapTrimmer's next pass.
+    if (taken >= kTrimAfterFlows)
+        malloc_trim(0);
+#endif
+    return taken;
+}
+
+QList<FlowExchange> FlowQuery::runExchanges(const QString &runId, qsizetype from,
+                                            qsizetype limit) const {
+    QList<FlowExchange> out;
+    readRun(runId, from, limit, [&out](FlowExchange &&x) {
+        out.append(std::move(x));
+        return true;
     });
     return out;
 }

@@ -1,11 +1,14 @@
 #pragma once
 
+#include "record/flowexchange.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <optional>
 
 namespace loopscope {
@@ -43,6 +46,19 @@ public:
     // Full flows (summary + hops), oldest first, for HAR export: the given ids, or the flows
     // of runId, or every flow when both are empty.
     QList<QJsonObject> flows(const QStringList &ids, const QString &runId) const;
+
+    // The run view's read (issue 36): the flows of `runId` in start order, from the `from`-th
+    // on, at most `limit` (-1: all), each as its FlowExchange — the client's request and the
+    // answer, never the other hops. Stored flows come from one query for the run, running ones
+    // from the recorder; large JSON repeated across the flows (an agent's system prompt, tool
+    // list, resent history) is parsed once per read and shared. `take` gets them one at a time
+    // (false stops the read); returns how many it got.
+    qsizetype readRun(const QString &runId, qsizetype from, qsizetype limit,
+                      const std::function<bool(FlowExchange &&)> &take) const;
+    QList<FlowExchange> runExchanges(const QString &runId, qsizetype from = 0,
+                                     qsizetype limit = -1) const;
+    // A read of at least this many flows trims the heap when done (glibc's malloc_trim).
+    static constexpr qsizetype kTrimAfterFlows = 50;
 
     // Responses chains rebuilt from the stored flows, for routes where Loopscope keeps the
     // state (ResponsesBridge falls back here when its in-memory store misses, e.g. after a

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startLoopscope, controlClient, waitFor } from './harness.mjs';
+import { startLoopscope, controlClient, waitFor, codexShellCall, startScriptedResponsesStreamUpstream }
+  from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CODEX = path.join(here, 'node_modules', '.bin', 'codex');
@@ -24,59 +24,17 @@ let app;
 let control;
 let dataDir;
 
-// The shell tool Codex offers (its name and argument shape changed across releases).
-function shellCall(tools) {
-  const tool = (tools ?? []).find((t) => ['exec_command', 'shell_command', 'shell'].includes(t.name));
-  assert.ok(tool, `Codex offered no shell tool: ${(tools ?? []).map((t) => t.name ?? t.type)}`);
-  const command = `echo ${MARKER}`;
-  const args = tool.name === 'exec_command' ? { cmd: command }
-    : tool.name === 'shell_command' ? { command } : { command: ['bash', '-lc', command] };
-  return { type: 'function_call', id: 'fc_codex_1', call_id: 'call_codex_1', name: tool.name,
-    arguments: JSON.stringify(args), status: 'completed' };
-}
-
-// A Responses upstream that streams every answer (Codex always streams): a shell call until a
-// result is in the input, then an answer quoting the result's first line.
-async function startScriptedResponsesStreamUpstream() {
-  const requests = [];
-  const server = http.createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    let body = null;
-    try { body = JSON.parse(raw); } catch { body = raw; }
-    requests.push({ path: req.url, headers: req.headers, body });
-    if (req.headers.authorization !== `Bearer ${KEY}`) {
-      res.writeHead(401, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error',
-        code: 'invalid_api_key', param: null } }));
-    }
-    const result = (body.input ?? []).find((i) => i.type === 'function_call_output');
-    const item = result
-      ? { type: 'message', id: 'msg_codex_1', role: 'assistant', status: 'completed',
-        content: [{ type: 'output_text', text: `The command printed ${String(result.output).match(/e2e-\S+/)?.[0]}.`,
-          annotations: [] }] }
-      : shellCall(body.tools);
-    const response = { id: `resp_codex_${requests.length}`, object: 'response', created_at: 1700000000,
-      model: body.model, status: 'in_progress', output: [] };
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    let sequence = 0;
-    const event = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
-    event('response.created', { response });
-    event('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress' } });
-    event('response.output_item.done', { output_index: 0, item });
-    event('response.completed', { response: { ...response, status: 'completed', output: [item],
-      usage: { input_tokens: 900, input_tokens_details: { cached_tokens: 800 }, output_tokens: 12,
-        output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 912 } } });
-    res.end();
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `http://127.0.0.1:${server.address().port}/v1`, requests,
-    close: () => new Promise((r) => server.close(r)) };
+// A shell call until a result is in the input, then an answer quoting the result's first line.
+function script({ body }) {
+  const result = (body.input ?? []).find((i) => i.type === 'function_call_output');
+  if (!result) return codexShellCall(body.tools, `echo ${MARKER}`);
+  return { type: 'message', id: 'msg_codex_1', role: 'assistant', status: 'completed',
+    content: [{ type: 'output_text', text: `The command printed ${String(result.output).match(/e2e-\S+/)?.[0]}.`,
+      annotations: [] }] };
 }
 
 before(async () => {
-  upstream = await startScriptedResponsesStreamUpstream();
+  upstream = await startScriptedResponsesStreamUpstream(script, { apiKey: KEY });
   dataDir = mkdtempSync(path.join(tmpdir(), 'loopscope-e2e-codex-'));
   app = await startLoopscope(['--upstream', upstream.url, '--data-dir', dataDir]);
   control = await controlClient(app);

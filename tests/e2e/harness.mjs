@@ -278,3 +278,48 @@ export async function startScriptedAnthropicUpstream(handler, { apiKey = 'sk-ant
     close: () => new Promise((r) => server.close(r)),
   };
 }
+
+// The shell tool Codex CLI offers (its name and argument shape changed across releases) as a
+// Responses function call running `command`.
+export function codexShellCall(tools, command, callId = 'call_codex_1') {
+  const tool = (tools ?? []).find((t) => ['exec_command', 'shell_command', 'shell'].includes(t.name));
+  if (!tool) throw new Error(`Codex offered no shell tool: ${(tools ?? []).map((t) => t.name ?? t.type)}`);
+  const args = tool.name === 'exec_command' ? { cmd: command }
+    : tool.name === 'shell_command' ? { command } : { command: ['bash', '-lc', command] };
+  return { type: 'function_call', id: `fc_${callId}`, call_id: callId, name: tool.name,
+    arguments: JSON.stringify(args), status: 'completed' };
+}
+
+// A Responses upstream that streams every answer as OpenAI does (Codex always streams) and, like
+// OpenAI, refuses a request without its key. `handler({ body, index })` gives the output item
+// (a function call, a message); usage as given, else a fixed one.
+export async function startScriptedResponsesStreamUpstream(handler, { apiKey, usage } = {}) {
+  const requests = [];
+  const server = http.createServer(async (req, res) => {
+    const entry = await readRequest(req);
+    const { body } = entry;
+    requests.push(entry);
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error',
+        code: 'invalid_api_key', param: null } }));
+    }
+    const item = await handler({ body, index: requests.length - 1 });
+    const response = { id: `resp_codex_${requests.length}`, object: 'response', created_at: 1700000000,
+      model: body.model, status: 'in_progress', output: [] };
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let sequence = 0;
+    const event = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+    event('response.created', { response });
+    event('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress' } });
+    event('response.output_item.done', { output_index: 0, item });
+    event('response.completed', { response: { ...response, status: 'completed', output: [item],
+      usage: usage ?? { input_tokens: 900, input_tokens_details: { cached_tokens: 800 }, output_tokens: 12,
+        output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 912 } } });
+    res.end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, apiKey, requests,
+    close: () => new Promise((r) => server.close(r)) };
+}

@@ -48,6 +48,7 @@ public:
     }
 
     FlowStore *store() const { return m_store.get(); }
+    EventBus &bus() { return m_bus; }
 
     // One pass-through exchange, answered with `reply` (JSON, not streamed); `replayOf` as a
     // control-API replay of that flow says it.

@@ -102,6 +102,9 @@ public:
         m_store->attach(&m_bus);
     }
 
+    EventBus &bus() { return m_bus; }
+    FlowStore *store() const { return m_store.get(); }
+
     QJsonObject flow(const QString &id) {
         m_store->flush();
         return m_store->query()->flow(id).value_or(QJsonObject());

@@ -73,27 +73,38 @@ private slots:
         QTest::addColumn<QString>("totalTokens");
         QTest::addColumn<int>("toolCalls");
         QTest::addColumn<QString>("title");
+        QTest::addColumn<bool>("fromStore"); // read as the run view does (FlowQuery::readRun)
+        // Each run from its whole flows, and from the store in one read: the same turns.
+        const auto newRow = [](const char *name, bool fromStore) -> QTestData & {
+            return QTest::newRow(
+                QByteArray(QByteArray(name) + (fromStore ? ", read from the store" : ""))
+                    .constData());
+        };
+        for (const bool fromStore : {false, true}) {
 
-        QTest::newRow("codex responses")
-            << "codex"
-            << QStringList{"instructions*, tools*, user:<environment_context>cwd=/w</environment, "
-                           "user:list the files | reasoning:I should run ls., "
-                           "call[bash -lc ls]=>a.txt b.txt",
-                           // The second request resent everything; its only new item, the
-                           // command's output, is shown with the call.
-                           " | assistant:There are two files."}
-            << QList<int>{-1, 0} << QStringList{"3000/40/0/0", "3100/12/2900/0"} << "6100/52/2900/0"
-            << 1 << "list the files — codex_exec · gpt-5";
-        QTest::newRow("claude code messages")
-            << "claude"
-            << QStringList{"system*, tools*, user:fix the bug | reasoning:Let me look., "
-                           "call[cat main.py]=>print(1/0)",
-                           // The title request in between extends nothing.
-                           "system, user:fix the bug | assistant:Fix the bug",
-                           " | call[/w/main.py]=>1 print(1/0)", " | assistant:Fixed."}
-            << QList<int>{-1, -1, 0, 2}
-            << QStringList{"12/40/0/5000", "20/4/0/0", "30/25/5000/60", "40/8/5060/0"}
-            << "102/77/10060/5060" << 2 << "fix the bug — claude-cli/2.1.0 · claude-sonnet-4-5";
+            newRow("codex responses", fromStore)
+                << "codex"
+                << QStringList{"instructions*, tools*, "
+                               "user:<environment_context>cwd=/w</environment, "
+                               "user:list the files | reasoning:I should run ls., "
+                               "call[bash -lc ls]=>a.txt b.txt",
+                               // The second request resent everything; its only new item, the
+                               // command's output, is shown with the call.
+                               " | assistant:There are two files."}
+                << QList<int>{-1, 0} << QStringList{"3000/40/0/0", "3100/12/2900/0"}
+                << "6100/52/2900/0" << 1 << "list the files — codex_exec · gpt-5" << fromStore;
+            newRow("claude code messages", fromStore)
+                << "claude"
+                << QStringList{"system*, tools*, user:fix the bug | reasoning:Let me look., "
+                               "call[cat main.py]=>print(1/0)",
+                               // The title request in between extends nothing.
+                               "system, user:fix the bug | assistant:Fix the bug",
+                               " | call[/w/main.py]=>1 print(1/0)", " | assistant:Fixed."}
+                << QList<int>{-1, -1, 0, 2}
+                << QStringList{"12/40/0/5000", "20/4/0/0", "30/25/5000/60", "40/8/5060/0"}
+                << "102/77/10060/5060" << 2 << "fix the bug — claude-cli/2.1.0 · claude-sonnet-4-5"
+                << fromStore;
+        }
     }
     void turns() {
         QFETCH(QString, run);
@@ -103,10 +114,19 @@ private slots:
         QFETCH(QString, totalTokens);
         QFETCH(int, toolCalls);
         QFETCH(QString, title);
+        QFETCH(bool, fromStore);
         agents::AgentRecorder recorder;
         const QList<QJsonObject> flows =
             run == "codex" ? recorder.codexRun() : recorder.claudeRun();
-        const RunConversation c = RunConversation::fromFlows(flows);
+        RunConversation c;
+        if (fromStore) {
+            QCOMPARE(c.appendRun(*recorder.store()->query(),
+                                 flows.first().value("run_id").toString(), 0),
+                     flows.size());
+            c.finish();
+        } else {
+            c = RunConversation::fromFlows(flows);
+        }
         QCOMPARE(c.turns().size(), turns.size());
         for (int i = 0; i < turns.size(); ++i) {
             const RunConversation::Turn &t = c.turns().at(i);
@@ -138,6 +158,33 @@ private slots:
         QCOMPARE(text.count("Claude rule 80:"), 1);
         QVERIFY(c.turnText(3).contains("Fixed."));
         QVERIFY(c.turnText(4).isEmpty());
+    }
+
+    void titleSkipsSystemReminders() {
+        // Claude Code's first user message: reminder blocks, then what the user asked.
+        agents::AgentRecorder recorder;
+        recorder.exchange(
+            "claude_r", "/v1/messages",
+            {{"user-agent", "claude-cli/2.1.3 (external, sdk-cli)"},
+             {"x-claude-code-session-id", "s-r"}},
+            {{"model", "claude-sonnet-4-5"},
+             {"max_tokens", 100},
+             {"messages",
+              QJsonArray{QJsonObject{
+                  {"role", "user"},
+                  {"content",
+                   QJsonArray{QJsonObject{{"type", "text"},
+                                          {"text", "<system-reminder>\n# Environment\ncwd: "
+                                                   "/w\n</system-reminder>"}},
+                              QJsonObject{{"type", "text"},
+                                          {"text", "List the Python files here by size"}}}}}}}},
+            {{"id", "msg_r"},
+             {"type", "message"},
+             {"role", "assistant"},
+             {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "Two."}}}}});
+        const RunConversation c = RunConversation::fromFlows(recorder.flows());
+        QCOMPARE(c.title(),
+                 "List the Python files here by size — claude-cli/2.1.3 · claude-sonnet-4-5");
     }
 
     void emptyRun() {

@@ -358,6 +358,17 @@ QJsonValue hopBody(const QJsonObject &hop, Dialect dialect) {
     return body;
 }
 
+// A response hop's answer: its body or events, else its error, else its failed status.
+QList<Entry> answerOf(Section section, const QJsonObject &hop, Dialect dialect) {
+    const int status = hop.value(u"status"_s).toInt();
+    QList<Entry> out = replyEntries(section, hopBody(hop, dialect), status, dialect);
+    if (out.isEmpty() && hop.value(u"error"_s).isString())
+        out << errorEntry(section, hop.value(u"error"_s).toString());
+    if (out.isEmpty() && status >= 400)
+        out << errorEntry(section, u"HTTP %1"_s.arg(status));
+    return out;
+}
+
 int samePrefix(const QList<Entry> &a, const QList<Entry> &b) {
     int n = 0;
     while (n < a.size() && n < b.size() && a.at(n).sameContent(b.at(n)))
@@ -412,11 +423,7 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
             it.status = hop.value(u"status"_s).toInt();
             it.latencyMs = hop.value(u"latency_ms"_s).toDouble();
             it.usage = hop.value(u"usage"_s).toObject();
-            it.reply = replyEntries(Section::Reply, hopBody(hop, dialect), it.status, dialect);
-            if (it.reply.isEmpty() && hop.value(u"error"_s).isString())
-                it.reply << errorEntry(Section::Reply, hop.value(u"error"_s).toString());
-            if (it.reply.isEmpty() && it.status >= 400)
-                it.reply << errorEntry(Section::Reply, u"HTTP %1"_s.arg(it.status));
+            it.reply = answerOf(Section::Reply, hop, dialect);
         } else if (kind == QLatin1String("code_run")) {
             Iteration &it = iterationFor(hop);
             Entry e;
@@ -442,10 +449,7 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
             it.fedBack << e;
         } else if (kind == QLatin1String("client_response")) {
             c.m_finalStatus = hop.value(u"status"_s).toInt();
-            c.m_final =
-                replyEntries(Section::Final, hopBody(hop, dialect), c.m_finalStatus, dialect);
-            if (c.m_final.isEmpty() && c.m_finalStatus >= 400)
-                c.m_final << errorEntry(Section::Final, u"HTTP %1"_s.arg(c.m_finalStatus));
+            c.m_final = answerOf(Section::Final, hop, dialect);
         }
     }
     // What is new since the previous iteration: everything after the common prefix (a
@@ -457,6 +461,20 @@ Conversation Conversation::fromFlow(const QJsonObject &flow) {
             it.sent[k].isNew = k >= keep;
     }
     return c;
+}
+
+QList<Conversation::Entry> Conversation::requestEntries(const QJsonValue &body,
+                                                        const QString &api) {
+    return sentEntries(body, dialectOf(dialectOfApi(api), body.toObject()));
+}
+
+QList<Conversation::Entry> Conversation::answerEntries(const QJsonObject &hop, const QString &api,
+                                                       const QJsonObject &requestBody) {
+    if (hop.isEmpty())
+        return {};
+    const bool final = hop.value(u"kind"_s).toString() == QLatin1String("client_response");
+    return answerOf(final ? Section::Final : Section::Reply, hop,
+                    dialectOf(dialectOfApi(api), requestBody));
 }
 
 QString Conversation::sectionName(Section section) {

@@ -56,6 +56,13 @@ public:
     };
 
     static Conversation fromFlow(const QJsonObject &flow);
+    // What a request body sends (its instructions, then its items), in the dialect of `api`
+    // (a flow's "api") or, failing that, of the body's shape.
+    static QList<Entry> requestEntries(const QJsonValue &body, const QString &api);
+    // What a response hop (client_response or upstream_response: a JSON body or SSE events)
+    // answered, or the error it failed with; `requestBody` tells the dialect with `api`.
+    static QList<Entry> answerEntries(const QJsonObject &hop, const QString &api,
+                                      const QJsonObject &requestBody);
 
     bool isEmpty() const { return m_iterations.isEmpty() && m_final.isEmpty(); }
     QString flowId() const { return m_flowId; }

@@ -6,6 +6,7 @@
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 #include <algorithm>
 
@@ -24,19 +25,6 @@ constexpr qsizetype kLongChars = 4000;
 // A prompt up to this long is read at a glance (a title request's one-liner).
 constexpr int kShortLines = 3;
 constexpr qsizetype kShortChars = 300;
-
-struct Decoded {
-    QList<Entry> sent;
-    QList<Entry> reply;
-    QString client;
-};
-
-QJsonObject hopOf(const QJsonArray &hops, QLatin1String kind) {
-    for (const QJsonValue &h : hops)
-        if (h.toObject().value(u"kind"_s).toString() == kind)
-            return h.toObject();
-    return {};
-}
 
 // The agent's name as its requests say it: Codex's `originator`, else the user-agent's
 // product ("claude-cli/2.1.0 (external, cli)" → "claude-cli/2.1.0").
@@ -74,29 +62,6 @@ Entry toolsEntry(const QJsonArray &tools) {
     e.text = textformat::prettyJson(tools);
     e.format = Conversation::Format::Json;
     return e;
-}
-
-Decoded decode(const QJsonObject &flow) {
-    Decoded d;
-    const Conversation c = Conversation::fromFlow(flow);
-    const QJsonArray hops = flow.value(u"hops"_s).toArray();
-    d.client = clientOf(hopOf(hops, "client_request"_L1));
-    if (!c.iterations().isEmpty()) {
-        d.sent = c.iterations().constFirst().sent;
-        d.reply = c.finalAnswer().isEmpty() ? c.iterations().constLast().reply : c.finalAnswer();
-    } else {
-        d.reply = c.finalAnswer();
-    }
-    QJsonObject body = hopOf(hops, "upstream_request"_L1).value(u"body"_s).toObject();
-    if (body.isEmpty())
-        body = hopOf(hops, "client_request"_L1).value(u"body"_s).toObject();
-    if (const QJsonArray tools = body.value(u"tools"_s).toArray(); !tools.isEmpty()) {
-        qsizetype at = 0;
-        while (at < d.sent.size() && d.sent.at(at).kind == Kind::Instructions)
-            ++at;
-        d.sent.insert(at, toolsEntry(tools));
-    }
-    return d;
 }
 
 // How many leading items of `sent` are `prev`'s request followed by its reply. Reasoning the
@@ -147,14 +112,6 @@ QString labelOf(const Entry &e, bool *all) {
     return {};
 }
 
-RunConversation::Step stepOf(const Entry &e) {
-    RunConversation::Step s;
-    s.entry = e;
-    s.label = labelOf(e, &s.labelSaysAll);
-    s.collapsed = RunConversation::collapsedByDefault(e);
-    return s;
-}
-
 bool isCall(const Entry &e) {
     return (e.kind == Kind::ToolCall || e.kind == Kind::CodeCall) && !e.callId.isEmpty();
 }
@@ -172,7 +129,105 @@ QString usageText(const RunConversation::Tokens &t) {
     return out;
 }
 
+// Texts this long are interned (one copy however often a run repeats them); shorter ones cost
+// less than their lookup.
+constexpr qsizetype kInternChars = 256;
+
 } // namespace
+
+struct RunConversation::Decoded {
+    QList<Entry> sent;
+    QList<Entry> reply;
+    QString client;
+};
+
+QString RunConversation::interned(const QString &text) {
+    if (text.size() < kInternChars)
+        return text;
+    if (const auto it = m_texts.constFind(text); it != m_texts.constEnd())
+        return *it;
+    m_texts.insert(text);
+    return text;
+}
+
+RunConversation::Decoded RunConversation::decode(const FlowExchange &flow) {
+    Decoded d;
+    const QString api = flow.summary.value(u"api"_s).toString();
+    const QJsonValue body = flow.request.value(u"body"_s);
+    d.client = clientOf(flow.request);
+    if (body.isObject()) {
+        d.sent = sentEntries(body.toObject(), api);
+    } else { // not JSON: nothing for the next request to extend
+        d.sent = Conversation::requestEntries(body, api);
+        m_lastBody = {};
+    }
+    d.reply = Conversation::answerEntries(flow.answer, api, body.toObject());
+    for (Entry &e : d.reply)
+        e.text = interned(e.text);
+    return d;
+}
+
+QList<Conversation::Entry> RunConversation::sentEntries(const QJsonObject &body,
+                                                        const QString &api) {
+    // An agent's request is the last one plus a few items: when everything but the history is
+    // the same and the history starts with the last one's, only the new items are decoded
+    // (decoding the whole history every turn made a long run quadratic).
+    const QString history = body.contains(u"messages"_s) ? u"messages"_s : u"input"_s;
+    const QJsonArray items = body.value(history).toArray();
+    const QJsonArray lastItems = m_lastBody.value(history).toArray();
+    const bool extendsLast = !m_recent.isEmpty() && api == m_lastApi && !lastItems.isEmpty() &&
+                             items.size() >= lastItems.size() && [&] {
+                                 for (qsizetype i = 0; i < lastItems.size(); ++i)
+                                     if (items.at(i) != lastItems.at(i))
+                                         return false;
+                                 QJsonObject rest = body, lastRest = m_lastBody;
+                                 rest.remove(history);
+                                 lastRest.remove(history);
+                                 return rest == lastRest;
+                             }();
+    QList<Entry> sent;
+    if (extendsLast) {
+        QJsonObject tail = body;
+        QJsonArray added;
+        for (qsizetype i = lastItems.size(); i < items.size(); ++i)
+            added.append(items.at(i));
+        tail.insert(history, added);
+        sent = m_recent.constLast().sent;
+        QList<Entry> more = Conversation::requestEntries(tail, api);
+        qsizetype skip = 0; // the prompt, decoded with the tail, is the last turn's
+        while (skip < more.size() && more.at(skip).kind == Kind::Instructions)
+            ++skip;
+        for (qsizetype i = skip; i < more.size(); ++i) {
+            more[i].text = interned(more.at(i).text);
+            sent.append(more.at(i));
+        }
+    } else {
+        sent = Conversation::requestEntries(body, api);
+        if (const QJsonArray tools = body.value(u"tools"_s).toArray(); !tools.isEmpty()) {
+            if (tools != m_lastTools.first) // an agent's tool list is the same turn after turn
+                m_lastTools = {tools, toolsEntry(tools)};
+            qsizetype at = 0;
+            while (at < sent.size() && sent.at(at).kind == Kind::Instructions)
+                ++at;
+            sent.insert(at, m_lastTools.second);
+        }
+        // Interned before matching: a resent prompt then compares by pointer, and the kept
+        // turns share one copy of each long block.
+        for (Entry &e : sent)
+            e.text = interned(e.text);
+    }
+    m_lastBody = body;
+    m_lastApi = api;
+    return sent;
+}
+
+RunConversation::Step RunConversation::stepOf(const Entry &e) {
+    Step s;
+    s.entry = e;
+    s.label = labelOf(e, &s.labelSaysAll);
+    s.collapsed = collapsedByDefault(e);
+    return s;
+}
 
 void RunConversation::Tokens::add(const Tokens &other) {
     input += other.input;
@@ -202,33 +257,28 @@ RunConversation RunConversation::fromFlows(QList<QJsonObject> flows) {
     return run;
 }
 
-QStringList RunConversation::flowIds(const FlowQuery &query, const QString &runId) {
-    FlowFilter filter;
-    filter.runId = runId;
-    filter.limit = 1000;
-    QStringList ids;
-    QJsonObject page = query.list(filter);
-    while (true) {
-        const QJsonArray data = page.value(u"data"_s).toArray();
-        for (const QJsonValue &s : data)
-            ids.prepend(s.toObject().value(u"id"_s).toString()); // newest first → start order
-        if (!page.value(u"has_more"_s).toBool() || data.isEmpty())
-            break;
-        filter.before = data.last().toObject().value(u"id"_s).toString();
-        page = query.list(filter);
-    }
-    return ids;
+void RunConversation::finish() {
+    m_recent.clear();
+    m_texts.clear(); // what the turns show stays shared among them
+    m_lastTools = {};
+    m_lastBody = {};
 }
 
-void RunConversation::appendFlows(const FlowQuery &query, const QStringList &ids, qsizetype from,
-                                  qsizetype to) {
-    for (qsizetype i = qMax<qsizetype>(0, from); i < qMin(to, ids.size()); ++i)
-        if (const auto flow = query.flow(ids.at(i)))
-            append(*flow);
+qsizetype RunConversation::appendRun(const FlowQuery &query, const QString &runId, qsizetype from,
+                                     qsizetype limit) {
+    return query.readRun(runId, from, limit, [this](FlowExchange &&flow) {
+        append(flow);
+        return true;
+    });
 }
 
 void RunConversation::append(const QJsonObject &flow) {
-    Decoded d = decode(flow);
+    append(FlowExchange::fromFlow(flow));
+}
+
+void RunConversation::append(const FlowExchange &exchange) {
+    Decoded d = decode(exchange);
+    const QJsonObject &flow = exchange.summary;
     const int index = int(m_turns.size());
     Turn t;
     t.flowId = flow.value(u"id"_s).toString();
@@ -308,11 +358,17 @@ void RunConversation::append(const QJsonObject &flow) {
 QString RunConversation::titleOf(const Turn &first, const QString &client) {
     // What the user asked first (the last user message of the first turn: agents put their
     // environment and rules in user messages before it), who asked, which model.
+    // Claude Code puts <system-reminder> blocks before the prompt in the same message.
+    static const QRegularExpression reminder(u"<system-reminder>.*?</system-reminder>"_s,
+                                             QRegularExpression::DotMatchesEverythingOption);
     QString ask;
-    for (const Step &s : first.added)
-        if (s.entry.kind == Kind::Message && s.entry.role == "user"_L1 &&
-            !s.entry.text.trimmed().isEmpty())
-            ask = s.entry.text.simplified();
+    for (const Step &s : first.added) {
+        if (s.entry.kind != Kind::Message || s.entry.role != "user"_L1)
+            continue;
+        const QString text = QString(s.entry.text).remove(reminder).simplified();
+        if (!text.isEmpty())
+            ask = text;
+    }
     if (ask.size() > 60)
         ask = ask.left(59) + u'…';
     QStringList who;

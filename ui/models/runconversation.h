@@ -2,9 +2,13 @@
 
 #include "models/conversation.h"
 
+#include "record/flowexchange.h"
+
 #include <QHash>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
+#include <QSet>
 #include <QString>
 
 namespace loopscope {
@@ -17,7 +21,8 @@ class FlowQuery;
 // plus its reply; a subagent's or a title request's flows interleave) and only the rest is
 // shown. Tool calls are paired with their results by call id (`call_id` / `tool_use_id`) into
 // one step; the system prompt, the tool list and long blocks are flagged to be collapsed. A
-// plain value built off the GUI thread from FlowQuery::flows.
+// plain value built off the GUI thread from FlowQuery::readRun. Long texts are interned: a
+// block repeated across turns (a subagent's prompt, a file read twice) is held once.
 class RunConversation {
 public:
     using Entry = Conversation::Entry;
@@ -70,19 +75,21 @@ public:
     // Full flows (spec shape: summary + hops) of one run; turns follow their start times,
     // flows that started in the same millisecond keep the given (the store's) order.
     static RunConversation fromFlows(QList<QJsonObject> flows);
-    // The run's next flow (in start order) as its next turn. A long run is read flow by flow:
-    // only the last kLookBack requests are kept whole, not every flow of the run.
-    void append(const QJsonObject &flow);
+    // The run's next flow (in start order) as its next turn: the request its client sent and
+    // the answer it got. A long run is read flow by flow: only the last kLookBack requests are
+    // kept whole, not every flow of the run.
+    void append(const FlowExchange &flow);
+    void append(const QJsonObject &flow); // a full flow
     // How many earlier turns a turn is matched against: enough for a subagent's or a title
     // request's flows in between, few enough that a 200-turn run decodes quickly.
     static constexpr int kLookBack = 8;
     // Forgets the requests kept for matching (no more flows will be appended): a long run's
     // last few requests are megabytes.
-    void finish() { m_recent.clear(); }
-    // A run's flow ids in start order, from their summaries (no bodies read).
-    static QStringList flowIds(const FlowQuery &query, const QString &runId);
-    // Reads ids [from, to) one flow at a time and appends them (a worker's job).
-    void appendFlows(const FlowQuery &query, const QStringList &ids, qsizetype from, qsizetype to);
+    void finish();
+    // Reads the run's flows [from, from + limit) (limit -1: to the end) in one read of the
+    // store (FlowQuery::readRun) and appends them; returns how many (a worker's job).
+    qsizetype appendRun(const FlowQuery &query, const QString &runId, qsizetype from,
+                        qsizetype limit = -1);
 
     bool isEmpty() const { return m_turns.isEmpty(); }
     const QList<Turn> &turns() const { return m_turns; }
@@ -105,6 +112,11 @@ private:
         QList<Entry> reply;
     };
     static QString titleOf(const Turn &first, const QString &client);
+    struct Decoded;
+    Decoded decode(const FlowExchange &flow);
+    QList<Entry> sentEntries(const QJsonObject &body, const QString &api);
+    Step stepOf(const Entry &entry);
+    QString interned(const QString &text);
 
     QList<Turn> m_turns;
     Totals m_totals;
@@ -113,6 +125,10 @@ private:
     QHash<QString, std::pair<int, int>> m_calls; // call id → (turn, reply step)
     double m_first = 0;
     double m_last = 0;
+    QSet<QString> m_texts;  // long texts, each held once
+    QJsonObject m_lastBody; // the last turn's request (its sent: m_recent)
+    QString m_lastApi;
+    std::pair<QJsonArray, Entry> m_lastTools; // the tool list is the same turn after turn
 };
 
 } // namespace loopscope

@@ -115,12 +115,12 @@ void RunsModel::apply(const QJsonArray &runs) {
 
 void RunsModel::readTitles() {
     if (m_readingTitles)
-        return; // the next load asks again for what this one did not cover
-    QList<std::pair<QString, QString>> wanted; // run id, first flow id
+        return;         // the next load asks again for what this one did not cover
+    QStringList wanted; // runs with a flow and no title yet
     for (const Run &r : std::as_const(m_runs)) {
         const QString id = r.run.value(QLatin1String("id")).toString();
         if (!m_titles.contains(id) && !r.flows.isEmpty())
-            wanted.append({id, r.flows.constFirst().value(QLatin1String("id")).toString()});
+            wanted.append(id);
     }
     if (wanted.isEmpty())
         return;
@@ -128,9 +128,11 @@ void RunsModel::readTitles() {
     using Titles = QHash<QString, QString>;
     whenFinished(m_client->submit<Titles>([wanted](const FlowQuery &query) {
         Titles titles;
-        for (const auto &[run, flow] : wanted)
-            if (const auto f = query.flow(flow))
-                titles.insert(run, RunConversation::fromFlows({*f}).title());
+        for (const QString &run : wanted) {
+            RunConversation first; // the title is the first flow's
+            if (first.appendRun(query, run, 0, 1) > 0)
+                titles.insert(run, first.title());
+        }
         return titles;
     }),
                  this, [this](const QFuture<Titles> &f) {

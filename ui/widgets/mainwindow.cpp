@@ -712,6 +712,7 @@ bool MainWindow::saveScreenshot(const QString &path) {
             QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
         while (m_runsPanel->runView()->conversation().isEmpty() && listed.elapsed() < 6000)
             QCoreApplication::processEvents(QEventLoop::AllEvents, 50); // the run's turns
+        m_runsPanel->runView()->scrollToFirstReply(); // the call and its result, not the prompt
     }
     // The selection loads on a worker: give it (and the panels' layout) a moment.
     QElapsedTimer waited;

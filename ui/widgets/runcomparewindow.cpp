@@ -72,8 +72,7 @@ RunCompareWindow *RunCompareWindow::open(QWidget *parent, FlowQueryClient *clien
     const auto read = [client](const QString &run) {
         return client->submit<RunConversation>([run](const FlowQuery &query) {
             RunConversation conversation;
-            const QStringList ids = RunConversation::flowIds(query, run);
-            conversation.appendFlows(query, ids, 0, ids.size());
+            conversation.appendRun(query, run, 0);
             conversation.finish();
             return conversation;
         });

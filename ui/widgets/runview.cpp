@@ -6,11 +6,13 @@
 
 #include "common/futurechain.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QEvent>
 #include <QFontDatabase>
 #include <QLabel>
 #include <QLocale>
 #include <QScrollBar>
+#include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextCursor>
 #include <QTextDocument>
@@ -101,11 +103,11 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
     }
     // Decoding a long agent run (100 KB requests, hundreds of turns) is the heavy part: it
     // runs on the query client's pool, flow by flow; the first turns are shown meanwhile.
-    using Part = std::pair<RunConversation, QStringList>;
+    using Part = std::pair<RunConversation, qsizetype>; // the first turns, how many read
     whenFinished(client->submit<Part>([runId](const FlowQuery &query) {
-        Part part{RunConversation(), RunConversation::flowIds(query, runId)};
-        part.first.appendFlows(query, part.second, 0, kFirstTurns);
-        if (part.second.size() <= kFirstTurns)
+        Part part;
+        part.second = part.first.appendRun(query, runId, 0, kFirstTurns);
+        if (part.second < kFirstTurns)
             part.first.finish();
         return part;
     }),
@@ -115,23 +117,23 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
                      const Part part = resultOr(f, Part());
                      setConversation(runId, part.first);
                      emit firstTurnsShown(runId);
-                     if (part.second.size() <= kFirstTurns) {
+                     if (part.second < kFirstTurns) {
                          emit loaded(runId);
                          return;
                      }
-                     whenFinished(client->submit<RunConversation>([part](const FlowQuery &query) {
-                         RunConversation run = part.first;
-                         run.appendFlows(query, part.second, kFirstTurns, part.second.size());
-                         run.finish();
-                         return run;
-                     }),
-                                  this,
-                                  [this, generation, runId](const QFuture<RunConversation> &rest) {
-                                      if (generation != m_generation)
-                                          return;
-                                      setConversation(runId, resultOr(rest, RunConversation()));
-                                      emit loaded(runId);
-                                  });
+                     whenFinished(
+                         client->submit<RunConversation>([part, runId](const FlowQuery &query) {
+                             RunConversation run = part.first;
+                             run.appendRun(query, runId, kFirstTurns);
+                             run.finish();
+                             return run;
+                         }),
+                         this, [this, generation, runId](const QFuture<RunConversation> &rest) {
+                             if (generation != m_generation)
+                                 return;
+                             setConversation(runId, resultOr(rest, RunConversation()));
+                             emit loaded(runId);
+                         });
                  });
 }
 
@@ -159,6 +161,14 @@ QString RunView::text() const {
 void RunView::expandAll() {
     m_expandAll = true;
     render();
+}
+
+void RunView::scrollToFirstReply() {
+    const QTextCursor found = m_text->document()->find(tr("Model reply"));
+    if (found.isNull())
+        return;
+    const QRectF block = m_text->document()->documentLayout()->blockBoundingRect(found.block());
+    m_text->verticalScrollBar()->setValue(int(block.top()) - m_text->viewport()->height() / 4);
 }
 
 QString RunView::tokensText(const RunConversation::Tokens &t) {

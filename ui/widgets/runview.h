@@ -38,6 +38,8 @@ public:
     QTextBrowser *textView() const { return m_text; }
     // Opens every collapsed block (tests, the benchmark).
     void expandAll();
+    // Scrolls the first "Model reply" near the top, the end of the turn's prompt above it.
+    void scrollToFirstReply();
 
     // One line of totals: "4 turns · in 102 · out 77 · cache read … · $0.0123 · 1.2 s".
     static QString totalsText(const RunConversation::Totals &totals);
