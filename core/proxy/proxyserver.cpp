@@ -34,6 +34,8 @@ namespace {
 constexpr int kShutdownGraceMs = 5000;
 // A pass-through stream stops reading its upstream while this much waits for a slow client.
 constexpr qint64 kRelayHighWaterBytes = 1024 * 1024;
+// Log entries wait this long for others to go out with them (ProxyServer::requestLogged).
+constexpr int kLogBatchMs = 10;
 
 QString invalidRequest() {
     return QStringLiteral("invalid_request_error");
@@ -82,9 +84,23 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     });
     m_http->setHandler(
         [this](const HttpRequest &request, ResponseSink *sink) { handle(request, sink); });
+    m_logTimer = new QTimer(this);
+    m_logTimer->setSingleShot(true);
+    m_logTimer->setInterval(kLogBatchMs);
+    connect(m_logTimer, &QTimer::timeout, this, &ProxyServer::emitLogged);
 }
 
-ProxyServer::~ProxyServer() = default;
+ProxyServer::~ProxyServer() {
+    emitLogged();
+}
+
+void ProxyServer::emitLogged() {
+    // Emitted together, the queued calls wake a receiver on another thread once (its event
+    // dispatcher is woken by the first post only).
+    const QList<RequestLogEntry> batch = std::exchange(m_logged, {});
+    for (const RequestLogEntry &entry : batch)
+        emit requestLogged(entry);
+}
 
 void ProxyServer::setEventBus(EventBus *bus) {
     m_events = bus;
@@ -148,6 +164,7 @@ void ProxyServer::shutdown() {
         if (*done)
             return;
         *done = true;
+        emitLogged(); // the last requests' lines before the stop
         emit stopped();
     };
     connect(m_http, &HttpServer::allConnectionsClosed, this, finish, Qt::SingleShotConnection);
@@ -280,7 +297,9 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
                 entry.overheadMs = sink->overheadMs();
                 entry.iterations = sink->iterations();
                 entry.keyHint = keyHint;
-                emit requestLogged(entry);
+                m_logged.append(entry);
+                if (!m_logTimer->isActive())
+                    m_logTimer->start();
             });
 
     // Origin rule, preflight and 415 before anything is parsed or run.
