@@ -1,6 +1,7 @@
 // bench_passthrough: added latency of pass-through at the body sizes agents send, measured the
 // way a client meets it: a Node.js client with one keep-alive connection per target, a Node.js
-// upstream that answers at once, and the targets interleaved round by round in one run —
+// upstream that answers at once, and the targets interleaved round by round in one run (each
+// round in a rotated order) —
 // direct, Loopscope with its history file, Loopscope --no-history, and a peer gateway when one
 // is given. Rows: request bodies of 0.1 KB, 8 KB, 100 KB and 1 MB (JSON answer), and a 1 MB
 // SSE answer to a small request (time to the last byte).
@@ -155,8 +156,12 @@ for (const t of targets) // warm-up: connections open, first-request costs paid
   for (const row of rows)
     for (let i = 0; i < 5; ++i) await timedRequest(t.agent, t.url, '/v1/chat/completions', row.body, { ...t.headers, ...row.headers });
 for (let round = 0; round < ROUNDS; ++round) {
+  // Each round in a rotated order: a Loopscope's recorder is still working through the last
+  // large bodies when the next target starts (and takes CPU from it on two cores), so a fixed
+  // order favoured whichever target came first.
+  const order = targets.map((_, i) => targets[(i + round) % targets.length]);
   for (const row of rows) {
-    for (const t of targets) {
+    for (const t of order) {
       const key = `${row.label}|${t.name}`;
       if (!samples.has(key)) samples.set(key, []);
       for (let i = 0; i < PER_ROUND; ++i)

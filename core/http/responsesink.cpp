@@ -89,6 +89,23 @@ void ResponseSink::setEventBus(EventBus *bus) {
     m_events = bus;
 }
 
+void ResponseSink::holdEvent(std::function<InspectorEvent()> build) {
+    if (!m_events)
+        return;
+    m_held.push_back(std::move(build));
+    if (m_finished)
+        publishHeld();
+}
+
+void ResponseSink::publishHeld() {
+    if (m_held.empty() || !m_events)
+        return;
+    // Taken first: building an event must not find itself still held.
+    const std::vector<std::function<InspectorEvent()>> held = std::exchange(m_held, {});
+    for (const auto &build : held)
+        m_events->publish(build());
+}
+
 void ResponseSink::writeHead(int status, const HttpHeaders &headers, qint64 contentLength,
                              bool stream) {
     m_started = true;
@@ -141,6 +158,7 @@ void ResponseSink::send(int status, const HttpHeaders &headers, const QByteArray
         m_socket->flush();
     // Recorded once the client has its answer: masking and publishing are not its wait.
     if (m_events) {
+        publishHeld();
         InspectorEvent event = InspectorEvent::make(
             InspectorEvent::Kind::ClientResponse, m_requestId, -1,
             {{QStringLiteral("status"), status},
@@ -169,6 +187,7 @@ void ResponseSink::sendError(int status, const QString &message, const QString &
 void ResponseSink::beginStream(int status, const HttpHeaders &headers) {
     if (m_started || m_finished)
         return;
+    publishHeld();
     if (m_events)
         m_events->publish(
             InspectorEvent::Kind::ClientResponse, m_requestId, -1,
@@ -191,6 +210,7 @@ void ResponseSink::writeChunk(const QByteArray &bytes) {
     if (!m_started || m_finished || bytes.isEmpty() || m_head)
         return;
     if (m_events && !m_clientGone) {
+        publishHeld();
         InspectorEvent event;
         event.kind = InspectorEvent::Kind::ClientResponseChunk;
         event.requestId = m_requestId;
@@ -240,6 +260,7 @@ void ResponseSink::finish() {
         return;
     m_finished = true;
     if (m_events) {
+        publishHeld();
         const qint64 elapsedNs = m_received.nsecsElapsed();
         m_events->publish(InspectorEvent::Kind::ExchangeFinished, m_requestId, -1,
                           {{QStringLiteral("status"), m_clientGone && !m_aborted ? 499 : m_status},

@@ -1,12 +1,16 @@
 #pragma once
 
 #include "http/httprequest.h"
+#include "inspect/inspectorevent.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
 #include <QStringList>
+
+#include <functional>
+#include <vector>
 
 class QTcpSocket;
 
@@ -90,6 +94,12 @@ public:
     // as ClientResponse, ClientResponseChunk… and ExchangeFinished events (headers masked with
     // the bus's CredentialPolicy). Publishing shares the bytes; nothing is parsed here.
     void setEventBus(EventBus *bus);
+    // An event of this flow built and published later, off the client's wait: the client's
+    // request once it has gone upstream, the upstream's answer once it has been relayed. Held
+    // events are published in order before any event the sink publishes itself (so a flow's
+    // events keep their order), or by publishHeld(); at once when the sink is finished.
+    void holdEvent(std::function<InspectorEvent()> build);
+    void publishHeld();
     // Time from the request's arrival to the response head, 0 before it.
     double ttfbMs() const { return double(m_ttfbNs) / 1e6; }
 
@@ -125,6 +135,7 @@ private:
     QString m_requestId;
     int m_iterations = 0;
     EventBus *m_events = nullptr;
+    std::vector<std::function<InspectorEvent()>> m_held;
     qint64 m_ttfbNs = 0;
     bool m_aborted = false;
 };

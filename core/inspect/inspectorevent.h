@@ -39,11 +39,13 @@ namespace loopscope {
 // thread); the recorder makes them JSON or text:
 //  ClientRequest       method, path, query, headers, body, api ("responses"|"chat_completions"|
 //                      "models"|"containers"|"other"), model, stream (bool), identity (masked).
-//                      The first event of every flow, published before anything else happens.
-//                      raw = the request body as received.
+//                      The first event of every flow: on the plain pass-through path published
+//                      once the request has gone upstream, elsewhere before anything else
+//                      happens (ResponseSink::holdEvent). raw = the request body as received.
 //  UpstreamRequest     pass-through only: url, method, headers, passThrough (true); raw = body
-//  UpstreamResponse    pass-through only, when the first upstream bytes arrive: status, headers,
-//                      stream (bool), latencyMs (time to the upstream's answer); the bytes
+//  UpstreamResponse    pass-through only, for the first upstream bytes (a one-shot answer's
+//                      once it has been relayed; always before the ClientResponse): status,
+//                      headers, stream (bool), latencyMs (time to the upstream's answer); the bytes
 //                      themselves are the ClientResponse* events that follow (same bytes)
 //  ClientResponse      status, headers, stream (bool); raw = the body of a one-shot answer
 //  ClientResponseChunk raw = bytes written to the client, as written (SSE framing included;

@@ -34,6 +34,8 @@ namespace {
 constexpr int kShutdownGraceMs = 5000;
 // A pass-through stream stops reading its upstream while this much waits for a slow client.
 constexpr qint64 kRelayHighWaterBytes = 1024 * 1024;
+// Log entries wait this long for others to go out with them (ProxyServer::requestLogged).
+constexpr int kLogBatchMs = 10;
 
 QString invalidRequest() {
     return QStringLiteral("invalid_request_error");
@@ -82,9 +84,23 @@ ProxyServer::ProxyServer(ProxyConfig config, QObject *parent)
     });
     m_http->setHandler(
         [this](const HttpRequest &request, ResponseSink *sink) { handle(request, sink); });
+    m_logTimer = new QTimer(this);
+    m_logTimer->setSingleShot(true);
+    m_logTimer->setInterval(kLogBatchMs);
+    connect(m_logTimer, &QTimer::timeout, this, &ProxyServer::emitLogged);
 }
 
-ProxyServer::~ProxyServer() = default;
+ProxyServer::~ProxyServer() {
+    emitLogged();
+}
+
+void ProxyServer::emitLogged() {
+    // Emitted together, the queued calls wake a receiver on another thread once (its event
+    // dispatcher is woken by the first post only).
+    const QList<RequestLogEntry> batch = std::exchange(m_logged, {});
+    for (const RequestLogEntry &entry : batch)
+        emit requestLogged(entry);
+}
 
 void ProxyServer::setEventBus(EventBus *bus) {
     m_events = bus;
@@ -148,6 +164,7 @@ void ProxyServer::shutdown() {
         if (*done)
             return;
         *done = true;
+        emitLogged(); // the last requests' lines before the stop
         emit stopped();
     };
     connect(m_http, &HttpServer::allConnectionsClosed, this, finish, Qt::SingleShotConnection);
@@ -230,21 +247,25 @@ QString ProxyServer::beginFlow(const HttpRequest &request, ResponseSink *sink) {
     if (m_events) {
         const QByteArray token = bearerToken(request);
         // The client's own key is a secret too: masked wherever it turns up from now on.
-        const CredentialPolicy &credentials = *m_events->credentials();
         m_events->credentials()->addClientKey(QString::fromUtf8(token));
-        InspectorEvent event = InspectorEvent::make(
-            InspectorEvent::Kind::ClientRequest, requestId, -1,
-            {{QStringLiteral("method"), QString::fromLatin1(request.method)},
-             {QStringLiteral("path"), request.path},
-             {QStringLiteral("query"), QString::fromLatin1(request.query)},
-             {QStringLiteral("headers"), credentials.maskHeaders(request.headers)},
-             {QStringLiteral("identity"),
-              token.isEmpty() ? QString() : CredentialPolicy::mask(callerIdentity(token))}});
-        if (!request.replayOf.isEmpty())
-            event.data.insert(QStringLiteral("replayOf"), request.replayOf);
-        event.raw = request.body;
-        m_events->publish(std::move(event));
         sink->setEventBus(m_events);
+        // Built (headers masked, identity hashed) and published once the request has gone
+        // upstream on the plain pass-through path, before anything else on every other path
+        // (handle): it is still the flow's first event.
+        sink->holdEvent([request, requestId, token, credentials = m_events->credentials()] {
+            InspectorEvent event = InspectorEvent::make(
+                InspectorEvent::Kind::ClientRequest, requestId, -1,
+                {{QStringLiteral("method"), QString::fromLatin1(request.method)},
+                 {QStringLiteral("path"), request.path},
+                 {QStringLiteral("query"), QString::fromLatin1(request.query)},
+                 {QStringLiteral("headers"), credentials->maskHeaders(request.headers)},
+                 {QStringLiteral("identity"),
+                  token.isEmpty() ? QString() : CredentialPolicy::mask(callerIdentity(token))}});
+            if (!request.replayOf.isEmpty())
+                event.data.insert(QStringLiteral("replayOf"), request.replayOf);
+            event.raw = request.body;
+            return event;
+        });
     }
     return requestId;
 }
@@ -276,7 +297,9 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
                 entry.overheadMs = sink->overheadMs();
                 entry.iterations = sink->iterations();
                 entry.keyHint = keyHint;
-                emit requestLogged(entry);
+                m_logged.append(entry);
+                if (!m_logTimer->isActive())
+                    m_logTimer->start();
             });
 
     // Origin rule, preflight and 415 before anything is parsed or run.
@@ -306,6 +329,12 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
                         QStringLiteral("authentication_error"), QStringLiteral("invalid_api_key"));
         return;
     }
+    const bool modelCall =
+        request.method == "POST" &&
+        (path == QLatin1String("/responses") || path == QLatin1String("/chat/completions") ||
+         path == QLatin1String("/messages") || path == QLatin1String("/messages/count_tokens"));
+    if (!modelCall)
+        sink->publishHeld(); // only a plain pass-through publishes the request later
     if (request.method == "POST" && path == QLatin1String("/responses"))
         handleModelCall(ApiSurface::Responses, request, path, sink);
     else if (request.method == "POST" && path == QLatin1String("/chat/completions"))
@@ -319,6 +348,7 @@ void ProxyServer::handle(const HttpRequest &request, ResponseSink *sink) {
         m_containers->handle(request, callerIdentity(token), sink);
     else
         handleOther(request, path, sink);
+    sink->publishHeld();
 }
 
 void ProxyServer::setResponseChains(std::shared_ptr<ResponseChainStore> chains) {
@@ -358,6 +388,7 @@ void ProxyServer::handleModelCall(ApiSurface surface, const HttpRequest &request
                                   const QString &path, ResponseSink *sink) {
     if (forwardUnparsed(surface, request, path, sink))
         return;
+    sink->publishHeld(); // interceptors and bridges publish on the bus themselves
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(request.body, &parseError);
     if (parseError.error != QJsonParseError::NoError) {
@@ -534,6 +565,7 @@ void ProxyServer::handleMessages(const HttpRequest &request, const QString &path
                                  ResponseSink *sink) {
     if (forwardUnparsed(ApiSurface::Messages, request, path, sink))
         return;
+    sink->publishHeld(); // interceptors and bridges publish on the bus themselves
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(request.body, &parseError);
     if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
@@ -708,6 +740,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     state->notServed = std::move(notServed);
     state->observe = std::move(observer);
     QNetworkReply *reply = m_upstream->send(route, method, upstreamPathAndQuery, body);
+    sink->publishHeld(); // the client's request, now that it has gone upstream
     QPointer<EventBus> events = m_events;
     if (events) {
         HttpHeaders sent;
@@ -749,13 +782,20 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
             HttpHeaders received;
             for (const auto &pair : reply->rawHeaderPairs())
                 received.append(pair);
-            events->publish(
-                InspectorEvent::Kind::UpstreamResponse, sink->requestId(), 0,
-                {{QStringLiteral("status"), status},
-                 {QStringLiteral("headers"), events->credentials()->maskHeaders(received)},
-                 {QStringLiteral("stream"), state->streaming},
-                 {QStringLiteral("latencyMs"), double(state->upstreamClock.nsecsElapsed()) / 1e6},
-                 {QStringLiteral("error"), status == 0 ? reply->errorString() : QString()}});
+            // Masked and published once the answer has been relayed (the sink publishes it
+            // before its own ClientResponse), not while the client waits for it.
+            sink->holdEvent([received, status, streaming = state->streaming,
+                             latencyMs = double(state->upstreamClock.nsecsElapsed()) / 1e6,
+                             error = status == 0 ? reply->errorString() : QString(),
+                             id = sink->requestId(), credentials = events->credentials()] {
+                return InspectorEvent::make(
+                    InspectorEvent::Kind::UpstreamResponse, id, 0,
+                    {{QStringLiteral("status"), status},
+                     {QStringLiteral("headers"), credentials->maskHeaders(received)},
+                     {QStringLiteral("stream"), streaming},
+                     {QStringLiteral("latencyMs"), latencyMs},
+                     {QStringLiteral("error"), error}});
+            });
         }
         if (state->streaming) {
             sink->addExternalTime(state->upstreamClock.nsecsElapsed());
@@ -823,6 +863,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         }
         sink->addExternalTime(state->upstreamClock.nsecsElapsed());
         if (status == 0) {
+            sink->publishHeld();
             if (events)
                 events->publish(InspectorEvent::Kind::UpstreamResponse, sink->requestId(), 0,
                                 {{QStringLiteral("status"), 0},
@@ -840,6 +881,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         }
         const QByteArray answer = reply->readAll();
         if (state->notServed && ResponsesBridge::notServed(status, answer)) {
+            sink->publishHeld();      // the bridge publishes on the bus itself
             state->notServed(status); // the bridge answers the client
             return;
         }

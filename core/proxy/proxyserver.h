@@ -13,6 +13,8 @@
 #include <QPointer>
 #include <QStringList>
 
+class QTimer;
+
 namespace loopscope {
 
 class ResponseChainStore;
@@ -87,6 +89,8 @@ public:
     static QByteArray bearerToken(const HttpRequest &request);
 
 signals:
+    // One per finished request, emitted in batches (kLogBatchMs after the first of a batch): a
+    // queued signal per request woke the receiving thread (the headless log) once each.
     void requestLogged(const loopscope::RequestLogEntry &entry);
     void stopped();
 
@@ -134,6 +138,9 @@ private:
     HttpServer *m_http;
     UpstreamClient *m_upstream;
     QList<RequestInterceptor *> m_interceptors;
+    void emitLogged();
+    QList<RequestLogEntry> m_logged; // waiting for the batch's requestLogged
+    QTimer *m_logTimer = nullptr;
     QPointer<ContainersApi> m_containers;
     QPointer<ControlApi> m_control;
     AccessPolicy m_access;

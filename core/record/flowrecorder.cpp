@@ -175,7 +175,8 @@ void FlowRecorder::assignRun(RecordedFlow &flow) {
                            flow.api == QLatin1String("messages");
     if (!modelCall || flow.method != QLatin1String("POST"))
         return;
-    flow.runId = m_runs.find(RunGrouper::lookupKeys(flow.api, flow.requestBody, flow.sessionId));
+    flow.runId = m_runs.find(RunGrouper::lookupKeys(flow.api, flow.requestBody, flow.sessionId,
+                                                    &flow.conversationChain));
     if (flow.runId.isEmpty())
         flow.runId = RunGrouper::newRunId();
     m_runs.remember(RunGrouper::requestKeys(flow.requestBody, flow.sessionId), flow.runId);
@@ -230,6 +231,8 @@ void FlowRecorder::record(const InspectorEvent &event) {
         f.path = d.value(QStringLiteral("path")).toString();
         f.api = apiOfPath(f.path);
         const QJsonValue body = parseBody(event.raw);
+        f.requestRaw = event.raw;
+        f.requestBodyRecorded = body;
         f.requestBody = body.toObject();
         f.model = f.requestBody.value(QStringLiteral("model")).toString();
         f.stream = isTruthy(f.requestBody.value(QStringLiteral("stream")));
@@ -354,7 +357,14 @@ void FlowRecorder::record(const InspectorEvent &event) {
         updated = true;
         break;
     }
-    case Kind::UpstreamRequest:
+    case Kind::UpstreamRequest: {
+        // Pass-through forwards the client's bytes as they came (shared, not copied): the body
+        // was parsed and masked for the client hop already, and that took milliseconds at 1 MB.
+        const bool sameBody = event.raw.constData() == flow->requestRaw.constData() &&
+                              event.raw.size() == flow->requestRaw.size();
+        const QJsonValue body = sameBody ? flow->requestBodyRecorded : parseBody(event.raw);
+        flow->requestRaw.clear();
+        flow->requestBodyRecorded = QJsonValue();
         flow->passThrough = true;
         flow->hops.push_back({{QStringLiteral("kind"), QStringLiteral("upstream_request")},
                               {QStringLiteral("at"), event.timestampMs},
@@ -363,10 +373,11 @@ void FlowRecorder::record(const InspectorEvent &event) {
                               {QStringLiteral("url"), d.value(QStringLiteral("url"))},
                               {QStringLiteral("dialect"), hopDialect(d)},
                               {QStringLiteral("headers"), d.value(QStringLiteral("headers"))},
-                              {QStringLiteral("body"), parseBody(event.raw)}});
+                              {QStringLiteral("body"), body}});
         flow->iterations = qMax(flow->iterations, 1);
         updated = true;
         break;
+    }
     case Kind::UpstreamResponse: {
         QJsonObject hop{{QStringLiteral("kind"), QStringLiteral("upstream_response")},
                         {QStringLiteral("at"), event.timestampMs},
@@ -599,7 +610,8 @@ void FlowRecorder::finalize(const QString &id) {
     FlowRow row = rowOf(flow, summary, hops);
     if (!flow.runId.isEmpty()) {
         row.runKeys = RunGrouper::requestKeys(flow.requestBody, flow.sessionId) +
-                      RunGrouper::responseKeys(flow.api, flow.requestBody, flow.finalResponse);
+                      RunGrouper::responseKeys(flow.api, flow.requestBody, flow.finalResponse,
+                                               flow.conversationChain);
         m_runs.remember(row.runKeys, flow.runId);
     }
     m_pending.insert(flow.id, {summary, hops});

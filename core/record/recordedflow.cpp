@@ -5,6 +5,8 @@
 
 #include <QJsonDocument>
 
+#include <algorithm>
+
 namespace loopscope {
 
 namespace {
@@ -133,7 +135,22 @@ QString RecordedFlow::searchText(const QStringList &head, const QJsonArray &hops
         text += s;
         text += u'\n';
     }
-    collectText(hops, text);
+    // A pass-through flow holds the client's body twice (its request and the upstream request):
+    // indexed once, as a search only asks whether a flow holds a word. Half the full-text work
+    // of a large request.
+    QList<QJsonValue> bodies;
+    for (const QJsonValue &hop : hops) {
+        const QJsonObject o = hop.toObject();
+        for (auto it = o.constBegin(); it != o.constEnd(); ++it) {
+            const QJsonValue value = it.value();
+            if (it.key() == QLatin1String("body") && (value.isObject() || value.isArray())) {
+                if (std::find(bodies.cbegin(), bodies.cend(), value) != bodies.cend())
+                    continue;
+                bodies.append(value);
+            }
+            collectText(value, text);
+        }
+    }
     if (text.size() > kMaxSearchText)
         text.truncate(kMaxSearchText);
     return text;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "conversation/ssedecoder.h"
+#include "record/rungrouper.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -60,6 +61,11 @@ struct RecordedFlow {
     bool clientSseStream = false;
     QByteArray clientStreamText; // a non-SSE streamed body
     QJsonObject requestBody;
+    // The client's body as it arrived and as recorded (parsed, masked): a pass-through upstream
+    // request that shares these bytes is recorded from it instead of being parsed again.
+    QByteArray requestRaw;
+    QJsonValue requestBodyRecorded;
+    RunGrouper::ConversationChain conversationChain; // lookupKeys' hash, for responseKeys
     QJsonObject finalResponse; // the model's final answer (JSON or rebuilt from SSE)
     bool exchangeDone = false;
     bool loopDone = false;

@@ -101,7 +101,7 @@ QJsonArray replyOf(const QString &api, const QJsonObject &response) {
 }
 
 // Chained hash h_k = sha1(h_{k-1} || item_k): every prefix costs one step.
-QByteArray chain(const QByteArray &previous, const QByteArray &item) {
+QByteArray chainHash(const QByteArray &previous, const QByteArray &item) {
     QCryptographicHash hash(QCryptographicHash::Sha1);
     hash.addData(previous);
     hash.addData(item);
@@ -158,7 +158,7 @@ QStringList RunGrouper::requestKeys(const QJsonObject &request, const QString &s
 }
 
 QStringList RunGrouper::lookupKeys(const QString &api, const QJsonObject &request,
-                                   const QString &sessionId) {
+                                   const QString &sessionId, ConversationChain *chain) {
     QStringList keys = requestKeys(request, sessionId);
     const QString previous = request.value(QStringLiteral("previous_response_id")).toString();
     if (!previous.isEmpty())
@@ -176,23 +176,35 @@ QStringList RunGrouper::lookupKeys(const QString &api, const QJsonObject &reques
                 keys << QStringLiteral("call:") +
                             b.toObject().value(QStringLiteral("tool_use_id")).toString();
     }
-    // Longest earlier conversation first: the most recent flow this one continues.
+    // Longest earlier conversation first: the most recent flow this one continues. Only up
+    // to the last reply: no prefix key ends after it.
+    qsizetype end = items.size();
+    while (end > 0 && !isReply(items.at(end - 1).toObject()))
+        --end;
     QByteArray hash;
     QStringList prefixes;
-    for (const QJsonValue &v : items) {
-        const QByteArray n = normalized(v.toObject());
+    for (qsizetype i = 0; i < end; ++i) {
+        const QJsonObject item = items.at(i).toObject();
+        const QByteArray n = normalized(item);
         if (n.isEmpty())
             continue;
-        hash = chain(hash, n);
-        if (isReply(v.toObject()))
+        hash = chainHash(hash, n);
+        if (isReply(item))
             prefixes.prepend(prefixKey(hash));
     }
     keys << prefixes;
+    if (chain)
+        *chain = {hash, end};
     return keys;
 }
 
 QStringList RunGrouper::responseKeys(const QString &api, const QJsonObject &request,
                                      const QJsonObject &response) {
+    return responseKeys(api, request, response, ConversationChain());
+}
+
+QStringList RunGrouper::responseKeys(const QString &api, const QJsonObject &request,
+                                     const QJsonObject &response, const ConversationChain &chain) {
     QStringList keys;
     const QString id = response.value(QStringLiteral("id")).toString();
     if (!id.isEmpty() && api == QLatin1String("responses"))
@@ -212,10 +224,11 @@ QStringList RunGrouper::responseKeys(const QString &api, const QJsonObject &requ
     }
     if (reply.isEmpty())
         return keys;
-    QByteArray hash;
-    for (const QJsonValue &v : conversationOf(api, request))
-        if (const QByteArray n = normalized(v.toObject()); !n.isEmpty())
-            hash = chain(hash, n);
+    const QJsonArray items = conversationOf(api, request);
+    QByteArray hash = chain.items <= items.size() ? chain.hash : QByteArray();
+    for (qsizetype i = chain.items <= items.size() ? chain.items : 0; i < items.size(); ++i)
+        if (const QByteArray n = normalized(items.at(i).toObject()); !n.isEmpty())
+            hash = chainHash(hash, n);
     for (const QJsonValue &v : reply) {
         QJsonObject item = v.toObject();
         // Output messages carry no role in some shapes; what the client echoes back has one.
@@ -223,7 +236,7 @@ QStringList RunGrouper::responseKeys(const QString &api, const QJsonObject &requ
             !item.contains(QStringLiteral("role")))
             item.insert(QStringLiteral("role"), QStringLiteral("assistant"));
         if (const QByteArray n = normalized(item); !n.isEmpty())
-            hash = chain(hash, n);
+            hash = chainHash(hash, n);
     }
     keys << prefixKey(hash);
     return keys;

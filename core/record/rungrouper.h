@@ -32,12 +32,24 @@ public:
     static QString clientSessionId(const QJsonObject &request, const QJsonObject &headers);
     // Keys of a request that point at earlier flows, strongest first. `sessionId` empty:
     // the request's metadata.session_id.
+    // Where lookupKeys left the prefix hash of a request's conversation: after its last reply,
+    // the items past it not hashed yet (no lookup key needs them; responseKeys goes on from
+    // here, so each item is normalised once per flow, and none while the exchange is in flight
+    // unless a reply follows it: a request's newest items are often its largest).
+    struct ConversationChain {
+        QByteArray hash;
+        qsizetype items = 0; // conversation items the hash covers
+    };
     static QStringList lookupKeys(const QString &api, const QJsonObject &request,
-                                  const QString &sessionId = {});
+                                  const QString &sessionId = {},
+                                  ConversationChain *chain = nullptr);
     // Keys a request establishes for later flows (session, conversation).
     static QStringList requestKeys(const QJsonObject &request, const QString &sessionId = {});
     // Keys a finished flow establishes: its response id, the function calls its model asked
     // for, the prefix hash of its messages plus reply.
+    // `chain`: lookupKeys' for the same request, else the conversation is hashed from its start.
+    static QStringList responseKeys(const QString &api, const QJsonObject &request,
+                                    const QJsonObject &response, const ConversationChain &chain);
     static QStringList responseKeys(const QString &api, const QJsonObject &request,
                                     const QJsonObject &response);
     // Tool calls the model asked for in `response` (Responses, Chat or Messages shape; in

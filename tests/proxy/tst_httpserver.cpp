@@ -4,6 +4,7 @@
 // and the strict head and target checks (bare LF, obs-fold, Host on HTTP/1.1, request forms).
 #include "http/httpserver.h"
 #include "http/responsesink.h"
+#include "inspect/eventbus.h"
 #include "proxy/rawhttpclient.h"
 
 #include <QJsonDocument>
@@ -28,6 +29,35 @@ private:
     quint16 port() const { return m_server->serverPort(); }
 
 private slots:
+    // Held events (pass-through's request and upstream answer, recorded off the client's wait)
+    // come out in order before the sink's own, and at once once the sink is finished.
+    void heldEventsKeepTheFlowsOrder() {
+        using Kind = loopscope::InspectorEvent::Kind;
+        loopscope::EventBus bus;
+        QList<Kind> kinds;
+        connect(&bus, &loopscope::EventBus::eventPublished, this,
+                [&kinds](const loopscope::InspectorEvent &e) { kinds << e.kind; });
+        loopscope::HttpRequest request;
+        request.received.start();
+        loopscope::ResponseSink sink(nullptr, request, false);
+        sink.setRequestId(QStringLiteral("req_1"));
+        sink.setEventBus(&bus);
+        const auto held = [](Kind kind) {
+            return
+                [kind] { return loopscope::InspectorEvent::make(kind, QStringLiteral("req_1")); };
+        };
+        sink.holdEvent(held(Kind::ClientRequest));
+        sink.holdEvent(held(Kind::UpstreamResponse));
+        QVERIFY(kinds.isEmpty());
+        sink.send(200, {}, QByteArrayLiteral("{}"));
+        QCOMPARE(kinds, (QList<Kind>{Kind::ClientRequest, Kind::UpstreamResponse,
+                                     Kind::ClientResponse, Kind::ExchangeFinished}));
+        sink.holdEvent(held(Kind::Log));
+        QCOMPARE(kinds.size(), 5);
+        QCOMPARE(kinds.last(), Kind::Log);
+        sink.publishHeld(); // nothing twice
+        QCOMPARE(kinds.size(), 5);
+    }
     void init() {
         m_server = new HttpServer(this);
         m_streams.clear();

@@ -9,6 +9,7 @@
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
 #include "record/flowstore.h"
+#include "record/recordedflow.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -154,6 +155,24 @@ private:
     }
 
 private slots:
+    // A pass-through flow holds the client's body in two hops; the full-text index gets it
+    // once (a search asks only whether a flow holds a word), every other text as before.
+    void searchTextHoldsARepeatedBodyOnce() {
+        const QJsonObject body{{QStringLiteral("model"), QStringLiteral("gpt-4o")},
+                               {QStringLiteral("input"), QStringLiteral("zanzibar")}};
+        const QJsonArray hops{
+            QJsonObject{{QStringLiteral("kind"), QStringLiteral("client_request")},
+                        {QStringLiteral("body"), body}},
+            QJsonObject{{QStringLiteral("kind"), QStringLiteral("upstream_request")},
+                        {QStringLiteral("body"), body}},
+            QJsonObject{{QStringLiteral("kind"), QStringLiteral("client_response")},
+                        {QStringLiteral("body"),
+                         QJsonObject{{QStringLiteral("output"), QStringLiteral("zanzibar too")}}}}};
+        const QString text = loopscope::RecordedFlow::searchText({QStringLiteral("flow_1")}, hops);
+        QCOMPARE(text.count(QStringLiteral("zanzibar")), 2); // the request once, the answer
+        QCOMPARE(text.count(QStringLiteral("upstream_request")), 1);
+        QVERIFY(text.contains(QStringLiteral("zanzibar too")));
+    }
     void init() {
         m_dir = std::make_unique<QTemporaryDir>();
         QVERIFY(m_dir->isValid());

@@ -2,9 +2,12 @@
 // run winning a key remembered twice, every run id given back exactly as it was remembered.
 #include "record/rungrouper.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
+
+#include <algorithm>
 
 using loopscope::RunGrouper;
 
@@ -122,6 +125,86 @@ private slots:
         runs.clear();
         QCOMPARE(runs.size(), 0);
         QVERIFY(runs.find({key(9)}).isEmpty());
+    }
+
+    // lookupKeys hashes a conversation only up to its last reply (no prefix key ends later)
+    // and responseKeys goes on from there: the keys are those of hashing it whole, and the
+    // next request of the run finds the flow by them.
+    void lookupChainContinuesIntoTheResponseKeys_data() {
+        QTest::addColumn<QString>("api");
+        QTest::addColumn<QJsonObject>("request");
+        QTest::addColumn<QJsonObject>("response");
+        QTest::addColumn<int>("chained"); // items lookupKeys hashed
+        const auto msg = [](const char *role, const char *text) {
+            return QJsonObject{{QStringLiteral("role"), QLatin1String(role)},
+                               {QStringLiteral("content"), QLatin1String(text)}};
+        };
+        const QJsonObject chatAnswer{
+            {QStringLiteral("choices"),
+             QJsonArray{QJsonObject{{QStringLiteral("message"), msg("assistant", "four")}}}}};
+        QTest::newRow("chat, first turn")
+            << QStringLiteral("chat_completions")
+            << QJsonObject{{QStringLiteral("messages"), QJsonArray{msg("user", "2+2?")}}}
+            << chatAnswer << 0;
+        QTest::newRow("chat, third turn")
+            << QStringLiteral("chat_completions")
+            << QJsonObject{{QStringLiteral("messages"),
+                            QJsonArray{msg("system", "be brief"), msg("user", "2+2?"),
+                                       msg("assistant", "4"), msg("user", "and 3+3?"),
+                                       msg("assistant", "6"), msg("user", "x")}}}
+            << chatAnswer << 5;
+        QTest::newRow("responses, function call answered")
+            << QStringLiteral("responses")
+            << QJsonObject{{QStringLiteral("input"),
+                            QJsonArray{
+                                msg("user", "run it"),
+                                QJsonObject{
+                                    {QStringLiteral("type"), QStringLiteral("function_call")},
+                                    {QStringLiteral("call_id"), QStringLiteral("c1")}},
+                                QJsonObject{{QStringLiteral("type"),
+                                             QStringLiteral("function_call_output")},
+                                            {QStringLiteral("call_id"), QStringLiteral("c1")},
+                                            {QStringLiteral("output"), QStringLiteral("ok")}}}}}
+            << QJsonObject{{QStringLiteral("output"),
+                            QJsonArray{
+                                QJsonObject{{QStringLiteral("type"), QStringLiteral("message")},
+                                            {QStringLiteral("content"), QJsonArray()}}}}}
+            << 2;
+    }
+    void lookupChainContinuesIntoTheResponseKeys() {
+        QFETCH(QString, api);
+        QFETCH(QJsonObject, request);
+        QFETCH(QJsonObject, response);
+        QFETCH(int, chained);
+        RunGrouper::ConversationChain chain;
+        RunGrouper::lookupKeys(api, request, {}, &chain);
+        QCOMPARE(chain.items, qsizetype(chained));
+        const QStringList keys = RunGrouper::responseKeys(api, request, response, chain);
+        QCOMPARE(keys, RunGrouper::responseKeys(api, request, response));
+        // The client sends the conversation back with the reply and a new turn.
+        const bool chat = api == QLatin1String("chat_completions");
+        const QString field = chat ? QStringLiteral("messages") : QStringLiteral("input");
+        QJsonArray next = request.value(field).toArray();
+        if (chat)
+            next.append(response.value(QStringLiteral("choices"))
+                            .toArray()
+                            .first()
+                            .toObject()
+                            .value(QStringLiteral("message")));
+        else
+            for (const QJsonValue &item : response.value(QStringLiteral("output")).toArray()) {
+                QJsonObject echoed = item.toObject();
+                echoed.insert(QStringLiteral("role"), QStringLiteral("assistant"));
+                next.append(echoed);
+            }
+        next.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                {QStringLiteral("content"), QStringLiteral("thanks")}});
+        const QStringList lookup = RunGrouper::lookupKeys(api, QJsonObject{{field, next}});
+        const auto prefix = std::find_if(lookup.cbegin(), lookup.cend(), [](const QString &k) {
+            return k.startsWith(QLatin1String("prefix:"));
+        });
+        QVERIFY(prefix != lookup.cend());
+        QCOMPARE(*prefix, keys.last()); // the longest prefix: the flow just finished
     }
 };
 
