@@ -9,6 +9,7 @@
 
 #include "common/futurechain.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -832,8 +833,17 @@ void LocalPythonBackend::shutdown() {
     // and reaps it.
     m_spawnPool.clear();
     m_spawnPool.waitForDone();
-    for (const auto &spawn : std::as_const(m_spawns))
+    for (const auto &spawn : std::as_const(m_spawns)) {
+        if (!spawn->process)
+            continue;
+        // Its move here queued the re-registration of its running timers on this thread;
+        // deleted with that call still queued, Qt 6.4 leaks the list it carries.
+        QList<QObject *> moved = spawn->process->findChildren<QObject *>();
+        moved << spawn->process.get();
+        for (QObject *object : std::as_const(moved))
+            QCoreApplication::sendPostedEvents(object, QEvent::MetaCall);
         spawn->process.reset();
+    }
     m_spawns.clear();
     // Every interpreter still around (pooled, or being deleted by remove()) goes now, while this
     // object is intact: their futures have continuations bound to it.
