@@ -7,7 +7,7 @@
 #include "control/controltoken.h"
 #include "inspect/eventbus.h"
 #include "models/connectsnippets.h"
-#include "proxyservice.h"
+#include "runtime/proxyservice.h"
 #include "signalwatcher.h"
 
 #include <QCoreApplication>
@@ -160,13 +160,13 @@ int runLoopscope(int &argc, char **argv, WindowFrontEnd *window) {
     const auto logLine = [credentials = events.credentials()](const QString &line) {
         return credentials->maskText(line);
     };
-    ProxyService service(&events);
+    loopscope::ProxyService service(&events);
     QString error;
     if (!service.start(config, &error)) {
         err << "loopscope: " << error << Qt::endl;
         return 1;
     }
-    QObject::connect(&service, &ProxyService::requestLogged, app.get(),
+    QObject::connect(&service, &loopscope::ProxyService::requestLogged, app.get(),
                      [logLine](const loopscope::RequestLogEntry &entry) {
                          QTextStream(stderr) << logLine(entry.toLine()) << Qt::endl;
                      });
@@ -196,7 +196,7 @@ int runLoopscope(int &argc, char **argv, WindowFrontEnd *window) {
         },
         Qt::DirectConnection);
     // The sandbox self-test answers after start-up (it runs a real probe sandbox).
-    QObject::connect(&service, &ProxyService::sandboxHealthChanged, app.get(),
+    QObject::connect(&service, &loopscope::ProxyService::sandboxHealthChanged, app.get(),
                      [&service, warned = false]() mutable {
                          QTextStream out(stderr);
                          for (const QString &problem : service.sandboxProblems())
@@ -212,7 +212,7 @@ int runLoopscope(int &argc, char **argv, WindowFrontEnd *window) {
                                  << "': " << warning << Qt::endl;
                      });
     QObject::connect(&signals_, &SignalWatcher::terminationRequested, &service,
-                     &ProxyService::stop);
+                     &loopscope::ProxyService::stop);
 
     // Printed once, only when minted here (a token the user gave is theirs to know).
     if (!gui && token.source == loopscope::ControlToken::Source::Generated)
@@ -220,12 +220,14 @@ int runLoopscope(int &argc, char **argv, WindowFrontEnd *window) {
     QTextStream(stdout) << "loopscope listening on " << service.listenUrl() << Qt::endl;
     std::fflush(stdout);
     // A restart (Settings, Stop/Start) prints the new address the same way.
-    QObject::connect(&service, &ProxyService::listening, app.get(), [](const QString &url) {
-        QTextStream(stdout) << "loopscope listening on " << url << Qt::endl;
-        std::fflush(stdout);
-    });
+    QObject::connect(&service, &loopscope::ProxyService::listening, app.get(),
+                     [](const QString &url) {
+                         QTextStream(stdout) << "loopscope listening on " << url << Qt::endl;
+                         std::fflush(stdout);
+                     });
     if (gui) // window, then service (deletes every sandbox) go when it returns
         return window->exec(app.get(), &service, &events, config, sources, &signals_);
-    QObject::connect(&service, &ProxyService::stopped, app.get(), &QCoreApplication::quit);
+    QObject::connect(&service, &loopscope::ProxyService::stopped, app.get(),
+                     &QCoreApplication::quit);
     return app->exec();
 }

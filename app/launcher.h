@@ -9,9 +9,9 @@
 
 namespace loopscope {
 class EventBus;
-}
-
 class ProxyService;
+} // namespace loopscope
+
 class SignalWatcher;
 
 // What a window adds to a run of Loopscope. The headless run (runLoopscope, loopscope_app) has
@@ -23,8 +23,8 @@ public:
     // The application object, made before the CLI is parsed (a window needs a GUI one).
     virtual std::unique_ptr<QCoreApplication> createApplication(int &argc, char **argv) = 0;
     // Shows the window for the running `service` and runs the event loop until it quits.
-    virtual int exec(QCoreApplication *app, ProxyService *service, loopscope::EventBus *events,
-                     const loopscope::ProxyConfig &config,
+    virtual int exec(QCoreApplication *app, loopscope::ProxyService *service,
+                     loopscope::EventBus *events, const loopscope::ProxyConfig &config,
                      const loopscope::SettingsSources &sources, SignalWatcher *signals_) = 0;
 };
 

@@ -1,27 +1,29 @@
 #include "serviceproxycontrol.h"
 
 #include "commandline.h"
-#include "proxyservice.h"
 
 #include "common/futurechain.h"
 #include "control/controlapi.h"
 #include "loop/pausebroker.h"
 #include "models/sandboxcommands.h"
 #include "record/flowstore.h"
+#include "runtime/proxyservice.h"
 #include "widgets/mainwindow.h"
 
 #include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
 
-ServiceProxyControl::ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
+ServiceProxyControl::ServiceProxyControl(loopscope::ProxyService *service,
+                                         loopscope::ProxyConfig config,
                                          loopscope::SettingsSources sources, QObject *parent)
     : ProxyControl(parent)
     , m_service(service)
     , m_config(std::move(config))
     , m_sources(std::move(sources))
     , m_running(!service->listenUrl().isEmpty()) {
-    connect(service, &ProxyService::sandboxHealthChanged, this, &ProxyControl::stateChanged);
-    connect(service, &ProxyService::stopped, this, [this] {
+    connect(service, &loopscope::ProxyService::sandboxHealthChanged, this,
+            &ProxyControl::stateChanged);
+    connect(service, &loopscope::ProxyService::stopped, this, [this] {
         m_running = false;
         if (m_window)
             m_window->sandboxCommands()->setAvailable(false);
@@ -37,7 +39,7 @@ ServiceProxyControl::~ServiceProxyControl() {
 
 void ServiceProxyControl::attachWindow(loopscope::MainWindow *window) {
     m_window = window;
-    ProxyService *service = m_service; // outlives the window and this control
+    loopscope::ProxyService *service = m_service; // outlives the window and this control
     window->sandboxCommands()->setDispatcher(
         [service](std::function<void(loopscope::SandboxRegistry *)> work) {
             return service->withRegistry(std::move(work));

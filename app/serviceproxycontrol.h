@@ -10,9 +10,8 @@
 
 namespace loopscope {
 class MainWindow;
-}
-
 class ProxyService;
+} // namespace loopscope
 
 // The window's handle on the proxy: ProxyService (its own thread) behind ProxyControl.
 // Start/stop run the same ProxyService; the window reaches the proxy thread's objects only
@@ -23,7 +22,7 @@ class ServiceProxyControl : public loopscope::ProxyControl {
 public:
     // `sources`: the settings in effect at start (CommandLine::settingsInEffect), already
     // written into `config`.
-    ServiceProxyControl(ProxyService *service, loopscope::ProxyConfig config,
+    ServiceProxyControl(loopscope::ProxyService *service, loopscope::ProxyConfig config,
                         loopscope::SettingsSources sources = {}, QObject *parent = nullptr);
     ~ServiceProxyControl() override;
 
@@ -50,7 +49,7 @@ public slots:
     void replayFlow(const QString &flowId, const QJsonValue &editedBody) override;
 
 private:
-    ProxyService *m_service;
+    loopscope::ProxyService *m_service;
     loopscope::ProxyConfig m_config;
     loopscope::SettingsSources m_sources;
     bool m_restarting = false; // a settings restart: restarted() follows the next start

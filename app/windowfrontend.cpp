@@ -1,6 +1,6 @@
 #include "windowfrontend.h"
 
-#include "proxyservice.h"
+#include "runtime/proxyservice.h"
 #include "serviceproxycontrol.h"
 #include "signalwatcher.h"
 #include "widgets/mainwindow.h"
@@ -16,7 +16,7 @@ std::unique_ptr<QCoreApplication> InspectorWindowFrontEnd::createApplication(int
     return app;
 }
 
-int InspectorWindowFrontEnd::exec(QCoreApplication *app, ProxyService *service,
+int InspectorWindowFrontEnd::exec(QCoreApplication *app, loopscope::ProxyService *service,
                                   loopscope::EventBus *events, const loopscope::ProxyConfig &config,
                                   const loopscope::SettingsSources &sources,
                                   SignalWatcher *signals_) {

@@ -6,7 +6,7 @@
 class InspectorWindowFrontEnd : public WindowFrontEnd {
 public:
     std::unique_ptr<QCoreApplication> createApplication(int &argc, char **argv) override;
-    int exec(QCoreApplication *app, ProxyService *service, loopscope::EventBus *events,
+    int exec(QCoreApplication *app, loopscope::ProxyService *service, loopscope::EventBus *events,
              const loopscope::ProxyConfig &config, const loopscope::SettingsSources &sources,
              SignalWatcher *signals_) override;
 };

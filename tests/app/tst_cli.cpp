@@ -331,9 +331,15 @@ private slots:
         QVERIFY2(app.waitListening(), app.err.constData());
         const qint64 pid = app.process.processId();
         const QByteArray marker = "loopscope-sandbox:" + QByteArray::number(pid);
-        // Give a pool the time it needs to show up (row 3 shows it does here). The count is
-        // awaited, not read once: the sandbox self-test's probe is a bwrap child for a moment.
-        QTest::qWait(3000);
+        // The backend says once what its pool holds when the start-up has settled (the driver
+        // compiled, the pool full or off): nothing starts on its own after that line.
+        const QByteArray settled = pool > 0
+                                       ? "sandbox pool: " + QByteArray::number(pool) + " ready\n"
+                                       : QByteArray("sandbox pool: off\n");
+        QTRY_VERIFY2_WITH_TIMEOUT(app.err.contains("sandbox pool: "), app.err.constData(), 60000);
+        QVERIFY2(app.err.contains(settled), app.err.constData());
+        // The count is awaited, not read once: the self-test's probe is a bwrap child for a
+        // moment (it may still run when the pool has settled).
         const auto pooled = [&]() -> qsizetype {
             const QList<qint64> bwraps = childrenWith(pid, marker);
             if (!zygote)
@@ -346,7 +352,10 @@ private slots:
             return level.size() == 1 ? childrenWith(level.first(), marker).size()
                                      : (bwraps.isEmpty() ? 0 : -1);
         };
-        QTRY_COMPARE_WITH_TIMEOUT(pooled(), qsizetype(pool), 20000);
+        // Awaited once (QTRY would read it again after the wait, maybe with the probe in it).
+        qsizetype seen = -1;
+        QVERIFY2(QTest::qWaitFor([&] { return (seen = pooled()) == pool; }, 20000),
+                 qPrintable(QStringLiteral("%1 pooled interpreters, not %2").arg(seen).arg(pool)));
         QVERIFY(app.stop(SIGTERM));
         QCOMPARE(app.process.exitCode(), 0);
         QTRY_COMPARE_WITH_TIMEOUT(processesMentioning(marker), 0, 20000);

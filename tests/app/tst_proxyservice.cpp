@@ -5,7 +5,6 @@
 // the start-up sandbox probe is held on its worker, and while the sandbox driver's compile is
 // held on its thread (only the request that needs a sandbox waits for it).
 #include "commandline.h"
-#include "proxyservice.h"
 #include "serviceproxycontrol.h"
 
 #include "inspect/eventbus.h"
@@ -15,6 +14,7 @@
 #include "proxy/scriptedupstream.h"
 #include "record/flowquery.h"
 #include "record/flowstore.h"
+#include "runtime/proxyservice.h"
 #include "sandbox/local/localsandboxoptions.h"
 #include "sandbox/local/sandboxdriverpayload.h"
 
@@ -79,7 +79,7 @@ class TestProxyService : public QObject {
     // The app's start, minus the window: --port 0 on the scripted upstream, no history file.
     struct App {
         loopscope::EventBus events;
-        ProxyService service{&events};
+        loopscope::ProxyService service{&events};
         loopscope::ProxyConfig config;
         loopscope::SettingsSources sources;
         std::unique_ptr<ServiceProxyControl> control;
@@ -228,7 +228,7 @@ void TestProxyService::requestIsServedWhileTheStartupProbeIsHeld() {
              client.current().body.constData());
     QVERIFY(!app.service.sandboxHealthKnown()); // still held
 
-    QSignalSpy health(&app.service, &ProxyService::sandboxHealthChanged);
+    QSignalSpy health(&app.service, &loopscope::ProxyService::sandboxHealthChanged);
     probe.release();
     QVERIFY(health.wait(kWaitMs));
     QVERIFY(app.service.sandboxHealthKnown());

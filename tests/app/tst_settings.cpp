@@ -4,7 +4,6 @@
 // sandbox with Python state in it. OK without a proxy change must leave port, upstream and the
 // sandbox alone; a proxy change warns, asks and, confirmed, restarts with a new listening line.
 #include "commandline.h"
-#include "proxyservice.h"
 #include "serviceproxycontrol.h"
 
 #include "inspect/eventbus.h"
@@ -13,6 +12,7 @@
 #include "models/sandboxesmodel.h"
 #include "proxy/rawhttpclient.h"
 #include "proxy/scriptedupstream.h"
+#include "runtime/proxyservice.h"
 #include "widgets/mainwindow.h"
 #include "widgets/settingsdialog.h"
 
@@ -133,7 +133,7 @@ struct App {
     SettingsSources sources;
     loopscope::ProxyConfig config;
     loopscope::EventBus events;
-    ProxyService service{&events};
+    loopscope::ProxyService service{&events};
     std::unique_ptr<ServiceProxyControl> control;
     std::unique_ptr<MainWindow> window;
 
@@ -198,8 +198,8 @@ void TestSettings::okWithoutProxyChangeKeepsProxyAndSandboxes() {
         ++asked;
         return true;
     });
-    QSignalSpy listening(&app.service, &ProxyService::listening);
-    QSignalSpy stopped(&app.service, &ProxyService::stopped);
+    QSignalSpy listening(&app.service, &loopscope::ProxyService::listening);
+    QSignalSpy stopped(&app.service, &loopscope::ProxyService::stopped);
     dialog->retentionBox()->setValue(9000);
     QVERIFY(dialog->restartLabel()->isHidden());
     dialog->accept();
@@ -254,7 +254,7 @@ void TestSettings::proxyChangeWarnsAndRestartsWithNewListeningLine() {
         asked << warning;
         return answer;
     });
-    QSignalSpy listening(&app.service, &ProxyService::listening);
+    QSignalSpy listening(&app.service, &loopscope::ProxyService::listening);
     QSignalSpy restarted(app.control.get(), &loopscope::ProxyControl::restarted);
     dialog->maxLoopsBox()->setValue(5);
     // Said before it happens, with what it does to the live sandboxes.

@@ -7,6 +7,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QRegularExpression>
+#include <QSemaphore>
 #include <QSet>
 #include <QTcpServer>
 #include <QTest>
@@ -84,6 +85,7 @@ private slots:
     void poolHandsOutEachInterpreterOnce();
     void poolCanBeDisabled();
     void shutdownWhilePoolIsStartingLeavesNothing();
+    void createIsServedWhileARefillIsHeldAndShutdownReapsIt();
     void poolGrowsUnderDemandAndShrinksWhenIdle();
     void pooledInterpretersStartAtLowerPriority();
     void killingASandboxLeavesNoZombie();
@@ -1409,6 +1411,41 @@ void TestLocalPythonBackend::shutdownWhilePoolIsStartingLeavesNothing() {
     for (qint64 pid : pids)
         QTRY_VERIFY2_WITH_TIMEOUT(!processExists(pid), "a pooled interpreter outlived its backend",
                                   10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
+                              qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 20000);
+}
+
+void TestLocalPythonBackend::createIsServedWhileARefillIsHeldAndShutdownReapsIt() {
+    // One bwrap per sandbox: a refill forks and execs on the spawn thread, where the hook holds
+    // it after the start, before the interpreter is handed back. Refilled on this thread (as
+    // before), the hold would hold the create below too.
+    LocalSandboxOptions options = testOptions();
+    options.zygote = false;
+    options.poolSize = 1;
+    const auto entered = std::make_shared<QSemaphore>();
+    const auto released = std::make_shared<QSemaphore>();
+    options.afterPoolSpawn = [entered, released] {
+        entered->release();
+        released->acquire();
+    };
+    backend(options);
+    const auto releaseAll = qScopeGuard([released] { released->release(1000); });
+    // The refill is scheduled from this thread's event loop (once the driver is compiled).
+    QVERIFY(QTest::qWaitFor([&entered] { return entered->tryAcquire(); }, kWaitMs));
+    QCOMPARE(m_backend->pooledCount(), 0); // started, not handed back
+    QVERIFY(m_backend->refillPending());
+    QVERIFY(!sandboxLeftovers().isEmpty()); // its bwrap runs
+
+    // A create meanwhile waits for its own interpreter only.
+    const SandboxHandle sandbox = create();
+    QVERIFY(sandbox.isValid());
+    QCOMPARE(run(sandbox, QStringLiteral("print(6 * 7)")).value.stdoutText, QStringLiteral("42\n"));
+    QCOMPARE(m_backend->pooledCount(), 0); // the refill is still held
+
+    // Let it go and shut down before this thread turns its event loop again: the interpreter
+    // is in flight to the backend (started, not adopted) and must not outlive it.
+    released->release(1000);
+    m_backend.reset();
     QTRY_VERIFY2_WITH_TIMEOUT(sandboxLeftovers().isEmpty(),
                               qPrintable(sandboxLeftovers().join(QLatin1Char('\n'))), 20000);
 }

@@ -1,6 +1,6 @@
 #include "models/conversation.h"
 
-#include "models/textformat.h"
+#include "inspect/textformat.h"
 
 #include "conversation/dialect.h"
 

@@ -1,6 +1,6 @@
 #include "models/exchangemodel.h"
 
-#include "models/textformat.h"
+#include "inspect/textformat.h"
 
 #include <QCoreApplication>
 #include <QJsonDocument>

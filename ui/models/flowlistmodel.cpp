@@ -1,8 +1,8 @@
 #include "models/flowlistmodel.h"
 
 #include "common/futurechain.h"
+#include "inspect/textformat.h"
 #include "models/flowqueryclient.h"
-#include "models/textformat.h"
 #include "record/flowstore.h"
 #include "record/flowsummarymailbox.h"
 

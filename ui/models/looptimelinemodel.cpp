@@ -1,6 +1,6 @@
 #include "models/looptimelinemodel.h"
 
-#include "models/textformat.h"
+#include "inspect/textformat.h"
 
 #include <QDateTime>
 #include <QJsonArray>

@@ -1,6 +1,6 @@
 #include "models/runconversation.h"
 
-#include "models/textformat.h"
+#include "inspect/textformat.h"
 #include "record/flowquery.h"
 
 #include <QHash>

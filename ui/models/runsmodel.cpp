@@ -1,10 +1,10 @@
 #include "models/runsmodel.h"
 
 #include "common/futurechain.h"
+#include "inspect/textformat.h"
 #include "models/flowlistmodel.h"
 #include "models/flowqueryclient.h"
 #include "models/runconversation.h"
-#include "models/textformat.h"
 #include "record/flowstore.h"
 #include "record/flowsummarymailbox.h"
 

@@ -1,7 +1,7 @@
 #include "models/sandboxesmodel.h"
 
 #include "inspect/credentialpolicy.h"
-#include "models/textformat.h"
+#include "inspect/textformat.h"
 
 #include "sandbox/sandboxregistry.h"
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "models/settingssources.h"
 
-#include "models/textformat.h"
+#include "inspect/textformat.h"
 
 #include <QCoreApplication>
 #include <QSettings>

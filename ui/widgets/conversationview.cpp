@@ -1,6 +1,6 @@
 #include "widgets/conversationview.h"
 
-#include "models/textformat.h"
+#include "inspect/textformat.h"
 #include "widgets/diffview.h"
 #include "widgets/findbar.h"
 #include "widgets/pythonhighlighter.h"

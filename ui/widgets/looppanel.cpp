@@ -1,8 +1,8 @@
 #include "widgets/looppanel.h"
 
 #include "inspect/credentialpolicy.h"
+#include "inspect/textformat.h"
 #include "models/looptimelinemodel.h"
-#include "models/textformat.h"
 #include "widgets/timelinebardelegate.h"
 
 #include <QCheckBox>

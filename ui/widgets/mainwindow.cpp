@@ -2,6 +2,7 @@
 
 #include "common/futurechain.h"
 #include "inspect/eventbus.h"
+#include "inspect/textformat.h"
 #include "models/containerfilecommands.h"
 #include "models/eventbatcher.h"
 #include "models/flowdetailloader.h"
@@ -12,7 +13,6 @@
 #include "models/runsmodel.h"
 #include "models/sandboxcommands.h"
 #include "models/sandboxesmodel.h"
-#include "models/textformat.h"
 #include "record/flowstore.h"
 #include "record/flowsummarymailbox.h"
 #include "widgets/codepanel.h"

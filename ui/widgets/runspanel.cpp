@@ -1,7 +1,7 @@
 #include "widgets/runspanel.h"
 
+#include "inspect/textformat.h"
 #include "models/runsmodel.h"
-#include "models/textformat.h"
 #include "widgets/runcomparewindow.h"
 #include "widgets/runview.h"
 #include "widgets/statusdelegate.h"

@@ -1,7 +1,7 @@
 #include "widgets/runview.h"
 
+#include "inspect/textformat.h"
 #include "models/flowqueryclient.h"
-#include "models/textformat.h"
 #include "widgets/findbar.h"
 
 #include "common/futurechain.h"

@@ -1,8 +1,8 @@
 #include "widgets/sandboxespanel.h"
 
+#include "inspect/textformat.h"
 #include "models/sandboxcommands.h"
 #include "models/sandboxesmodel.h"
-#include "models/textformat.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

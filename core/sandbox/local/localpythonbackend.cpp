@@ -9,6 +9,7 @@
 
 #include "common/futurechain.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -70,6 +71,14 @@ struct LocalPythonBackend::PendingRun {
         QPointer<LocalSandboxProcess> running;
     };
     std::shared_ptr<Control> control = std::make_shared<Control>();
+};
+
+// A pooled interpreter started on the spawn thread, on its way here. Shared by the spawn job
+// and this backend: the job fills it (the process already moved to this backend's thread),
+// and whoever takes it here (adoptPooled, or shutdown after joining the job) deletes or adopts
+// the process on this thread, so it never dies on the spawn thread or leaks.
+struct LocalPythonBackend::PooledSpawn {
+    std::unique_ptr<LocalSandboxProcess> process;
 };
 
 struct LocalPythonBackend::Sandbox {
@@ -193,6 +202,11 @@ LocalPythonBackend::LocalPythonBackend(const LocalSandboxOptions &options, QObje
     if (m_available && m_isolated && m_options.zygote)
         m_zygote = new LocalSandboxZygote(m_options, this); // starts with the first sandbox
     m_poolTarget = qMax(0, m_options.poolSize);
+    // Refills one at a time, on a thread that lives as long as this backend: a bwrap forked
+    // there gets SIGKILL when that thread ends (PR_SET_PDEATHSIG is per thread).
+    m_spawnPool.setMaxThreadCount(1);
+    m_spawnPool.setExpiryTimeout(-1);
+    m_spawnPool.setObjectName(QStringLiteral("loopscope-sandbox-spawn"));
     m_poolShrinkTimer = new QTimer(this);
     m_poolShrinkTimer->setSingleShot(true);
     connect(m_poolShrinkTimer, &QTimer::timeout, this, &LocalPythonBackend::shrinkPool);
@@ -204,6 +218,7 @@ LocalPythonBackend::LocalPythonBackend(const LocalSandboxOptions &options, QObje
         whenFinished(m_driver, this, [this](const QFuture<SandboxDriverPayload> &) {
             if (m_poolTarget > 0)
                 scheduleRefill();
+            notePoolSettled(); // a pool that is off has settled now
         });
     } else {
         m_driver = QtFuture::makeReadyFuture(SandboxDriverPayload{});
@@ -368,32 +383,107 @@ void LocalPythonBackend::refillPool() {
     if (!driverReady())
         return; // the driver's compile schedules a refill when it is in
     // After repeated start failures, stop burning CPU in the background; create() still tries
-    // (and reports the reason) every time. One start per event-loop turn: a request that
-    // arrives meanwhile waits for one fork, not for the whole refill.
-    if (!m_shutdown && m_available && m_pool.size() < m_poolTarget &&
-        m_poolStartFailures < kMaxPoolStartFailures) {
-        LocalSandboxProcess *process = startProcess(m_options.poolNice);
-        m_pool.append(process);
-        connect(process, &LocalSandboxProcess::exited, this, [this, process] {
-            if (!m_pool.removeOne(process))
-                return; // handed off already; the sandbox owns it now
-            ++m_poolStartFailures;
-            qCWarning(lcLocalSandbox).noquote()
-                << "pooled sandbox interpreter exited:" << process->exitReason();
-            process->deleteLater();
-            emit poolChanged();
-            scheduleRefill();
-        });
-        process->whenReady().then(this, [this](const Outcome<bool> &ready) {
-            if (ready.ok()) {
-                m_poolStartFailures = 0;
-                emit poolChanged();
-            }
-        });
-        if (m_pool.size() < m_poolTarget)
+    // (and reports the reason) every time.
+    const auto wanted = [this] {
+        return !m_shutdown && m_available &&
+               m_pool.size() + m_spawns.size() < qsizetype(m_poolTarget) &&
+               m_poolStartFailures < kMaxPoolStartFailures;
+    };
+    if (!m_zygote) {
+        // A fork/exec each: on the spawn thread, so a request served meanwhile waits for none.
+        while (wanted())
+            spawnPooled();
+    } else if (wanted()) {
+        // One message to the zygote each, from here: one per event-loop turn, so a request that
+        // arrives meanwhile waits for one, not for the whole refill.
+        addToPool(startProcess(m_options.poolNice));
+        if (wanted())
             scheduleRefill();
     }
     emit poolChanged();
+}
+
+void LocalPythonBackend::addToPool(LocalSandboxProcess *process) {
+    m_pool.append(process);
+    connect(process, &LocalSandboxProcess::exited, this, [this, process] {
+        if (!m_pool.removeOne(process))
+            return; // handed off already; the sandbox owns it now
+        ++m_poolStartFailures;
+        qCWarning(lcLocalSandbox).noquote()
+            << "pooled sandbox interpreter exited:" << process->exitReason();
+        process->deleteLater();
+        emit poolChanged();
+        scheduleRefill();
+    });
+    process->whenReady().then(this, [this](const Outcome<bool> &ready) {
+        if (ready.ok()) {
+            m_poolStartFailures = 0;
+            emit poolChanged();
+            notePoolSettled();
+        }
+    });
+}
+
+void LocalPythonBackend::spawnPooled() {
+    auto spawn = std::make_shared<PooledSpawn>();
+    m_spawns.append(spawn);
+    auto done = startedPromise<bool>();
+    // The job gets copies and the shared PooledSpawn, nothing of this object's; `home` is the
+    // thread this backend lives on, which outlives the job (shutdown() joins it).
+    QThread *home = thread();
+    m_spawnPool.start([spawn, done, home, options = m_options, isolated = m_isolated] {
+        auto process = std::make_unique<LocalSandboxProcess>(options, isolated);
+        process->start(options.poolNice);
+        if (options.afterPoolSpawn)
+            options.afterPoolSpawn();
+        process->moveToThread(home);
+        spawn->process = std::move(process);
+        finishPromise(done, true); // publishes spawn->process to adoptPooled()
+    });
+    whenFinished(done->future(), this,
+                 [this, spawn](const QFuture<bool> &) { adoptPooled(spawn); });
+}
+
+void LocalPythonBackend::adoptPooled(const std::shared_ptr<PooledSpawn> &spawn) {
+    m_spawns.removeOne(spawn);
+    // Deleted here, on this thread, unless adopted below (killed and reaped as it goes).
+    std::unique_ptr<LocalSandboxProcess> process = std::move(spawn->process);
+    if (!process || m_shutdown)
+        return;
+    if (!process->isAlive()) { // could not even start (bwrap missing, no work dir)
+        ++m_poolStartFailures;
+        qCWarning(lcLocalSandbox).noquote()
+            << "pooled sandbox interpreter did not start:" << process->exitReason();
+        emit poolChanged();
+        scheduleRefill();
+        return;
+    }
+    if (!m_isolated)
+        qCWarning(lcLocalSandbox) << "started an UNISOLATED sandbox interpreter";
+    LocalSandboxProcess *adopted = process.release();
+    adopted->setParent(this);
+    if (m_pool.size() >= m_poolTarget) { // the pool shrank while it started
+        connect(adopted, &LocalSandboxProcess::exited, adopted, &QObject::deleteLater);
+        adopted->kill();
+        return;
+    }
+    addToPool(adopted);
+    emit poolChanged();
+}
+
+void LocalPythonBackend::notePoolSettled() {
+    if (m_poolSettled || m_shutdown || !driverReady() ||
+        readyPoolCount() < qMax(0, m_options.poolSize))
+        return;
+    m_poolSettled = true;
+    // Once, at start-up: what the pool holds now that nothing of the start is pending (a
+    // reader, a test, knows it will not change on its own).
+    if (m_options.poolSize > 0)
+        qCInfo(lcLocalSandbox).noquote()
+            << QStringLiteral("sandbox pool: %1 ready").arg(readyPoolCount());
+    else
+        qCInfo(lcLocalSandbox).noquote() << QStringLiteral("sandbox pool: off");
+    emit poolSettled();
 }
 
 LocalSandboxProcess *LocalPythonBackend::takeFromPool() {
@@ -738,6 +828,23 @@ void LocalPythonBackend::shutdown() {
         delete sandbox->process.data();
     }
     m_pool.clear();
+    // A refill not started yet is dropped; one in flight finishes its start on the spawn thread
+    // (bounded: a fork/exec) and its interpreter is deleted here, on this thread, which kills
+    // and reaps it.
+    m_spawnPool.clear();
+    m_spawnPool.waitForDone();
+    for (const auto &spawn : std::as_const(m_spawns)) {
+        if (!spawn->process)
+            continue;
+        // Its move here queued the re-registration of its running timers on this thread;
+        // deleted with that call still queued, Qt 6.4 leaks the list it carries.
+        QList<QObject *> moved = spawn->process->findChildren<QObject *>();
+        moved << spawn->process.get();
+        for (QObject *object : std::as_const(moved))
+            QCoreApplication::sendPostedEvents(object, QEvent::MetaCall);
+        spawn->process.reset();
+    }
+    m_spawns.clear();
     // Every interpreter still around (pooled, or being deleted by remove()) goes now, while this
     // object is intact: their futures have continuations bound to it.
     qDeleteAll(findChildren<LocalSandboxProcess *>(Qt::FindDirectChildrenOnly));

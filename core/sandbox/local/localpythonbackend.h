@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QList>
 #include <QPointer>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <functional>
@@ -53,8 +54,12 @@ class LocalSandboxZygote;
 // - Nothing slow on the backend's thread: the driver's compile (SandboxDriverPayload::prepare)
 //   runs on a thread of its own from the constructor on; until it is in, create() waits for it
 //   (a future, not a block) and the pool does not fill. The self-test runs on a worker
-//   (selfTestInBackground). What stays here is a fork/exec per interpreter (or a message to
-//   the zygote), one per event-loop turn when the pool refills.
+//   (selfTestInBackground). A pool refill without the zygote forks and execs its bwrap on the
+//   backend's spawn thread (one long-lived thread: a sandbox gets SIGKILL when the thread that
+//   forked it ends) and hands the started interpreter back here; with the zygote a refill is
+//   one message to it, sent from here, one per event-loop turn. What stays here: the
+//   fork/exec of an interpreter a create() or run() needs now (no pooled one was ready), and
+//   the zygote's own start.
 //
 // Lives on one thread (the proxy thread); all futures finish there. Interpreters get SIGKILL if
 // the thread that started them ends, so the backend must not outlive its thread.
@@ -119,8 +124,14 @@ public:
     int poolTarget() const { return m_poolTarget; } // current size the pool refills to
     // The pool stopped refilling after repeated start failures (create() still tries).
     bool poolGaveUp() const { return m_poolStartFailures >= kMaxPoolStartFailures; }
-    // A refill is scheduled (tests: with none scheduled and an empty pool, none will appear).
-    bool refillPending() const { return m_refillScheduled || (!driverReady() && m_poolTarget > 0); }
+    // A refill is scheduled or in flight on the spawn thread (tests: with none pending and an
+    // empty pool, none will appear).
+    bool refillPending() const {
+        return m_refillScheduled || !m_spawns.isEmpty() || (!driverReady() && m_poolTarget > 0);
+    }
+    // The pool has settled at start-up: the driver is in and poolSize interpreters are ready
+    // (at once when the pool is off). Logged once ("sandbox pool: ..."), then poolSettled().
+    bool isPoolSettled() const { return m_poolSettled; }
     // The driver's compile is in (interpreters can start without waiting for it).
     bool driverReady() const { return m_driver.isFinished(); }
     // Host pid of the process tree's top currently serving a sandbox (its bwrap, its init when
@@ -133,6 +144,7 @@ public:
 
 signals:
     void poolChanged();
+    void poolSettled();
 
 private:
     // Delay before refilling the pool after a hand-off (see takeFromPool).
@@ -140,6 +152,7 @@ private:
     // Pooled starts that may fail in a row before the pool stops refilling.
     static constexpr int kMaxPoolStartFailures = 3;
     struct PendingRun;
+    struct PooledSpawn;
     struct Sandbox;
 
     static QStringList staticProblems(const LocalSandboxOptions &options);
@@ -154,6 +167,11 @@ private:
     LocalSandboxProcess *takeFromPool();
     void refillPool();
     void scheduleRefill(int delayMs = 0);
+    void addToPool(LocalSandboxProcess *process);
+    // Starts a pooled interpreter on the spawn thread; adoptPooled() takes it in here.
+    void spawnPooled();
+    void adoptPooled(const std::shared_ptr<PooledSpawn> &spawn);
+    void notePoolSettled();
     void attach(Sandbox &sandbox, LocalSandboxProcess *process);
     void carryFiles(Sandbox &sandbox, LocalSandboxProcess *process);
     void pump(const QString &sandboxId);
@@ -175,7 +193,12 @@ private:
     int m_poolStartFailures = 0;
     int m_poolTarget = 0;
     QTimer *m_poolShrinkTimer = nullptr;
-    QList<LocalSandboxProcess *> m_pool;    // children of this
+    QList<LocalSandboxProcess *> m_pool; // children of this
+    bool m_poolSettled = false;
+    // Refills in flight on m_spawnPool, each owned by its PooledSpawn until adoptPooled() (or
+    // shutdown(), after joining the spawn thread) takes it.
+    QList<std::shared_ptr<PooledSpawn>> m_spawns;
+    QThreadPool m_spawnPool;                // one thread, never expiring (see the class comment)
     LocalSandboxZygote *m_zygote = nullptr; // child of this; null: one bwrap per sandbox
     bool m_zygoteProven = false;            // a forked sandbox has been ready
     QHash<QString, std::shared_ptr<Sandbox>> m_sandboxes;

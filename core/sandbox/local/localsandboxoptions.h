@@ -98,6 +98,10 @@ struct LocalSandboxOptions {
     // (SandboxDriverPayload::prepare; only when this backend's call starts the compile). Unset
     // in the app.
     std::function<void()> beforeDriverCompile;
+    // Test seam: runs on the pool's spawn thread after a pooled interpreter was started there
+    // and before it is handed back to the backend's thread (a test holds a refill in flight
+    // there). Unset in the app.
+    std::function<void()> afterPoolSpawn;
 };
 
 } // namespace loopscope

@@ -37,7 +37,8 @@ class LocalSandboxZygote;
 // LocalSandboxOptions::sandboxUid. With a LocalSandboxZygote the interpreter is forked by the
 // zygote instead (same isolation, see there): frames go over a socket, and the zygote reports
 // the sandbox's end on a lifeline and kills it when told to. Lives on (and must be used from) the
-// backend's thread.
+// backend's thread (a pooled one may be made and started on the backend's spawn thread and then
+// moved there: its timers are children, so they move with it).
 class LocalSandboxProcess : public QObject {
     Q_OBJECT
 public:
@@ -197,10 +198,10 @@ private:
     int m_infoFd = -1; // read end of bwrap's --info-fd pipe
     QByteArray m_info;
     qint64 m_nsInitPid = 0;
-    QTimer m_reapTimer; // after killing the namespace init: the outer bwrap should follow
+    QTimer m_reapTimer{this}; // after killing the namespace init: the outer bwrap should follow
 
     QPromise<Outcome<bool>> m_ready;
-    QTimer m_startTimer;
+    QTimer m_startTimer{this};
 
     std::unique_ptr<QPromise<Outcome<ExecutionResult>>> m_run;
     std::optional<QJsonObject> m_pendingHeader; // result or partial, before its output frames
@@ -210,15 +211,15 @@ private:
     // File requests in flight, oldest first (the driver answers them in order).
     QList<std::pair<qint64, std::shared_ptr<QPromise<Outcome<FileReply>>>>> m_fileRequests;
     qint64 m_fileRequestId = 0;
-    QTimer m_fileTimer;               // the oldest file request the driver is free to serve
+    QTimer m_fileTimer{this};         // the oldest file request the driver is free to serve
     int m_dataDirFd = -1;             // see takeDataDir()
     SandboxOutputSink m_liveSink;     // of the run in flight
     QStringDecoder m_liveDecoders[2]; // chunks may end inside a UTF-8 sequence
     int m_runTimeoutMs = 0;
     QElapsedTimer m_runClock;
-    QTimer m_runTimer;
-    QTimer m_interruptTimer;  // an interrupted run that has not stopped yet
-    int m_interruptRetry = 0; // ms left after the second SIGINT, 0 once it was sent
+    QTimer m_runTimer{this};
+    QTimer m_interruptTimer{this}; // an interrupted run that has not stopped yet
+    int m_interruptRetry = 0;      // ms left after the second SIGINT, 0 once it was sent
 };
 
 } // namespace loopscope

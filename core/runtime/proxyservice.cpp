@@ -1,9 +1,9 @@
-#include "proxyservice.h"
+#include "runtime/proxyservice.h"
 
 #include "common/futurechain.h"
 #include "control/controlapi.h"
+#include "inspect/textformat.h"
 #include "loop/pausebroker.h"
-#include "models/textformat.h"
 #include "proxy/interceptionstack.h"
 #include "proxy/proxyserver.h"
 #include "record/flowstore.h"
@@ -18,11 +18,9 @@
 #include <memory>
 #include <utility>
 
-namespace textformat = loopscope::textformat;
+namespace loopscope {
 
-using loopscope::ProxyServer;
-
-ProxyService::ProxyService(loopscope::EventBus *events, QObject *parent)
+ProxyService::ProxyService(EventBus *events, QObject *parent)
     : QObject(parent)
     , m_events(events) {
     m_thread.setObjectName(QStringLiteral("loopscope-proxy"));
@@ -31,8 +29,8 @@ ProxyService::ProxyService(loopscope::EventBus *events, QObject *parent)
 
 namespace {
 
-loopscope::FlowStoreOptions historyOptions(const loopscope::ProxyConfig &config) {
-    loopscope::FlowStoreOptions options;
+FlowStoreOptions historyOptions(const ProxyConfig &config) {
+    FlowStoreOptions options;
     options.inMemory = config.noHistory;
     if (!config.dataDir.isEmpty())
         options.path = config.dataDir + QStringLiteral("/history.sqlite3");
@@ -61,9 +59,9 @@ ProxyService::~ProxyService() {
     delete m_anchor;
 }
 
-bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
+bool ProxyService::start(const ProxyConfig &config, QString *error) {
     if (!m_store) {
-        auto store = std::make_unique<loopscope::FlowStore>(historyOptions(config));
+        auto store = std::make_unique<FlowStore>(historyOptions(config));
         QString storeError;
         if (!store->open(&storeError)) {
             if (error)
@@ -74,8 +72,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
         m_store = std::move(store);
     }
     if (config.otlp.enabled() && !m_exporter)
-        m_exporter =
-            std::make_unique<loopscope::OtlpExporter>(config.otlp, m_store.get(), m_events);
+        m_exporter = std::make_unique<OtlpExporter>(config.otlp, m_store.get(), m_events);
     // A restart (Stop then Start in the window) gets a fresh anchor and a fresh stop state.
     delete m_anchor;
     m_stopping = false;
@@ -95,8 +92,8 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             server->setEventBus(m_events);
             server->setFlowStore(m_store.get());
             server->setResponseChains(m_responseChains);
-            auto *stack = new loopscope::InterceptionStack(server, m_events, server);
-            loopscope::LocalSandboxOptions sandbox;
+            auto *stack = new InterceptionStack(server, m_events, server);
+            LocalSandboxOptions sandbox;
             if (config.execTimeoutSeconds > 0)
                 sandbox.timeoutMs = config.execTimeoutSeconds * 1000;
             sandbox.poolSize = qMax(0, config.sandboxPoolSize);
@@ -115,7 +112,7 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
             m_live = {server, stack, stack->registry(), stack->pauseBroker(), stack->controlApi()};
             m_sandboxBackend = stack->sandboxBackendName();
             m_url = server->listenUrl();
-            connect(stack, &loopscope::InterceptionStack::sandboxHealthChanged, this,
+            connect(stack, &InterceptionStack::sandboxHealthChanged, this,
                     [this](const QStringList &problems, const QStringList &warnings) {
                         m_sandboxProblems = problems;
                         m_sandboxWarnings = warnings;
@@ -142,18 +139,17 @@ bool ProxyService::start(const loopscope::ProxyConfig &config, QString *error) {
     post([this](const Live &live) {
         if (!live.stack)
             return;
-        loopscope::whenFinished(live.stack->probeSandbox(), m_anchor,
-                                [this](const QFuture<loopscope::SandboxSelfTest> &f) {
-                                    const loopscope::SandboxSelfTest health =
-                                        loopscope::resultOr(f, loopscope::SandboxSelfTest{});
-                                    QMetaObject::invokeMethod(this, [this, health] {
-                                        m_sandboxProblems = health.problems;
-                                        m_sandboxWarnings = health.warnings;
-                                        m_sandboxIsolated = health.isolated;
-                                        m_sandboxHealthKnown = true;
-                                        emit sandboxHealthChanged();
-                                    });
-                                });
+        whenFinished(live.stack->probeSandbox(), m_anchor,
+                     [this](const QFuture<SandboxSelfTest> &f) {
+                         const SandboxSelfTest health = resultOr(f, SandboxSelfTest{});
+                         QMetaObject::invokeMethod(this, [this, health] {
+                             m_sandboxProblems = health.problems;
+                             m_sandboxWarnings = health.warnings;
+                             m_sandboxIsolated = health.isolated;
+                             m_sandboxHealthKnown = true;
+                             emit sandboxHealthChanged();
+                         });
+                     });
     });
     emit listening(m_url);
     return true;
@@ -166,21 +162,21 @@ bool ProxyService::post(std::function<void(const Live &)> work) {
     return true;
 }
 
-bool ProxyService::withRegistry(std::function<void(loopscope::SandboxRegistry *)> work) {
+bool ProxyService::withRegistry(std::function<void(SandboxRegistry *)> work) {
     return post([work = std::move(work)](const Live &live) {
         if (live.registry)
             work(live.registry);
     });
 }
 
-bool ProxyService::withPauseBroker(std::function<void(loopscope::PauseBroker *)> work) {
+bool ProxyService::withPauseBroker(std::function<void(PauseBroker *)> work) {
     return post([work = std::move(work)](const Live &live) {
         if (live.broker)
             work(live.broker);
     });
 }
 
-bool ProxyService::withControlApi(std::function<void(loopscope::ControlApi *)> work) {
+bool ProxyService::withControlApi(std::function<void(ControlApi *)> work) {
     return post([work = std::move(work)](const Live &live) { work(live.control.data()); });
 }
 
@@ -194,7 +190,7 @@ void ProxyService::stop() {
             m_thread.quit();
             return;
         }
-        const QPointer<loopscope::SandboxRegistry> registry = m_live.registry;
+        const QPointer<SandboxRegistry> registry = m_live.registry;
         const int live = registry ? registry->liveCount() : 0;
         if (live > 0)
             logLine(QStringLiteral("stopping: deleting %1, waiting up to %2 "
@@ -210,7 +206,7 @@ void ProxyService::stop() {
                 return;
             if (timedOut && registry && registry->liveCount() > 0) {
                 QStringList ids;
-                for (const loopscope::SandboxEntry &entry : registry->entries())
+                for (const SandboxEntry &entry : registry->entries())
                     ids << entry.handle.id;
                 logLine(QStringLiteral("stopping: gave up after %1 with %2 unanswered; they "
                                        "may outlive Loopscope: %3")
@@ -223,8 +219,8 @@ void ProxyService::stop() {
             if (m_live.server)
                 m_live.server->shutdown();
         };
-        loopscope::whenFinished(m_live.stack->shutdown(), m_anchor,
-                                [proceed](const QFuture<void> &) { proceed(false); });
+        whenFinished(m_live.stack->shutdown(), m_anchor,
+                     [proceed](const QFuture<void> &) { proceed(false); });
         QTimer::singleShot(timeoutMs, m_anchor, [proceed] { proceed(true); });
     });
 }
@@ -232,3 +228,5 @@ void ProxyService::stop() {
 void ProxyService::logLine(const QString &line) {
     QTextStream(stderr) << "loopscope: " << line << Qt::endl;
 }
+
+} // namespace loopscope

@@ -5,6 +5,8 @@
 
 // Small text helpers every panel shares, so the window writes a number, a duration or a key
 // the same way everywhere (issue 13: "1 requests", durations written three ways, identities).
+// In core/inspect, beside the credential policy it masks keys with, so the runtime's log lines
+// (core/runtime) write them the same way too.
 namespace loopscope::textformat {
 
 // One format for every duration in the window: "0.4 ms", "12 ms", "1.23 s", "5 s", "12.3 s",

@@ -1,4 +1,4 @@
-#include "models/textformat.h"
+#include "inspect/textformat.h"
 
 #include "inspect/credentialpolicy.h"
 
