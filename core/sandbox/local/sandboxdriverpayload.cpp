@@ -1,5 +1,7 @@
 #include "sandbox/local/sandboxdriverpayload.h"
 
+#include <QCoreApplication>
+#include <QDeadlineTimer>
 #include <QFile>
 #include <QHash>
 #include <QJsonDocument>
@@ -10,6 +12,7 @@
 #include <QThreadPool>
 #include <QtEndian>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -31,6 +34,9 @@ QByteArray resource(const QString &path) {
     return file.readAll();
 }
 
+// Set when the application is being destroyed: a compile still running then is killed.
+std::atomic<bool> compilesStopping{false};
+
 SandboxDriverPayload compile(const QString &pythonPath) {
     SandboxDriverPayload payload;
     payload.frame = "S" + SandboxDriverPayload::driverSource();
@@ -46,8 +52,13 @@ SandboxDriverPayload compile(const QString &pythonPath) {
                         "sys.stdout.buffer.write(len(code).to_bytes(4,'big')+code+paths)")});
     python.write(SandboxDriverPayload::driverSource());
     python.closeWriteChannel();
-    if (python.waitForFinished(30000) && python.exitStatus() == QProcess::NormalExit &&
-        python.exitCode() == 0) {
+    // In short waits, so that an application quitting meanwhile ends the compile at once.
+    const QDeadlineTimer deadline(30000);
+    while (python.state() != QProcess::NotRunning && !deadline.hasExpired() &&
+           !compilesStopping.load())
+        python.waitForFinished(50);
+    if (python.state() == QProcess::NotRunning && python.error() != QProcess::FailedToStart &&
+        python.exitStatus() == QProcess::NormalExit && python.exitCode() == 0) {
         const QByteArray out = python.readAllStandardOutput();
         const qint64 size = out.size() >= 4 ? qFromBigEndian<quint32>(out.constData()) : -1;
         if (size > 0 && 4 + size <= out.size()) {
@@ -86,6 +97,15 @@ struct Compiled {
 
 Q_GLOBAL_STATIC(QThreadPool, compilePool)
 
+// A compile must not outlive the application: left to the pool's static destructor (after
+// main() returned, Qt's own statics already gone) a compile still waiting on its interpreter
+// corrupts the heap, as a proxy that fails to listen showed. Stopped and joined while the
+// application object is destroyed instead.
+void stopCompiles() {
+    compilesStopping.store(true);
+    compilePool()->waitForDone();
+}
+
 // The map's lock is held for a lookup only, never across a compile.
 QMutex compiledMutex;
 QHash<QString, std::shared_ptr<Compiled>> compiledByPath;
@@ -123,6 +143,8 @@ QFuture<SandboxDriverPayload> SandboxDriverPayload::prepare(const QString &pytho
     const std::shared_ptr<Compiled> compiled =
         compiledFor(pythonPath, std::move(beforeCompile), &isNew);
     if (isNew) {
+        static std::once_flag hooked;
+        std::call_once(hooked, [] { qAddPostRoutine(stopCompiles); });
         // A pool of its own, not the global one: a global pool full of self-tests waiting on
         // bwrap must not queue the first sandbox behind them.
         compilePool()->start([compiled] { compiled->get(); });
