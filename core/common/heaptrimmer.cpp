@@ -64,6 +64,12 @@ qint64 HeapTrimmer::residentFreeBytes() {
 #endif
 }
 
+void HeapTrimmer::trimNow() {
+#if defined(__GLIBC__)
+    ::malloc_trim(0);
+#endif
+}
+
 bool HeapTrimmer::trimIfWorthIt() {
     const qint64 free = residentFreeBytes();
     if (free < 0)

@@ -41,6 +41,9 @@ public:
     // Trims if at least minFreeBytes more resident memory are free than a trim last left (or
     // than ever since); true when it trimmed.
     bool trimIfWorthIt();
+    // Gives free heap pages back at once, on the calling thread (glibc's malloc_trim; nothing
+    // elsewhere): for a thread that has just dropped megabytes, instead of the next pass.
+    static void trimNow();
     int trims() const { return m_trims.load(); }
 
 private:

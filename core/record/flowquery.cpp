@@ -1,5 +1,6 @@
 #include "record/flowquery.h"
 
+#include "common/heaptrimmer.h"
 #include "conversation/responsescodec.h"
 #include "conversation/responsesoverchat.h"
 #include "record/flowrecorder.h"
@@ -16,10 +17,6 @@
 #include <algorithm>
 
 #include <zlib.h>
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 namespace loopscope {
 
@@ -537,12 +534,10 @@ qsizetype FlowQuery::readRun(const QString &runId, qsizetype from, qsizetype lim
     // SQLite's default) would only hold memory while the run is open.
     q.finish();
     QSqlQuery(m_db->reader()).exec(QStringLiteral("PRAGMA shrink_memory"));
-#if defined(__GLIBC__)
     // A long run's read leaves megabytes free in this thread's heap (bench_runview: ~4 MB after
     // 200 flows of 150 KB): given back now, on this worker, not at HeapTrimmer's next pass.
     if (taken >= kTrimAfterFlows)
-        malloc_trim(0);
-#endif
+        HeapTrimmer::trimNow();
     return taken;
 }
 

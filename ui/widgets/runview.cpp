@@ -5,6 +5,7 @@
 #include "widgets/findbar.h"
 
 #include "common/futurechain.h"
+#include "common/heaptrimmer.h"
 
 #include <QAbstractTextDocumentLayout>
 #include <QEvent>
@@ -132,6 +133,9 @@ void RunView::showRun(FlowQueryClient *client, const QString &runId) {
                              if (generation != m_generation)
                                  return;
                              setConversation(runId, resultOr(rest, RunConversation()));
+                             // The first turns' document is garbage now, megabytes for a
+                             // long run: given back at once, not at HeapTrimmer's next pass.
+                             HeapTrimmer::trimNow();
                              emit loaded(runId);
                          });
                  });
