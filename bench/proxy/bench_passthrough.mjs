@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,7 +79,34 @@ async function startLoopscope(bin, upstreamPort, extra) {
   // Its per-request log lines are read and dropped: a pipe nobody reads fills up and then
   // blocks the process's log writer, which a terminal never does.
   proc.stderr.resume();
-  return { url, stop: async () => { proc.kill('SIGTERM'); await once(proc, 'exit'); rmSync(dataDir, { recursive: true, force: true }); } };
+  return { url, pid: proc.pid, stop: async () => { proc.kill('SIGTERM'); await once(proc, 'exit'); rmSync(dataDir, { recursive: true, force: true }); } };
+}
+
+// CPU time a process has used so far, in ns: the sum over its threads' scheduler counters.
+function cpuNs(pid) {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch { /* a thread that ended meanwhile */ }
+  }
+  return ns;
+}
+
+// Waits until every gateway under test has gone quiet (under 1 ms of CPU in 25 ms), at most
+// 10 s: a Loopscope's recorder works through the last large flows after their answers went out,
+// and on two cores it would take that CPU from whichever target runs next. Each target starts
+// its slot with every process idle, so a target is charged for its own recording backlog only.
+async function settle(pids) {
+  const start = Date.now();
+  let last = pids.map(cpuNs);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 25));
+    const now = pids.map(cpuNs);
+    const quiet = now.every((ns, i) => ns - last[i] < 1e6);
+    last = now;
+    if (quiet || Date.now() - start > 10000) return Date.now() - start;
+  }
 }
 
 async function startPortkey(upstreamPort) {
@@ -98,6 +125,7 @@ async function startPortkey(upstreamPort) {
   return {
     url: `http://127.0.0.1:${port}`,
     headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${upstreamPort}/v1` },
+    pid: proc.pid,
     stop: async () => { proc.kill('SIGTERM'); await once(proc, 'exit'); },
   };
 }
@@ -127,13 +155,13 @@ const { server, port: upstreamPort } = await startUpstream();
 const targets = [{ name: 'direct', url: `http://127.0.0.1:${upstreamPort}`, headers: {} }];
 for (const bin of bins) {
   const withHistory = await startLoopscope(bin.path, upstreamPort, []);
-  targets.push({ name: bin.name, url: withHistory.url, headers: {}, stop: withHistory.stop });
+  targets.push({ name: bin.name, url: withHistory.url, headers: {}, stop: withHistory.stop, pid: withHistory.pid });
   const noHistory = await startLoopscope(bin.path, upstreamPort, ['--no-history']);
-  targets.push({ name: `${bin.name} --no-history`, url: noHistory.url, headers: {}, stop: noHistory.stop });
+  targets.push({ name: `${bin.name} --no-history`, url: noHistory.url, headers: {}, stop: noHistory.stop, pid: noHistory.pid });
 }
 if (args.peer === 'portkey') {
   const peer = await startPortkey(upstreamPort);
-  targets.push({ name: 'portkey', url: peer.url, headers: peer.headers, stop: peer.stop });
+  targets.push({ name: 'portkey', url: peer.url, headers: peer.headers, stop: peer.stop, pid: peer.pid });
 }
 for (const t of targets) t.agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -152,18 +180,21 @@ const allRows = [
 const rows = args.rows ? allRows.filter((r) => args.rows.split(',').includes(r.label)) : allRows;
 const loadAtStart = loadavg();
 const samples = new Map(); // `${row}|${target}` -> ms[]
+const gatewayPids = targets.filter((t) => t.pid).map((t) => t.pid);
+let settledMs = 0;
 for (const t of targets) // warm-up: connections open, first-request costs paid
   for (const row of rows)
     for (let i = 0; i < 5; ++i) await timedRequest(t.agent, t.url, '/v1/chat/completions', row.body, { ...t.headers, ...row.headers });
 for (let round = 0; round < ROUNDS; ++round) {
-  // Each round in a rotated order: a Loopscope's recorder is still working through the last
-  // large bodies when the next target starts (and takes CPU from it on two cores), so a fixed
-  // order favoured whichever target came first.
+  // Each round in a rotated order, and every gateway quiet before each slot (settle): a
+  // Loopscope's recorder is still working through the last large bodies when the next target
+  // starts and takes CPU from it on two cores.
   const order = targets.map((_, i) => targets[(i + round) % targets.length]);
   for (const row of rows) {
     for (const t of order) {
       const key = `${row.label}|${t.name}`;
       if (!samples.has(key)) samples.set(key, []);
+      settledMs += await settle(gatewayPids);
       for (let i = 0; i < PER_ROUND; ++i)
         samples.get(key).push((await timedRequest(t.agent, t.url, '/v1/chat/completions', row.body, { ...t.headers, ...row.headers })).ms);
     }
@@ -212,6 +243,6 @@ for (const name of names.slice(1).filter((n) => n !== peerName)) {
   }
 }
 console.log('');
-console.log(`load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(`load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${(settledMs / 1000).toFixed(1)} s spent waiting for the gateways to go quiet between slots`);
 for (const t of targets) if (t.stop) await t.stop();
 server.close();

@@ -5,7 +5,7 @@
 // keep-alive connection, a Node.js upstream that answers at once, requests one after another.
 //
 // Usage: node bench/proxy/bench_proxycpu.mjs --bin [NAME=]build/release/app/loopscope
-//          [--bin NAME=OTHER ...] [--requests 1000] [--no-history]
+//          [--bin NAME=OTHER ...] [--requests 1000] [--no-history] [--rows "1 MB,1 MB SSE answer"]
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
@@ -24,6 +24,8 @@ for (let i = 2; i < process.argv.length; ++i) {
     bins.push(eq > 0 ? { name: value.slice(0, eq), path: value.slice(eq + 1) } : { name: 'loopscope', path: value });
   } else if (arg === '--requests') {
     requests = Number(process.argv[++i]);
+  } else if (arg === '--rows') {
+    ++i; // read below
   } else if (arg === '--no-history') {
     extra.push('--no-history');
   }
@@ -34,8 +36,17 @@ if (!bins.length) {
 }
 
 const answer = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', choices: [] });
+// The same 1 MB stream as bench_passthrough's "1 MB SSE answer" row, in 16 KB writes.
+const sseEvent = `data: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'x'.repeat(1000) })}\n\n`;
+const sseBody = sseEvent.repeat(Math.ceil(1024 * 1024 / sseEvent.length)) + 'data: [DONE]\n\n';
 const upstream = http.createServer(async (req, res) => {
   for await (const _ of req);
+  if (req.headers['x-bench-sse']) {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (let i = 0; i < sseBody.length; i += 16384) res.write(sseBody.slice(i, i + 16384));
+    res.end();
+    return;
+  }
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
   res.end(answer);
 });
@@ -44,7 +55,9 @@ upstream.listen(0, '127.0.0.1');
 await once(upstream, 'listening');
 
 const chatBody = (bytes) => JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(Math.max(0, bytes - 60)) }] });
-const sizes = [['0.1 KB', 100], ['8 KB', 8 * 1024], ['100 KB', 100 * 1024], ['1 MB', 1024 * 1024]];
+const sizes = [['0.1 KB', 100], ['8 KB', 8 * 1024], ['100 KB', 100 * 1024], ['1 MB', 1024 * 1024],
+  ['1 MB SSE answer', 100, true]];
+const only = process.argv.includes('--rows') ? process.argv[process.argv.indexOf('--rows') + 1].split(',').map((r) => r.trim()) : null;
 
 function threads(pid) {
   const out = {};
@@ -77,20 +90,23 @@ for (const bin of bins) {
     });
   }));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const send = (body) => new Promise((resolve, reject) => {
+  const send = (body, sse) => new Promise((resolve, reject) => {
     const req = http.request({ agent, host: url.hostname, port: url.port, path: '/v1/chat/completions', method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer sk-bench' } },
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer sk-bench',
+        ...(sse ? { 'x-bench-sse': '1' } : {}) } },
     (res) => { res.resume(); res.on('end', resolve); });
     req.on('error', reject);
     req.end(body);
   });
-  for (const [label, bytes] of sizes) {
+  for (const [label, bytes, sse] of sizes) {
+    if (only && !only.includes(label))
+      continue;
     const body = chatBody(bytes);
-    const n = bytes >= 1024 * 1024 ? Math.max(20, Math.floor(requests / 10)) : requests;
-    for (let i = 0; i < 20; ++i) await send(body);
+    const n = bytes >= 1024 * 1024 || sse ? Math.max(20, Math.floor(requests / 10)) : requests;
+    for (let i = 0; i < 20; ++i) await send(body, sse);
     await new Promise((r) => setTimeout(r, 300)); // the store catches up before counting
     const before = threads(proc.pid);
-    for (let i = 0; i < n; ++i) await send(body);
+    for (let i = 0; i < n; ++i) await send(body, sse);
     await new Promise((r) => setTimeout(r, 300)); // and records what was sent
     const after = threads(proc.pid);
     for (const name of Object.keys(after).sort()) {
