@@ -27,7 +27,8 @@ StoreWriter::StoreWriter(StoreDatabase *db, int batchIntervalMs, int maxDays, qi
     : QObject(parent)
     , m_db(db)
     , m_maxDays(maxDays)
-    , m_maxBytes(maxBytes) {
+    , m_maxBytes(maxBytes)
+    , m_encoder(std::make_unique<BackgroundLane>(QStringLiteral("loopscope-encode"))) {
     m_tick.setSingleShot(true);
     m_tick.setInterval(qBound(1, batchIntervalMs, 200));
     connect(&m_tick, &QTimer::timeout, this, &StoreWriter::onTick);
@@ -70,17 +71,72 @@ void StoreWriter::checkpointWhenIdle() {
     m_idleCheckpoints.fetch_add(1, std::memory_order_release);
 }
 
+// The columns of one row, made from its JSON: compact text, compression and the search text,
+// a good part of a flow's recording cost (3-4 ms of CPU for a 1 MB body).
+class FlowRowEncodeJob : public BackgroundJob {
+public:
+    FlowRowEncodeJob(QJsonObject summaryJson, QJsonArray hopsJson, QStringList searchHead)
+        : m_summaryJson(std::move(summaryJson))
+        , m_hopsJson(std::move(hopsJson))
+        , m_searchHead(std::move(searchHead)) {}
+
+    // Set once the job is done.
+    QByteArray summary;
+    QByteArray hops;
+    QString searchText;
+
+protected:
+    void run() override {
+        QJsonObject summaryJson;
+        QJsonArray hopsJson;
+        {
+            QMutexLocker lock(&m_inputMutex); // each run reads its own shallow copy
+            summaryJson = m_summaryJson;
+            hopsJson = m_hopsJson;
+        }
+        QByteArray s = QJsonDocument(summaryJson).toJson(QJsonDocument::Compact);
+        // zlib's fastest level: the default (6) took 60 % of the writer's CPU for a 1 MB
+        // request, whose body a pass-through flow holds twice, for a few percent more size
+        // (any level reads back the same way).
+        QByteArray h = qCompress(QJsonDocument(hopsJson).toJson(QJsonDocument::Compact), 1);
+        QString t = RecordedFlow::searchText(m_searchHead, hopsJson);
+        if (keep([&] {
+                summary = std::move(s);
+                hops = std::move(h);
+                searchText = std::move(t);
+            })) {
+            QMutexLocker lock(&m_inputMutex);
+            m_summaryJson = {};
+            m_hopsJson = {};
+        }
+    }
+
+private:
+    QMutex m_inputMutex;
+    QJsonObject m_summaryJson;
+    QJsonArray m_hopsJson;
+    const QStringList m_searchHead;
+};
+
+void FlowRow::encodeIn(BackgroundLane &lane) {
+    if (!summary.isEmpty() || pendingEncode)
+        return;
+    pendingEncode = std::make_shared<FlowRowEncodeJob>(std::exchange(summaryJson, {}),
+                                                       std::exchange(hopsJson, {}), searchHead);
+    lane.submit(pendingEncode);
+}
+
 void FlowRow::encode() {
     if (!summary.isEmpty())
         return;
-    summary = QJsonDocument(summaryJson).toJson(QJsonDocument::Compact);
-    // zlib's fastest level: the default (6) took 60 % of the writer's CPU for a 1 MB request,
-    // whose body a pass-through flow holds twice, for a few percent more size (any level reads
-    // back the same way).
-    hops = qCompress(QJsonDocument(hopsJson).toJson(QJsonDocument::Compact), 1);
-    searchText = RecordedFlow::searchText(searchHead, hopsJson);
-    summaryJson = {};
-    hopsJson = {};
+    if (!pendingEncode)
+        pendingEncode = std::make_shared<FlowRowEncodeJob>(std::exchange(summaryJson, {}),
+                                                           std::exchange(hopsJson, {}), searchHead);
+    pendingEncode->finish();
+    summary = std::move(pendingEncode->summary);
+    hops = std::move(pendingEncode->hops);
+    searchText = std::move(pendingEncode->searchText);
+    pendingEncode.reset();
 }
 
 StoreWriter::~StoreWriter() {
@@ -116,6 +172,8 @@ StoreWriter::Statements::Statements(const QSqlDatabase &db)
 }
 
 void StoreWriter::enqueue(FlowRow row) {
+    if (m_encoder)
+        row.encodeIn(*m_encoder);
     bool wasEmpty = false;
     {
         QMutexLocker lock(&m_queueMutex);

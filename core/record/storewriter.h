@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/backgroundlane.h"
 #include "common/cooperativeyield.h"
 
 #include <QByteArray>
@@ -20,6 +21,7 @@
 namespace loopscope {
 
 class StoreDatabase;
+class FlowRowEncodeJob;
 
 // One finished flow, ready to be written (made by FlowRecorder on the store thread).
 struct FlowRow {
@@ -29,7 +31,13 @@ struct FlowRow {
     QJsonObject summaryJson;
     QJsonArray hopsJson;
     QStringList searchHead; // id, path, model, run, session, container: searched too
+    // Fills summary, hops and searchText: from the background encoding when one was started
+    // (waiting for it, or doing it here if the lane has not begun), else here.
     void encode();
+    // Hands the encoding to `lane` (StoreWriter::enqueue): it starts on a spare CPU while the
+    // row waits for its batch.
+    void encodeIn(BackgroundLane &lane);
+    std::shared_ptr<FlowRowEncodeJob> pendingEncode;
 
     QString id;
     qint64 startedAt = 0;
@@ -180,6 +188,9 @@ private:
     std::atomic<quint64> m_unwritten{0};
     std::atomic<quint64> m_rowsDropped{0};
     std::atomic<quint64> m_writeFailures{0};
+    // Rows are encoded here while they wait for their batch (FlowRow::encodeIn), on a spare
+    // CPU; the commit encodes what it has not finished (FlowRow::encode).
+    std::unique_ptr<BackgroundLane> m_encoder;
 };
 
 } // namespace loopscope
