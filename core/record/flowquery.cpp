@@ -290,7 +290,8 @@ std::optional<QJsonObject> FlowQuery::flow(const QString &id) const {
         return std::nullopt;
     QJsonObject flow = parseObject(q.value(0).toByteArray());
     flow.insert(QStringLiteral("hops"),
-                QJsonDocument::fromJson(qUncompress(q.value(1).toByteArray())).array());
+                RecordedFlow::loadedHops(
+                    QJsonDocument::fromJson(qUncompress(q.value(1).toByteArray())).array()));
     return flow;
 }
 
@@ -461,8 +462,10 @@ QList<QJsonObject> FlowQuery::flows(const QStringList &ids, const QString &runId
     if (q.exec()) {
         while (q.next()) {
             QJsonObject flow = parseObject(q.value(0).toByteArray());
-            flow.insert(QStringLiteral("hops"),
-                        QJsonDocument::fromJson(qUncompress(q.value(1).toByteArray())).array());
+            flow.insert(
+                QStringLiteral("hops"),
+                RecordedFlow::loadedHops(
+                    QJsonDocument::fromJson(qUncompress(q.value(1).toByteArray())).array()));
             add(flow);
         }
     }

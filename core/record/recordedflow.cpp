@@ -135,18 +135,23 @@ QString RecordedFlow::searchText(const QStringList &head, const QJsonArray &hops
         text += s;
         text += u'\n';
     }
-    // A pass-through flow holds the client's body twice (its request and the upstream request):
-    // indexed once, as a search only asks whether a flow holds a word. Half the full-text work
-    // of a large request.
-    QList<QJsonValue> bodies;
+    // A pass-through flow holds the client's body twice (its request and the upstream request),
+    // and a streamed one its events twice (the upstream's and the client's): each indexed once,
+    // as a search only asks whether a flow holds a word. Half the full-text work of a large
+    // request or stream. (Equal values the recorder shares compare in constant time.)
+    QList<QJsonValue> seen;
     for (const QJsonValue &hop : hops) {
         const QJsonObject o = hop.toObject();
         for (auto it = o.constBegin(); it != o.constEnd(); ++it) {
             const QJsonValue value = it.value();
-            if (it.key() == QLatin1String("body") && (value.isObject() || value.isArray())) {
-                if (std::find(bodies.cbegin(), bodies.cend(), value) != bodies.cend())
+            const bool large =
+                (it.key() == QLatin1String("body") && (value.isObject() || value.isArray())) ||
+                (it.key() == QLatin1String("events") && value.isArray() &&
+                 !value.toArray().isEmpty());
+            if (large) {
+                if (std::find(seen.cbegin(), seen.cend(), value) != seen.cend())
                     continue;
-                bodies.append(value);
+                seen.append(value);
             }
             collectText(value, text);
         }
@@ -154,6 +159,81 @@ QString RecordedFlow::searchText(const QStringList &head, const QJsonArray &hops
     if (text.size() > kMaxSearchText)
         text.truncate(kMaxSearchText);
     return text;
+}
+
+namespace {
+
+const QLatin1String kBodyFrom("body_from");
+const QLatin1String kEventsFrom("events_from");
+
+// The client hop an upstream hop of a pass-through mirrors.
+QLatin1String mirroredKind(const QJsonObject &hop) {
+    const QString kind = hop.value(QStringLiteral("kind")).toString();
+    if (kind == QLatin1String("upstream_request"))
+        return QLatin1String("client_request");
+    if (kind == QLatin1String("upstream_response"))
+        return QLatin1String("client_response");
+    return QLatin1String();
+}
+
+// The first hop of `kind`, or an empty object.
+QJsonObject firstHop(const QJsonArray &hops, QLatin1String kind) {
+    for (const QJsonValue &v : hops) {
+        const QJsonObject hop = v.toObject();
+        if (hop.value(QStringLiteral("kind")).toString() == kind)
+            return hop;
+    }
+    return {};
+}
+
+} // namespace
+
+QJsonArray RecordedFlow::storedHops(const QJsonArray &hops) {
+    QJsonArray out = hops;
+    for (qsizetype i = 0; i < out.size(); ++i) {
+        QJsonObject hop = out.at(i).toObject();
+        const QLatin1String mirrored = mirroredKind(hop);
+        if (mirrored.isEmpty())
+            continue;
+        const QJsonObject client = firstHop(hops, mirrored);
+        bool changed = false;
+        for (const QLatin1String key : {QLatin1String("body"), QLatin1String("events")}) {
+            const QJsonValue value = hop.value(key);
+            const bool worth = (value.isObject() && !value.toObject().isEmpty()) ||
+                               (value.isArray() && !value.toArray().isEmpty()) ||
+                               (value.isString() && value.toString().size() > 256);
+            if (!worth || client.value(key) != value)
+                continue;
+            hop.remove(key);
+            hop.insert(key == QLatin1String("body") ? kBodyFrom : kEventsFrom, mirrored);
+            changed = true;
+        }
+        if (changed)
+            out.replace(i, hop);
+    }
+    return out;
+}
+
+QJsonArray RecordedFlow::loadedHops(const QJsonArray &stored) {
+    QJsonArray out = stored;
+    for (qsizetype i = 0; i < out.size(); ++i) {
+        QJsonObject hop = out.at(i).toObject();
+        if (!hop.contains(kBodyFrom) && !hop.contains(kEventsFrom))
+            continue;
+        for (const auto &[ref, key] : {std::pair{kBodyFrom, QLatin1String("body")},
+                                       std::pair{kEventsFrom, QLatin1String("events")}}) {
+            const QString from = hop.value(ref).toString();
+            if (from != QLatin1String("client_request") && from != QLatin1String("client_response"))
+                continue; // not a reference this store writes: left as it is
+            hop.remove(ref);
+            hop.insert(key, firstHop(stored, from == QLatin1String("client_request")
+                                                 ? QLatin1String("client_request")
+                                                 : QLatin1String("client_response"))
+                                .value(key));
+        }
+        out.replace(i, hop);
+    }
+    return out;
 }
 
 RecordedFlow RecordedFlow::fromJson(const QJsonObject &flow) {

@@ -90,6 +90,14 @@ struct RecordedFlow {
 
     // Restores a flow from its stored JSON (imports).
     static RecordedFlow fromJson(const QJsonObject &flow);
+
+    // The hops as the store keeps them: a pass-through's upstream request body, upstream
+    // answer body and upstream SSE events are the client's own (the same bytes, relayed), kept
+    // once, on the client's hop; the upstream hop says where ("body_from" / "events_from": the
+    // client hop's kind). Halves what a large pass-through flow costs to encode and store.
+    static QJsonArray storedHops(const QJsonArray &hops);
+    // The inverse, for every read of stored hops: the API and the window see both copies.
+    static QJsonArray loadedHops(const QJsonArray &stored);
 };
 
 } // namespace loopscope

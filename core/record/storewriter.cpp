@@ -98,7 +98,8 @@ protected:
         // zlib's fastest level: the default (6) took 60 % of the writer's CPU for a 1 MB
         // request, whose body a pass-through flow holds twice, for a few percent more size
         // (any level reads back the same way).
-        QByteArray h = qCompress(QJsonDocument(hopsJson).toJson(QJsonDocument::Compact), 1);
+        QByteArray h = qCompress(
+            QJsonDocument(RecordedFlow::storedHops(hopsJson)).toJson(QJsonDocument::Compact), 1);
         QString t = RecordedFlow::searchText(m_searchHead, hopsJson);
         if (keep([&] {
                 summary = std::move(s);

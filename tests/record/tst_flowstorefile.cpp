@@ -441,6 +441,94 @@ private slots:
         }
     }
 
+    // A pass-through relays the client's bytes: the upstream request's body and the upstream
+    // answer (its body, or its SSE events) are the client's. The file keeps each once; every
+    // read gives both hops their copy, and search finds the words.
+    void passThroughCopiesAreStoredOnce_data() {
+        QTest::addColumn<bool>("streamed");
+        QTest::newRow("JSON answer") << false;
+        QTest::newRow("SSE answer") << true;
+    }
+    void passThroughCopiesAreStoredOnce() {
+        QFETCH(bool, streamed);
+        const QString id = "req_relay";
+        {
+            auto store = openStore();
+            EventBus bus;
+            store->attach(&bus);
+            InspectorEvent request = InspectorEvent::make(
+                Kind::ClientRequest, id, -1, {{"method", "POST"}, {"path", "/v1/responses"}});
+            request.raw = R"({"model":"m","input":"zebraquestion"})";
+            bus.publish(request);
+            InspectorEvent upstream = InspectorEvent::make(
+                Kind::UpstreamRequest, id, 0,
+                {{"url", "http://127.0.0.1:9/v1/responses"}, {"passThrough", true}});
+            upstream.raw = request.raw; // the same bytes, as the proxy forwards them
+            bus.publish(upstream);
+            bus.publish(Kind::UpstreamResponse, id, 0, {{"status", 200}, {"stream", streamed}});
+            if (streamed) {
+                bus.publish(Kind::ClientResponse, id, -1,
+                            {{"status", 200},
+                             {"stream", true},
+                             {"headers", QJsonObject{{"content-type", "text/event-stream"}}}});
+                InspectorEvent chunk = InspectorEvent::make(Kind::ClientResponseChunk, id);
+                chunk.raw = "event: response.output_text.delta\ndata: {\"type\":\"response."
+                            "output_text.delta\",\"delta\":\"zebraanswer\"}\n\n";
+                bus.publish(chunk);
+            } else {
+                InspectorEvent response = InspectorEvent::make(
+                    Kind::ClientResponse, id, -1, {{"status", 200}, {"stream", false}});
+                response.raw = R"({"id":"resp_1","output_text":"zebraanswer"})";
+                bus.publish(response);
+            }
+            bus.publish(Kind::ExchangeFinished, id, -1, {{"status", 200}, {"durationMs", 1.0}});
+            store->flush();
+        }
+        // In the file: each text once, the upstream hops pointing at the client's.
+        QByteArray stored;
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "raw-relay");
+            db.setDatabaseName(dbPath());
+            QVERIFY(db.open());
+            QSqlQuery raw(db);
+            QVERIFY(raw.exec("SELECT hops FROM flows WHERE id='req_relay'") && raw.next());
+            stored = qUncompress(raw.value(0).toByteArray());
+            db.close();
+        }
+        QSqlDatabase::removeDatabase("raw-relay");
+        QCOMPARE(stored.count("zebraquestion"), 1);
+        QCOMPARE(stored.count("zebraanswer"), 1);
+        QVERIFY2(stored.contains(R"("body_from":"client_request")"), stored.constData());
+        QVERIFY2(stored.contains(streamed ? R"("events_from":"client_response")"
+                                          : R"("body_from":"client_response")"),
+                 stored.constData());
+        // Read back (after a reopen, so from the file): both hops whole.
+        auto store = openStore();
+        const auto flow = store->query()->flow(id);
+        QVERIFY(flow);
+        QHash<QString, QJsonObject> hops;
+        for (const QJsonValue &h : flow->value("hops").toArray())
+            hops.insert(h.toObject().value("kind").toString(), h.toObject());
+        QCOMPARE(hops.size(), 4);
+        QCOMPARE(hops["upstream_request"].value("body"), hops["client_request"].value("body"));
+        QCOMPARE(hops["client_request"].value("body").toObject().value("input").toString(),
+                 QString("zebraquestion"));
+        const QString key = streamed ? "events" : "body";
+        QCOMPARE(hops["upstream_response"].value(key), hops["client_response"].value(key));
+        QVERIFY(QJsonDocument(QJsonObject{{"copy", hops["upstream_response"].value(key)}})
+                    .toJson()
+                    .contains("zebraanswer"));
+        for (const QJsonObject &hop : std::as_const(hops)) {
+            QVERIFY(!hop.contains("body_from"));
+            QVERIFY(!hop.contains("events_from"));
+        }
+        for (const char *word : {"zebraquestion", "zebraanswer"}) {
+            FlowFilter q;
+            q.q = word;
+            QCOMPARE(store->query()->list(q).value("data").toArray().size(), 1);
+        }
+    }
+
     // The writer commits on its own thread (issue 11): while its commit waits for the file
     // (another connection holds the write lock, like a slow disk or a long checkpoint would),
     // the recorder keeps taking events, and readers see the finished flows as pending.
