@@ -187,6 +187,10 @@ void ResponseSink::sendError(int status, const QString &message, const QString &
 void ResponseSink::beginStream(int status, const HttpHeaders &headers) {
     if (m_started || m_finished)
         return;
+    writeHead(status, headers, -1, true);
+    if (m_socket)
+        m_socket->flush();
+    // Recorded once the head is on its way (as send() does), still before any chunk's event.
     publishHeld();
     if (m_events)
         m_events->publish(
@@ -194,9 +198,6 @@ void ResponseSink::beginStream(int status, const HttpHeaders &headers) {
             {{QStringLiteral("status"), status},
              {QStringLiteral("headers"), m_events->credentials()->maskHeaders(headers)},
              {QStringLiteral("stream"), true}});
-    writeHead(status, headers, -1, true);
-    if (m_socket)
-        m_socket->flush();
 }
 
 void ResponseSink::beginSse(int status, const HttpHeaders &extraHeaders) {
@@ -209,14 +210,7 @@ void ResponseSink::beginSse(int status, const HttpHeaders &extraHeaders) {
 void ResponseSink::writeChunk(const QByteArray &bytes) {
     if (!m_started || m_finished || bytes.isEmpty() || m_head)
         return;
-    if (m_events && !m_clientGone) {
-        publishHeld();
-        InspectorEvent event;
-        event.kind = InspectorEvent::Kind::ClientResponseChunk;
-        event.requestId = m_requestId;
-        event.raw = bytes;
-        m_events->publish(std::move(event));
-    }
+    const bool record = m_events && !m_clientGone; // as it was when these bytes were sent
     if (m_chunked) {
         // Three writes, not one concatenation: the socket's buffer keeps a large chunk as the
         // shared QByteArray it is, so a relayed stream is not copied once more per read.
@@ -228,6 +222,16 @@ void ResponseSink::writeChunk(const QByteArray &bytes) {
     }
     if (m_socket)
         m_socket->flush();
+    // Recorded after the bytes are on their way: the client reads them meanwhile. (Not if the
+    // write found the client gone and ended the exchange: its end is published already.)
+    if (record && !m_finished) {
+        publishHeld();
+        InspectorEvent event;
+        event.kind = InspectorEvent::Kind::ClientResponseChunk;
+        event.requestId = m_requestId;
+        event.raw = bytes;
+        m_events->publish(std::move(event));
+    }
 }
 
 void ResponseSink::writeSseEvent(const QByteArray &eventName, const QJsonObject &data) {
