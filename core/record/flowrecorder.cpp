@@ -100,49 +100,23 @@ FlowRecorder::FlowRecorder(StoreWriter *writer, QHash<QString, ModelPrice> price
     , m_writer(writer)
     , m_prices(std::move(prices))
     , m_intake(kIntakeLimits, &FlowRecorder::intakeWeightOf)
-    , m_drainTimer(new QTimer(this))
     // Not owned: the process-wide formats-only policy, until a bus gives its own.
     , m_credentials(std::shared_ptr<void>(), &CredentialPolicy::formatsOnly()) {
     // One wake-up per batch, not per event: the intake posts it when a push finds it empty, and
     // it stays non-empty until the drain, kDrainDelayMs later. Each wake-up was a syscall on the
     // proxy thread and a context switch on two cores (docs/benchmarks.md, issue 34). Barriers
     // (FlowStore) call drainIntake() themselves first.
-    m_drainTimer->setSingleShot(true);
-    m_drainTimer->setInterval(kDrainDelayMs);
-    connect(m_drainTimer, &QTimer::timeout, this, &FlowRecorder::drainIntake);
+    m_drainTimer.setSingleShot(true);
+    m_drainTimer.setInterval(kDrainDelayMs);
+    connect(&m_drainTimer, &QTimer::timeout, this, &FlowRecorder::drainIntake);
     m_intake.setWakeUp([this] {
         QMetaObject::invokeMethod(this, &FlowRecorder::scheduleDrain, Qt::QueuedConnection);
     });
 }
 
 void FlowRecorder::scheduleDrain() {
-    if (!m_drainTimer->isActive())
-        m_drainTimer->start();
-}
-
-void FlowRecorder::setThreads(QThread *background, QThread *catchUp) {
-    m_backgroundThread = background;
-    m_catchUpThread = catchUp;
-}
-
-void FlowRecorder::followLag(qint64 publishedAtMs) {
-    if (!m_backgroundThread || !m_catchUpThread)
-        return;
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    const qint64 lag = now - publishedAtMs;
-    QThread *here = thread();
-    if (here == m_backgroundThread && lag >= kCatchUpLagMs) {
-        m_catchUps.fetch_add(1, std::memory_order_relaxed);
-        m_keptUpSinceMs = 0;
-        moveToThread(m_catchUpThread); // posted drains and timers go along, in order
-    } else if (here == m_catchUpThread) {
-        if (lag >= kCatchUpLagMs / 4)
-            m_keptUpSinceMs = 0;
-        else if (m_keptUpSinceMs == 0)
-            m_keptUpSinceMs = now;
-        else if (now - m_keptUpSinceMs >= kCaughtUpForMs)
-            moveToThread(m_backgroundThread);
-    }
+    if (!m_drainTimer.isActive())
+        m_drainTimer.start();
 }
 
 void FlowRecorder::setCredentials(std::shared_ptr<const CredentialPolicy> credentials) {
@@ -233,16 +207,12 @@ void FlowRecorder::take(const InspectorEvent &event) {
 }
 
 void FlowRecorder::drainIntake() {
-    m_drainTimer->stop();
+    m_drainTimer.stop();
     const QList<InspectorEvent> batch = m_intake.takeAll();
     for (const InspectorEvent &event : batch) {
         record(event);
         m_yield.afterUnitOfWork(batch.size());
     }
-    // Judged by the batch's oldest event, after it is recorded: moving between the events of
-    // one batch could let a later drain overtake them.
-    if (!batch.isEmpty())
-        followLag(batch.first().timestampMs);
 }
 
 void FlowRecorder::record(const InspectorEvent &event) {
@@ -564,12 +534,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
     if (done)
         finalize(id);
     else if (waitForLoop)
-        QTimer::singleShot(graceMs, this, [this, id] {
-            // Qt calls a single shot's functor on the thread that started it; if the recorder
-            // has moved since (setThreads), the call goes on to where it lives now.
-            QMetaObject::invokeMethod(
-                this, [this, id] { finalize(id); }, Qt::AutoConnection);
-        });
+        QTimer::singleShot(graceMs, this, [this, id] { finalize(id); });
 }
 
 void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {

@@ -98,17 +98,6 @@ public:
     // must see every event published until then (its barriers), as a drain may be waiting.
     void drainIntake();
 
-    // Where the recorder runs: `background` (a thread at the lowest CPU priority, its home:
-    // recording a large body or stream then takes only CPU the proxy and its clients leave
-    // spare) and `catchUp` (normal priority). When what it takes has waited kCatchUpLagMs it
-    // moves itself to `catchUp`, so a busy machine cannot starve the history or the window; it
-    // goes home once it has kept up for kCaughtUpForMs. Without them it stays where it is.
-    void setThreads(QThread *background, QThread *catchUp);
-    static constexpr qint64 kCatchUpLagMs = 1000;
-    static constexpr qint64 kCaughtUpForMs = 1000;
-    // Any thread: times it moved to the catch-up thread.
-    quint64 catchUps() const { return m_catchUps.load(std::memory_order_relaxed); }
-
 signals:
     void flowStarted(const QJsonObject &summary);
     void flowUpdated(const QJsonObject &summary);
@@ -118,9 +107,6 @@ private:
     // Store thread: a drain soon, not at once, so the events of an exchange (five or more,
     // from the proxy thread) are recorded in one wake-up instead of one each.
     void scheduleDrain();
-    // Store thread, after a batch: moves to the catch-up or the background thread as the
-    // batch's wait says.
-    void followLag(qint64 publishedAtMs);
     RecordedFlow *flowFor(const InspectorEvent &event);
     RecordedFlow &start(const QString &id, qint64 at);
     void assignRun(RecordedFlow &flow);
@@ -139,12 +125,8 @@ private:
     QSet<QString> m_lossy;
     std::atomic<quint64> m_sseDropped{0};
     CooperativeYield m_yield{{}}; // between events, see the class
-    QTimer *m_drainTimer;         // a drain scheduled (scheduleDrain); a child: it moves with us
-    QThread *m_backgroundThread = nullptr;
-    QThread *m_catchUpThread = nullptr;
-    qint64 m_keptUpSinceMs = 0; // on the catch-up thread: since when batches waited little
-    std::atomic<quint64> m_catchUps{0};
-    mutable QMutex m_mutex; // guards m_running, m_pending and m_credentials
+    QTimer m_drainTimer;          // a drain scheduled (scheduleDrain)
+    mutable QMutex m_mutex;       // guards m_running, m_pending and m_credentials
     std::shared_ptr<const CredentialPolicy> m_credentials;
     QHash<QString, RecordedFlow> m_running;
     // Finished, not committed yet: the summary kept apart from the hops, so listing them

@@ -1,6 +1,5 @@
 #include "record/flowstore.h"
 
-#include "common/threadniceness.h"
 #include "inspect/eventbus.h"
 #include "record/flowrecorder.h"
 #include "record/storedatabase.h"
@@ -21,11 +20,11 @@ constexpr int kSeededRunKeys = 50000;
 
 namespace {
 
-// Runs fn on the thread `context` lives in and returns its result; directly when already there.
-// (The recorder moves between two threads: only on its own thread can it be found there.)
-template<typename Fn> auto onThread(QObject *context, Fn fn) {
+// Runs fn on `thread` (through `context`, which lives there) and returns its result; directly
+// when already there.
+template<typename Fn> auto onThread(QThread *thread, QObject *context, Fn fn) {
     using Result = decltype(fn());
-    if (QThread::currentThread() == context->thread())
+    if (QThread::currentThread() == thread)
         return fn();
     Result result{};
     QMetaObject::invokeMethod(
@@ -39,18 +38,12 @@ FlowStore::FlowStore(FlowStoreOptions options, QObject *parent)
     : QObject(parent)
     , m_options(std::move(options)) {
     m_thread.setObjectName(QStringLiteral("loopscope-store"));
-    m_catchUpThread.setObjectName(QStringLiteral("loopscope-catchup"));
     m_writerThread.setObjectName(QStringLiteral("loopscope-writer"));
-    // The recorder works at nice 19 while it keeps up: decoding a streamed answer as it is
-    // relayed, or a large body, then takes only CPU the proxy and its clients leave spare. A
-    // fixed low priority alone starved it on a busy machine (the writer at nice 10 fell 18,000
-    // flows behind at 2,000 flows/s, bench_record --sustained, docs/benchmarks.md), so once
-    // its events wait it moves to the normal-priority catch-up thread (FlowRecorder::setThreads).
-    // The writer stays at normal priority and yields between rows (CooperativeYield); its rows
-    // are encoded on a nice 19 lane first (StoreWriter).
-    connect(
-        &m_thread, &QThread::started, this, [] { setCurrentThreadNiceness(19); },
-        Qt::DirectConnection);
+    // The store's threads run at normal priority and give way to woken proxy threads by
+    // yielding between events and rows (CooperativeYield in FlowRecorder and StoreWriter). They
+    // ran at nice 5 and 10 before: that did not stop a woken proxy thread from waiting out their
+    // slice, and it left the writer a tenth of a core when the machine was busy, so at 2,000
+    // flows/s it fell 18,000 flows behind (bench_record --sustained, docs/benchmarks.md).
     if (!m_options.inMemory && m_options.path.isEmpty())
         m_options.path = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
                          QStringLiteral("/history.sqlite3");
@@ -81,10 +74,8 @@ FlowStore::~FlowStore() {
             Qt::BlockingQueuedConnection);
     }
     m_thread.quit();
-    m_catchUpThread.quit();
     m_writerThread.quit();
     m_thread.wait();
-    m_catchUpThread.wait();
     m_writerThread.wait();
     m_query.reset();
     m_db.reset();
@@ -100,7 +91,6 @@ bool FlowStore::open(QString *error) {
     m_db = std::make_unique<StoreDatabase>(m_options.path, m_options.inMemory);
     m_writerThread.start();
     m_thread.start();
-    m_catchUpThread.start();
     auto *writerAnchor = new QObject;
     writerAnchor->moveToThread(&m_writerThread);
     bool ok = false;
@@ -121,10 +111,8 @@ bool FlowStore::open(QString *error) {
     writerAnchor->deleteLater(); // on the writer thread, where it lives
     if (!ok) {
         m_thread.quit();
-        m_catchUpThread.quit();
         m_writerThread.quit();
         m_thread.wait();
-        m_catchUpThread.wait();
         m_writerThread.wait();
         m_db.reset();
         return false;
@@ -135,7 +123,6 @@ bool FlowStore::open(QString *error) {
         anchor,
         [this, &runKeys] {
             m_recorder = new FlowRecorder(m_writer, m_options.prices);
-            m_recorder->setThreads(&m_thread, &m_catchUpThread);
             m_recorder->setObserved([this] { return hasLiveObservers(); });
             m_recorder->seedRunKeys(runKeys);
         },
@@ -169,12 +156,12 @@ int FlowStore::clear() {
     if (!m_recorder)
         return 0;
     // Events already queued are folded in first, so their flows are cleared too.
-    onThread(m_recorder, [this] {
+    onThread(&m_thread, m_recorder, [this] {
         m_recorder->drainIntake();
         return 0;
     });
-    const int removed = onThread(m_writer, [this] { return m_writer->clear(); });
-    onThread(m_recorder, [this] {
+    const int removed = onThread(&m_writerThread, m_writer, [this] { return m_writer->clear(); });
+    onThread(&m_thread, m_recorder, [this] {
         m_recorder->drainIntake();
         m_recorder->clearFinished();
         return 0;
@@ -186,18 +173,18 @@ int FlowStore::remove(const QStringList &ids) {
     if (!m_recorder)
         return 0;
     // Events already queued are folded in first (as for clear), then the writer deletes.
-    onThread(m_recorder, [this] {
+    onThread(&m_thread, m_recorder, [this] {
         m_recorder->drainIntake();
         return 0;
     });
-    return onThread(m_writer, [this, &ids] { return m_writer->remove(ids); });
+    return onThread(&m_writerThread, m_writer, [this, &ids] { return m_writer->remove(ids); });
 }
 
 int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
     if (!m_recorder)
         return 0;
     // Which ids the file holds already, in one call to the writer thread (not one per flow).
-    const QSet<QString> present = onThread(m_writer, [this, &fullFlows] {
+    const QSet<QString> present = onThread(&m_writerThread, m_writer, [this, &fullFlows] {
         QSet<QString> ids;
         for (const QJsonObject &flow : fullFlows)
             if (const QString id = flow.value(QStringLiteral("id")).toString();
@@ -205,7 +192,7 @@ int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
                 ids.insert(id);
         return ids;
     });
-    const int count = onThread(m_recorder, [this, &fullFlows, &present] {
+    const int count = onThread(&m_thread, m_recorder, [this, &fullFlows, &present] {
         m_recorder->drainIntake();
         return m_recorder->importFlows(
             fullFlows, [&present](const QString &id) { return present.contains(id); });
@@ -218,14 +205,14 @@ void FlowStore::flush() {
     if (!m_recorder)
         return;
     // 1. every event queued before now is folded in (finished flows are enqueued);
-    onThread(m_recorder, [this] {
+    onThread(&m_thread, m_recorder, [this] {
         m_recorder->drainIntake();
         return 0;
     });
     // 2. the writer commits them;
-    onThread(m_writer, [this] { return m_writer->commit(); });
+    onThread(&m_writerThread, m_writer, [this] { return m_writer->commit(); });
     // 3. the recorder has taken the committed() call posted by 2 (no stale pending copies).
-    onThread(m_recorder, [this] {
+    onThread(&m_thread, m_recorder, [this] {
         m_recorder->drainIntake();
         return 0;
     });
@@ -235,7 +222,7 @@ void FlowStore::applyRetention() {
     if (!m_writer)
         return;
     flush();
-    onThread(m_writer, [this] { return m_writer->applyRetention(); });
+    onThread(&m_writerThread, m_writer, [this] { return m_writer->applyRetention(); });
 }
 
 bool FlowStore::hasLiveObservers() const {
@@ -250,7 +237,7 @@ QString FlowStore::writeProblem() const {
 
 void FlowStore::failWritesForTests(bool fail) {
     if (m_writer)
-        onThread(m_writer, [this, fail] {
+        onThread(&m_writerThread, m_writer, [this, fail] {
             m_writer->setFailWrites(fail);
             return 0;
         });

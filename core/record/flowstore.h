@@ -105,11 +105,10 @@ signals:
 
 private:
     FlowStoreOptions m_options;
-    QThread m_thread;        // the recorder's home, at the lowest CPU priority
-    QThread m_catchUpThread; // the recorder's while it catches up (FlowRecorder::setThreads)
-    QThread m_writerThread;  // the writer's
+    QThread m_thread;       // the recorder's
+    QThread m_writerThread; // the writer's
     std::unique_ptr<StoreDatabase> m_db;
-    FlowRecorder *m_recorder = nullptr; // lives in m_thread or m_catchUpThread
+    FlowRecorder *m_recorder = nullptr; // lives in m_thread
     StoreWriter *m_writer = nullptr;    // lives in m_writerThread
     std::unique_ptr<FlowQuery> m_query;
 };
