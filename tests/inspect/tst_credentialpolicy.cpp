@@ -91,6 +91,12 @@ private slots:
         QTest::newRow("format after punctuation")
             << QStringLiteral("print('sk-proj-AbCdEfGhIjKlMnOpQrSt1234')")
             << QStringLiteral("print('") + masked("1234") + QStringLiteral("')");
+        QTest::newRow("a key after words that begin like one")
+            << QStringLiteral(
+                   "sk-learn xsk-abcdefghijklmnopqrstuvwx AKIA1 "
+                   "sk-proj-AbCdEfGhIjKlMnOpQrSt1234 ghx ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+            << QStringLiteral("sk-learn xsk-abcdefghijklmnopqrstuvwx AKIA1 ") + masked("1234") +
+                   QStringLiteral(" ghx ") + masked("6789");
         QTest::newRow("format inside a word is not a key")
             << QStringLiteral("xghp_abcdefghijklmnopqrstuvwxyz0123456789")
             << QStringLiteral("xghp_abcdefghijklmnopqrstuvwxyz0123456789");
