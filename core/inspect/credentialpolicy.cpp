@@ -3,11 +3,13 @@
 #include <QReadLocker>
 #include <QRegularExpression>
 #include <QSet>
+#include <QStringMatcher>
 #include <QWriteLocker>
 
 #include <algorithm>
 #include <limits>
 #include <utility>
+#include <vector>
 
 namespace loopscope {
 
@@ -42,6 +44,8 @@ struct Matcher {
     QRegularExpression any; // every value, then the formats
     QStringList wordValues; // values made of word characters only
     QStringList oddValues;  // values with characters a token has not (holdback checks them)
+    std::vector<QStringMatcher> wordMatchers; // one per word value, for mayMatch
+    std::vector<QStringMatcher> oddMatchers;  // one per odd value
     qsizetype shortestWordValue = std::numeric_limits<qsizetype>::max();
 
     // Whether `any` may match `text`, found with a few vectorised searches: entering the
@@ -50,28 +54,35 @@ struct Matcher {
     // begins a word run (its lookbehind) of at least 20 characters with its prefix; a value is
     // searched for whole (past kMaxValuesSearched word values, a run as long as the shortest).
     bool mayMatch(QStringView text) const {
-        // Key formats: each prefix is found by Qt's vectorised search, and only where one
-        // occurs is the run around it read (a character-by-character pass over a 1 MB body
-        // was most of the recorder's masking time).
-        for (const QStringView prefix : {QStringView(u"sk-"), QStringView(u"AKIA")})
-            for (qsizetype p = text.indexOf(prefix); p >= 0; p = text.indexOf(prefix, p + 1))
-                if (beginsLongRun(text, p))
-                    return true;
-        for (qsizetype q = text.indexOf(u'_', 3); q >= 0; q = text.indexOf(u'_', q + 1))
-            if (text[q - 3] == u'g' && text[q - 2] == u'h' && beginsLongRun(text, q - 3))
+        // Key formats: found by the characters that mark them ("sk-", "AKIA", "gh?_"), each
+        // with Qt's vectorised character search, reading the run only where one occurs (a
+        // character-by-character pass, or a substring search per prefix, over a 1 MB body was
+        // most of the recorder's masking time).
+        const qsizetype n = text.size();
+        for (qsizetype p = text.indexOf(u'-', 2); p >= 0; p = text.indexOf(u'-', p + 1))
+            if (text[p - 2] == u's' && text[p - 1] == u'k' && beginsLongRun(text, p - 2))
                 return true;
-        if (!wordValues.isEmpty()) {
-            if (wordValues.size() > kMaxValuesSearched) {
+        for (qsizetype p = text.indexOf(u'K', 1); p >= 0 && p + 2 < n;
+             p = text.indexOf(u'K', p + 1))
+            if (text[p - 1] == u'A' && text[p + 1] == u'I' && text[p + 2] == u'A' &&
+                beginsLongRun(text, p - 1))
+                return true;
+        for (qsizetype p = text.indexOf(u'_', 3); p >= 0; p = text.indexOf(u'_', p + 1))
+            if (text[p - 3] == u'g' && text[p - 2] == u'h' && beginsLongRun(text, p - 3))
+                return true;
+        // Values: Boyer-Moore (QStringMatcher, built once per policy) skips most of a text.
+        if (!wordMatchers.empty()) {
+            if (wordMatchers.size() > size_t(kMaxValuesSearched)) {
                 if (hasRunOf(text, shortestWordValue))
                     return true;
             } else {
-                for (const QString &v : wordValues)
-                    if (text.contains(v))
+                for (const QStringMatcher &m : wordMatchers)
+                    if (m.indexIn(text) >= 0)
                         return true;
             }
         }
-        return std::any_of(oddValues.begin(), oddValues.end(),
-                           [text](const QString &v) { return text.contains(v); });
+        return std::any_of(oddMatchers.begin(), oddMatchers.end(),
+                           [text](const QStringMatcher &m) { return m.indexIn(text) >= 0; });
     }
 
     // Whether a word run (the expression's lookbehind: not preceded by a word character) of at
@@ -222,9 +233,11 @@ void CredentialPolicy::rebuild() {
         alternatives << QRegularExpression::escape(v);
         if (isAllWordChars(v)) {
             m.wordValues << v;
+            m.wordMatchers.emplace_back(v);
             m.shortestWordValue = std::min(m.shortestWordValue, v.size());
         } else {
             m.oddValues << v;
+            m.oddMatchers.emplace_back(v);
         }
     }
     alternatives << QString::fromUtf16(kFormats);
