@@ -2,25 +2,27 @@
 
 #include <QJsonDocument>
 
+#include <utility>
+
 namespace loopscope {
 
-int SseDecoder::feed(const QByteArray &bytes, QJsonArray &out) {
-    m_buffer += bytes;
-    return takeLines(out);
+int SseDecoder::feed(const QByteArray &bytes, QJsonArray &out, QList<QByteArray> *rawData) {
+    m_buffer += bytes; // shares `bytes` when nothing was left over
+    return takeLines(out, rawData);
 }
 
-int SseDecoder::finish(QJsonArray &out) {
+int SseDecoder::finish(QJsonArray &out, QList<QByteArray> *rawData) {
     int added = 0;
     if (!m_buffer.isEmpty()) {
         m_buffer += '\n';
-        added += takeLines(out);
+        added += takeLines(out, rawData);
     }
-    if (dispatch(out))
+    if (dispatch(out, rawData))
         ++added;
     return added;
 }
 
-int SseDecoder::takeLines(QJsonArray &out) {
+int SseDecoder::takeLines(QJsonArray &out, QList<QByteArray> *rawData) {
     int added = 0;
     qsizetype start = 0;
     for (;;) {
@@ -30,26 +32,27 @@ int SseDecoder::takeLines(QJsonArray &out) {
         qsizetype end = nl;
         if (end > start && m_buffer.at(end - 1) == '\r')
             --end;
-        const QByteArray line = m_buffer.mid(start, end - start);
+        // Views into the buffer (read before it changes below): no copy per line.
+        const QByteArrayView line = QByteArrayView(m_buffer).sliced(start, end - start);
         start = nl + 1;
         if (line.isEmpty()) {
-            if (dispatch(out))
+            if (dispatch(out, rawData))
                 ++added;
             continue;
         }
         if (line.startsWith(':'))
             continue;
         const qsizetype colon = line.indexOf(':');
-        const QByteArray field = colon < 0 ? line : line.left(colon);
-        QByteArray value = colon < 0 ? QByteArray() : line.mid(colon + 1);
+        const QByteArrayView field = colon < 0 ? line : line.first(colon);
+        QByteArrayView value = colon < 0 ? QByteArrayView() : line.sliced(colon + 1);
         if (value.startsWith(' '))
-            value.remove(0, 1);
+            value = value.sliced(1);
         if (field == "event") {
-            m_event = value;
+            m_event = value.toByteArray();
         } else if (field == "data") {
             if (m_hasData)
                 m_data += '\n';
-            m_data += value;
+            m_data.append(value);
             m_hasData = true;
         }
     }
@@ -57,7 +60,7 @@ int SseDecoder::takeLines(QJsonArray &out) {
     return added;
 }
 
-bool SseDecoder::dispatch(QJsonArray &out) {
+bool SseDecoder::dispatch(QJsonArray &out, QList<QByteArray> *rawData) {
     if (!m_hasData) {
         m_event.clear();
         return false;
@@ -72,6 +75,8 @@ bool SseDecoder::dispatch(QJsonArray &out) {
     else
         event.insert(QStringLiteral("data"), QString::fromUtf8(m_data));
     out.append(event);
+    if (rawData)
+        rawData->append(std::exchange(m_data, {}));
     m_event.clear();
     m_data.clear();
     m_hasData = false;

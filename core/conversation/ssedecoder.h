@@ -3,6 +3,7 @@
 #include <QByteArray>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QList>
 
 namespace loopscope {
 
@@ -12,14 +13,15 @@ namespace loopscope {
 // read every stream with it.
 class SseDecoder {
 public:
-    // Appends the events completed by `bytes` to `out`; returns how many were added.
-    int feed(const QByteArray &bytes, QJsonArray &out);
+    // Appends the events completed by `bytes` to `out`; returns how many were added. With
+    // `rawData`, each added event's data as it came (before parsing) is appended there too.
+    int feed(const QByteArray &bytes, QJsonArray &out, QList<QByteArray> *rawData = nullptr);
     // A stream that ended without its final blank line still yields its last event.
-    int finish(QJsonArray &out);
+    int finish(QJsonArray &out, QList<QByteArray> *rawData = nullptr);
 
 private:
-    int takeLines(QJsonArray &out);
-    bool dispatch(QJsonArray &out);
+    int takeLines(QJsonArray &out, QList<QByteArray> *rawData);
+    bool dispatch(QJsonArray &out, QList<QByteArray> *rawData);
 
     QByteArray m_buffer;
     QByteArray m_event;

@@ -140,6 +140,19 @@ private slots:
                  QStringLiteral("plain\ntext"));
         QCOMPARE(events.at(3).toObject().value(QStringLiteral("data")).toString(),
                  QStringLiteral("[DONE]"));
+
+        // Each event's data as it came, for the recorder's first look before masking.
+        SseDecoder decoder;
+        QJsonArray again;
+        QList<QByteArray> raw;
+        for (qsizetype at = 0; at < bytes.size(); at += 3)
+            decoder.feed(bytes.mid(at, 3), again, &raw);
+        decoder.finish(again, &raw);
+        QCOMPARE(again, events);
+        QCOMPARE(raw.size(), 4);
+        QCOMPARE(QJsonDocument::fromJson(raw.at(0)).object(), data);
+        QCOMPARE(raw.at(2), QByteArray("plain\ntext"));
+        QCOMPARE(raw.at(3), QByteArray("[DONE]"));
     }
 
     // A stream cut short still shows what arrived (the recorder and the window agree on it).
