@@ -1,5 +1,6 @@
 #include "inspect/credentialpolicy.h"
 
+#include <QByteArrayMatcher>
 #include <QReadLocker>
 #include <QRegularExpression>
 #include <QSet>
@@ -44,8 +45,9 @@ struct Matcher {
     QRegularExpression any; // every value, then the formats
     QStringList wordValues; // values made of word characters only
     QStringList oddValues;  // values with characters a token has not (holdback checks them)
-    std::vector<QStringMatcher> wordMatchers; // one per word value, for mayMatch
-    std::vector<QStringMatcher> oddMatchers;  // one per odd value
+    std::vector<QStringMatcher> wordMatchers;    // one per word value, for mayMatch
+    std::vector<QStringMatcher> oddMatchers;     // one per odd value
+    std::vector<QByteArrayMatcher> utf8Matchers; // every value as UTF-8, for mayMatchUtf8
     qsizetype shortestWordValue = std::numeric_limits<qsizetype>::max();
 
     // Whether `any` may match `text`, found with a few vectorised searches: entering the
@@ -83,6 +85,43 @@ struct Matcher {
         }
         return std::any_of(oddMatchers.begin(), oddMatchers.end(),
                            [text](const QStringMatcher &m) { return m.indexIn(text) >= 0; });
+    }
+
+    // mayMatch for UTF-8 text without escapes (JSON as it came): the same marks and values,
+    // searched as bytes (memchr, Boyer-Moore). A byte of a multi-byte character is never a
+    // word character, as in the decoded text.
+    bool mayMatchUtf8(QByteArrayView text) const {
+        const qsizetype n = text.size();
+        const auto word = [](char c) { return isWordChar(QChar(char16_t(uchar(c)))); };
+        const auto beginsLongRunAt = [&](qsizetype p) {
+            if (p > 0 && word(text[p - 1]))
+                return false;
+            const qsizetype limit = std::min(n, p + kMinFormatLength);
+            qsizetype end = p;
+            while (end < limit && word(text[end]))
+                ++end;
+            return end - p >= kMinFormatLength;
+        };
+        for (qsizetype p = text.indexOf('-', 2); p >= 0; p = text.indexOf('-', p + 1))
+            if (text[p - 2] == 's' && text[p - 1] == 'k' && beginsLongRunAt(p - 2))
+                return true;
+        for (qsizetype p = text.indexOf('K', 1); p >= 0 && p + 2 < n; p = text.indexOf('K', p + 1))
+            if (text[p - 1] == 'A' && text[p + 1] == 'I' && text[p + 2] == 'A' &&
+                beginsLongRunAt(p - 1))
+                return true;
+        for (qsizetype p = text.indexOf('_', 3); p >= 0; p = text.indexOf('_', p + 1))
+            if (text[p - 3] == 'g' && text[p - 2] == 'h' && beginsLongRunAt(p - 3))
+                return true;
+        if (wordMatchers.size() > size_t(kMaxValuesSearched)) {
+            qsizetype run = 0;
+            for (const char c : text) {
+                run = word(c) ? run + 1 : 0;
+                if (run >= shortestWordValue)
+                    return true;
+            }
+        }
+        return std::any_of(utf8Matchers.begin(), utf8Matchers.end(),
+                           [text](const QByteArrayMatcher &m) { return m.indexIn(text) >= 0; });
     }
 
     // Whether a word run (the expression's lookbehind: not preceded by a word character) of at
@@ -234,10 +273,12 @@ void CredentialPolicy::rebuild() {
         if (isAllWordChars(v)) {
             m.wordValues << v;
             m.wordMatchers.emplace_back(v);
+            m.utf8Matchers.emplace_back(v.toUtf8());
             m.shortestWordValue = std::min(m.shortestWordValue, v.size());
         } else {
             m.oddValues << v;
             m.oddMatchers.emplace_back(v);
+            m.utf8Matchers.emplace_back(v.toUtf8());
         }
     }
     alternatives << QString::fromUtf16(kFormats);
@@ -347,6 +388,31 @@ bool maskArrayInto(const Matcher &matcher, const QJsonArray &array, QJsonArray &
 }
 
 } // namespace
+
+namespace {
+
+// Whether `text` holds `word` (lower-case ASCII) in any case.
+bool containsNoCase(QByteArrayView text, QByteArrayView word) {
+    const char lower = word.front();
+    const char upper = char(lower - 'a' + 'A');
+    for (const char first : {lower, upper})
+        for (qsizetype p = text.indexOf(first); p >= 0 && p + word.size() <= text.size();
+             p = text.indexOf(first, p + 1))
+            if (qstrnicmp(text.data() + p, word.size(), word.data(), word.size()) == 0)
+                return true;
+    return false;
+}
+
+} // namespace
+
+bool CredentialPolicy::mayNeedMasking(QByteArrayView utf8) const {
+    if (utf8.contains('\\'))
+        return true; // an escape can spell anything
+    if (containsNoCase(utf8, "key") || containsNoCase(utf8, "token") ||
+        containsNoCase(utf8, "authorization"))
+        return true;
+    return snapshot()->matcher.mayMatchUtf8(utf8);
+}
 
 QString CredentialPolicy::maskText(const QString &text) const {
     if (text.size() < kMinSecretLength)

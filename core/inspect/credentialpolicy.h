@@ -71,6 +71,12 @@ public:
     QJsonValue maskValue(const QJsonValue &value) const;
     QJsonObject maskObject(const QJsonObject &object) const;
     QJsonArray maskArray(const QJsonArray &array) const;
+    // False only when the JSON text `utf8` certainly parses to a value maskValue would return
+    // unchanged: it holds no escape (so every string is its bytes), no name a secret key could
+    // have ("key", "token", "authorization" in any case: isSecretKey's names all hold one), no
+    // key format's mark and no known value. The recorder skips parsing-and-masking work for the
+    // thousands of small events a stream holds; anything it cannot rule out is masked.
+    bool mayNeedMasking(QByteArrayView utf8) const;
     // HTTP headers as a JSON object {lower-case name: value} (repeated names joined by ", "):
     // secret headers masked whole (authorization keeps its scheme), and so is any other value
     // that holds a known secret or a key format.

@@ -144,9 +144,16 @@ QJsonValue FlowRecorder::parseBody(const QByteArray &raw) const {
 // SSE events decoded from the client's chunks: each is whole here (the decoder joined the
 // chunks), so a secret split across two chunks is masked like any other. Kept up to the cap:
 // the first ones, then a window of the latest; those between are counted.
-void FlowRecorder::keepSseEvents(RecordedFlow &flow, const QJsonArray &events) {
-    for (const QJsonValue &event : events) {
-        const QJsonValue masked = m_credentials->maskValue(event);
+void FlowRecorder::keepSseEvents(RecordedFlow &flow, const QJsonArray &events,
+                                 const QList<QByteArray> &rawData) {
+    for (qsizetype i = 0; i < events.size(); ++i) {
+        const QJsonValue event = events.at(i);
+        // An event whose data as it came cannot hold a secret (most of a stream's thousands)
+        // is kept as decoded; the rest are masked whole, name and data.
+        const bool clean = i < rawData.size() && !m_credentials->mayNeedMasking(rawData.at(i)) &&
+                           !m_credentials->mayNeedMasking(
+                               event.toObject().value(QStringLiteral("event")).toString().toUtf8());
+        const QJsonValue masked = clean ? event : m_credentials->maskValue(event);
         if (flow.clientEvents.size() < kMaxSseEvents - kSseTail) {
             flow.clientEvents.append(masked);
             continue;
@@ -540,8 +547,9 @@ void FlowRecorder::record(const InspectorEvent &event) {
 void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {
     if (flow.clientSseStream) {
         QJsonArray events;
-        flow.clientSse.feed(bytes, events);
-        keepSseEvents(flow, events);
+        QList<QByteArray> rawData;
+        flow.clientSse.feed(bytes, events, &rawData);
+        keepSseEvents(flow, events, rawData);
     } else if (flow.clientStreamText.size() < kMaxTextBody) {
         flow.clientStreamText += bytes;
     }
@@ -563,8 +571,9 @@ void FlowRecorder::finalize(const QString &id) {
     flow.waitingForSandbox = false; // over, whatever it waited for
     if (flow.clientSseStream) {
         QJsonArray events;
-        flow.clientSse.finish(events);
-        keepSseEvents(flow, events);
+        QList<QByteArray> rawData;
+        flow.clientSse.finish(events, &rawData);
+        keepSseEvents(flow, events, rawData);
     }
     {
         QMutexLocker lossy(&m_lossyMutex);

@@ -111,7 +111,9 @@ private:
     RecordedFlow &start(const QString &id, qint64 at);
     void assignRun(RecordedFlow &flow);
     void onClientChunk(RecordedFlow &flow, const QByteArray &bytes);
-    void keepSseEvents(RecordedFlow &flow, const QJsonArray &events);
+    // `rawData`: each event's data as it came (SseDecoder), to skip masking what cannot need it.
+    void keepSseEvents(RecordedFlow &flow, const QJsonArray &events,
+                       const QList<QByteArray> &rawData);
     void finalize(const QString &id);
     void resolveFinalResponse(RecordedFlow &flow);
     QJsonValue parseBody(const QByteArray &raw) const;

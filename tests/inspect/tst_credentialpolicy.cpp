@@ -120,6 +120,62 @@ private slots:
         QCOMPARE(policy.maskText(text.toUtf8()), expected.toUtf8());
     }
 
+    // The recorder keeps an SSE event as decoded when its data as it came cannot need masking:
+    // wherever maskValue would change the parsed value, mayNeedMasking must say so.
+    void mayNeedMaskingNeverMissesASecret_data() {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<bool>("needsIt"); // what maskValue does to the parsed value
+        QTest::addColumn<bool>("mayNeed"); // what the first look must say
+        QTest::newRow("a delta") << QByteArray("{\"type\":\"response.output_text.delta\","
+                                               "\"delta\":\"hello, world - plain A_K text\"}")
+                                 << false << false;
+        QTest::newRow("a long run of one letter")
+            << QByteArray("{\"delta\":\"" + QByteArray(5000, 'x') + "\"}") << false << false;
+        QTest::newRow("not JSON") << QByteArray("just words") << false << false;
+        QTest::newRow("key format")
+            << QByteArray("{\"delta\":\"sk-proj-AbCdEfGhIjKlMnOpQrSt1234\"}") << true << true;
+        QTest::newRow("aws") << QByteArray("{\"d\":\"AKIAIOSFODNN7EXAMPLE\"}") << true << true;
+        QTest::newRow("github") << QByteArray(
+                                       "{\"d\":\"x ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}")
+                                << true << true;
+        QTest::newRow("escaped key format")
+            << QByteArray("{\"delta\":\"\\u0073k-proj-AbCdEfGhIjKlMnOpQrSt1234\"}") << true << true;
+        QTest::newRow("escaped but clean")
+            << QByteArray("{\"delta\":\"a \\\"quote\\\"\"}") << false << true;
+        QTest::newRow("configured value")
+            << QByteArray("{\"delta\":\"printed " + kConfigured.toUtf8() + "\"}") << true << true;
+        QTest::newRow("configured value in a word")
+            << QByteArray("{\"delta\":\"xx" + kConfigured.toUtf8() + "yy\"}") << true << true;
+        QTest::newRow("dotted value")
+            << QByteArray("{\"d\":\"x=" + kDotted.toUtf8() + ";\"}") << true << true;
+        QTest::newRow("client key") << QByteArray("[\"client-key-7777-abcd\"]") << true << true;
+        for (const char *name : {"api_key", "APIKEY", "Authorization", "x-api-key", "master_key",
+                                 "token", "access_token", "x-access-token", "openai_api_key",
+                                 "myAccessToken", "user_api_key_hash", "control_token"})
+            QTest::newRow(name) << QByteArray("{\"nested\":{\"" + QByteArray(name) +
+                                              "\":\"not-a-known-value\"}}")
+                                << true << true;
+        QTest::newRow("non-ASCII around a value")
+            << QByteArray("{\"d\":\"\xc3\xa9" + kConfigured.toUtf8() + "\xc3\xa9\"}") << true
+            << true;
+    }
+    void mayNeedMaskingNeverMissesASecret() {
+        QFETCH(QByteArray, json);
+        QFETCH(bool, needsIt);
+        QFETCH(bool, mayNeed);
+        CredentialPolicy policy;
+        policy.setConfiguredSecrets({kConfigured, QStringLiteral("short"), kDotted});
+        policy.addClientKey(QStringLiteral("client-key-7777-abcd"));
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
+        const QJsonValue parsed = error.error != QJsonParseError::NoError
+                                      ? QJsonValue(QString::fromUtf8(json))
+                                  : doc.isObject() ? QJsonValue(doc.object())
+                                                   : QJsonValue(doc.array());
+        QCOMPARE(policy.maskValue(parsed) != parsed, needsIt);
+        QCOMPARE(policy.mayNeedMasking(json), mayNeed);
+    }
+
     // Past a handful of values a long word goes straight to the expression: every one of many
     // client keys is still found, in text and in any string of an object.
     void manyClientKeysAreAllFound() {
