@@ -13,6 +13,9 @@ namespace loopscope {
 
 namespace {
 
+// Chunks up to this size are framed in one buffer (a copy); larger ones are written in three.
+constexpr qsizetype kCopiedChunkBytes = 64 * 1024;
+
 QByteArray reasonPhrase(int status) {
     switch (status) {
     case 100:
@@ -211,9 +214,19 @@ void ResponseSink::writeChunk(const QByteArray &bytes) {
     if (!m_started || m_finished || bytes.isEmpty() || m_head)
         return;
     const bool record = m_events && !m_clientGone; // as it was when these bytes were sent
-    if (m_chunked) {
+    if (m_chunked && bytes.size() <= kCopiedChunkBytes) {
+        // One buffer: the socket sends each piece it holds with a write() of its own, and the
+        // client took three packets (size line, data, CRLF) per relayed read.
+        QByteArray framed;
+        framed.reserve(bytes.size() + 12);
+        framed += QByteArray::number(bytes.size(), 16);
+        framed += "\r\n";
+        framed += bytes;
+        framed += "\r\n";
+        write(framed);
+    } else if (m_chunked) {
         // Three writes, not one concatenation: the socket's buffer keeps a large chunk as the
-        // shared QByteArray it is, so a relayed stream is not copied once more per read.
+        // shared QByteArray it is, so a large relayed read is not copied once more.
         write(QByteArray::number(bytes.size(), 16) + "\r\n");
         write(bytes);
         write(QByteArrayLiteral("\r\n"));
