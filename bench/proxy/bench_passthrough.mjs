@@ -180,6 +180,7 @@ const allRows = [
 const rows = args.rows ? allRows.filter((r) => args.rows.split(',').includes(r.label)) : allRows;
 const loadAtStart = loadavg();
 const samples = new Map(); // `${row}|${target}` -> ms[]
+const roundMedians = new Map(); // `${row}|${target}` -> each round's p50 (ms)
 const gatewayPids = targets.filter((t) => t.pid).map((t) => t.pid);
 let settledMs = 0;
 for (const t of targets) // warm-up: connections open, first-request costs paid
@@ -195,8 +196,12 @@ for (let round = 0; round < ROUNDS; ++round) {
       const key = `${row.label}|${t.name}`;
       if (!samples.has(key)) samples.set(key, []);
       settledMs += await settle(gatewayPids);
+      const round = [];
       for (let i = 0; i < PER_ROUND; ++i)
-        samples.get(key).push((await timedRequest(t.agent, t.url, '/v1/chat/completions', row.body, { ...t.headers, ...row.headers })).ms);
+        round.push((await timedRequest(t.agent, t.url, '/v1/chat/completions', row.body, { ...t.headers, ...row.headers })).ms);
+      samples.get(key).push(...round);
+      if (!roundMedians.has(key)) roundMedians.set(key, []);
+      roundMedians.get(key).push(percentile([...round].sort((a, b) => a - b), 0.5));
     }
   }
 }
@@ -240,6 +245,25 @@ for (const name of names.slice(1).filter((n) => n !== peerName)) {
     const peer = peerName ? verdict(p50 <= added(row, peerName, 0.5) / 3) : '-';
     const tail = MB[row.label] <= 100 / 1024 ? verdict(p99 <= 2) : '-';
     console.log(`| ${name} | ${row.label} | ${p50.toFixed(3)} | ${p99.toFixed(3)} | ${small} | ${perMb} | ${peer} | ${tail} |`);
+  }
+}
+// Two builds side by side (the first two --bin): in how many rounds the second's p50 was the
+// lower, per row and history mode. Rounds ran back to back, so a busy moment hits both alike;
+// a count near half says the difference is within the machine's noise.
+if (bins.length >= 2) {
+  const [a, b] = [bins[0].name, bins[1].name];
+  console.log('');
+  console.log(`Rounds in which ${b}'s p50 was lower than ${a}'s (of ${ROUNDS}):`);
+  console.log('');
+  console.log('| body | with history | --no-history |');
+  console.log('|---|---|---|');
+  for (const row of rows) {
+    const lower = (suffix) => {
+      const ra = roundMedians.get(`${row.label}|${a}${suffix}`);
+      const rb = roundMedians.get(`${row.label}|${b}${suffix}`);
+      return ra.filter((x, i) => rb[i] < x).length;
+    };
+    console.log(`| ${row.label} | ${lower('')} | ${lower(' --no-history')} |`);
   }
 }
 console.log('');
