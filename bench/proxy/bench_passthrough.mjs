@@ -21,6 +21,17 @@ import { tmpdir, loadavg } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+// Every gateway this bench started is stopped when it ends or is interrupted: a killed bench
+// otherwise leaves them running (and taking the CPU from the next run).
+const children = new Set();
+function track(proc) {
+  children.add(proc);
+  proc.on('exit', () => children.delete(proc));
+  return proc;
+}
+process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(130));
+
 const args = {};
 const bins = [];
 for (let i = 2; i < process.argv.length; i += 2) {
@@ -65,8 +76,8 @@ async function startUpstream() {
 
 async function startLoopscope(bin, upstreamPort, extra) {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-passthrough-'));
-  const proc = spawn(bin, ['--headless', '--port', '0', '--upstream', `http://127.0.0.1:${upstreamPort}/v1`,
-    '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = track(spawn(bin, ['--headless', '--port', '0', '--upstream', `http://127.0.0.1:${upstreamPort}/v1`,
+    '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }));
   const url = await new Promise((resolve, reject) => {
     let out = '';
     proc.stdout.on('data', (d) => {
@@ -114,7 +125,7 @@ async function startPortkey(upstreamPort) {
   const entry = join(here, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
   if (!existsSync(entry)) throw new Error(`no Portkey gateway at ${entry}: npm install @portkey-ai/gateway in bench/proxy`);
   const port = 18787 + Math.floor(Math.random() * 1000);
-  const proc = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = track(spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { stdio: ['ignore', 'pipe', 'pipe'] }));
   proc.stdout.resume();
   proc.stderr.resume();
   await new Promise((resolve) => {

@@ -13,6 +13,17 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 
+// Every gateway this bench started is stopped when it ends or is interrupted: a killed bench
+// otherwise leaves them running (and taking the CPU from the next run).
+const children = new Set();
+function track(proc) {
+  children.add(proc);
+  proc.on('exit', () => children.delete(proc));
+  return proc;
+}
+process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(130));
+
 const bins = [];
 let requests = 1000;
 const extra = [];
@@ -78,8 +89,8 @@ console.log('| build | body | thread | CPU µs per request | runs per request |'
 console.log('|---|---|---|---|---|');
 for (const bin of bins) {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-proxycpu-'));
-  const proc = spawn(bin.path, ['--headless', '--port', '0', '--upstream', `http://127.0.0.1:${upstream.address().port}/v1`,
-    '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = track(spawn(bin.path, ['--headless', '--port', '0', '--upstream', `http://127.0.0.1:${upstream.address().port}/v1`,
+    '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }));
   proc.stderr.resume();
   const url = new URL(await new Promise((resolve) => {
     let out = '';
