@@ -1,7 +1,9 @@
 // Shared harness for the end-to-end tests: starts a real headless Loopscope binary and, where a
 // test needs to script the model, a fake upstream that speaks OpenAI's wire protocol.
 import { spawn, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import http from 'node:http';
 import { once } from 'node:events';
 
@@ -13,11 +15,16 @@ export function requireBinary() {
 }
 
 // Starts `loopscope --headless --port 0 ...args` and resolves once it prints its listening line.
+// Without --data-dir its default data directory (history, control token) is a fresh one of its
+// own, not the user's: a test that reads "the newest flow" must find its own, whatever else ran.
 export async function startLoopscope(args = []) {
+  const dataHome = args.includes('--data-dir') ? null : mkdtempSync(join(tmpdir(), 'loopscope-e2e-data-'));
   const proc = spawn(requireBinary(), ['--headless', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOOPSCOPE_E2E_CANARY: 'canary-secret-value' },
+    env: { ...process.env, LOOPSCOPE_E2E_CANARY: 'canary-secret-value',
+      ...(dataHome ? { XDG_DATA_HOME: dataHome } : {}) },
   });
+  if (dataHome) proc.on('exit', () => rmSync(dataHome, { recursive: true, force: true }));
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
   const baseURL = await new Promise((resolve, reject) => {

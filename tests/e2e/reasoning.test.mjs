@@ -80,6 +80,28 @@ function assertOutput(response, first) {
   assert.equal(response.output_text.endsWith('It is 42.'), true);
 }
 
+// The second app (for the stdout and exception tests below) starts here, before any test is
+// registered: node:test runs the file's after() once the tests registered so far are done, and
+// under load that stopped an app a later top-level await had just started.
+const programs = {
+  'plot and file': "import matplotlib.pyplot as plt\nprint('only this')\nplt.plot([1, 2, 3])\nplt.show()\n"
+    + "open('/mnt/data/o.txt', 'w').write('x')\n",
+  'an exception': "print('step 1')\n1 / 0\n",
+};
+const toolModel = await startScriptedUpstream(({ body }) => {
+  const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const result = input.find((i) => i.type === 'function_call_output');
+  if (result) return { json: { id: 'resp_told', object: 'response', created_at: 1700000002, status: 'completed',
+    model: 'scripted', output: [message('msg_told', 'Done.', 'final_answer')],
+    usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 } } };
+  const prompt = input.find((i) => i.role === 'user').content;
+  return { json: responsesFunctionCall(programs[typeof prompt === 'string' ? prompt : prompt[0].text], 'call_told') };
+});
+const toolApp = await startLoopscope(['--upstream', toolModel.url]);
+started.push(toolApp, toolModel);
+const toolClient = new OpenAI({ baseURL: toolApp.apiBase, apiKey: 'sk-e2e-reasoning-0005', maxRetries: 0 });
+const toldModel = () => toolModel.requests.at(-1).body.input.find((i) => i.type === 'function_call_output').output;
+
 test('responses.create: the follow-up carries the reasoning and commentary, the output keeps them', async () => {
   const first = upstream.requests.length;
   const response = await client.responses.create(request);
@@ -104,25 +126,6 @@ test('responses.stream: finalResponse() rebuilds the same output in the same ord
 // exactly what the program printed even when it also shows a plot and saves a file (those are
 // notes for the model only), and after an exception the model gets the earlier stdout, the
 // error and the traceback.
-const programs = {
-  'plot and file': "import matplotlib.pyplot as plt\nprint('only this')\nplt.plot([1, 2, 3])\nplt.show()\n"
-    + "open('/mnt/data/o.txt', 'w').write('x')\n",
-  'an exception': "print('step 1')\n1 / 0\n",
-};
-const toolModel = await startScriptedUpstream(({ body }) => {
-  const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  const result = input.find((i) => i.type === 'function_call_output');
-  if (result) return { json: { id: 'resp_told', object: 'response', created_at: 1700000002, status: 'completed',
-    model: 'scripted', output: [message('msg_told', 'Done.', 'final_answer')],
-    usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 } } };
-  const prompt = input.find((i) => i.role === 'user').content;
-  return { json: responsesFunctionCall(programs[typeof prompt === 'string' ? prompt : prompt[0].text], 'call_told') };
-});
-const toolApp = await startLoopscope(['--upstream', toolModel.url]);
-started.push(toolApp, toolModel);
-const toolClient = new OpenAI({ baseURL: toolApp.apiBase, apiKey: 'sk-e2e-reasoning-0005', maxRetries: 0 });
-const toldModel = () => toolModel.requests.at(-1).body.input.find((i) => i.type === 'function_call_output').output;
-
 test('logs are exactly stdout when the code also shows a plot and saves a file; the notes go to the model', async () => {
   for (const stream of [false, true]) {
     const params = { model: 'gpt-5', input: 'plot and file', tools: [{ type: 'code_interpreter' }] };
