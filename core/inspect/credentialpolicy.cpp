@@ -209,6 +209,7 @@ bool CredentialPolicy::isSecretHeader(QByteArrayView lowerName) {
 
 bool CredentialPolicy::isSecretKey(const QString &key) {
     // Compared without case instead of lowered: every string of every event passes here.
+    // Every name holds "key", "token" or "authorization": mayNeedMasking() looks for only those.
     const auto is = [&key](QLatin1String name) {
         return key.size() == name.size() && key.compare(name, Qt::CaseInsensitive) == 0;
     };
