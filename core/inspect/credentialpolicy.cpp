@@ -45,9 +45,10 @@ struct Matcher {
     QRegularExpression any; // every value, then the formats
     QStringList wordValues; // values made of word characters only
     QStringList oddValues;  // values with characters a token has not (holdback checks them)
-    std::vector<QStringMatcher> wordMatchers;    // one per word value, for mayMatch
-    std::vector<QStringMatcher> oddMatchers;     // one per odd value
-    std::vector<QByteArrayMatcher> utf8Matchers; // every value as UTF-8, for mayMatchUtf8
+    std::vector<QStringMatcher> wordMatchers;        // one per word value, for mayMatch
+    std::vector<QStringMatcher> oddMatchers;         // one per odd value
+    std::vector<QByteArrayMatcher> utf8WordMatchers; // the same values as UTF-8, for
+    std::vector<QByteArrayMatcher> utf8OddMatchers;  // mayMatchUtf8
     qsizetype shortestWordValue = std::numeric_limits<qsizetype>::max();
 
     // Whether `any` may match `text`, found with a few vectorised searches: entering the
@@ -55,92 +56,78 @@ struct Matcher {
     // of strings, nearly all without a secret. Never false where `any` matches: a key format
     // begins a word run (its lookbehind) of at least 20 characters with its prefix; a value is
     // searched for whole (past kMaxValuesSearched word values, a run as long as the shortest).
-    bool mayMatch(QStringView text) const {
+    bool mayMatch(QStringView text) const { return mayMatchIn(text, wordMatchers, oddMatchers); }
+
+    // mayMatch for UTF-8 text without escapes (JSON as it came), searched as bytes: a byte of a
+    // multi-byte character is never a word character, as in the decoded text.
+    bool mayMatchUtf8(QByteArrayView text) const {
+        return mayMatchIn(text, utf8WordMatchers, utf8OddMatchers);
+    }
+
+    // One code unit of either text, as UTF-16 (a UTF-8 byte over 0x7f is no word character,
+    // nor is what it is part of), and Qt's vectorised search for an ASCII character.
+    static char16_t unitAt(QStringView text, qsizetype i) { return text[i].unicode(); }
+    static char16_t unitAt(QByteArrayView text, qsizetype i) { return uchar(text[i]); }
+    static qsizetype find(QStringView text, char c, qsizetype from) {
+        return text.indexOf(QLatin1Char(c), from);
+    }
+    static qsizetype find(QByteArrayView text, char c, qsizetype from) {
+        return text.indexOf(c, from);
+    }
+    template<typename View> static bool isWordAt(View text, qsizetype i) {
+        return isWordChar(QChar(unitAt(text, i)));
+    }
+
+    template<typename View, typename ValueMatcher>
+    bool mayMatchIn(View text, const std::vector<ValueMatcher> &words,
+                    const std::vector<ValueMatcher> &odds) const {
         // Key formats: found by the characters that mark them ("sk-", "AKIA", "gh?_"), each
         // with Qt's vectorised character search, reading the run only where one occurs (a
         // character-by-character pass, or a substring search per prefix, over a 1 MB body was
         // most of the recorder's masking time).
         const qsizetype n = text.size();
-        for (qsizetype p = text.indexOf(u'-', 2); p >= 0; p = text.indexOf(u'-', p + 1))
-            if (text[p - 2] == u's' && text[p - 1] == u'k' && beginsLongRun(text, p - 2))
+        const auto is = [text](qsizetype i, char c) { return unitAt(text, i) == char16_t(c); };
+        for (qsizetype p = find(text, '-', 2); p >= 0; p = find(text, '-', p + 1))
+            if (is(p - 2, 's') && is(p - 1, 'k') && beginsLongRun(text, p - 2))
                 return true;
-        for (qsizetype p = text.indexOf(u'K', 1); p >= 0 && p + 2 < n;
-             p = text.indexOf(u'K', p + 1))
-            if (text[p - 1] == u'A' && text[p + 1] == u'I' && text[p + 2] == u'A' &&
-                beginsLongRun(text, p - 1))
+        for (qsizetype p = find(text, 'K', 1); p >= 0 && p + 2 < n; p = find(text, 'K', p + 1))
+            if (is(p - 1, 'A') && is(p + 1, 'I') && is(p + 2, 'A') && beginsLongRun(text, p - 1))
                 return true;
-        for (qsizetype p = text.indexOf(u'_', 3); p >= 0; p = text.indexOf(u'_', p + 1))
-            if (text[p - 3] == u'g' && text[p - 2] == u'h' && beginsLongRun(text, p - 3))
+        for (qsizetype p = find(text, '_', 3); p >= 0; p = find(text, '_', p + 1))
+            if (is(p - 3, 'g') && is(p - 2, 'h') && beginsLongRun(text, p - 3))
                 return true;
-        // Values: Boyer-Moore (QStringMatcher, built once per policy) skips most of a text.
-        if (!wordMatchers.empty()) {
-            if (wordMatchers.size() > size_t(kMaxValuesSearched)) {
+        // Values: Boyer-Moore (built once per policy) skips most of a text.
+        if (!words.empty()) {
+            if (words.size() > size_t(kMaxValuesSearched)) {
                 if (hasRunOf(text, shortestWordValue))
                     return true;
             } else {
-                for (const QStringMatcher &m : wordMatchers)
+                for (const ValueMatcher &m : words)
                     if (m.indexIn(text) >= 0)
                         return true;
             }
         }
-        return std::any_of(oddMatchers.begin(), oddMatchers.end(),
-                           [text](const QStringMatcher &m) { return m.indexIn(text) >= 0; });
-    }
-
-    // mayMatch for UTF-8 text without escapes (JSON as it came): the same marks and values,
-    // searched as bytes (memchr, Boyer-Moore). A byte of a multi-byte character is never a
-    // word character, as in the decoded text.
-    bool mayMatchUtf8(QByteArrayView text) const {
-        const qsizetype n = text.size();
-        const auto word = [](char c) { return isWordChar(QChar(char16_t(uchar(c)))); };
-        const auto beginsLongRunAt = [&](qsizetype p) {
-            if (p > 0 && word(text[p - 1]))
-                return false;
-            const qsizetype limit = std::min(n, p + kMinFormatLength);
-            qsizetype end = p;
-            while (end < limit && word(text[end]))
-                ++end;
-            return end - p >= kMinFormatLength;
-        };
-        for (qsizetype p = text.indexOf('-', 2); p >= 0; p = text.indexOf('-', p + 1))
-            if (text[p - 2] == 's' && text[p - 1] == 'k' && beginsLongRunAt(p - 2))
-                return true;
-        for (qsizetype p = text.indexOf('K', 1); p >= 0 && p + 2 < n; p = text.indexOf('K', p + 1))
-            if (text[p - 1] == 'A' && text[p + 1] == 'I' && text[p + 2] == 'A' &&
-                beginsLongRunAt(p - 1))
-                return true;
-        for (qsizetype p = text.indexOf('_', 3); p >= 0; p = text.indexOf('_', p + 1))
-            if (text[p - 3] == 'g' && text[p - 2] == 'h' && beginsLongRunAt(p - 3))
-                return true;
-        if (wordMatchers.size() > size_t(kMaxValuesSearched)) {
-            qsizetype run = 0;
-            for (const char c : text) {
-                run = word(c) ? run + 1 : 0;
-                if (run >= shortestWordValue)
-                    return true;
-            }
-        }
-        return std::any_of(utf8Matchers.begin(), utf8Matchers.end(),
-                           [text](const QByteArrayMatcher &m) { return m.indexIn(text) >= 0; });
+        return std::any_of(odds.begin(), odds.end(),
+                           [text](const ValueMatcher &m) { return m.indexIn(text) >= 0; });
     }
 
     // Whether a word run (the expression's lookbehind: not preceded by a word character) of at
     // least kMinFormatLength begins at `p`.
-    static bool beginsLongRun(QStringView text, qsizetype p) {
-        if (p > 0 && isWordChar(text[p - 1]))
+    template<typename View> static bool beginsLongRun(View text, qsizetype p) {
+        if (p > 0 && isWordAt(text, p - 1))
             return false;
         const qsizetype limit = std::min(text.size(), p + kMinFormatLength);
         qsizetype end = p;
-        while (end < limit && isWordChar(text[end]))
+        while (end < limit && isWordAt(text, end))
             ++end;
         return end - p >= kMinFormatLength;
     }
 
     // Whether `text` holds a word run of at least `length` characters.
-    static bool hasRunOf(QStringView text, qsizetype length) {
+    template<typename View> static bool hasRunOf(View text, qsizetype length) {
         qsizetype run = 0;
-        for (const QChar c : text) {
-            run = isWordChar(c) ? run + 1 : 0;
+        for (qsizetype i = 0; i < text.size(); ++i) {
+            run = isWordAt(text, i) ? run + 1 : 0;
             if (run >= length)
                 return true;
         }
@@ -274,12 +261,12 @@ void CredentialPolicy::rebuild() {
         if (isAllWordChars(v)) {
             m.wordValues << v;
             m.wordMatchers.emplace_back(v);
-            m.utf8Matchers.emplace_back(v.toUtf8());
+            m.utf8WordMatchers.emplace_back(v.toUtf8());
             m.shortestWordValue = std::min(m.shortestWordValue, v.size());
         } else {
             m.oddValues << v;
             m.oddMatchers.emplace_back(v);
-            m.utf8Matchers.emplace_back(v.toUtf8());
+            m.utf8OddMatchers.emplace_back(v.toUtf8());
         }
     }
     alternatives << QString::fromUtf16(kFormats);
