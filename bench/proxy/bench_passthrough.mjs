@@ -20,17 +20,7 @@ import { mkdtempSync, rmSync, existsSync, readdirSync, readFileSync } from 'node
 import { tmpdir, loadavg } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-// Every gateway this bench started is stopped when it ends or is interrupted: a killed bench
-// otherwise leaves them running (and taking the CPU from the next run).
-const children = new Set();
-function track(proc) {
-  children.add(proc);
-  proc.on('exit', () => children.delete(proc));
-  return proc;
-}
-process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(130));
+import { track } from './children.mjs'; // each gateway stopped when the bench stops
 
 const args = {};
 const bins = [];

@@ -12,17 +12,7 @@ import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
-
-// Every gateway this bench started is stopped when it ends or is interrupted: a killed bench
-// otherwise leaves them running (and taking the CPU from the next run).
-const children = new Set();
-function track(proc) {
-  children.add(proc);
-  proc.on('exit', () => children.delete(proc));
-  return proc;
-}
-process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(130));
+import { track } from './children.mjs'; // each gateway stopped when the bench stops
 
 const bins = [];
 let requests = 1000;
