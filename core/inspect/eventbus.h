@@ -6,9 +6,15 @@
 #include <QHash>
 #include <QMutex>
 #include <QObject>
+#include <QWaitCondition>
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <vector>
+
+class QThread;
 
 namespace loopscope {
 
@@ -26,6 +32,7 @@ class EventBus : public QObject {
     Q_OBJECT
 public:
     explicit EventBus(QObject *parent = nullptr);
+    ~EventBus() override; // publishes what is still deferred, then stops its thread
 
     // Data masked once for several events of one publisher (a loop's request body goes out
     // with the model call's start and again with its answer; scanning it twice was a good part
@@ -51,6 +58,23 @@ public:
                            const QJsonObject &data, const Masked &masked);
     Masked maskOnce(const QJsonObject &data) const;
 
+    // Builds each event and publishes it on the bus's own thread ("loopscope-events"), so that
+    // masking headers and building the data leave the caller's thread: a pass-through's client
+    // waits on the proxy thread, and its next request arrived while that thread still built
+    // the last one's events. One order is kept: an event published directly while deferred
+    // ones wait is queued behind them (its publish() returns it unstamped). A build runs on
+    // another thread: it captures values only. Past kMaxDeferred waiting events the caller
+    // waits for room (a bound, not a drop).
+    void publishDeferred(std::vector<std::function<InspectorEvent()>> builds);
+    // Returns once every event deferred (or queued behind them) before the call is published:
+    // the flow store's barriers wait here before they wait for the recorder. Any thread; at
+    // once on the bus's own thread.
+    void waitForDeferred();
+    static constexpr qsizetype kMaxDeferred = 8192;
+    // How long the bus's thread waits for more after publishing (deferred events are that
+    // late at most while it waits; no publisher wakes it meanwhile).
+    static constexpr int kLaneNapMs = 2;
+
     // The policy every publisher and consumer of this bus masks with; shared, so a consumer on
     // another thread keeps it alive without pointing into the bus.
     const std::shared_ptr<CredentialPolicy> &credentials() const { return m_credentials; }
@@ -66,6 +90,10 @@ signals:
 
 private:
     InspectorEvent publish(InspectorEvent event, const Masked &masked);
+    InspectorEvent publishNow(InspectorEvent event, const Masked &masked);
+    // Queues `task` on the bus's thread (started on first use); under m_laneMutex.
+    void enqueueLocked(std::function<void()> task);
+    void runLane();
     InspectorEvent emitStamped(InspectorEvent event);
     bool holdBackOutput(InspectorEvent &event);
     void flushHeldOutput(const QString &requestId, const QString &callId, int iteration);
@@ -77,6 +105,17 @@ private:
     QHash<QString, QString> m_held;
     mutable QMutex m_dropMutex;
     QHash<QString, std::shared_ptr<std::atomic<quint64>>> m_drops;
+
+    // The deferred lane. m_lanePending counts tasks queued or running (read without the lock
+    // by publish() to take the direct path when nothing waits).
+    QMutex m_laneMutex;
+    QWaitCondition m_laneWork;  // the lane's thread: there is a task, or stop
+    QWaitCondition m_laneState; // callers: the lane drained (waitForDeferred) or made room
+    std::deque<std::function<void()>> m_laneTasks;
+    std::atomic<qsizetype> m_lanePending{0};
+    bool m_laneStopping = false;
+    bool m_laneAsleep = false; // waiting until woken (not napping)
+    std::unique_ptr<QThread> m_laneThread;
 };
 
 } // namespace loopscope
