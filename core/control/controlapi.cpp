@@ -89,9 +89,20 @@ ControlApi::ControlApi(EventBus *events, QObject *parent)
             m_drops.insert(S(name), events->dropCounter(S(name)));
     if (events) {
         m_policy = events->credentials();
-        connect(events, &EventBus::eventPublished, m_stream, &ControlEventStream::publishEvent);
+        m_events = events;
     }
     connect(m_stream, &ControlEventStream::subscribersChanged, this, &ControlApi::followLiveFlows);
+    connect(m_stream, &ControlEventStream::subscribersChanged, this, &ControlApi::followEvents);
+}
+
+void ControlApi::followEvents(bool follow) {
+    if (!m_events || follow == bool(m_busEvents))
+        return;
+    if (follow)
+        m_busEvents = connect(m_events, &EventBus::eventPublished, m_stream,
+                              &ControlEventStream::publishEvent, Qt::QueuedConnection);
+    else
+        disconnect(std::exchange(m_busEvents, {}));
 }
 
 ControlApi::~ControlApi() {

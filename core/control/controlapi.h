@@ -98,6 +98,10 @@ private:
     void startReplay(const QJsonObject &flow, const QJsonValue &editedBody, ResponseSink *sink);
     bool needStore(ResponseSink *sink) const;
     void followLiveFlows(bool follow);
+    // Connects the bus to the event stream while it has a subscriber, queued: events come
+    // from the proxy thread and from the bus's own thread (deferred ones), and one queue keeps
+    // their order; with nobody subscribed no event is posted to the proxy thread at all.
+    void followEvents(bool follow);
 
     QPointer<FlowStore> m_store;
     // The bus's drop counters by queue name (shared: no pointer into the bus crosses threads).
@@ -105,6 +109,8 @@ private:
     // flow.started/updated/finished while the event stream has a subscriber (see
     // followLiveFlows()).
     std::array<QMetaObject::Connection, 3> m_liveFlows;
+    QPointer<EventBus> m_events;
+    QMetaObject::Connection m_busEvents; // followEvents()
     QPointer<SandboxRegistry> m_registry;
     ControlEventStream *m_stream;
     BreakpointsApi *m_breakpoints;
