@@ -104,8 +104,19 @@ void ResponseSink::publishHeld() {
     if (m_held.empty() || !m_events)
         return;
     // Taken first: building an event must not find itself still held.
-    const std::vector<std::function<InspectorEvent()>> held = std::exchange(m_held, {});
+    std::vector<std::function<InspectorEvent()>> held = std::exchange(m_held, {});
+    if (m_deferEvents) {
+        m_events->publishDeferred(std::move(held));
+        return;
+    }
     for (const auto &build : held)
+        m_events->publish(build());
+}
+
+void ResponseSink::publishBuilt(std::function<InspectorEvent()> build) {
+    if (m_deferEvents)
+        m_events->publishDeferred({std::move(build)});
+    else
         m_events->publish(build());
 }
 
@@ -162,13 +173,16 @@ void ResponseSink::send(int status, const HttpHeaders &headers, const QByteArray
     // Recorded once the client has its answer: masking and publishing are not its wait.
     if (m_events) {
         publishHeld();
-        InspectorEvent event = InspectorEvent::make(
-            InspectorEvent::Kind::ClientResponse, m_requestId, -1,
-            {{QStringLiteral("status"), status},
-             {QStringLiteral("headers"), m_events->credentials()->maskHeaders(headers)},
-             {QStringLiteral("stream"), false}});
-        event.raw = body;
-        m_events->publish(std::move(event));
+        publishBuilt(
+            [id = m_requestId, status, headers, body, credentials = m_events->credentials()] {
+                InspectorEvent event = InspectorEvent::make(
+                    InspectorEvent::Kind::ClientResponse, id, -1,
+                    {{QStringLiteral("status"), status},
+                     {QStringLiteral("headers"), credentials->maskHeaders(headers)},
+                     {QStringLiteral("stream"), false}});
+                event.raw = body;
+                return event;
+            });
     }
     finish();
 }
@@ -196,11 +210,13 @@ void ResponseSink::beginStream(int status, const HttpHeaders &headers) {
     // Recorded once the head is on its way (as send() does), still before any chunk's event.
     publishHeld();
     if (m_events)
-        m_events->publish(
-            InspectorEvent::Kind::ClientResponse, m_requestId, -1,
-            {{QStringLiteral("status"), status},
-             {QStringLiteral("headers"), m_events->credentials()->maskHeaders(headers)},
-             {QStringLiteral("stream"), true}});
+        publishBuilt([id = m_requestId, status, headers, credentials = m_events->credentials()] {
+            return InspectorEvent::make(
+                InspectorEvent::Kind::ClientResponse, id, -1,
+                {{QStringLiteral("status"), status},
+                 {QStringLiteral("headers"), credentials->maskHeaders(headers)},
+                 {QStringLiteral("stream"), true}});
+        });
 }
 
 void ResponseSink::beginSse(int status, const HttpHeaders &extraHeaders) {
@@ -278,15 +294,20 @@ void ResponseSink::finish() {
     m_finished = true;
     if (m_events) {
         publishHeld();
-        const qint64 elapsedNs = m_received.nsecsElapsed();
-        m_events->publish(InspectorEvent::Kind::ExchangeFinished, m_requestId, -1,
-                          {{QStringLiteral("status"), m_clientGone && !m_aborted ? 499 : m_status},
-                           {QStringLiteral("durationMs"), double(elapsedNs) / 1e6},
-                           {QStringLiteral("ttfbMs"), double(m_ttfbNs) / 1e6},
-                           {QStringLiteral("overheadMs"), overheadMs()},
-                           {QStringLiteral("bytesSent"), m_bytesSent},
-                           {QStringLiteral("clientGone"), m_clientGone && !m_aborted},
-                           {QStringLiteral("aborted"), m_aborted}});
+        publishBuilt([id = m_requestId, status = m_clientGone && !m_aborted ? 499 : m_status,
+                      durationMs = double(m_received.nsecsElapsed()) / 1e6,
+                      ttfbMs = double(m_ttfbNs) / 1e6, overheadMs = overheadMs(),
+                      bytesSent = m_bytesSent, clientGone = m_clientGone && !m_aborted,
+                      aborted = m_aborted] {
+            return InspectorEvent::make(InspectorEvent::Kind::ExchangeFinished, id, -1,
+                                        {{QStringLiteral("status"), status},
+                                         {QStringLiteral("durationMs"), durationMs},
+                                         {QStringLiteral("ttfbMs"), ttfbMs},
+                                         {QStringLiteral("overheadMs"), overheadMs},
+                                         {QStringLiteral("bytesSent"), bytesSent},
+                                         {QStringLiteral("clientGone"), clientGone},
+                                         {QStringLiteral("aborted"), aborted}});
+        });
     }
     emit finished();
 }

@@ -100,6 +100,10 @@ public:
     // events keep their order), or by publishHeld(); at once when the sink is finished.
     void holdEvent(std::function<InspectorEvent()> build);
     void publishHeld();
+    // From now on the sink's events are built and published on the bus's own thread
+    // (EventBus::publishDeferred; in order, and before anything published after them): the
+    // pass-through, whose client waits on this thread for nothing else.
+    void deferEvents() { m_deferEvents = true; }
     // Time from the request's arrival to the response head, 0 before it.
     double ttfbMs() const { return double(m_ttfbNs) / 1e6; }
 
@@ -116,6 +120,8 @@ private:
     void writeHead(int status, const HttpHeaders &headers, qint64 contentLength, bool stream);
     void write(const QByteArray &bytes);
     void finish();
+    // Builds and publishes now, or hands the build to the bus's thread (deferEvents()).
+    void publishBuilt(std::function<InspectorEvent()> build);
 
     QPointer<QTcpSocket> m_socket;
     QElapsedTimer m_received;
@@ -138,6 +144,7 @@ private:
     std::vector<std::function<InspectorEvent()>> m_held;
     qint64 m_ttfbNs = 0;
     bool m_aborted = false;
+    bool m_deferEvents = false;
 };
 
 } // namespace loopscope

@@ -740,20 +740,26 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     state->notServed = std::move(notServed);
     state->observe = std::move(observer);
     QNetworkReply *reply = m_upstream->send(route, method, upstreamPathAndQuery, body);
+    // The flow's events are built on the bus's thread: this thread's only work is the relay.
+    sink->deferEvents();
     sink->publishHeld(); // the client's request, now that it has gone upstream
     QPointer<EventBus> events = m_events;
     if (events) {
         HttpHeaders sent;
-        for (const QByteArray &name : reply->request().rawHeaderList())
-            sent.append({name, reply->request().rawHeader(name)});
-        InspectorEvent event = InspectorEvent::make(
-            InspectorEvent::Kind::UpstreamRequest, sink->requestId(), 0,
-            {{QStringLiteral("method"), QString::fromLatin1(method)},
-             {QStringLiteral("url"), reply->request().url().toString()},
-             {QStringLiteral("headers"), m_events->credentials()->maskHeaders(sent)},
-             {QStringLiteral("passThrough"), true}});
-        event.raw = body;
-        events->publish(std::move(event));
+        const QNetworkRequest &request = reply->request();
+        for (const QByteArray &name : request.rawHeaderList())
+            sent.append({name, request.rawHeader(name)});
+        events->publishDeferred({[sent, method, url = request.url(), body, id = sink->requestId(),
+                                  credentials = events->credentials()] {
+            InspectorEvent event =
+                InspectorEvent::make(InspectorEvent::Kind::UpstreamRequest, id, 0,
+                                     {{QStringLiteral("method"), QString::fromLatin1(method)},
+                                      {QStringLiteral("url"), url.toString()},
+                                      {QStringLiteral("headers"), credentials->maskHeaders(sent)},
+                                      {QStringLiteral("passThrough"), true}});
+            event.raw = body;
+            return event;
+        }});
     }
     connect(reply, &QNetworkReply::finished, reply, &QObject::deleteLater);
     connect(sink, &ResponseSink::clientGone, reply, &QNetworkReply::abort);

@@ -150,11 +150,20 @@ void FlowStore::attach(EventBus *bus) {
     m_recorder->setDropCounter(bus->dropCounter(QStringLiteral("recorder")));
     // Direct: take() is thread-safe and queues for the store thread itself.
     connect(bus, &EventBus::eventPublished, m_recorder, &FlowRecorder::take, Qt::DirectConnection);
+    m_bus = bus;
+}
+
+void FlowStore::waitForPublishers() {
+    // A pass-through's events are built on the bus's thread after its answer went out:
+    // "published before this call" includes them.
+    if (EventBus *bus = m_bus.data())
+        bus->waitForDeferred();
 }
 
 int FlowStore::clear() {
     if (!m_recorder)
         return 0;
+    waitForPublishers();
     // Events already queued are folded in first, so their flows are cleared too.
     onThread(&m_thread, m_recorder, [this] {
         m_recorder->drainIntake();
@@ -172,6 +181,7 @@ int FlowStore::clear() {
 int FlowStore::remove(const QStringList &ids) {
     if (!m_recorder)
         return 0;
+    waitForPublishers();
     // Events already queued are folded in first (as for clear), then the writer deletes.
     onThread(&m_thread, m_recorder, [this] {
         m_recorder->drainIntake();
@@ -183,6 +193,7 @@ int FlowStore::remove(const QStringList &ids) {
 int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
     if (!m_recorder)
         return 0;
+    waitForPublishers();
     // Which ids the file holds already, in one call to the writer thread (not one per flow).
     const QSet<QString> present = onThread(&m_writerThread, m_writer, [this, &fullFlows] {
         QSet<QString> ids;
@@ -204,6 +215,7 @@ int FlowStore::importFlows(const QList<QJsonObject> &fullFlows) {
 void FlowStore::flush() {
     if (!m_recorder)
         return;
+    waitForPublishers();
     // 1. every event queued before now is folded in (finished flows are enqueued);
     onThread(&m_thread, m_recorder, [this] {
         m_recorder->drainIntake();

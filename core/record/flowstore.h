@@ -6,6 +6,7 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
+#include <QPointer>
 #include <QThread>
 
 #include <memory>
@@ -111,6 +112,9 @@ private:
     FlowRecorder *m_recorder = nullptr; // lives in m_thread
     StoreWriter *m_writer = nullptr;    // lives in m_writerThread
     std::unique_ptr<FlowQuery> m_query;
+    // The bus attach() took: its deferred events are waited for before each barrier.
+    QPointer<EventBus> m_bus;
+    void waitForPublishers();
 };
 
 } // namespace loopscope

@@ -705,6 +705,63 @@ private slots:
         }
     }
 
+    // A pass-through's flow events are built on the bus's own thread (the proxy thread only
+    // relays), in the flow's order, JSON and streamed alike; the store's barrier waits for them.
+    void passThroughEventsAreBuiltOffTheProxyThreadInOrder_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("json") << false;
+        QTest::newRow("sse") << true;
+    }
+    void passThroughEventsAreBuiltOffTheProxyThreadInOrder() {
+        QFETCH(bool, stream);
+        startProxy(upstreamConfig());
+        EventBus events;
+        m_proxy->setEventBus(&events);
+        QMutex mutex;
+        QList<QPair<InspectorEvent::Kind, QThread *>> seen;
+        connect(
+            &events, &EventBus::eventPublished, this,
+            [&](const InspectorEvent &e) {
+                QMutexLocker lock(&mutex);
+                seen.append({e.kind, QThread::currentThread()});
+            },
+            Qt::DirectConnection);
+        m_upstream->enqueue(
+            stream ? ScriptedUpstream::Response::events(
+                         {sseFrame("response.created", "{\"type\":\"response.created\"}"),
+                          sseFrame("response.completed", "{\"type\":\"response.completed\"}")})
+                   : ScriptedUpstream::Response::json(200, "{\"id\":\"r\"}"));
+        const auto r = roundTrip("POST", "/v1/responses",
+                                 stream ? "{\"model\":\"m\",\"stream\":true}" : "{\"model\":\"m\"}",
+                                 {{"Authorization", "Bearer sk-client-order"}});
+        QCOMPARE(r.status, 200);
+        events.waitForDeferred(); // the flow store's barrier: every deferred event is out
+        QMutexLocker lock(&mutex);
+        QList<InspectorEvent::Kind> kinds;
+        for (const auto &[kind, thread] : std::as_const(seen)) {
+            if (kind == InspectorEvent::Kind::ClientResponseChunk)
+                continue; // published by the relay itself, queued behind the deferred ones
+            kinds << kind;
+            QVERIFY2(thread != m_proxy->thread(), "built on the proxy thread");
+        }
+        using K = InspectorEvent::Kind;
+        QCOMPARE(kinds, (QList<K>{K::ClientRequest, K::UpstreamRequest, K::UpstreamResponse,
+                                  K::ClientResponse, K::ExchangeFinished}));
+        if (stream) {
+            // Chunks come after the answer's head and before the end.
+            qsizetype head = -1, firstChunk = -1, end = -1;
+            for (qsizetype i = 0; i < seen.size(); ++i) {
+                if (seen[i].first == K::ClientResponse)
+                    head = i;
+                else if (seen[i].first == K::ClientResponseChunk && firstChunk < 0)
+                    firstChunk = i;
+                else if (seen[i].first == K::ExchangeFinished)
+                    end = i;
+            }
+            QVERIFY(head >= 0 && firstChunk > head && end > firstChunk);
+        }
+    }
+
     // The Messages surface speaks Anthropic's errors, its own and the early ones alike.
     void messagesErrorsAreAnthropicShaped_data() {
         QTest::addColumn<QByteArray>("body");
