@@ -1,9 +1,10 @@
 #include "inspect/eventbus.h"
 
 #include <QDateTime>
-#include <QDeadlineTimer>
 #include <QMutexLocker>
 #include <QThread>
+
+#include <chrono>
 
 namespace loopscope {
 
@@ -31,10 +32,10 @@ EventBus::EventBus(QObject *parent)
 
 EventBus::~EventBus() {
     {
-        QMutexLocker lock(&m_laneMutex);
+        std::lock_guard lock(m_laneMutex);
         m_laneStopping = true;
     }
-    m_laneWork.wakeAll();
+    m_laneWork.notify_all();
     if (m_laneThread)
         m_laneThread->wait(); // it publishes every queued task before it ends
 }
@@ -46,10 +47,9 @@ InspectorEvent EventBus::publish(InspectorEvent event) {
 InspectorEvent EventBus::publish(InspectorEvent event, const Masked &masked) {
     // Behind deferred events still waiting, to keep one order (not on the lane's own thread:
     // it is publishing them in that order).
-    if (m_lanePending.load(std::memory_order_acquire) > 0 &&
-        QThread::currentThread() != m_laneThread.get()) {
-        QMutexLocker lock(&m_laneMutex);
-        if (m_lanePending.load(std::memory_order_relaxed) > 0) {
+    if (m_lanePending.load(std::memory_order_acquire) > 0) {
+        std::unique_lock lock(m_laneMutex);
+        if (m_lanePending.load(std::memory_order_relaxed) > 0 && !onLaneThread()) {
             enqueueLocked([this, event, masked] { publishNow(event, masked); });
             return event;
         }
@@ -60,24 +60,28 @@ InspectorEvent EventBus::publish(InspectorEvent event, const Masked &masked) {
 void EventBus::publishDeferred(std::vector<std::function<InspectorEvent()>> builds) {
     if (builds.empty())
         return;
-    QMutexLocker lock(&m_laneMutex);
+    std::unique_lock lock(m_laneMutex);
     while (m_lanePending.load(std::memory_order_relaxed) >= kMaxDeferred && !m_laneStopping &&
-           QThread::currentThread() != m_laneThread.get()) {
-        m_laneWork.wakeOne();
-        m_laneState.wait(&m_laneMutex);
+           !onLaneThread()) {
+        m_laneWork.notify_one();
+        m_laneState.wait(lock);
     }
     for (auto &build : builds)
         enqueueLocked([this, build = std::move(build)] { publishNow(build(), Masked()); });
 }
 
 void EventBus::waitForDeferred() {
-    if (QThread::currentThread() == m_laneThread.get())
+    std::unique_lock lock(m_laneMutex);
+    if (onLaneThread())
         return;
-    QMutexLocker lock(&m_laneMutex);
     while (m_lanePending.load(std::memory_order_relaxed) > 0) {
-        m_laneWork.wakeOne(); // not left to the end of a nap
-        m_laneState.wait(&m_laneMutex);
+        m_laneWork.notify_one(); // not left to the end of a nap
+        m_laneState.wait(lock);
     }
+}
+
+bool EventBus::onLaneThread() const {
+    return m_laneThread && QThread::currentThread() == m_laneThread.get();
 }
 
 void EventBus::enqueueLocked(std::function<void()> task) {
@@ -92,21 +96,22 @@ void EventBus::enqueueLocked(std::function<void()> task) {
     // proxy thread, once per exchange, was 9 % of its time), and a napping lane comes back
     // for the task by itself.
     if (m_laneAsleep)
-        m_laneWork.wakeOne();
+        m_laneWork.notify_one();
 }
 
 void EventBus::runLane() {
-    QMutexLocker lock(&m_laneMutex);
+    std::unique_lock lock(m_laneMutex);
     bool napped = false; // the last wait was a nap that found nothing
     for (;;) {
         while (m_laneTasks.empty() && !m_laneStopping) {
             // After work, a short nap: what is published meanwhile needs no wake-up. After
             // a nap that found nothing, sleep until woken.
             if (!napped) {
-                napped = !m_laneWork.wait(&m_laneMutex, QDeadlineTimer(kLaneNapMs));
+                napped = m_laneWork.wait_for(lock, std::chrono::milliseconds(kLaneNapMs)) ==
+                         std::cv_status::timeout;
             } else {
                 m_laneAsleep = true;
-                m_laneWork.wait(&m_laneMutex);
+                m_laneWork.wait(lock);
                 m_laneAsleep = false;
             }
         }
@@ -120,12 +125,12 @@ void EventBus::runLane() {
             task();
             task = nullptr; // what it captured is released before the next
         }
-        lock.relock();
+        lock.lock();
         const qsizetype before =
             m_lanePending.fetch_sub(qsizetype(batch.size()), std::memory_order_acq_rel);
         const qsizetype left = before - qsizetype(batch.size());
         if (left == 0 || (before >= kMaxDeferred && left < kMaxDeferred))
-            m_laneState.wakeAll();
+            m_laneState.notify_all();
     }
 }
 

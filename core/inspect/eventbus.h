@@ -6,12 +6,13 @@
 #include <QHash>
 #include <QMutex>
 #include <QObject>
-#include <QWaitCondition>
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 class QThread;
@@ -94,6 +95,7 @@ private:
     // Queues `task` on the bus's thread (started on first use); under m_laneMutex.
     void enqueueLocked(std::function<void()> task);
     void runLane();
+    bool onLaneThread() const; // under m_laneMutex
     InspectorEvent emitStamped(InspectorEvent event);
     bool holdBackOutput(InspectorEvent &event);
     void flushHeldOutput(const QString &requestId, const QString &callId, int iteration);
@@ -107,10 +109,11 @@ private:
     QHash<QString, std::shared_ptr<std::atomic<quint64>>> m_drops;
 
     // The deferred lane. m_lanePending counts tasks queued or running (read without the lock
-    // by publish() to take the direct path when nothing waits).
-    QMutex m_laneMutex;
-    QWaitCondition m_laneWork;  // the lane's thread: there is a task, or stop
-    QWaitCondition m_laneState; // callers: the lane drained (waitForDeferred) or made room
+    // by publish() to take the direct path when nothing waits). std's primitives, not Qt's:
+    // ThreadSanitizer sees a std::condition_variable's wait release its mutex.
+    std::mutex m_laneMutex;
+    std::condition_variable m_laneWork;  // the lane's thread: there is a task, or stop
+    std::condition_variable m_laneState; // callers: the lane drained or made room
     std::deque<std::function<void()>> m_laneTasks;
     std::atomic<qsizetype> m_lanePending{0};
     bool m_laneStopping = false;
