@@ -50,6 +50,8 @@ FlowStore::FlowStore(FlowStoreOptions options, QObject *parent)
 }
 
 FlowStore::~FlowStore() {
+    // A pass-through answered just before the stop is recorded whole, not failed half-built.
+    waitForPublishers();
     if (m_thread.isRunning() && m_recorder) {
         // Running flows become failed rows first, then the writer commits them and closes.
         QMetaObject::invokeMethod(
