@@ -50,6 +50,9 @@ InspectorEvent EventBus::publish(InspectorEvent event, const Masked &masked) {
     if (m_lanePending.load(std::memory_order_acquire) > 0) {
         std::unique_lock lock(m_laneMutex);
         if (m_lanePending.load(std::memory_order_relaxed) > 0 && !onLaneThread()) {
+            if (event.timestampMs == 0)
+                if (event.timestampMs == 0) // a deferred event keeps the time it was handed over
+                    event.timestampMs = QDateTime::currentMSecsSinceEpoch(); // when it happened
             enqueueLocked([this, event, masked] { publishNow(event, masked); });
             return event;
         }
@@ -66,8 +69,16 @@ void EventBus::publishDeferred(std::vector<std::function<InspectorEvent()>> buil
         m_laneWork.notify_one();
         m_laneState.wait(lock);
     }
+    // Stamped with the time they were handed over, not the time the lane got to them (a flow
+    // starts when its request came, not up to a nap later).
+    const qint64 at = QDateTime::currentMSecsSinceEpoch();
     for (auto &build : builds)
-        enqueueLocked([this, build = std::move(build)] { publishNow(build(), Masked()); });
+        enqueueLocked([this, build = std::move(build), at] {
+            InspectorEvent event = build();
+            if (event.timestampMs == 0)
+                event.timestampMs = at;
+            publishNow(std::move(event), Masked());
+        });
 }
 
 void EventBus::waitForDeferred() {
@@ -191,7 +202,8 @@ QHash<QString, quint64> EventBus::droppedEvents() const {
 
 InspectorEvent EventBus::emitStamped(InspectorEvent event) {
     event.sequence = m_nextSequence.fetch_add(1, std::memory_order_relaxed);
-    event.timestampMs = QDateTime::currentMSecsSinceEpoch();
+    if (event.timestampMs == 0) // a deferred event keeps the time it was handed over
+        event.timestampMs = QDateTime::currentMSecsSinceEpoch();
     emit eventPublished(event);
     return event;
 }

@@ -95,7 +95,8 @@ struct InspectorEvent {
     };
 
     quint64 sequence = 0;   // monotonic, assigned by the EventBus
-    qint64 timestampMs = 0; // wall clock, assigned by the EventBus
+    qint64 timestampMs = 0; // wall clock, assigned by the EventBus (when published, or when
+                            // handed to it for a deferred publish)
     Kind kind = Kind::Log;
     QString requestId;  // flow id; empty for events not tied to a request (sandbox expiry, logs)
     int iteration = -1; // loop iteration (0 = first upstream call), -1 when not applicable

@@ -1,5 +1,6 @@
 #include "inspect/eventbus.h"
 
+#include <QDateTime>
 #include <QJsonDocument>
 #include <QMutex>
 #include <QSemaphore>
@@ -89,9 +90,14 @@ private slots:
                             {{QStringLiteral("message"), QStringLiteral("direct %1").arg(i)}});
             QCOMPARE(queued.sequence, quint64(0)); // not stamped: it waits behind the others
         }
+        // The lane is held a while: what it publishes keeps the time it was handed over.
+        const qint64 handedOver = QDateTime::currentMSecsSinceEpoch();
+        QThread::msleep(50);
         gate.release();
         bus.waitForDeferred();
         QMutexLocker lock(&mutex);
+        for (const InspectorEvent &e : std::as_const(seen))
+            QVERIFY2(e.timestampMs <= handedOver, "stamped when the lane got to it");
         QStringList order;
         for (const InspectorEvent &e : std::as_const(seen))
             order << e.data.value(QStringLiteral("message")).toString();
