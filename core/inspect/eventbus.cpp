@@ -50,9 +50,8 @@ InspectorEvent EventBus::publish(InspectorEvent event, const Masked &masked) {
     if (m_lanePending.load(std::memory_order_acquire) > 0) {
         std::unique_lock lock(m_laneMutex);
         if (m_lanePending.load(std::memory_order_relaxed) > 0 && !onLaneThread()) {
-            if (event.timestampMs == 0)
-                if (event.timestampMs == 0) // a deferred event keeps the time it was handed over
-                    event.timestampMs = QDateTime::currentMSecsSinceEpoch(); // when it happened
+            if (event.timestampMs == 0) // when it happened, not when the lane gets to it
+                event.timestampMs = QDateTime::currentMSecsSinceEpoch();
             enqueueLocked([this, event, masked] { publishNow(event, masked); });
             return event;
         }
