@@ -745,16 +745,16 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     sink->publishHeld(); // the client's request, now that it has gone upstream
     QPointer<EventBus> events = m_events;
     if (events) {
-        HttpHeaders sent;
-        const QNetworkRequest &request = reply->request();
-        for (const QByteArray &name : request.rawHeaderList())
-            sent.append({name, request.rawHeader(name)});
-        events->publishDeferred({[sent, method, url = request.url(), body, id = sink->requestId(),
+        // A shared copy of the request: its headers are listed on the bus's thread, not here.
+        events->publishDeferred({[request = reply->request(), method, body, id = sink->requestId(),
                                   credentials = events->credentials()] {
+            HttpHeaders sent;
+            for (const QByteArray &name : request.rawHeaderList())
+                sent.append({name, request.rawHeader(name)});
             InspectorEvent event =
                 InspectorEvent::make(InspectorEvent::Kind::UpstreamRequest, id, 0,
                                      {{QStringLiteral("method"), QString::fromLatin1(method)},
-                                      {QStringLiteral("url"), url.toString()},
+                                      {QStringLiteral("url"), request.url().toString()},
                                       {QStringLiteral("headers"), credentials->maskHeaders(sent)},
                                       {QStringLiteral("passThrough"), true}});
             event.raw = body;
