@@ -16,11 +16,12 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir, loadavg } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { track } from './children.mjs'; // each gateway stopped when the bench stops
+import { startLoopscope } from './loopscope.mjs';
 
 const args = {};
 const bins = [];
@@ -62,25 +63,6 @@ async function startUpstream() {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { server, port: server.address().port };
-}
-
-async function startLoopscope(bin, upstreamPort, extra) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-passthrough-'));
-  const proc = track(spawn(bin, ['--headless', '--port', '0', '--upstream', `http://127.0.0.1:${upstreamPort}/v1`,
-    '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/loopscope listening on (http:\/\/[^\s]+)/);
-      if (m) resolve(m[1]);
-    });
-    proc.on('exit', (code) => reject(new Error(`loopscope exited ${code}`)));
-  });
-  // Its per-request log lines are read and dropped: a pipe nobody reads fills up and then
-  // blocks the process's log writer, which a terminal never does.
-  proc.stderr.resume();
-  return { url, pid: proc.pid, stop: async () => { proc.kill('SIGTERM'); await once(proc, 'exit'); rmSync(dataDir, { recursive: true, force: true }); } };
 }
 
 // CPU time a process has used so far, in ns: the sum over its threads' scheduler counters.

@@ -6,13 +6,11 @@
 //
 // Usage: node bench/proxy/bench_proxycpu.mjs --bin [NAME=]build/release/app/loopscope
 //          [--bin NAME=OTHER ...] [--requests 1000] [--no-history] [--rows "1 MB,1 MB SSE answer"]
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { track } from './children.mjs'; // each gateway stopped when the bench stops
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { startLoopscope } from './loopscope.mjs'; // stopped if the bench is interrupted
 
 const bins = [];
 let requests = 1000;
@@ -78,18 +76,8 @@ console.log('');
 console.log('| build | body | thread | CPU µs per request | runs per request |');
 console.log('|---|---|---|---|---|');
 for (const bin of bins) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-proxycpu-'));
-  const proc = track(spawn(bin.path, ['--headless', '--port', '0', '--upstream', `http://127.0.0.1:${upstream.address().port}/v1`,
-    '--data-dir', dataDir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  proc.stderr.resume();
-  const url = new URL(await new Promise((resolve) => {
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/loopscope listening on (http:\/\/[^\s]+)/);
-      if (m) resolve(m[1]);
-    });
-  }));
+  const gateway = await startLoopscope(bin.path, upstream.address().port, extra);
+  const url = new URL(gateway.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const send = (body, sse) => new Promise((resolve, reject) => {
     const req = http.request({ agent, host: url.hostname, port: url.port, path: '/v1/chat/completions', method: 'POST',
@@ -106,10 +94,10 @@ for (const bin of bins) {
     const n = bytes >= 1024 * 1024 || sse ? Math.max(20, Math.floor(requests / 10)) : requests;
     for (let i = 0; i < 20; ++i) await send(body, sse);
     await new Promise((r) => setTimeout(r, 300)); // the store catches up before counting
-    const before = threads(proc.pid);
+    const before = threads(gateway.pid);
     for (let i = 0; i < n; ++i) await send(body, sse);
     await new Promise((r) => setTimeout(r, 300)); // and records what was sent
-    const after = threads(proc.pid);
+    const after = threads(gateway.pid);
     for (const name of Object.keys(after).sort()) {
       const cpu = (after[name].ns - (before[name]?.ns ?? 0)) / n / 1e3;
       const runs = (after[name].runs - (before[name]?.runs ?? 0)) / n;
@@ -118,8 +106,6 @@ for (const bin of bins) {
     }
   }
   agent.destroy();
-  proc.kill('SIGTERM');
-  await once(proc, 'exit');
-  rmSync(dataDir, { recursive: true, force: true });
+  await gateway.stop();
 }
 upstream.close();

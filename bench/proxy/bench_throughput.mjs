@@ -7,13 +7,9 @@
 //
 //   node bench/proxy/bench_throughput.mjs --bin before=PATH --bin now=PATH
 //        [--clients 16] [--seconds 5] [--rounds 4]
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { track } from './children.mjs'; // each Loopscope stopped when the bench stops
+import { startLoopscope } from './loopscope.mjs'; // stopped if the bench is interrupted
 
 const args = process.argv.slice(2);
 const bins = [];
@@ -43,19 +39,8 @@ await once(upstream, 'listening');
 const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(100) }] });
 
 async function measure(bin) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-throughput-'));
-  const proc = track(spawn(bin.path, ['--headless', '--port', '0', '--upstream',
-    `http://127.0.0.1:${upstream.address().port}/v1`, '--data-dir', dataDir],
-  { stdio: ['ignore', 'pipe', 'ignore'] }));
-  const url = new URL(await new Promise((resolve, reject) => {
-    let out = '';
-    proc.on('exit', () => reject(new Error(`${bin.name} exited before listening`)));
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/loopscope listening on (http:\/\/[^\s]+)/);
-      if (m) resolve(m[1]);
-    });
-  }));
+  const gateway = await startLoopscope(bin.path, upstream.address().port);
+  const url = new URL(gateway.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const send = () => new Promise((resolve, reject) => {
     const req = http.request({ agent, host: url.hostname, port: url.port, path: '/v1/chat/completions',
@@ -70,9 +55,7 @@ async function measure(bin) {
     while (Date.now() < end) { await send(); ++done; }
   }));
   agent.destroy();
-  proc.kill('SIGTERM');
-  await once(proc, 'exit');
-  rmSync(dataDir, { recursive: true, force: true });
+  await gateway.stop();
   return done / seconds;
 }
 
