@@ -769,7 +769,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
     // memory) until the client has drained to half of it.
     auto pump = [reply, sink, state] {
         while (reply->bytesAvailable() > 0 && sink->bytesPending() <= kRelayHighWaterBytes) {
-            const QByteArray chunk = reply->read(kRelayHighWaterBytes);
+            const QByteArray chunk = UpstreamClient::take(reply, kRelayHighWaterBytes);
             if (state->observe)
                 state->observe(UpstreamClient::httpStatus(reply), chunk, true, false);
             sink->writeChunk(chunk);
@@ -856,7 +856,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
         if (state->streaming) {
             if (state->drain)
                 state->drain->stop();
-            const QByteArray rest = reply->readAll();
+            const QByteArray rest = UpstreamClient::takeAll(reply);
             if (state->observe) // a stream cut short is not kept (its status says 2xx)
                 state->observe(reply->error() == QNetworkReply::NoError ? status : 0, rest, true,
                                true);
@@ -885,7 +885,7 @@ void ProxyServer::passThrough(const UpstreamRoute &route, const QByteArray &meth
                        failure.transportErrorBody());
             return;
         }
-        const QByteArray answer = reply->readAll();
+        const QByteArray answer = UpstreamClient::takeAll(reply);
         if (state->notServed && ResponsesBridge::notServed(status, answer)) {
             sink->publishHeld();      // the bridge publishes on the bus itself
             state->notServed(status); // the bridge answers the client

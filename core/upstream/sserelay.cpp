@@ -14,7 +14,7 @@
 namespace loopscope {
 
 void SseRelay::readWhole(QNetworkReply *reply, UpstreamReply &out) {
-    out.body = reply->readAll();
+    out.body = UpstreamClient::takeAll(reply);
     out.timedOut = UpstreamClient::timedOut(reply);
     if (out.status == 0) {
         out.networkError = reply->error();
@@ -43,7 +43,7 @@ void SseRelay::relay(QNetworkReply *reply, ResponseSink *sink, Steps steps) {
 
     const auto pump = [state, sink, reply] {
         const qsizetype first = state->events.size();
-        state->decoder.feed(reply->readAll(), state->events);
+        state->decoder.feed(UpstreamClient::takeAll(reply), state->events);
         QByteArray out;
         for (qsizetype i = first; i < state->events.size() && !state->failed; ++i)
             out += state->steps.translate(

@@ -3,6 +3,7 @@
 #include "common/futurechain.h"
 #include "upstream/anthropicbridge.h"
 #include "upstream/responsesbridge.h"
+#include "upstream/upstreamhttpreply.h"
 #include "upstream/upstreamnetworkmanager.h"
 
 #include <QBuffer>
@@ -14,6 +15,7 @@
 #include <QPromise>
 #include <QTimer>
 
+#include <limits>
 #include <memory>
 
 namespace loopscope {
@@ -102,6 +104,18 @@ bool UpstreamClient::tooLarge(const QNetworkReply *reply) {
 
 int UpstreamClient::httpStatus(const QNetworkReply *reply) {
     return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+}
+
+QByteArray UpstreamClient::take(QNetworkReply *reply, qint64 maxSize) {
+    if (auto *own = qobject_cast<UpstreamHttpReply *>(reply))
+        return own->take(maxSize);
+    return reply->read(qMin(maxSize, reply->bytesAvailable()));
+}
+
+QByteArray UpstreamClient::takeAll(QNetworkReply *reply) {
+    if (auto *own = qobject_cast<UpstreamHttpReply *>(reply))
+        return own->take(std::numeric_limits<qint64>::max());
+    return reply->readAll();
 }
 
 QNetworkReply *UpstreamClient::send(const UpstreamRoute &route, const QByteArray &method,
@@ -210,7 +224,7 @@ QFuture<UpstreamReply> UpstreamClient::postJsonDirect(const UpstreamRoute &route
         result.latencyMs = double(clock->nsecsElapsed()) / 1e6;
         result.tooLarge = tooLarge(reply);
         result.status = result.tooLarge ? 0 : httpStatus(reply);
-        result.body = result.tooLarge ? QByteArray() : reply->readAll();
+        result.body = result.tooLarge ? QByteArray() : takeAll(reply);
         result.headers = relayableHeaders(reply);
         result.timedOut = timedOut(reply);
         if (result.status == 0) {

@@ -66,6 +66,10 @@ public:
     qint64 maxBodyBytes() const { return m_maxBodyBytes; }
     static constexpr qint64 kDefaultMaxBodyBytes = 64 * 1024 * 1024;
     static int httpStatus(const QNetworkReply *reply);
+    // Up to maxSize of what the reply holds; from Loopscope's own HTTP client without a copy
+    // (UpstreamHttpReply::take). takeAll: everything it holds (readAll).
+    static QByteArray take(QNetworkReply *reply, qint64 maxSize);
+    static QByteArray takeAll(QNetworkReply *reply);
     // The reply's headers minus framing ones (content-length, transfer-encoding, connection,
     // keep-alive; a content-encoding stays, as the body is relayed as it came) and the
     // upstream's CORS headers

@@ -7,6 +7,7 @@
 #include <QTcpSocket>
 
 #include <cstring>
+#include <utility>
 
 namespace loopscope {
 
@@ -173,11 +174,13 @@ void UpstreamHttpReply::consume() {
     if (m_done || !m_socket)
         return;
     while (m_socket && !m_done && wantsMore() && m_socket->bytesAvailable() > 0) {
-        const QByteArray chunk = m_socket->read(kReadChunk);
-        if (chunk.isEmpty())
+        if (m_scratch.size() != kReadChunk)
+            m_scratch.resize(kReadChunk);
+        const qint64 got = m_socket->read(m_scratch.data(), kReadChunk);
+        if (got <= 0)
             break;
         m_gotResponseBytes = true;
-        parse(chunk.constData(), chunk.size());
+        parse(m_scratch.constData(), qsizetype(got));
     }
     if (m_done || !m_socket)
         return;
@@ -322,6 +325,27 @@ qint64 UpstreamHttpReply::readData(char *data, qint64 maxSize) {
         return m_done ? -1 : 0;
     std::memcpy(data, m_buffer.constData() + m_readOffset, size_t(n));
     m_readOffset += qsizetype(n);
+    afterRead();
+    return n;
+}
+
+QByteArray UpstreamHttpReply::take(qint64 maxSize) {
+    if (QIODevice::bytesAvailable() > 0 || maxSize <= 0)
+        return read(maxSize); // QIODevice's own buffer holds bytes from before: in order
+    QByteArray out;
+    if (m_readOffset == 0 && buffered() <= maxSize) {
+        out = std::exchange(m_buffer, {});
+        m_readOffset = m_publishedBytes = 0;
+    } else {
+        const qsizetype n = qsizetype(qMin<qint64>(maxSize, buffered()));
+        out = m_buffer.mid(m_readOffset, n);
+        m_readOffset += n;
+    }
+    afterRead();
+    return out;
+}
+
+void UpstreamHttpReply::afterRead() {
     if (m_readOffset == m_buffer.size()) {
         m_buffer.clear();
         m_readOffset = 0;
@@ -338,7 +362,6 @@ qint64 UpstreamHttpReply::readData(char *data, qint64 maxSize) {
         m_resumeQueued = true;
         QMetaObject::invokeMethod(this, &UpstreamHttpReply::consume, Qt::QueuedConnection);
     }
-    return n;
 }
 
 int UpstreamHttpReply::onStatus(http_parser *parser, const char *at, size_t length) {

@@ -35,6 +35,10 @@ public:
     qint64 bytesAvailable() const override;
     bool isSequential() const override { return true; }
     void setReadBufferSize(qint64 size) override;
+    // Up to maxSize of the body bytes that wait, handed over without a copy when they are all
+    // taken (QIODevice::read allocates maxSize and copies into it: a relay reading 1 MB at a
+    // time mapped and faulted in a fresh megabyte per read). Same bookkeeping as read().
+    QByteArray take(qint64 maxSize);
 
 protected:
     qint64 readData(char *data, qint64 maxSize) override;
@@ -52,6 +56,8 @@ private:
     // A reused connection that ended before any answer byte: once, on a new connection.
     bool retryIfStale();
     qsizetype buffered() const { return m_buffer.size() - m_readOffset; }
+    // After a read: drops what was read, and resumes reading when it had paused at the bound.
+    void afterRead();
     bool wantsMore() const { return m_readLimit <= 0 || buffered() < m_readLimit; }
 
     static int onHeaderField(http_parser *parser, const char *at, size_t length);
@@ -84,7 +90,8 @@ private:
     bool m_messageComplete = false;
     qsizetype m_unparsedAfterMessage = 0;
 
-    QByteArray m_buffer; // body bytes not read yet start at m_readOffset
+    QByteArray m_scratch; // one socket read, reused: parsed, then the body part copied out
+    QByteArray m_buffer;  // body bytes not read yet start at m_readOffset
     qsizetype m_readOffset = 0;
     qsizetype m_publishedBytes = 0;
     qint64 m_readLimit = 0;

@@ -180,6 +180,65 @@ private slots:
         QVERIFY(!sent.toLower().contains("accept-encoding")); // bodies come back as sent
     }
 
+    // UpstreamClient::take hands the body over as it waits (without a copy when all of it is
+    // taken), in order with QIODevice::read, and reading goes on after a take made room below
+    // the reply's read bound: a relay that takes would otherwise stall there.
+    void takeHandsOverWhatWaitsInOrder_data() {
+        QTest::addColumn<qint64>("takeSize");
+        QTest::addColumn<qint64>("readFirst");
+        QTest::newRow("all that waits") << qint64(1) << qint64(0);
+        QTest::newRow("in pieces") << qint64(1000) << qint64(0);
+        QTest::newRow("after a read") << qint64(1) << qint64(7);
+    }
+    void takeHandsOverWhatWaitsInOrder() {
+        QFETCH(qint64, takeSize);
+        QFETCH(qint64, readFirst);
+        QByteArray body;
+        for (int i = 0; body.size() < 600 * 1024; ++i)
+            body += "data: {\"n\":" + QByteArray::number(i) + "}\n\n";
+        QByteArray answer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        for (qsizetype at = 0; at < body.size(); at += 16384) {
+            const QByteArray piece = body.mid(at, 16384);
+            answer += QByteArray::number(piece.size(), 16) + "\r\n" + piece + "\r\n";
+        }
+        answer += "0\r\n\r\n";
+        ByteServer server(new QTcpServer);
+        server.answer = [answer](const QByteArray &) { return answer; };
+        QVERIFY(server.listen());
+        UpstreamClient client;
+        QNetworkReply *reply =
+            client.send(routeTo(QStringLiteral("http://127.0.0.1:%1/v1").arg(server.port())), "GET",
+                        QStringLiteral("/stream"), {});
+        reply->setReadBufferSize(64 * 1024); // the bound a relay sets for a stream
+        QByteArray collected;
+        bool finished = false;
+        const auto drain = [&] {
+            if (readFirst > 0 && collected.isEmpty() && reply->bytesAvailable() > readFirst)
+                collected += reply->read(readFirst);
+            while (reply->bytesAvailable() > 0) {
+                const qint64 size = takeSize == 1 ? reply->bytesAvailable() : takeSize;
+                const QByteArray piece = UpstreamClient::take(reply, size);
+                QVERIFY(!piece.isEmpty());
+                QVERIFY(piece.size() <= size);
+                collected += piece;
+            }
+        };
+        // A slow reader, as a relay to a slow client is: it takes on its own time, not inside
+        // readyRead, so the reply stops at its bound until a take makes room.
+        QTimer slowReader;
+        connect(&slowReader, &QTimer::timeout, reply, drain);
+        slowReader.start(5);
+        connect(reply, &QNetworkReply::finished, reply, [&] {
+            collected += UpstreamClient::takeAll(reply);
+            finished = true;
+        });
+        QVERIFY(QTest::qWaitFor([&] { return finished; }, 20000));
+        QCOMPARE(reply->error(), QNetworkReply::NoError);
+        QCOMPARE(collected.size(), body.size());
+        QVERIFY(collected == body);
+        delete reply;
+    }
+
     void headHasNoBody() {
         ByteServer server(new QTcpServer);
         server.answer = [](const QByteArray &request) -> QByteArray {
