@@ -19,6 +19,8 @@ HttpConnection *self(http_parser *parser) {
 // After a rejection the client may still be sending its body; closing with unread input makes
 // the kernel send RST, and some clients then never read the error. Drain it briefly instead.
 constexpr int kRejectDrainMs = 1000;
+// The most read from the socket at once: what the pending buffer keeps allocated between reads.
+constexpr qint64 kReadPieceBytes = 64 * 1024;
 
 } // namespace
 
@@ -77,28 +79,35 @@ void HttpConnection::onReadyRead() {
         m_socket->readAll(); // draining after an error answer
         return;
     }
-    QByteArray bytes = m_socket->readAll();
-    if (!bytes.isEmpty()) {
+    // Read in pieces into the pending buffer's own memory, which stays allocated between reads:
+    // a fresh buffer per read (readAll) put every read of a large body into newly mapped pages,
+    // a page fault per 4 KB (a fifth of the proxy thread's time on 1 MB requests).
+    while (m_socket->bytesAvailable() > 0 && !m_rejected) {
+        const qsizetype old = m_pending.size();
+        const qint64 want = qMin<qint64>(m_socket->bytesAvailable(), kReadPieceBytes);
+        m_pending.resize(old + qsizetype(want));
+        const qint64 got = m_socket->read(m_pending.data() + old, want);
+        m_pending.resize(old + qsizetype(qMax<qint64>(got, 0)));
+        if (got <= 0)
+            break;
         m_heardFrom = true;
         m_lastActivity.restart();
+        if (isBusy() && m_pending.size() > m_limits.maxPendingBytes) {
+            // Only a pipelining client sends during a response, and none sends this much.
+            qWarning("loopscope: closing connection from %s: %lld bytes sent while its response "
+                     "was in flight (general_settings.max_pending_bytes is %lld)",
+                     qPrintable(m_socket->peerAddress().toString()), qint64(m_pending.size()),
+                     qint64(m_limits.maxPendingBytes));
+            m_pending.clear();
+            m_rejected = true;
+            abort();
+            return;
+        }
+        armIdleTimer();
+        parsePending();
     }
-    if (m_pending.isEmpty())
-        m_pending = std::move(bytes); // not copied: most reads start a request or go on with a body
-    else
-        m_pending += bytes;
-    if (isBusy() && m_pending.size() > m_limits.maxPendingBytes) {
-        // Only a pipelining client sends during a response, and none sends this much.
-        qWarning("loopscope: closing connection from %s: %lld bytes sent while its response was "
-                 "in flight (general_settings.max_pending_bytes is %lld)",
-                 qPrintable(m_socket->peerAddress().toString()), qint64(m_pending.size()),
-                 qint64(m_limits.maxPendingBytes));
-        m_pending.clear();
-        m_rejected = true;
-        abort();
-        return;
-    }
-    armIdleTimer();
-    parsePending();
+    if (m_rejected && m_socket->bytesAvailable() > 0)
+        m_socket->readAll(); // what came after an error answer is drained, not parsed
 }
 
 void HttpConnection::armIdleTimer() {
@@ -154,7 +163,7 @@ void HttpConnection::parsePending() {
                                                   size_t(m_pending.size()));
         const auto error = HTTP_PARSER_ERRNO(&m_parser);
         if (qsizetype(parsed) == m_pending.size())
-            m_pending.clear();
+            m_pending.resize(0); // keeps its memory for the next read
         else
             m_pending.remove(0, qsizetype(parsed));
         m_scanned = std::max<qsizetype>(0, m_scanned - qsizetype(parsed));

@@ -71,6 +71,12 @@ private slots:
                 m_streams.append(sink);
                 return;
             }
+            if (request.path == QLatin1String("/later")) { // answered on a later turn
+                QTimer::singleShot(10, sink, [sink, body = request.body] {
+                    sink->sendJson(200, {{QStringLiteral("body"), QString::fromUtf8(body)}});
+                });
+                return;
+            }
             // Echo: method, path, query and body back as JSON.
             sink->sendJson(200, {{QStringLiteral("method"), QString::fromLatin1(request.method)},
                                  {QStringLiteral("path"), request.path},
@@ -360,6 +366,41 @@ private slots:
             paths << client.take().json().value(QStringLiteral("path")).toString();
         QCOMPARE(paths,
                  QStringList({QStringLiteral("/a"), QStringLiteral("/b"), QStringLiteral("/c")}));
+    }
+
+    // Bodies around and beyond the connection's read piece (64 KB), two requests in one write,
+    // the first answered on a later turn so the second waits unparsed across reads: each body
+    // arrives whole and in order, and the second head is found where the first body ends.
+    void bodiesArriveWholeAcrossReads_data() {
+        QTest::addColumn<int>("size");
+        QTest::newRow("piece - 1") << 64 * 1024 - 1;
+        QTest::newRow("piece") << 64 * 1024;
+        QTest::newRow("piece + 1") << 64 * 1024 + 1;
+        QTest::newRow("several pieces") << 300 * 1000;
+    }
+    void bodiesArriveWholeAcrossReads() {
+        QFETCH(int, size);
+        m_server->setMaxBodyBytes(1024 * 1024);
+        const auto bodyOf = [size](char tag) {
+            QByteArray body;
+            body.reserve(size + 16);
+            for (int i = 0; body.size() < size; ++i)
+                body += tag + QByteArray::number(i) + ',';
+            return body.left(size);
+        };
+        const QByteArray first = bodyOf('a');
+        const QByteArray second = bodyOf('b');
+        const QByteArray host = "HTTP/1.1\r\nHost: localhost:" + QByteArray::number(port());
+        const QByteArray head = "POST /echo " + host + "\r\nContent-Length: ";
+        RawHttpClient client(port());
+        client.send("POST /later " + host + "\r\nContent-Length: " +
+                    QByteArray::number(first.size()) + "\r\n\r\n" + first + head +
+                    QByteArray::number(second.size()) + "\r\nConnection: close\r\n\r\n" + second);
+        QTRY_VERIFY_WITH_TIMEOUT(client.isDisconnected(), 20000);
+        QVERIFY(client.hasCompleteResponse());
+        QCOMPARE(client.take().json().value(QStringLiteral("body")).toString().toLatin1(), first);
+        QVERIFY(client.hasCompleteResponse());
+        QCOMPARE(client.take().json().value(QStringLiteral("body")).toString().toLatin1(), second);
     }
 
     void connectionCloseIsHonoured() {
