@@ -64,8 +64,12 @@ function threads(pid) {
     try {
       const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
       const [ns, , runs] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+      // Minor page faults (stat's 10th field): memory the thread touched for the first time,
+      // the cost of a fresh buffer per read.
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const faults = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
       const name = comm.startsWith('loopscope') ? comm : 'other';
-      out[name] = { ns: (out[name]?.ns ?? 0) + ns, runs: (out[name]?.runs ?? 0) + runs };
+      out[name] = { ns: (out[name]?.ns ?? 0) + ns, runs: (out[name]?.runs ?? 0) + runs, faults: (out[name]?.faults ?? 0) + faults };
     } catch { /* a thread that ended meanwhile */ }
   }
   return out;
@@ -73,8 +77,8 @@ function threads(pid) {
 
 console.log(`bench_proxycpu: ${requests} requests per size (fewer for 1 MB), sequential, ${extra.join(' ') || 'with history'}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 console.log('');
-console.log('| build | body | thread | CPU µs per request | runs per request |');
-console.log('|---|---|---|---|---|');
+console.log('| build | body | thread | CPU µs per request | runs per request | page faults per request |');
+console.log('|---|---|---|---|---|---|');
 for (const bin of bins) {
   const gateway = await startLoopscope(bin.path, upstream.address().port, extra);
   const url = new URL(gateway.url);
@@ -101,8 +105,9 @@ for (const bin of bins) {
     for (const name of Object.keys(after).sort()) {
       const cpu = (after[name].ns - (before[name]?.ns ?? 0)) / n / 1e3;
       const runs = (after[name].runs - (before[name]?.runs ?? 0)) / n;
+      const faults = (after[name].faults - (before[name]?.faults ?? 0)) / n;
       if (cpu >= 1 || runs >= 0.05)
-        console.log(`| ${bin.name} | ${label} | ${name} | ${cpu.toFixed(1)} | ${runs.toFixed(2)} |`);
+        console.log(`| ${bin.name} | ${label} | ${name} | ${cpu.toFixed(1)} | ${runs.toFixed(2)} | ${faults.toFixed(1)} |`);
     }
   }
   agent.destroy();
