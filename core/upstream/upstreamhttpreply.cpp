@@ -330,8 +330,8 @@ qint64 UpstreamHttpReply::readData(char *data, qint64 maxSize) {
 }
 
 QByteArray UpstreamHttpReply::take(qint64 maxSize) {
-    if (QIODevice::bytesAvailable() > 0 || maxSize <= 0)
-        return read(maxSize); // QIODevice's own buffer holds bytes from before: in order
+    if (QIODevice::bytesAvailable() > 0 || maxSize <= 0) // QIODevice's buffer holds the first
+        return read(qMin(maxSize, bytesAvailable()));    // bytes: read() keeps their order
     QByteArray out;
     if (m_readOffset == 0 && buffered() <= maxSize) {
         out = std::exchange(m_buffer, {});

@@ -184,11 +184,12 @@ private slots:
     // taken), in order with QIODevice::read, and reading goes on after a take made room below
     // the reply's read bound: a relay that takes would otherwise stall there.
     void takeHandsOverWhatWaitsInOrder_data() {
-        QTest::addColumn<qint64>("takeSize");
-        QTest::addColumn<qint64>("readFirst");
+        QTest::addColumn<qint64>("takeSize");  // per take; 1: what waits; -1: takeAll
+        QTest::addColumn<qint64>("readFirst"); // bytes read() first (into QIODevice's buffer)
         QTest::newRow("all that waits") << qint64(1) << qint64(0);
         QTest::newRow("in pieces") << qint64(1000) << qint64(0);
         QTest::newRow("after a read") << qint64(1) << qint64(7);
+        QTest::newRow("takeAll after a read") << qint64(-1) << qint64(7);
     }
     void takeHandsOverWhatWaitsInOrder() {
         QFETCH(qint64, takeSize);
@@ -215,6 +216,10 @@ private slots:
         const auto drain = [&] {
             if (readFirst > 0 && collected.isEmpty() && reply->bytesAvailable() > readFirst)
                 collected += reply->read(readFirst);
+            if (takeSize == -1) {
+                collected += UpstreamClient::takeAll(reply);
+                return;
+            }
             while (reply->bytesAvailable() > 0) {
                 const qint64 size = takeSize == 1 ? reply->bytesAvailable() : takeSize;
                 const QByteArray piece = UpstreamClient::take(reply, size);
