@@ -2,41 +2,60 @@
 
 #include <QJsonDocument>
 
-#include <utility>
-
 namespace loopscope {
 
-int SseDecoder::feed(const QByteArray &bytes, QJsonArray &out, QList<QByteArray> *rawData) {
-    m_buffer += bytes; // shares `bytes` when nothing was left over
-    return takeLines(out, rawData);
+int SseDecoder::feed(const QByteArray &bytes, QJsonArray &out, const DataSeen &seen) {
+    int added = 0;
+    QByteArrayView rest(bytes);
+    if (!m_partial.isEmpty()) {
+        // Only the line left over is completed from this chunk: the rest is read where it lies
+        // (appending every chunk to what was left copied a whole stream once more).
+        const qsizetype nl = rest.indexOf('\n');
+        if (nl < 0) {
+            m_partial.append(rest);
+            return 0;
+        }
+        m_partial.append(rest.first(nl + 1));
+        qsizetype consumed = 0;
+        added += takeLines(m_partial, consumed, out, seen);
+        m_partial.clear();
+        rest = rest.sliced(nl + 1);
+    }
+    qsizetype consumed = 0;
+    added += takeLines(rest, consumed, out, seen);
+    if (consumed < rest.size())
+        m_partial = rest.sliced(consumed).toByteArray();
+    return added;
 }
 
-int SseDecoder::finish(QJsonArray &out, QList<QByteArray> *rawData) {
+int SseDecoder::finish(QJsonArray &out, const DataSeen &seen) {
     int added = 0;
-    if (!m_buffer.isEmpty()) {
-        m_buffer += '\n';
-        added += takeLines(out, rawData);
+    if (!m_partial.isEmpty()) {
+        m_partial += '\n';
+        qsizetype consumed = 0;
+        added += takeLines(m_partial, consumed, out, seen);
+        m_partial.clear();
     }
-    if (dispatch(out, rawData))
+    if (dispatch(out, seen))
         ++added;
     return added;
 }
 
-int SseDecoder::takeLines(QJsonArray &out, QList<QByteArray> *rawData) {
+int SseDecoder::takeLines(QByteArrayView text, qsizetype &consumed, QJsonArray &out,
+                          const DataSeen &seen) {
     int added = 0;
     qsizetype start = 0;
     for (;;) {
-        const qsizetype nl = m_buffer.indexOf('\n', start);
+        const qsizetype nl = text.indexOf('\n', start);
         if (nl < 0)
             break;
         qsizetype end = nl;
-        if (end > start && m_buffer.at(end - 1) == '\r')
+        if (end > start && text.at(end - 1) == '\r')
             --end;
-        // Views into the buffer (read before it changes below): no copy per line.
-        const QByteArrayView line = QByteArrayView(m_buffer).sliced(start, end - start);
+        const QByteArrayView line = text.sliced(start, end - start); // a view: no copy per line
         start = nl + 1;
         if (line.isEmpty()) {
-            if (dispatch(out, rawData))
+            if (dispatch(out, seen))
                 ++added;
             continue;
         }
@@ -56,11 +75,11 @@ int SseDecoder::takeLines(QJsonArray &out, QList<QByteArray> *rawData) {
             m_hasData = true;
         }
     }
-    m_buffer.remove(0, start);
+    consumed = start;
     return added;
 }
 
-bool SseDecoder::dispatch(QJsonArray &out, QList<QByteArray> *rawData) {
+bool SseDecoder::dispatch(QJsonArray &out, const DataSeen &seen) {
     if (!m_hasData) {
         m_event.clear();
         return false;
@@ -75,10 +94,10 @@ bool SseDecoder::dispatch(QJsonArray &out, QList<QByteArray> *rawData) {
     else
         event.insert(QStringLiteral("data"), QString::fromUtf8(m_data));
     out.append(event);
-    if (rawData)
-        rawData->append(std::exchange(m_data, {}));
+    if (seen)
+        seen(m_data);
     m_event.clear();
-    m_data.clear();
+    m_data.resize(0); // its memory serves the next event
     m_hasData = false;
     return true;
 }

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QJsonArray>
 #include <QJsonObject>
-#include <QList>
+
+#include <functional>
 
 namespace loopscope {
 
@@ -13,19 +15,23 @@ namespace loopscope {
 // read every stream with it.
 class SseDecoder {
 public:
-    // Appends the events completed by `bytes` to `out`; returns how many were added. With
-    // `rawData`, each added event's data as it came (before parsing) is appended there too.
-    int feed(const QByteArray &bytes, QJsonArray &out, QList<QByteArray> *rawData = nullptr);
+    // Told each added event's data as it came (before parsing), while it is at hand: the
+    // recorder's first look before masking, without keeping a copy of every event's data.
+    using DataSeen = std::function<void(QByteArrayView data)>;
+
+    // Appends the events completed by `bytes` to `out`; returns how many were added.
+    int feed(const QByteArray &bytes, QJsonArray &out, const DataSeen &seen = {});
     // A stream that ended without its final blank line still yields its last event.
-    int finish(QJsonArray &out, QList<QByteArray> *rawData = nullptr);
+    int finish(QJsonArray &out, const DataSeen &seen = {});
 
 private:
-    int takeLines(QJsonArray &out, QList<QByteArray> *rawData);
-    bool dispatch(QJsonArray &out, QList<QByteArray> *rawData);
+    // The complete lines of `text`; `consumed` is set to where the last one ended.
+    int takeLines(QByteArrayView text, qsizetype &consumed, QJsonArray &out, const DataSeen &seen);
+    bool dispatch(QJsonArray &out, const DataSeen &seen);
 
-    QByteArray m_buffer;
+    QByteArray m_partial; // a line not ended yet
     QByteArray m_event;
-    QByteArray m_data;
+    QByteArray m_data; // keeps its memory from event to event
     bool m_hasData = false;
 };
 

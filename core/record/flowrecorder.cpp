@@ -145,12 +145,12 @@ QJsonValue FlowRecorder::parseBody(const QByteArray &raw) const {
 // chunks), so a secret split across two chunks is masked like any other. Kept up to the cap:
 // the first ones, then a window of the latest; those between are counted.
 void FlowRecorder::keepSseEvents(RecordedFlow &flow, const QJsonArray &events,
-                                 const QList<QByteArray> &rawData) {
+                                 const QList<bool> &dataMayNeedMasking) {
     for (qsizetype i = 0; i < events.size(); ++i) {
         const QJsonValue event = events.at(i);
         // An event whose data as it came cannot hold a secret (most of a stream's thousands)
         // is kept as decoded; the rest are masked whole, name and data.
-        const bool clean = i < rawData.size() && !m_credentials->mayNeedMasking(rawData.at(i)) &&
+        const bool clean = i < dataMayNeedMasking.size() && !dataMayNeedMasking.at(i) &&
                            !m_credentials->mayNeedMasking(
                                event.toObject().value(QStringLiteral("event")).toString().toUtf8());
         const QJsonValue masked = clean ? event : m_credentials->maskValue(event);
@@ -165,6 +165,12 @@ void FlowRecorder::keepSseEvents(RecordedFlow &flow, const QJsonArray &events,
             m_sseDropped.fetch_add(1, std::memory_order_relaxed);
         }
     }
+}
+
+SseDecoder::DataSeen FlowRecorder::firstLook(QList<bool> &mayNeedMasking) const {
+    return [this, &mayNeedMasking](QByteArrayView data) {
+        mayNeedMasking.append(m_credentials->mayNeedMasking(data));
+    };
 }
 
 FlowRecorder::~FlowRecorder() = default;
@@ -547,9 +553,9 @@ void FlowRecorder::record(const InspectorEvent &event) {
 void FlowRecorder::onClientChunk(RecordedFlow &flow, const QByteArray &bytes) {
     if (flow.clientSseStream) {
         QJsonArray events;
-        QList<QByteArray> rawData;
-        flow.clientSse.feed(bytes, events, &rawData);
-        keepSseEvents(flow, events, rawData);
+        QList<bool> mayNeedMasking;
+        flow.clientSse.feed(bytes, events, firstLook(mayNeedMasking));
+        keepSseEvents(flow, events, mayNeedMasking);
     } else if (flow.clientStreamText.size() < kMaxTextBody) {
         flow.clientStreamText += bytes;
     }
@@ -571,9 +577,9 @@ void FlowRecorder::finalize(const QString &id) {
     flow.waitingForSandbox = false; // over, whatever it waited for
     if (flow.clientSseStream) {
         QJsonArray events;
-        QList<QByteArray> rawData;
-        flow.clientSse.finish(events, &rawData);
-        keepSseEvents(flow, events, rawData);
+        QList<bool> mayNeedMasking;
+        flow.clientSse.finish(events, firstLook(mayNeedMasking));
+        keepSseEvents(flow, events, mayNeedMasking);
     }
     {
         QMutexLocker lossy(&m_lossyMutex);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/cooperativeyield.h"
+#include "conversation/ssedecoder.h"
 #include "inspect/boundedeventqueue.h"
 #include "inspect/credentialpolicy.h"
 #include "inspect/inspectorevent.h"
@@ -111,9 +112,12 @@ private:
     RecordedFlow &start(const QString &id, qint64 at);
     void assignRun(RecordedFlow &flow);
     void onClientChunk(RecordedFlow &flow, const QByteArray &bytes);
-    // `rawData`: each event's data as it came (SseDecoder), to skip masking what cannot need it.
+    // `dataMayNeedMasking`: per event, what firstLook found in its data as it came (SseDecoder),
+    // to skip masking what cannot need it.
     void keepSseEvents(RecordedFlow &flow, const QJsonArray &events,
-                       const QList<QByteArray> &rawData);
+                       const QList<bool> &dataMayNeedMasking);
+    // Notes for each decoded event whether its data as it came may hold a secret.
+    SseDecoder::DataSeen firstLook(QList<bool> &mayNeedMasking) const;
     void finalize(const QString &id);
     void resolveFinalResponse(RecordedFlow &flow);
     QJsonValue parseBody(const QByteArray &raw) const;

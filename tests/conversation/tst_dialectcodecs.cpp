@@ -122,6 +122,27 @@ private slots:
             QCOMPARE(eventKinds(encodedEvents), eventKinds(sampleEvents));
     }
 
+    // Wherever a socket splits a stream (CRLF and LF endings, a comment, a multi-line data
+    // field, a last event without its blank line), the events are those of the whole stream.
+    void decodingDoesNotDependOnTheSplits() {
+        const QByteArray bytes = ": keep-alive\r\n"
+                                 "event: first\r\ndata: {\"n\":1}\r\n\r\n"
+                                 "data: two\ndata: lines\n\n"
+                                 "id: 7\nevent: third\ndata: [1,2]\n\n"
+                                 "data: {\"last\":true}";
+        const QJsonArray whole = decodeInPieces(bytes, bytes.size());
+        QCOMPARE(whole.size(), 4);
+        QCOMPARE(whole.at(0).toObject().value(QStringLiteral("event")).toString(),
+                 QStringLiteral("first"));
+        QCOMPARE(whole.at(1).toObject().value(QStringLiteral("data")).toString(),
+                 QStringLiteral("two\nlines"));
+        QCOMPARE(whole.at(2).toObject().value(QStringLiteral("data")).toArray().size(), 2);
+        QCOMPARE(whole.at(3).toObject().value(QStringLiteral("data")).toObject(),
+                 (QJsonObject{{QStringLiteral("last"), true}}));
+        for (qsizetype step = 1; step < bytes.size(); ++step)
+            QVERIFY2(decodeInPieces(bytes, step) == whole, qPrintable(QString::number(step)));
+    }
+
     // The reader and the writer agree: every event written reads back as it was.
     void writerAndReaderRoundTrip() {
         const QJsonObject data{{QStringLiteral("type"), QStringLiteral("x")},
@@ -145,9 +166,10 @@ private slots:
         SseDecoder decoder;
         QJsonArray again;
         QList<QByteArray> raw;
+        const auto seen = [&raw](QByteArrayView data) { raw.append(data.toByteArray()); };
         for (qsizetype at = 0; at < bytes.size(); at += 3)
-            decoder.feed(bytes.mid(at, 3), again, &raw);
-        decoder.finish(again, &raw);
+            decoder.feed(bytes.mid(at, 3), again, seen);
+        decoder.finish(again, seen);
         QCOMPARE(again, events);
         QCOMPARE(raw.size(), 4);
         QCOMPARE(QJsonDocument::fromJson(raw.at(0)).object(), data);
