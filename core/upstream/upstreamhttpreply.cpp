@@ -334,8 +334,7 @@ QByteArray UpstreamHttpReply::take(qint64 maxSize) {
         return read(qMin(maxSize, bytesAvailable()));    // bytes: read() keeps their order
     QByteArray out;
     if (m_readOffset == 0 && buffered() <= maxSize) {
-        out = std::exchange(m_buffer, {});
-        m_readOffset = m_publishedBytes = 0;
+        out = std::exchange(m_buffer, {}); // afterRead() then finds it all read
     } else {
         const qsizetype n = qsizetype(qMin<qint64>(maxSize, buffered()));
         out = m_buffer.mid(m_readOffset, n);
