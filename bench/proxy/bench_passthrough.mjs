@@ -16,12 +16,13 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { track } from './children.mjs'; // each gateway stopped when the bench stops
 import { startLoopscope } from './loopscope.mjs';
+import { settle } from './quiet.mjs';
 
 const args = {};
 const bins = [];
@@ -63,33 +64,6 @@ async function startUpstream() {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return { server, port: server.address().port };
-}
-
-// CPU time a process has used so far, in ns: the sum over its threads' scheduler counters.
-function cpuNs(pid) {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch { /* a thread that ended meanwhile */ }
-  }
-  return ns;
-}
-
-// Waits until every gateway under test has gone quiet (under 1 ms of CPU in 25 ms), at most
-// 10 s: a Loopscope's recorder works through the last large flows after their answers went out,
-// and on two cores it would take that CPU from whichever target runs next. Each target starts
-// its slot with every process idle, so a target is charged for its own recording backlog only.
-async function settle(pids) {
-  const start = Date.now();
-  let last = pids.map(cpuNs);
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 25));
-    const now = pids.map(cpuNs);
-    const quiet = now.every((ns, i) => ns - last[i] < 1e6);
-    last = now;
-    if (quiet || Date.now() - start > 10000) return Date.now() - start;
-  }
 }
 
 async function startPortkey(upstreamPort) {

@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { startLoopscope } from './loopscope.mjs'; // stopped if the bench is interrupted
+import { settle } from './quiet.mjs';
 
 const bins = [];
 let requests = 1000;
@@ -75,20 +76,6 @@ function threads(pid) {
   return out;
 }
 
-// Until the whole process has used under 1 ms of CPU in 50 ms (at most 30 s): the recorder,
-// which may be seconds behind after large bodies, has done what the requests gave it.
-async function quiet(pid) {
-  const total = () => Object.values(threads(pid)).reduce((sum, t) => sum + t.ns, 0);
-  const start = Date.now();
-  let last = total();
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 50));
-    const now = total();
-    if (now - last < 1e6 || Date.now() - start > 30000) return;
-    last = now;
-  }
-}
-
 console.log(`bench_proxycpu: ${requests} requests per size (fewer for 1 MB), sequential, ${extra.join(' ') || 'with history'}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 console.log('');
 console.log('| build | body | thread | CPU µs per request | runs per request | page faults per request |');
@@ -111,10 +98,10 @@ for (const bin of bins) {
     const body = chatBody(bytes);
     const n = bytes >= 1024 * 1024 || sse ? Math.max(20, Math.floor(requests / 10)) : requests;
     for (let i = 0; i < 20; ++i) await send(body, sse);
-    await quiet(gateway.pid); // the store catches up before counting
+    await settle([gateway.pid], 30000); // the store catches up before counting
     const before = threads(gateway.pid);
     for (let i = 0; i < n; ++i) await send(body, sse);
-    await quiet(gateway.pid); // and records all that was sent (a fixed wait undercounted it)
+    await settle([gateway.pid], 30000); // and records all that was sent (a fixed wait undercounted)
     const after = threads(gateway.pid);
     for (const name of Object.keys(after).sort()) {
       const cpu = (after[name].ns - (before[name]?.ns ?? 0)) / n / 1e3;
