@@ -67,6 +67,13 @@ QByteArray sseFrame(const QByteArray &type, const QByteArray &json) {
     return "event: " + type + "\ndata: " + json + "\n\n";
 }
 
+// The two answers a pass-through relays differently: a whole JSON body, and an SSE stream.
+void addJsonAndStreamRows() {
+    QTest::addColumn<bool>("stream");
+    QTest::newRow("json") << false;
+    QTest::newRow("sse") << true;
+}
+
 } // namespace
 
 class TstProxyPassThrough : public QObject {
@@ -440,11 +447,7 @@ private slots:
     }
 
     // Issue 18: which browser origins may read an answer is never the provider's call.
-    void upstreamCorsHeadersAreNotRelayed_data() {
-        QTest::addColumn<bool>("stream");
-        QTest::newRow("json") << false;
-        QTest::newRow("sse") << true;
-    }
+    void upstreamCorsHeadersAreNotRelayed_data() { addJsonAndStreamRows(); }
     void upstreamCorsHeadersAreNotRelayed() {
         QFETCH(bool, stream);
         startProxy(upstreamConfig());
@@ -707,11 +710,7 @@ private slots:
 
     // A pass-through's flow events are built on the bus's own thread (the proxy thread only
     // relays), in the flow's order, JSON and streamed alike; the store's barrier waits for them.
-    void passThroughEventsAreBuiltOffTheProxyThreadInOrder_data() {
-        QTest::addColumn<bool>("stream");
-        QTest::newRow("json") << false;
-        QTest::newRow("sse") << true;
-    }
+    void passThroughEventsAreBuiltOffTheProxyThreadInOrder_data() { addJsonAndStreamRows(); }
     void passThroughEventsAreBuiltOffTheProxyThreadInOrder() {
         QFETCH(bool, stream);
         startProxy(upstreamConfig());
