@@ -82,7 +82,6 @@ FlowRow rowOf(const RecordedFlow &flow, const QJsonObject &summary, const QJsonA
     // Encoded on the writer thread (FlowRow::encode), so the recorder stays free for events.
     row.summaryJson = summary;
     row.hopsJson = hops;
-    row.searchHead = {flow.id, flow.path, flow.model, flow.runId, flow.sessionId, flow.containerId};
     row.inputTokens = flow.inputTokens;
     row.outputTokens = flow.outputTokens;
     row.totalTokens = flow.totalTokens;

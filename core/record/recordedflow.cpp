@@ -161,6 +161,13 @@ QString RecordedFlow::searchText(const QStringList &head, const QJsonArray &hops
     return text;
 }
 
+QString RecordedFlow::searchTextOfStored(const QJsonObject &summary, const QJsonArray &storedHops) {
+    QStringList head;
+    for (const char *key : {"id", "path", "model", "run_id", "session_id", "container_id"})
+        head << summary.value(QLatin1String(key)).toString(); // null: empty, as when recorded
+    return searchText(head, storedHops);
+}
+
 namespace {
 
 const QLatin1String kBodyFrom("body_from");

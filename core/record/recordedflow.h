@@ -87,6 +87,10 @@ struct RecordedFlow {
     QString searchText() const;
     // The same text from parts: `head` (id, path, model…) then every string in `hops`.
     static QString searchText(const QStringList &head, const QJsonArray &hops);
+    // The text a stored flow is indexed by, from what is stored: its summary (id, path, model,
+    // run, session, container) and its stored hops. The index keeps no copy of it, so the store
+    // derives it again from the row, exactly, to take a deleted flow out of the index.
+    static QString searchTextOfStored(const QJsonObject &summary, const QJsonArray &storedHops);
 
     // Restores a flow from its stored JSON (imports).
     static RecordedFlow fromJson(const QJsonObject &flow);

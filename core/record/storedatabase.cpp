@@ -1,9 +1,14 @@
 #include "record/storedatabase.h"
 
+#include "record/recordedflow.h"
+
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
@@ -169,6 +174,65 @@ bool StoreDatabase::createSchemaV1(QSqlDatabase db, QString *error) {
     return true;
 }
 
+QString StoreDatabase::searchTextOfRow(const QByteArray &summary,
+                                       const QByteArray &compressedHops) {
+    const QJsonArray hops = compressedHops.isEmpty()
+                                ? QJsonArray()
+                                : QJsonDocument::fromJson(qUncompress(compressedHops)).array();
+    return RecordedFlow::searchTextOfStored(QJsonDocument::fromJson(summary).object(), hops);
+}
+
+const char StoreDatabase::kIndexRowSql[] = "INSERT INTO flows_fts(rowid, body) VALUES(?, ?)";
+const char StoreDatabase::kUnindexRowSql[] =
+    "INSERT INTO flows_fts(flows_fts, rowid, body) VALUES('delete', ?, ?)";
+
+bool StoreDatabase::runSearchStatement(QSqlQuery &prepared, qint64 seq, const QByteArray &summary,
+                                       const QByteArray &compressedHops) {
+    prepared.addBindValue(seq);
+    prepared.addBindValue(searchTextOfRow(summary, compressedHops));
+    return prepared.exec();
+}
+
+namespace {
+
+// 2 → 3: the full-text index keeps no copy of the text it indexes (content=''): the copy was
+// most of the file (a 1 MB body or stream stored its text uncompressed, beside its compressed
+// hops) and most of the writer's work. Each stored flow is indexed again with the text derived
+// from its row, the text a later delete derives.
+bool makeSearchIndexContentless(QSqlDatabase db, QString *error) {
+    if (!exec(db, QStringLiteral("DROP TABLE flows_fts"), error) ||
+        !exec(db, QStringLiteral("CREATE VIRTUAL TABLE flows_fts USING fts5(body, content='')"),
+              error))
+        return false;
+    QSqlQuery rows(db);
+    rows.setForwardOnly(true);
+    if (!rows.exec(QStringLiteral("SELECT seq, summary, hops FROM flows"))) {
+        if (error)
+            *error = rows.lastError().text();
+        return false;
+    }
+    QSqlQuery index(db);
+    index.prepare(QLatin1String(StoreDatabase::kIndexRowSql));
+    qint64 count = 0;
+    while (rows.next()) {
+        if (!StoreDatabase::runSearchStatement(index, rows.value(0).toLongLong(),
+                                               rows.value(1).toByteArray(),
+                                               rows.value(2).toByteArray())) {
+            if (error)
+                *error = index.lastError().text();
+            return false;
+        }
+        ++count;
+    }
+    if (count > 0)
+        qInfo().noquote() << QStringLiteral("loopscope: history: indexed %1 flow(s) again for "
+                                            "search (schema 3: the index keeps no copy of them)")
+                                 .arg(count);
+    return true;
+}
+
+} // namespace
+
 int StoreDatabase::schemaVersion(QSqlDatabase db) {
     QSqlQuery q(db);
     if (!q.exec(QStringLiteral("SELECT value FROM meta WHERE key='schema_version'")) || !q.next())
@@ -198,6 +262,8 @@ bool StoreDatabase::migrate(QSqlDatabase db, int from, QString *error) {
                   error) &&
              exec(db, QStringLiteral("CREATE INDEX run_keys_at ON run_keys(at)"), error);
     }
+    if (ok && from < 3)
+        ok = makeSearchIndexContentless(db, error);
     if (ok)
         ok = exec(db,
                   QStringLiteral("UPDATE meta SET value='%1' WHERE key='schema_version'")
@@ -280,6 +346,7 @@ bool StoreDatabase::prepare(QString *problem, QString *error) {
         q.exec(QStringLiteral("PRAGMA wal_autocheckpoint=%1").arg(kWalCheckpointPages));
         q.exec(QStringLiteral("PRAGMA journal_size_limit=%1").arg(kWalSizeLimitBytes));
     }
+    q.finish(); // a statement still reading would lock the tables a migration drops
     if (version < kSchemaVersion) {
         QString why;
         if (!migrate(db, version, &why)) {

@@ -3,6 +3,7 @@
 #include <QHash>
 #include <QMutex>
 #include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QString>
 
 class QThread;
@@ -19,7 +20,7 @@ namespace loopscope {
 // line, and a fresh store is created in its place.
 class StoreDatabase {
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     // `path` is the SQLite file; inMemory → a private shared-cache in-memory database.
     StoreDatabase(QString path, bool inMemory);
@@ -41,6 +42,18 @@ public:
     // kIdsPerStatement so a statement stays small.
     static QString placeholders(qsizetype n);
     static constexpr int kIdsPerStatement = 500;
+
+    // The text a stored row is indexed by (RecordedFlow::searchTextOfStored) from its summary
+    // and compressed hops columns: the full-text index is contentless (schema 3), so this is
+    // what takes a row out of it again.
+    static QString searchTextOfRow(const QByteArray &summary, const QByteArray &compressedHops);
+    // Statements that index a row (rowid, text) or take it out of the index again: a
+    // contentless FTS5 table forgets a row only when told the text it indexed (SQLite 3.40 has
+    // no contentless_delete). runSearchStatement binds a stored row's seq and derived text.
+    static const char kIndexRowSql[];
+    static const char kUnindexRowSql[];
+    static bool runSearchStatement(QSqlQuery &prepared, qint64 seq, const QByteArray &summary,
+                                   const QByteArray &compressedHops);
 
     // Test hooks: the version-1 schema as the first release wrote it, and the file's version.
     static bool createSchemaV1(QSqlDatabase db, QString *error);

@@ -75,10 +75,9 @@ void StoreWriter::checkpointWhenIdle() {
 // a good part of a flow's recording cost (3-4 ms of CPU for a 1 MB body).
 class FlowRowEncodeJob : public BackgroundJob {
 public:
-    FlowRowEncodeJob(QJsonObject summaryJson, QJsonArray hopsJson, QStringList searchHead)
+    FlowRowEncodeJob(QJsonObject summaryJson, QJsonArray hopsJson)
         : m_summaryJson(std::move(summaryJson))
-        , m_hopsJson(std::move(hopsJson))
-        , m_searchHead(std::move(searchHead)) {}
+        , m_hopsJson(std::move(hopsJson)) {}
 
     // Set once the job is done.
     QByteArray summary;
@@ -98,9 +97,10 @@ protected:
         // zlib's fastest level: the default (6) took 60 % of the writer's CPU for a 1 MB
         // request, whose body a pass-through flow holds twice, for a few percent more size
         // (any level reads back the same way).
-        QByteArray h = qCompress(
-            QJsonDocument(RecordedFlow::storedHops(hopsJson)).toJson(QJsonDocument::Compact), 1);
-        QString t = RecordedFlow::searchText(m_searchHead, hopsJson);
+        const QJsonArray stored = RecordedFlow::storedHops(hopsJson);
+        QByteArray h = qCompress(QJsonDocument(stored).toJson(QJsonDocument::Compact), 1);
+        // From what is stored, so that a delete can derive the same text from the row.
+        QString t = RecordedFlow::searchTextOfStored(summaryJson, stored);
         if (keep([&] {
                 summary = std::move(s);
                 hops = std::move(h);
@@ -116,14 +116,13 @@ private:
     QMutex m_inputMutex;
     QJsonObject m_summaryJson;
     QJsonArray m_hopsJson;
-    const QStringList m_searchHead;
 };
 
 void FlowRow::encodeIn(BackgroundLane &lane) {
     if (!summary.isEmpty() || pendingEncode)
         return;
     pendingEncode = std::make_shared<FlowRowEncodeJob>(std::exchange(summaryJson, {}),
-                                                       std::exchange(hopsJson, {}), searchHead);
+                                                       std::exchange(hopsJson, {}));
     lane.submit(pendingEncode);
 }
 
@@ -132,7 +131,7 @@ void FlowRow::encode() {
         return;
     if (!pendingEncode)
         pendingEncode = std::make_shared<FlowRowEncodeJob>(std::exchange(summaryJson, {}),
-                                                           std::exchange(hopsJson, {}), searchHead);
+                                                           std::exchange(hopsJson, {}));
     pendingEncode->finish();
     summary = std::move(pendingEncode->summary);
     hops = std::move(pendingEncode->hops);
@@ -157,7 +156,7 @@ StoreWriter::Statements::Statements(const QSqlDatabase &db)
     flow.prepare(QStringLiteral(
         "INSERT OR IGNORE INTO flows(id, started_at, run_id, session_id, state, status, model, "
         "path, summary, hops, bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
-    fts.prepare(QStringLiteral("INSERT INTO flows_fts(rowid, body) VALUES(?, ?)"));
+    fts.prepare(QLatin1String(StoreDatabase::kIndexRowSql));
     run.prepare(QStringLiteral(
         "INSERT INTO runs(id, started_at, last_at, flow_count, input_tokens, output_tokens, "
         "total_tokens, cost_usd, cost_known, code_runs, tool_calls) "
@@ -439,10 +438,22 @@ int StoreWriter::deleteWhere(const QString &condition, const QVariantList &value
     if (q.exec())
         while (q.next())
             runs << q.value(0).toString();
-    q.prepare(QStringLiteral("DELETE FROM flows_fts WHERE rowid IN (SELECT seq FROM flows WHERE ") +
-              condition + u')');
+    // Out of the index first, with the text derived from each row (the index keeps none).
+    q.prepare(QStringLiteral("SELECT seq, summary, hops FROM flows WHERE ") + condition);
     bind();
-    q.exec();
+    q.setForwardOnly(true);
+    if (q.exec()) {
+        QSqlQuery unindex(db);
+        unindex.prepare(QLatin1String(StoreDatabase::kUnindexRowSql));
+        while (q.next())
+            if (!StoreDatabase::runSearchStatement(unindex, q.value(0).toLongLong(),
+                                                   q.value(1).toByteArray(),
+                                                   q.value(2).toByteArray()))
+                qWarning().noquote() << "loopscope: history: cannot unindex a deleted flow:"
+                                     << unindex.lastError().text();
+    }
+    q.finish();
+    q.setForwardOnly(false);
     q.prepare(QStringLiteral("DELETE FROM flows WHERE ") + condition);
     bind();
     q.exec();
@@ -585,7 +596,7 @@ int StoreWriter::clear() {
     q.exec(QStringLiteral("SELECT count(*) FROM flows"));
     const int removed = q.next() ? q.value(0).toInt() : 0;
     q.exec(QStringLiteral("DELETE FROM flows"));
-    q.exec(QStringLiteral("DELETE FROM flows_fts"));
+    q.exec(QStringLiteral("INSERT INTO flows_fts(flows_fts) VALUES('delete-all')"));
     q.exec(QStringLiteral("DELETE FROM runs"));
     q.exec(QStringLiteral("DELETE FROM run_keys"));
     db.commit();

@@ -30,7 +30,6 @@ struct FlowRow {
     // part of a flow's cost.
     QJsonObject summaryJson;
     QJsonArray hopsJson;
-    QStringList searchHead; // id, path, model, run, session, container: searched too
     // Fills summary, hops and searchText: from the background encoding when one was started
     // (waiting for it, or doing it here if the lane has not begun), else here.
     void encode();

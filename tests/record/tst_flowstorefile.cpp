@@ -90,6 +90,44 @@ int countRows(const QString &path, const QString &table) {
     return n;
 }
 
+// Every term the full-text index holds (fts5vocab reads the index itself: a row deleted with
+// the wrong text leaves its terms there, whatever a search joined with the flows shows).
+QStringList indexedTerms(const QString &path) {
+    const QString name = QStringLiteral("terms-%1").arg(QRandomGenerator::global()->generate());
+    QStringList terms;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
+        db.setDatabaseName(path);
+        if (db.open()) {
+            QSqlQuery q(db);
+            if (q.exec("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, flows_fts, 'row')") &&
+                q.exec("SELECT term FROM temp.terms"))
+                while (q.next())
+                    terms << q.value(0).toString();
+        }
+    }
+    QSqlDatabase::removeDatabase(name);
+    return terms;
+}
+
+// Whether the file has a table of that name (the full-text index's shadow tables included).
+bool hasTable(const QString &path, const QString &table) {
+    const QString name = QStringLiteral("table-%1").arg(QRandomGenerator::global()->generate());
+    bool found = false;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
+        db.setDatabaseName(path);
+        if (db.open()) {
+            QSqlQuery q(db);
+            q.prepare("SELECT 1 FROM sqlite_master WHERE name = ?");
+            q.addBindValue(table);
+            found = q.exec() && q.next();
+        }
+    }
+    QSqlDatabase::removeDatabase(name);
+    return found;
+}
+
 QString integrity(const QString &path) {
     const QString name = QStringLiteral("check-%1").arg(QRandomGenerator::global()->generate());
     QString result;
@@ -678,6 +716,63 @@ private slots:
         QVERIFY(run().isEmpty()); // no flow left: no run
     }
 
+    // The full-text index keeps no copy of a flow's text (schema 3): it is most of a large
+    // flow's size. So a deleted flow is taken out of it with the text derived again from its
+    // stored row; its words leave the index itself, not only the search results. Recorded
+    // pass-through flows (their upstream copies stored as references) and imported ones.
+    void deletedFlowsLeaveTheSearchIndex_data() {
+        QTest::addColumn<QString>("how");
+        QTest::newRow("removed") << "remove";
+        QTest::newRow("retention by age") << "retention";
+        QTest::newRow("cleared") << "clear";
+    }
+    void deletedFlowsLeaveTheSearchIndex() {
+        QFETCH(QString, how);
+        const qint64 day = 24LL * 3600 * 1000;
+        FlowStoreOptions options;
+        options.maxDays = 14;
+        auto store = openStore(options);
+        QVERIFY(store);
+        EventBus bus;
+        store->attach(&bus);
+        publishExchange(bus, "req_gone", "zebrafinch");
+        publishExchange(bus, "req_kept", "kingfisher");
+        store->flush();
+        QCOMPARE(
+            store->importFlows({storedFlow(
+                "req_oldimport", QDateTime::currentMSecsSinceEpoch() - 20 * day, "albatross")}),
+            1);
+        store->flush();
+        QVERIFY(!hasTable(dbPath(), "flows_fts_content"));
+        QStringList terms = indexedTerms(dbPath());
+        // (The tokenizer splits ids at '_': "req_gone" is indexed as "req" and "gone".)
+        for (const char *word : {"zebrafinch", "kingfisher", "albatross", "gone", "oldimport"})
+            QVERIFY2(terms.contains(word), word);
+
+        QStringList gone;
+        if (how == "remove") {
+            QCOMPARE(store->remove({"req_gone", "req_oldimport"}), 2);
+            gone = {"zebrafinch", "albatross", "gone", "oldimport"};
+        } else if (how == "retention") {
+            store->applyRetention();
+            QVERIFY(!store->query()->flow("req_oldimport"));
+            gone = {"albatross", "oldimport"};
+        } else {
+            QCOMPARE(store->clear(), 3);
+            gone = {"zebrafinch", "kingfisher", "albatross", "gone", "kept"};
+        }
+        terms = indexedTerms(dbPath());
+        for (const QString &word : gone)
+            QVERIFY2(!terms.contains(word), qPrintable(word));
+        FlowFilter search;
+        search.q = "kingfisher";
+        QCOMPARE(store->query()->list(search).value("data").toArray().size(),
+                 how == "clear" ? 0 : 1);
+        if (how != "clear")
+            QVERIFY(terms.contains("kingfisher"));
+        QCOMPARE(countRows(dbPath(), "flows_fts"), countRows(dbPath(), "flows"));
+    }
+
     // Retention must not run after every commit: only when a size limit exists and the stored
     // size is unknown or over it.
     void retentionRunsOnlyWhenALimitCanBePassed() {
@@ -791,13 +886,20 @@ private slots:
             QString error;
             QVERIFY2(StoreDatabase::createSchemaV1(db, &error), qPrintable(error));
             QSqlQuery q(db);
-            const QByteArray summary = QJsonDocument(storedFlow("req_v1", 1000)).toJson();
+            QJsonObject flow = storedFlow("req_v1", 1000);
+            const QJsonArray hops = flow.take("hops").toArray();
             q.prepare("INSERT INTO flows(id, started_at, run_id, state, status, summary, hops) "
                       "VALUES('req_v1', ?, 'run_v1', 'completed', 200, ?, ?)");
             q.addBindValue(QDateTime::currentMSecsSinceEpoch());
-            q.addBindValue(summary);
-            q.addBindValue(qCompress("[]"));
+            q.addBindValue(QJsonDocument(flow).toJson());
+            q.addBindValue(qCompress(QJsonDocument(hops).toJson()));
             QVERIFY(q.exec());
+            // Schema 1 and 2 kept the text in the index (content stored): as they wrote it.
+            q.prepare("INSERT INTO flows_fts(rowid, body) VALUES(last_insert_rowid(), ?)");
+            q.addBindValue("req_v1\n/v1/responses\nan old word: pelican\n");
+            QVERIFY(q.exec());
+            QVERIFY(q.exec("SELECT 1 FROM sqlite_master WHERE name = 'flows_fts_content'") &&
+                    q.next());
             QVERIFY(q.exec("INSERT INTO runs(id, started_at, last_at, flow_count, input_tokens, "
                            "output_tokens, total_tokens, cost_usd, cost_known, code_runs) "
                            "VALUES('run_v1', 1, 2, 1, 0, 0, 0, 0, 0, 0)"));
@@ -812,6 +914,16 @@ private slots:
         QCOMPARE(runs.size(), 1);
         QCOMPARE(runs.first().toObject().value("tool_calls").toInt(), 0); // the new column
         QCOMPARE(countRows(dbPath(), "run_keys"), 0);                     // the new table
+        // Schema 3: the index keeps no copy; the flow was indexed again from its row, so its
+        // words are found, and a delete (deriving the same text) takes them out.
+        QVERIFY(!hasTable(dbPath(), "flows_fts_content"));
+        FlowFilter search;
+        search.q = "req_v1";
+        QCOMPARE(store->query()->list(search).value("data").toArray().size(), 1);
+        QVERIFY(indexedTerms(dbPath()).contains("v1"));
+        QVERIFY(!indexedTerms(dbPath()).contains("pelican")); // the old index went with its table
+        QCOMPARE(store->remove({"req_v1"}), 1);
+        QCOMPARE(indexedTerms(dbPath()), QStringList()); // nothing else was stored
         QVERIFY(!QFileInfo::exists(dbPath() + ".broken-*"));
         QCOMPARE(QDir(m_dir->path()).entryList({"*.broken-*"}).size(), 0);
     }
