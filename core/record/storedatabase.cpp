@@ -359,6 +359,11 @@ bool StoreDatabase::prepare(QString *problem, QString *error) {
                                      .arg(path())
                                      .arg(version)
                                      .arg(kSchemaVersion);
+        // Schema 3 dropped the index's copy of every text, most of a file's pages: the file is
+        // written again without them, once (freed pages are otherwise only reused).
+        if (version > 0 && version < 3 && !m_inMemory && !q.exec(QStringLiteral("VACUUM")))
+            qWarning().noquote() << "loopscope: history: could not compact the migrated file:"
+                                 << q.lastError().text();
     }
     return true;
 }

@@ -128,6 +128,24 @@ bool hasTable(const QString &path, const QString &table) {
     return found;
 }
 
+// A PRAGMA's value read through a connection of its own (auto_vacuum, freelist_count, …).
+qint64 pragma(const QString &path, const QString &name) {
+    const QString connection =
+        QStringLiteral("pragma-%1").arg(QRandomGenerator::global()->generate());
+    qint64 value = -1;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", connection);
+        db.setDatabaseName(path);
+        if (db.open()) {
+            QSqlQuery q(db);
+            if (q.exec("PRAGMA " + name) && q.next())
+                value = q.value(0).toLongLong();
+        }
+    }
+    QSqlDatabase::removeDatabase(connection);
+    return value;
+}
+
 QString integrity(const QString &path) {
     const QString name = QStringLiteral("check-%1").arg(QRandomGenerator::global()->generate());
     QString result;
@@ -883,9 +901,10 @@ private slots:
             QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "v1");
             db.setDatabaseName(dbPath());
             QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec("PRAGMA journal_mode=WAL")); // as the writer opens every file
             QString error;
             QVERIFY2(StoreDatabase::createSchemaV1(db, &error), qPrintable(error));
-            QSqlQuery q(db);
             QJsonObject flow = storedFlow("req_v1", 1000);
             const QJsonArray hops = flow.take("hops").toArray();
             q.prepare("INSERT INTO flows(id, started_at, run_id, state, status, summary, hops) "
@@ -896,7 +915,8 @@ private slots:
             QVERIFY(q.exec());
             // Schema 1 and 2 kept the text in the index (content stored): as they wrote it.
             q.prepare("INSERT INTO flows_fts(rowid, body) VALUES(last_insert_rowid(), ?)");
-            q.addBindValue("req_v1\n/v1/responses\nan old word: pelican\n");
+            q.addBindValue(QString("req_v1\n/v1/responses\nan old word: pelican\n" +
+                                   QString("a large old body ").repeated(60000)));
             QVERIFY(q.exec());
             QVERIFY(q.exec("SELECT 1 FROM sqlite_master WHERE name = 'flows_fts_content'") &&
                     q.next());
@@ -917,6 +937,10 @@ private slots:
         // Schema 3: the index keeps no copy; the flow was indexed again from its row, so its
         // words are found, and a delete (deriving the same text) takes them out.
         QVERIFY(!hasTable(dbPath(), "flows_fts_content"));
+        // The file was written again without the old copy's pages.
+        QCOMPARE(pragma(dbPath(), "freelist_count"), 0);
+        QVERIFY2(pragma(dbPath(), "page_count") < 100,
+                 qPrintable(QString::number(pragma(dbPath(), "page_count"))));
         FlowFilter search;
         search.q = "req_v1";
         QCOMPARE(store->query()->list(search).value("data").toArray().size(), 1);
