@@ -124,10 +124,6 @@ QJsonObject RecordedFlow::toJson() const {
     return flow;
 }
 
-QString RecordedFlow::searchText() const {
-    return searchText({id, path, model, runId, sessionId, containerId}, hopsJson());
-}
-
 QString RecordedFlow::searchText(const QStringList &head, const QJsonArray &hops) {
     QString text;
     text.reserve(4096);

@@ -82,10 +82,8 @@ struct RecordedFlow {
     QJsonArray clientEventsJson() const;
     // summary + "hops"
     QJsonObject toJson() const;
-    // Every text of the flow, for full-text search: ids, path, model, bodies, events, code,
-    // stdout, stderr, output.
-    QString searchText() const;
-    // The same text from parts: `head` (id, path, model…) then every string in `hops`.
+    // Every text of a flow, for full-text search: `head` (id, path, model…) then every string
+    // in `hops` (bodies, events, code, stdout, stderr, output).
     static QString searchText(const QStringList &head, const QJsonArray &hops);
     // The text a stored flow is indexed by, from what is stored: its summary (id, path, model,
     // run, session, container) and its stored hops. The index keeps no copy of it, so the store
