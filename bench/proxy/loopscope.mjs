@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { track } from './children.mjs';
 
-// Resolves once it listens: { url, pid, dataDir, stop() } (stop ends it and removes its data).
+// Resolves once it listens: { url, pid, stop(beforeRemove) } (stop ends it, lets beforeRemove
+// look at its data directory, then removes it).
 export async function startLoopscope(bin, upstreamPort, extra = []) {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-loopscope-'));
   const proc = track(spawn(bin, ['--headless', '--port', '0', '--upstream', `http://127.0.0.1:${upstreamPort}/v1`,
@@ -25,5 +26,5 @@ export async function startLoopscope(bin, upstreamPort, extra = []) {
   // Its per-request log lines are read and dropped: a pipe nobody reads fills up and then
   // blocks the process's log writer, which a terminal never does.
   proc.stderr.resume();
-  return { url, pid: proc.pid, dataDir, stop: async () => { proc.kill('SIGTERM'); await once(proc, 'exit'); rmSync(dataDir, { recursive: true, force: true }); } };
+  return { url, pid: proc.pid, stop: async (beforeRemove) => { proc.kill('SIGTERM'); await once(proc, 'exit'); beforeRemove?.(dataDir); rmSync(dataDir, { recursive: true, force: true }); } };
 }
