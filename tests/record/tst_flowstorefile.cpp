@@ -7,6 +7,7 @@
 #include "record/flowrecorder.h"
 #include "record/flowstore.h"
 #include "record/storedatabase.h"
+#include "support/sqlitefileread.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -75,91 +76,49 @@ QJsonObject storedFlow(const QString &id, qint64 startedAt, const QString &paddi
 }
 
 int countRows(const QString &path, const QString &table) {
-    const QString name = QStringLiteral("count-%1").arg(QRandomGenerator::global()->generate());
-    int n = -1;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec("SELECT count(*) FROM " + table) && q.next())
-                n = q.value(0).toInt();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return n;
+    return readSqliteFile(path, -1, [&](QSqlDatabase db) {
+        QSqlQuery q(db);
+        return q.exec("SELECT count(*) FROM " + table) && q.next() ? q.value(0).toInt() : -1;
+    });
 }
 
 // Every term the full-text index holds (fts5vocab reads the index itself: a row deleted with
 // the wrong text leaves its terms there, whatever a search joined with the flows shows).
 QStringList indexedTerms(const QString &path) {
-    const QString name = QStringLiteral("terms-%1").arg(QRandomGenerator::global()->generate());
-    QStringList terms;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, flows_fts, 'row')") &&
-                q.exec("SELECT term FROM temp.terms"))
-                while (q.next())
-                    terms << q.value(0).toString();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return terms;
+    return readSqliteFile(path, QStringList(), [](QSqlDatabase db) {
+        QStringList terms;
+        QSqlQuery q(db);
+        if (q.exec("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, flows_fts, 'row')") &&
+            q.exec("SELECT term FROM temp.terms"))
+            while (q.next())
+                terms << q.value(0).toString();
+        return terms;
+    });
 }
 
 // Whether the file has a table of that name (the full-text index's shadow tables included).
 bool hasTable(const QString &path, const QString &table) {
-    const QString name = QStringLiteral("table-%1").arg(QRandomGenerator::global()->generate());
-    bool found = false;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery q(db);
-            q.prepare("SELECT 1 FROM sqlite_master WHERE name = ?");
-            q.addBindValue(table);
-            found = q.exec() && q.next();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return found;
+    return readSqliteFile(path, false, [&](QSqlDatabase db) {
+        QSqlQuery q(db);
+        q.prepare("SELECT 1 FROM sqlite_master WHERE name = ?");
+        q.addBindValue(table);
+        return q.exec() && q.next();
+    });
 }
 
-// A PRAGMA's value read through a connection of its own (auto_vacuum, freelist_count, …).
+// A PRAGMA's value read through a connection of its own (freelist_count, page_count, …).
 qint64 pragma(const QString &path, const QString &name) {
-    const QString connection =
-        QStringLiteral("pragma-%1").arg(QRandomGenerator::global()->generate());
-    qint64 value = -1;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", connection);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec("PRAGMA " + name) && q.next())
-                value = q.value(0).toLongLong();
-        }
-    }
-    QSqlDatabase::removeDatabase(connection);
-    return value;
+    return readSqliteFile(path, qint64(-1), [&](QSqlDatabase db) {
+        QSqlQuery q(db);
+        return q.exec("PRAGMA " + name) && q.next() ? q.value(0).toLongLong() : qint64(-1);
+    });
 }
 
 QString integrity(const QString &path) {
-    const QString name = QStringLiteral("check-%1").arg(QRandomGenerator::global()->generate());
-    QString result;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec("PRAGMA integrity_check") && q.next())
-                result = q.value(0).toString();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return result;
+    return readSqliteFile(path, QString(), [](QSqlDatabase db) {
+        QSqlQuery q(db);
+        return q.exec("PRAGMA integrity_check") && q.next() ? q.value(0).toString() : QString();
+    });
 }
 
 // Child mode: write flows as fast as the store takes them and report each committed count,

@@ -6,10 +6,10 @@
 #undef QT_NO_CAST_FROM_ASCII
 #include "inspect/eventbus.h"
 #include "record/flowstore.h"
+#include "support/sqlitefileread.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QSqlDatabase>
 #include <QSqlQuery>
@@ -40,20 +40,14 @@ void publishExchange(EventBus &bus, const QString &id) {
 }
 
 QStringList storedIds(const QString &path) {
-    const QString name = QStringLiteral("read-%1").arg(QRandomGenerator::global()->generate());
-    QStringList ids;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", name);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec("SELECT id FROM flows ORDER BY id"))
-                while (q.next())
-                    ids << q.value(0).toString();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return ids;
+    return readSqliteFile(path, QStringList(), [](QSqlDatabase db) {
+        QStringList ids;
+        QSqlQuery q(db);
+        if (q.exec("SELECT id FROM flows ORDER BY id"))
+            while (q.next())
+                ids << q.value(0).toString();
+        return ids;
+    });
 }
 
 QString flowId(int i) {
