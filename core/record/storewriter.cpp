@@ -421,10 +421,11 @@ int StoreWriter::deleteWhere(const QString &condition, const QVariantList &value
     QSqlDatabase db = m_db->writer();
     db.transaction();
     QSqlQuery q(db);
-    const auto bind = [&q, &values] {
+    const auto bindTo = [&values](QSqlQuery &query) {
         for (const QVariant &v : values)
-            q.addBindValue(v);
+            query.addBindValue(v);
     };
+    const auto bind = [&q, &bindTo] { bindTo(q); };
     // The stored size is kept by subtraction: summing every row's bytes reads the whole
     // table (hundreds of MB once the history is near its limit).
     q.prepare(QStringLiteral("SELECT coalesce(sum(bytes), 0) FROM flows WHERE ") + condition);
@@ -439,21 +440,21 @@ int StoreWriter::deleteWhere(const QString &condition, const QVariantList &value
         while (q.next())
             runs << q.value(0).toString();
     // Out of the index first, with the text derived from each row (the index keeps none).
-    q.prepare(QStringLiteral("SELECT seq, summary, hops FROM flows WHERE ") + condition);
-    bind();
-    q.setForwardOnly(true);
-    if (q.exec()) {
+    {
+        QSqlQuery rows(db);
+        rows.setForwardOnly(true); // one row's hops at a time
+        rows.prepare(QStringLiteral("SELECT seq, summary, hops FROM flows WHERE ") + condition);
+        bindTo(rows);
         QSqlQuery unindex(db);
         unindex.prepare(QLatin1String(StoreDatabase::kUnindexRowSql));
-        while (q.next())
-            if (!StoreDatabase::runSearchStatement(unindex, q.value(0).toLongLong(),
-                                                   q.value(1).toByteArray(),
-                                                   q.value(2).toByteArray()))
-                qWarning().noquote() << "loopscope: history: cannot unindex a deleted flow:"
-                                     << unindex.lastError().text();
+        if (rows.exec())
+            while (rows.next())
+                if (!StoreDatabase::runSearchStatement(unindex, rows.value(0).toLongLong(),
+                                                       rows.value(1).toByteArray(),
+                                                       rows.value(2).toByteArray()))
+                    qWarning().noquote() << "loopscope: history: cannot unindex a deleted flow:"
+                                         << unindex.lastError().text();
     }
-    q.finish();
-    q.setForwardOnly(false);
     q.prepare(QStringLiteral("DELETE FROM flows WHERE ") + condition);
     bind();
     q.exec();
