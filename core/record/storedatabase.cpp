@@ -231,6 +231,18 @@ bool makeSearchIndexContentless(QSqlDatabase db, QString *error) {
     return true;
 }
 
+// 3 → 4: a row's `bytes` counts its share of the index instead of its text in full
+// (StoreDatabase::storedBytes). Schema 3 wrote summary + hops + text, so the text's length is
+// what is left after the two columns. length() of a blob reads no content.
+bool countIndexShareOnly(QSqlDatabase db, QString *error) {
+    return exec(db,
+                QStringLiteral("UPDATE flows SET bytes = length(summary) + "
+                               "coalesce(length(hops), 0) + max(0, bytes - length(summary) - "
+                               "coalesce(length(hops), 0)) / %1")
+                    .arg(StoreDatabase::kIndexBytesPerTextChar),
+                error);
+}
+
 } // namespace
 
 int StoreDatabase::schemaVersion(QSqlDatabase db) {
@@ -264,6 +276,8 @@ bool StoreDatabase::migrate(QSqlDatabase db, int from, QString *error) {
     }
     if (ok && from < 3)
         ok = makeSearchIndexContentless(db, error);
+    if (ok && from < 4)
+        ok = countIndexShareOnly(db, error);
     if (ok)
         ok = exec(db,
                   QStringLiteral("UPDATE meta SET value='%1' WHERE key='schema_version'")

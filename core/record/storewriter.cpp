@@ -126,6 +126,10 @@ void FlowRow::encodeIn(BackgroundLane &lane) {
     lane.submit(pendingEncode);
 }
 
+qint64 FlowRow::storedBytes() const {
+    return StoreDatabase::storedBytes(summary.size(), hops.size(), searchText.size());
+}
+
 void FlowRow::encode() {
     if (!summary.isEmpty())
         return;
@@ -198,7 +202,7 @@ bool StoreWriter::insert(const FlowRow &row, qint64 *added, QString *error) {
     if (!m_statements)
         m_statements = std::make_unique<Statements>(m_db->writer());
     QSqlQuery &q = m_statements->flow;
-    const qint64 bytes = row.summary.size() + row.hops.size() + row.searchText.size();
+    const qint64 bytes = row.storedBytes();
     q.addBindValue(row.id);
     q.addBindValue(row.startedAt);
     q.addBindValue(row.runId.isEmpty() ? QVariant() : QVariant(row.runId));

@@ -37,6 +37,9 @@ struct FlowRow {
     // row waits for its batch.
     void encodeIn(BackgroundLane &lane);
     std::shared_ptr<FlowRowEncodeJob> pendingEncode;
+    // What the row adds to the history file once encoded, as `history.max_mb` counts it: see
+    // StoreDatabase::storedBytes.
+    qint64 storedBytes() const;
 
     QString id;
     qint64 startedAt = 0;

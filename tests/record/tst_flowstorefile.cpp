@@ -855,6 +855,65 @@ private slots:
         QSqlDatabase::removeDatabase("chunks");
     }
 
+    // history.max_mb counts what a row adds to the file: summary, compressed hops and a third
+    // of its search text for the index. Schema 3 counted the text in full, as if stored: a
+    // file of a few MB already "held" hundreds, and retention deleted flows long before the
+    // limit. A schema-3 file's counts are corrected when it is opened.
+    void rowsCountWhatTheFileHolds() {
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        struct Row {
+            qint64 bytes = -1, summary = 0, hops = 0, text = 0;
+        };
+        auto readRow = [&] {
+            return readSqliteFile(dbPath(), Row(), [](QSqlDatabase db) {
+                Row row;
+                QSqlQuery q(db);
+                if (q.exec("SELECT bytes, summary, hops FROM flows WHERE id = 'req_sized'") &&
+                    q.next()) {
+                    const QByteArray summary = q.value(1).toByteArray();
+                    const QByteArray hops = q.value(2).toByteArray();
+                    row = {q.value(0).toLongLong(), summary.size(), hops.size(),
+                           StoreDatabase::searchTextOfRow(summary, hops).size()};
+                }
+                return row;
+            });
+        };
+        {
+            auto store = openStore();
+            QVERIFY(store);
+            // 60 KB of text that compresses to almost nothing: the count is the index's share.
+            QCOMPARE(store->importFlows({storedFlow("req_sized", now, QString(60000, u'w'))}), 1);
+            store->flush();
+        }
+        const Row written = readRow();
+        QVERIFY(written.text > 60000);
+        QCOMPARE(written.bytes, written.summary + written.hops + written.text / 3);
+        QVERIFY2(written.bytes < 25000, qPrintable(QString::number(written.bytes)));
+        // The same row as schema 3 counted it.
+        QVERIFY(readSqliteFile(dbPath(), false, [&](QSqlDatabase db) {
+            QSqlQuery q(db);
+            q.prepare("UPDATE flows SET bytes = ?");
+            q.addBindValue(written.summary + written.hops + written.text);
+            return q.exec() && q.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+        }));
+        {
+            auto store = openStore();
+            QVERIFY(store);
+            QVERIFY(store->query()->flow("req_sized"));
+        }
+        QCOMPARE(readRow().bytes, written.bytes);
+        QCOMPARE(readSqliteFile(
+                     dbPath(), QString(),
+                     [](QSqlDatabase db) {
+                         QSqlQuery q(db);
+                         return q.exec("SELECT value FROM meta WHERE key = 'schema_version'") &&
+                                        q.next()
+                                    ? q.value(0).toString()
+                                    : QString();
+                     }),
+                 QString::number(StoreDatabase::kSchemaVersion));
+    }
+
     void migratesSchemaOneForward() {
         {
             QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "v1");
