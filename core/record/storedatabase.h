@@ -57,9 +57,9 @@ public:
 
     // What a row adds to the file, the `bytes` column `history.max_mb` is counted in (schema
     // 4): its summary, its compressed hops, and its share of the search index, which keeps
-    // the terms and their positions but no text — a quarter of the text's size for prose and
-    // code (0.23–0.31 in docs/benchmarks.md), counted as a third so that the file stays under
-    // the limit. Schema 3 counted the text in full, uncompressed, as if it were stored: a
+    // the terms and their positions but no text: a quarter to a third of the text's size for
+    // prose and code (0.23–0.32, bench/record/index_share.py), counted as a third so that the
+    // file stays under the limit. Schema 3 counted the text in full, as if it were stored: a
     // 500 MB limit then held a few thousand flows in a file of tens of MB.
     static qint64 storedBytes(qint64 summaryBytes, qint64 compressedHopsBytes,
                               qint64 searchTextChars) {
