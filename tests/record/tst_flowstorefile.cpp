@@ -857,7 +857,7 @@ private slots:
 
     // history.max_mb counts what a row adds to the file: summary, compressed hops and a third
     // of its search text for the index. Schema 3 counted the text in full, as if stored: a
-    // file of a few MB already "held" hundreds, and retention deleted flows long before the
+    // file of a few MB could count as hundreds, and retention deleted flows long before the
     // limit. A schema-3 file's counts are corrected when it is opened.
     void rowsCountWhatTheFileHolds() {
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
