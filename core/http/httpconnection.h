@@ -81,7 +81,13 @@ private:
     static int onMessageComplete(http_parser *parser);
 
     void onReadyRead();
+    // Reads what the socket holds of the current body, up to its declared end, straight into
+    // the request; false when the connection is not inside such a body.
+    bool readBodyInPlace();
     void parsePending();
+    // What follows a parser run: hands a complete request to the handler, or answers a
+    // malformed one. False when parsing must stop.
+    bool afterParse();
     void onSinkFinished();
     void failAndClose(int status, const QString &message, const QString &code);
     // failAndClose for a request refused for its form, with a log line naming it.
@@ -110,6 +116,10 @@ private:
     bool m_closing = false;
     bool m_rejected = false;
     bool m_inMessage = false; // a request has begun and is not yet complete
+    // Between the head and the end of a body of declared length (read in place, see
+    // readBodyInPlace), and while the parser runs over bytes already in the body.
+    bool m_inDeclaredBody = false;
+    bool m_bodyInPlace = false;
     bool m_heardFrom = false; // a first byte arrived
     QElapsedTimer m_lastActivity;
     QTimer m_headerTimer;
