@@ -902,16 +902,8 @@ private slots:
             QVERIFY(store->query()->flow("req_sized"));
         }
         QCOMPARE(readRow().bytes, written.bytes);
-        QCOMPARE(readSqliteFile(
-                     dbPath(), QString(),
-                     [](QSqlDatabase db) {
-                         QSqlQuery q(db);
-                         return q.exec("SELECT value FROM meta WHERE key = 'schema_version'") &&
-                                        q.next()
-                                    ? q.value(0).toString()
-                                    : QString();
-                     }),
-                 QString::number(StoreDatabase::kSchemaVersion));
+        QCOMPARE(readSqliteFile(dbPath(), -1, &StoreDatabase::schemaVersion),
+                 StoreDatabase::kSchemaVersion);
     }
 
     void migratesSchemaOneForward() {
