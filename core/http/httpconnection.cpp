@@ -81,15 +81,8 @@ void HttpConnection::onReadyRead() {
     while (m_socket->bytesAvailable() > 0 && !m_rejected) {
         if (readBodyInPlace())
             continue;
-        const qsizetype old = m_pending.size();
-        const qint64 want = qMin<qint64>(m_socket->bytesAvailable(), kReadPieceBytes);
-        m_pending.resize(old + qsizetype(want));
-        const qint64 got = m_socket->read(m_pending.data() + old, want);
-        m_pending.resize(old + qsizetype(qMax<qint64>(got, 0)));
-        if (got <= 0)
+        if (appendFromSocket(m_pending, kReadPieceBytes) <= 0)
             break;
-        m_heardFrom = true;
-        m_lastActivity.restart();
         if (isBusy() && m_pending.size() > m_limits.maxPendingBytes) {
             // Only a pipelining client sends during a response, and none sends this much.
             qWarning("loopscope: closing connection from %s: %lld bytes sent while its response "
@@ -144,6 +137,19 @@ void HttpConnection::onHeaderTimeout() {
                  QStringLiteral("request_timeout"));
 }
 
+qint64 HttpConnection::appendFromSocket(QByteArray &buffer, qint64 most) {
+    const qsizetype old = buffer.size();
+    const qint64 want = qMin(m_socket->bytesAvailable(), most);
+    buffer.resize(old + qsizetype(want));
+    const qint64 got = m_socket->read(buffer.data() + old, want);
+    buffer.resize(old + qsizetype(qMax<qint64>(got, 0)));
+    if (got > 0) {
+        m_heardFrom = true;
+        m_lastActivity.restart();
+    }
+    return got;
+}
+
 bool HttpConnection::readBodyInPlace() {
     // A body of declared length goes out of the socket's buffer straight into the request (the
     // parser is then run over it where it lies, and onBody appends nothing): through the
@@ -155,14 +161,9 @@ bool HttpConnection::readBodyInPlace() {
         return false;
     QByteArray &body = m_request.body;
     const qsizetype old = body.size();
-    const qint64 want = qMin<qint64>(m_socket->bytesAvailable(), qint64(remaining));
-    body.resize(old + qsizetype(want)); // within the length reserved at the head
-    const qint64 got = m_socket->read(body.data() + old, want);
-    body.resize(old + qsizetype(qMax<qint64>(got, 0)));
+    const qint64 got = appendFromSocket(body, qint64(remaining)); // into what the head reserved
     if (got <= 0)
         return false;
-    m_heardFrom = true;
-    m_lastActivity.restart();
     armIdleTimer();
     m_bodyInPlace = true;
     const size_t parsed =

@@ -81,6 +81,9 @@ private:
     static int onMessageComplete(http_parser *parser);
 
     void onReadyRead();
+    // Appends at most `most` of the bytes the socket holds to `buffer` (resized, not reallocated
+    // while it has the capacity) and notes the activity; returns what read() returned.
+    qint64 appendFromSocket(QByteArray &buffer, qint64 most);
     // Reads what the socket holds of the current body, up to its declared end, straight into
     // the request; false when the connection is not inside such a body.
     bool readBodyInPlace();
