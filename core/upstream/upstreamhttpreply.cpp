@@ -217,10 +217,12 @@ void UpstreamHttpReply::parse(const char *data, qsizetype size) {
     if (!m_messageComplete || m_done)
         return;
     const int status = int(m_parser.status_code);
-    // The connection is good for another exchange only if the message ended cleanly and
-    // nothing follows it.
+    // The connection is good for another exchange only if the message ended cleanly, nothing
+    // follows it, and all of the request went out: an upstream may answer before it has read
+    // the whole body, and the rest of that body must not precede the next request.
     if (m_socket && http_should_keep_alive(&m_parser) && m_unparsedAfterMessage == 0 &&
-        m_socket->bytesAvailable() == 0 && !m_socketClosed && m_pool) {
+        m_socket->bytesAvailable() == 0 && !m_socketClosed && m_pool &&
+        m_socket->bytesToWrite() == 0) {
         QTcpSocket *socket = m_socket;
         m_socket = nullptr;
         socket->disconnect(this);

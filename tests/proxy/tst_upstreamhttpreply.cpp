@@ -313,6 +313,42 @@ private slots:
         QCOMPARE(server.requests.size(), 3); // the cut one, then its retry
     }
 
+    void answerBeforeTheBodyLeavesTheConnectionOutOfThePool() {
+        // An upstream may answer as soon as it has read a request's head (a 413, a 401) and
+        // then stop reading. The rest of the body still waits in this side's write buffer, so
+        // the connection must not carry another request: that request would follow the body's
+        // remainder, which the upstream takes for the start of the next request or never reads.
+        QTcpServer server;
+        QVERIFY(server.listen(QHostAddress::LocalHost));
+        int connections = 0;
+        connect(&server, &QTcpServer::pendingConnectionAvailable, &server, [&] {
+            while (QTcpSocket *socket = server.nextPendingConnection()) {
+                ++connections;
+                // Qt stops reading the descriptor at this bound: the kernel's buffers fill and
+                // the sender's bytes wait on its side, as with an upstream that stopped reading.
+                socket->setReadBufferSize(64 * 1024);
+                auto head = std::make_shared<QByteArray>();
+                connect(socket, &QTcpSocket::readyRead, socket, [socket, head] {
+                    if (head->contains("\r\n\r\n"))
+                        return; // answered: what follows is left unread
+                    *head += socket->read(64 * 1024);
+                    if (head->contains("\r\n\r\n"))
+                        socket->write(okWith("{\"early\":true}"));
+                });
+            }
+        });
+        UpstreamClient client;
+        const UpstreamRoute route =
+            routeTo(QStringLiteral("http://127.0.0.1:%1/v1").arg(server.serverPort()));
+        // Far more than the kernel's socket buffers on both sides hold.
+        const Result early = exchange(client, route, "POST", QByteArray(48 * 1024 * 1024, 'x'));
+        QCOMPARE(early.status, 200);
+        QCOMPARE(early.body, QByteArray("{\"early\":true}"));
+        const Result next = exchange(client, route, "POST", "{}");
+        QCOMPARE(next.status, 200);
+        QCOMPARE(connections, 2);
+    }
+
     void cutMidBodyIsAnError() {
         ByteServer server(new QTcpServer);
         server.answer = [](const QByteArray &) -> QByteArray {
