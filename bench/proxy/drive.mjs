@@ -4,10 +4,13 @@
 // once it listens and waits --settle-ms before the first request. Prints the mean time per
 // request. (How the 2026-12-08 profile in docs/benchmarks.md was taken: `perf record -e
 // cpu-clock -F 1999 -p $(cat PIDFILE)` while this ran with --requests 400 --size 1048576.)
+// --prose fills the body with this repository's README.md (newlines, quotes, non-ASCII: what
+// the recorder's JSON work meets in agents' requests) instead of one repeated letter.
 //   node bench/proxy/drive.mjs --bin build/release/app/loopscope [--requests 400]
-//        [--size 1048576] [--pid-file /tmp/loopscope.pid] [--settle-ms 1500] [-- extra args]
+//        [--size 1048576] [--prose] [--pid-file /tmp/loopscope.pid] [--settle-ms 1500]
+//        [-- extra args]
 import http from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startLoopscope } from './loopscope.mjs';
 
@@ -19,6 +22,7 @@ const { values, positionals } = parseArgs({
     size: { type: 'string', default: String(1024 * 1024) },
     'pid-file': { type: 'string', default: '/tmp/loopscope.pid' },
     'settle-ms': { type: 'string', default: '1500' },
+    prose: { type: 'boolean', default: false },
   },
 });
 if (!values.bin) {
@@ -38,7 +42,9 @@ const loopscope = await startLoopscope(values.bin, upstream.address().port, posi
 writeFileSync(values['pid-file'], String(loopscope.pid));
 await new Promise((resolve) => setTimeout(resolve, Number(values['settle-ms'])));
 
-const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(size) }] });
+const prose = values.prose ? readFileSync(new URL('../../README.md', import.meta.url), 'utf8') : 'x';
+const content = prose.repeat(Math.ceil(size / prose.length)).slice(0, size);
+const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content }] });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const target = new URL(loopscope.url);
 const started = performance.now();
