@@ -424,14 +424,20 @@ QJsonValue CredentialPolicy::maskValue(const QJsonValue &value) const {
                : value;
 }
 
-QJsonObject CredentialPolicy::maskObject(const QJsonObject &object) const {
+QJsonObject CredentialPolicy::maskObject(const QJsonObject &object, bool *masked) const {
     QJsonObject out;
-    return maskObjectInto(snapshot()->matcher, object, out) ? out : object;
+    const bool changed = maskObjectInto(snapshot()->matcher, object, out);
+    if (masked)
+        *masked = changed;
+    return changed ? out : object;
 }
 
-QJsonArray CredentialPolicy::maskArray(const QJsonArray &array) const {
+QJsonArray CredentialPolicy::maskArray(const QJsonArray &array, bool *masked) const {
     QJsonArray out;
-    return maskArrayInto(snapshot()->matcher, array, out) ? out : array;
+    const bool changed = maskArrayInto(snapshot()->matcher, array, out);
+    if (masked)
+        *masked = changed;
+    return changed ? out : array;
 }
 
 namespace {

@@ -69,8 +69,9 @@ public:
     // Strings at any depth: values of secret-named keys masked whole, every other string masked
     // by maskText. What needs no masking is returned as it came (shared, not rebuilt).
     QJsonValue maskValue(const QJsonValue &value) const;
-    QJsonObject maskObject(const QJsonObject &object) const;
-    QJsonArray maskArray(const QJsonArray &array) const;
+    // `masked` (may be null) tells whether anything was: when false the value is the one given.
+    QJsonObject maskObject(const QJsonObject &object, bool *masked = nullptr) const;
+    QJsonArray maskArray(const QJsonArray &array, bool *masked = nullptr) const;
     // False only when the JSON text `utf8` certainly parses to a value maskValue would return
     // unchanged: it holds no escape (so every string is its bytes), no name a secret key could
     // have ("key", "token", "authorization" in any case: isSecretKey's names all hold one), no

@@ -82,6 +82,7 @@ FlowRow rowOf(const RecordedFlow &flow, const QJsonObject &summary, const QJsonA
     // Encoded on the writer thread (FlowRow::encode), so the recorder stays free for events.
     row.summaryJson = summary;
     row.hopsJson = hops;
+    row.verbatimBodies = flow.verbatimBodies();
     row.inputTokens = flow.inputTokens;
     row.outputTokens = flow.outputTokens;
     row.totalTokens = flow.totalTokens;
@@ -126,16 +127,24 @@ void FlowRecorder::setCredentials(std::shared_ptr<const CredentialPolicy> creden
 
 // Bodies are masked here, on the store thread, where they are parsed anyway: the proxy thread
 // only shares their bytes. Parsed first, so a secret JSON-escaped in the body is found too.
-QJsonValue FlowRecorder::parseBody(const QByteArray &raw) const {
+QJsonValue FlowRecorder::parseBody(const QByteArray &raw, bool *verbatim) const {
+    if (verbatim)
+        *verbatim = false;
     if (raw.isEmpty())
         return QJsonValue::Null;
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(raw, &error);
     if (error.error == QJsonParseError::NoError) {
-        if (doc.isObject())
-            return m_credentials->maskObject(doc.object());
-        if (doc.isArray())
-            return m_credentials->maskArray(doc.array());
+        bool masked = true;
+        const QJsonValue body =
+            doc.isObject()  ? QJsonValue(m_credentials->maskObject(doc.object(), &masked))
+            : doc.isArray() ? QJsonValue(m_credentials->maskArray(doc.array(), &masked))
+                            : QJsonValue();
+        if (doc.isObject() || doc.isArray()) {
+            if (verbatim)
+                *verbatim = !masked;
+            return body;
+        }
     }
     return m_credentials->maskText(QString::fromUtf8(raw.left(kMaxTextBody)));
 }
@@ -242,9 +251,12 @@ void FlowRecorder::record(const InspectorEvent &event) {
         f.method = d.value(QStringLiteral("method")).toString();
         f.path = d.value(QStringLiteral("path")).toString();
         f.api = apiOfPath(f.path);
-        const QJsonValue body = parseBody(event.raw);
+        bool verbatim = false;
+        const QJsonValue body = parseBody(event.raw, &verbatim);
         f.requestRaw = event.raw;
         f.requestBodyRecorded = body;
+        if (verbatim)
+            f.requestBodyText = event.raw;
         f.requestBody = body.toObject();
         f.model = f.requestBody.value(QStringLiteral("model")).toString();
         f.stream = isTruthy(f.requestBody.value(QStringLiteral("stream")));
@@ -423,6 +435,7 @@ void FlowRecorder::record(const InspectorEvent &event) {
                         {QStringLiteral("headers"), headers},
                         {QStringLiteral("body"), QJsonValue::Null},
                         {QStringLiteral("events"), QJsonArray()}};
+        flow->responseBodyText.clear(); // (this answer's, if any, from here)
         if (streamed) {
             flow->stream = true;
             for (auto it = headers.constBegin(); it != headers.constEnd(); ++it)
@@ -430,8 +443,11 @@ void FlowRecorder::record(const InspectorEvent &event) {
                     it.value().toString().contains(QLatin1String("text/event-stream")))
                     flow->clientSseStream = true;
         } else {
-            const QJsonValue body = parseBody(event.raw);
+            bool verbatim = false;
+            const QJsonValue body = parseBody(event.raw, &verbatim);
             hop.insert(QStringLiteral("body"), body);
+            if (verbatim)
+                flow->responseBodyText = event.raw;
             if (body.isObject())
                 flow->finalResponse = body.toObject();
             if (flow->passThrough && flow->upstreamResponseHop >= 0) {

@@ -120,7 +120,9 @@ private:
     SseDecoder::DataSeen firstLook(QList<bool> &mayNeedMasking) const;
     void finalize(const QString &id);
     void resolveFinalResponse(RecordedFlow &flow);
-    QJsonValue parseBody(const QByteArray &raw) const;
+    // `verbatim` (may be null) tells whether the result is exactly what `raw` parses to: a
+    // JSON object or array, nothing masked (RecordedFlow::requestBodyText).
+    QJsonValue parseBody(const QByteArray &raw, bool *verbatim = nullptr) const;
     QJsonObject runningJson(const RecordedFlow &flow) const; // under m_mutex
 
     StoreWriter *m_writer;

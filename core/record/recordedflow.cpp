@@ -109,6 +109,17 @@ QJsonArray RecordedFlow::hopsJson() const {
     return out;
 }
 
+QList<std::pair<qsizetype, QByteArray>> RecordedFlow::verbatimBodies() const {
+    QList<std::pair<qsizetype, QByteArray>> out;
+    if (!requestBodyText.isEmpty() && !hops.empty())
+        out.append({0, requestBodyText}); // the client_request hop is the first
+    // (a body hopsJson() replaces, a non-SSE stream's text, has none)
+    if (!responseBodyText.isEmpty() && clientResponseHop >= 0 && clientStreamText.isEmpty() &&
+        !clientSseStream)
+        out.append({clientResponseHop, responseBodyText});
+    return out;
+}
+
 QJsonArray RecordedFlow::clientEventsJson() const {
     if (clientEventsTail.isEmpty())
         return clientEvents;

@@ -65,6 +65,13 @@ struct RecordedFlow {
     // request that shares these bytes is recorded from it instead of being parsed again.
     QByteArray requestRaw;
     QJsonValue requestBodyRecorded;
+    // The client's body and its JSON answer exactly as they came, each when its hop holds just
+    // what it parses to (JSON, nothing masked): the stored hops are written with these bytes as
+    // those bodies instead of serialising the parsed ones again (FlowRow::verbatimBodies), and
+    // read back the same.
+    QByteArray requestBodyText;
+    QByteArray responseBodyText;
+    QList<std::pair<qsizetype, QByteArray>> verbatimBodies() const;
     RunGrouper::ConversationChain conversationChain; // lookupKeys' hash, for responseKeys
     QJsonObject finalResponse; // the model's final answer (JSON or rebuilt from SSE)
     bool exchangeDone = false;

@@ -11,6 +11,8 @@
 #include <QSqlQuery>
 #include <QVariant>
 
+#include <algorithm>
+
 namespace loopscope {
 
 namespace {
@@ -75,9 +77,11 @@ void StoreWriter::checkpointWhenIdle() {
 // a good part of a flow's recording cost (3-4 ms of CPU for a 1 MB body).
 class FlowRowEncodeJob : public BackgroundJob {
 public:
-    FlowRowEncodeJob(QJsonObject summaryJson, QJsonArray hopsJson)
+    FlowRowEncodeJob(QJsonObject summaryJson, QJsonArray hopsJson,
+                     QList<std::pair<qsizetype, QByteArray>> verbatimBodies)
         : m_summaryJson(std::move(summaryJson))
-        , m_hopsJson(std::move(hopsJson)) {}
+        , m_hopsJson(std::move(hopsJson))
+        , m_verbatimBodies(std::move(verbatimBodies)) {}
 
     // Set once the job is done.
     QByteArray summary;
@@ -88,17 +92,19 @@ protected:
     void run() override {
         QJsonObject summaryJson;
         QJsonArray hopsJson;
+        QList<std::pair<qsizetype, QByteArray>> verbatimBodies;
         {
             QMutexLocker lock(&m_inputMutex); // each run reads its own shallow copy
             summaryJson = m_summaryJson;
             hopsJson = m_hopsJson;
+            verbatimBodies = m_verbatimBodies;
         }
         QByteArray s = QJsonDocument(summaryJson).toJson(QJsonDocument::Compact);
         // zlib's fastest level: the default (6) took 60 % of the writer's CPU for a 1 MB
         // request, whose body a pass-through flow holds twice, for a few percent more size
         // (any level reads back the same way).
         const QJsonArray stored = RecordedFlow::storedHops(hopsJson);
-        QByteArray h = qCompress(QJsonDocument(stored).toJson(QJsonDocument::Compact), 1);
+        QByteArray h = qCompress(storedText(stored, verbatimBodies), 1);
         // From what is stored, so that a delete can derive the same text from the row.
         QString t = RecordedFlow::searchTextOfStored(summaryJson, stored);
         if (keep([&] {
@@ -109,20 +115,71 @@ protected:
             QMutexLocker lock(&m_inputMutex);
             m_summaryJson = {};
             m_hopsJson = {};
+            m_verbatimBodies = {};
         }
     }
 
 private:
+    // The stored hops as compact JSON text, each hop of `verbatim` written with its body's
+    // text as it came (which parses to the hop's body) instead of serialising that again.
+    static QByteArray storedText(const QJsonArray &stored,
+                                 const QList<std::pair<qsizetype, QByteArray>> &verbatim) {
+        if (verbatim.isEmpty())
+            return QJsonDocument(stored).toJson(QJsonDocument::Compact);
+        QByteArray out;
+        out.reserve([&] {
+            qsizetype total = 256;
+            for (const auto &body : verbatim)
+                total += body.second.size();
+            return total;
+        }());
+        out += '[';
+        for (qsizetype i = 0; i < stored.size(); ++i) {
+            if (i > 0)
+                out += ',';
+            QJsonObject hop = stored.at(i).toObject();
+            const auto text = std::find_if(verbatim.cbegin(), verbatim.cend(),
+                                           [i](const auto &body) { return body.first == i; });
+            if (text == verbatim.cend() || !hop.contains(QLatin1String("body")) ||
+                !startsAJsonContainer(text->second)) {
+                out += QJsonDocument(hop).toJson(QJsonDocument::Compact);
+                continue;
+            }
+            hop.remove(QLatin1String("body"));
+            QByteArray rest = QJsonDocument(hop).toJson(QJsonDocument::Compact);
+            rest.chop(1); // its closing brace: the body follows as the last member
+            out += rest;
+            out += hop.isEmpty() ? "\"body\":" : ",\"body\":";
+            out += text->second;
+            out += '}';
+        }
+        out += ']';
+        return out;
+    }
+    // An object's or array's text with nothing before it but JSON whitespace (a byte order
+    // mark, which a document may begin with, could not stand inside another one).
+    static bool startsAJsonContainer(const QByteArray &text) {
+        for (const char c : text) {
+            if (c == '{' || c == '[')
+                return true;
+            if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+                return false;
+        }
+        return false;
+    }
+
     QMutex m_inputMutex;
     QJsonObject m_summaryJson;
     QJsonArray m_hopsJson;
+    QList<std::pair<qsizetype, QByteArray>> m_verbatimBodies;
 };
 
 void FlowRow::encodeIn(BackgroundLane &lane) {
     if (!summary.isEmpty() || pendingEncode)
         return;
     pendingEncode = std::make_shared<FlowRowEncodeJob>(std::exchange(summaryJson, {}),
-                                                       std::exchange(hopsJson, {}));
+                                                       std::exchange(hopsJson, {}),
+                                                       std::exchange(verbatimBodies, {}));
     lane.submit(pendingEncode);
 }
 
@@ -135,7 +192,8 @@ void FlowRow::encode() {
         return;
     if (!pendingEncode)
         pendingEncode = std::make_shared<FlowRowEncodeJob>(std::exchange(summaryJson, {}),
-                                                           std::exchange(hopsJson, {}));
+                                                           std::exchange(hopsJson, {}),
+                                                           std::exchange(verbatimBodies, {}));
     pendingEncode->finish();
     summary = std::move(pendingEncode->summary);
     hops = std::move(pendingEncode->hops);

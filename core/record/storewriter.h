@@ -30,6 +30,10 @@ struct FlowRow {
     // part of a flow's cost.
     QJsonObject summaryJson;
     QJsonArray hopsJson;
+    // Hop index → the JSON text its "body" parses to, written in place of serialising it again
+    // (RecordedFlow::verbatimBodies): a large body's re-serialisation was a fifth of recording
+    // its flow.
+    QList<std::pair<qsizetype, QByteArray>> verbatimBodies;
     // Fills summary, hops and searchText: from the background encoding when one was started
     // (waiting for it, or doing it here if the lane has not begun), else here.
     void encode();
