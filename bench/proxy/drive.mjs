@@ -4,13 +4,14 @@
 // once it listens and waits --settle-ms before the first request. Prints the mean time per
 // request. (How the 2026-12-08 profile in docs/benchmarks.md was taken: `perf record -e
 // cpu-clock -F 1999 -p $(cat PIDFILE)` while this ran with --requests 400 --size 1048576.)
-// --prose fills the body with this repository's README.md (newlines, quotes, non-ASCII: what
-// the recorder's JSON work meets in agents' requests) instead of one repeated letter.
+// --prose fills the body with this repository's own text (README.md, docs/ and core/'s sources
+// in turn, none repeated before the size is reached: newlines, quotes, non-ASCII, what the
+// recorder's JSON and compression work meets in agents' requests) instead of one letter.
 //   node bench/proxy/drive.mjs --bin build/release/app/loopscope [--requests 400]
 //        [--size 1048576] [--prose] [--pid-file /tmp/loopscope.pid] [--settle-ms 1500]
 //        [-- extra args]
 import http from 'node:http';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startLoopscope } from './loopscope.mjs';
 
@@ -42,8 +43,22 @@ const loopscope = await startLoopscope(values.bin, upstream.address().port, posi
 writeFileSync(values['pid-file'], String(loopscope.pid));
 await new Promise((resolve) => setTimeout(resolve, Number(values['settle-ms'])));
 
-const prose = values.prose ? readFileSync(new URL('../../README.md', import.meta.url), 'utf8') : 'x';
-const content = prose.repeat(Math.ceil(size / prose.length)).slice(0, size);
+function repositoryText(bytes) {
+  const root = new URL('../../', import.meta.url);
+  const files = ['README.md'];
+  for (const dir of ['docs', 'core']) {
+    for (const f of readdirSync(new URL(dir, root), { recursive: true }).sort()) {
+      if (/\.(md|cpp|h)$/.test(f)) files.push(`${dir}/${f}`);
+    }
+  }
+  let text = '';
+  for (const f of files) {
+    if (text.length >= bytes) break;
+    text += readFileSync(new URL(f, root), 'utf8');
+  }
+  return text.repeat(Math.ceil(bytes / text.length)); // (a repository smaller than the size)
+}
+const content = (values.prose ? repositoryText(size) : 'x'.repeat(size)).slice(0, size);
 const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content }] });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const target = new URL(loopscope.url);
