@@ -6,6 +6,7 @@
 #include "record/flowrecorder.h"
 #include "record/sharedjsonparser.h"
 #include "record/storedatabase.h"
+#include "record/storedblob.h"
 
 #include <QJsonDocument>
 #include <QRegularExpression>
@@ -15,8 +16,6 @@
 #include <QVariant>
 
 #include <algorithm>
-
-#include <zlib.h>
 
 namespace loopscope {
 
@@ -66,38 +65,6 @@ struct StoredTurn {
     QJsonObject response;
 };
 
-// A stored blob (qCompress's format: a 4-byte big-endian length, then a zlib stream) inflated
-// into `out`, whose buffer a run's read reuses flow after flow (qUncompress allocates one per
-// flow: 200 allocations of ~300 KB fragment the heap). The deflate data is inflated raw, so the
-// stream's Adler-32 is not computed (a seventh of a run's read): what comes out is only shown,
-// and a damaged blob fails to parse. False when it is not one.
-bool inflateInto(const QByteArray &blob, QByteArray &out) {
-    constexpr qsizetype kMaxBytes = 256 * 1024 * 1024;
-    if (blob.size() < 6)
-        return false;
-    const auto *b = reinterpret_cast<const uchar *>(blob.constData());
-    const qsizetype expected = (qsizetype(b[0]) << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
-    // The zlib header: deflate, a valid check, no preset dictionary.
-    if (expected > kMaxBytes || (b[4] & 0x0f) != 8 || ((b[4] << 8) | b[5]) % 31 != 0 ||
-        (b[5] & 0x20) != 0)
-        return false;
-    out.resize(expected);
-    z_stream z{};
-    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
-        return false;
-    z.next_in = const_cast<Bytef *>(b + 6);
-    z.avail_in = uInt(blob.size() - 6);
-    z.next_out = reinterpret_cast<Bytef *>(out.data());
-    z.avail_out = uInt(expected);
-    const int status = inflate(&z, Z_FINISH);
-    const qsizetype length = qsizetype(z.total_out);
-    inflateEnd(&z);
-    if (status != Z_STREAM_END)
-        return false;
-    out.resize(length);
-    return true;
-}
-
 // Flows scanned for one chain step (a run's Responses flows, newest first).
 constexpr int kMaxScannedFlows = 2000;
 
@@ -111,7 +78,7 @@ QString conversationOf(const QJsonObject &request) {
 std::optional<StoredTurn> storedTurn(qint64 seq, const QByteArray &compressedHops) {
     StoredTurn turn;
     turn.seq = seq;
-    const QJsonArray hops = QJsonDocument::fromJson(qUncompress(compressedHops)).array();
+    const QJsonArray hops = QJsonDocument::fromJson(StoredBlob::decompress(compressedHops)).array();
     for (const QJsonValue &v : hops) {
         const QJsonObject hop = v.toObject();
         const QString kind = hop.value(QStringLiteral("kind")).toString();
@@ -289,9 +256,10 @@ std::optional<QJsonObject> FlowQuery::flow(const QString &id) const {
     if (!q.exec() || !q.next())
         return std::nullopt;
     QJsonObject flow = parseObject(q.value(0).toByteArray());
-    flow.insert(QStringLiteral("hops"),
-                RecordedFlow::loadedHops(
-                    QJsonDocument::fromJson(qUncompress(q.value(1).toByteArray())).array()));
+    flow.insert(
+        QStringLiteral("hops"),
+        RecordedFlow::loadedHops(
+            QJsonDocument::fromJson(StoredBlob::decompress(q.value(1).toByteArray())).array()));
     return flow;
 }
 
@@ -465,7 +433,8 @@ QList<QJsonObject> FlowQuery::flows(const QStringList &ids, const QString &runId
             flow.insert(
                 QStringLiteral("hops"),
                 RecordedFlow::loadedHops(
-                    QJsonDocument::fromJson(qUncompress(q.value(1).toByteArray())).array()));
+                    QJsonDocument::fromJson(StoredBlob::decompress(q.value(1).toByteArray()))
+                        .array()));
             add(flow);
         }
     }
@@ -525,8 +494,8 @@ qsizetype FlowQuery::readRun(const QString &runId, qsizetype from, qsizetype lim
             break;
         offer([&] {
             const QByteArray blob = q.value(3).toByteArray();
-            if (!inflateInto(blob, hops))
-                hops = qUncompress(blob);
+            if (!StoredBlob::decompressInto(blob, hops))
+                hops.clear();
             FlowExchange x = FlowExchange::fromStored(q.value(2).toByteArray(), hops, parser);
             parser.nextGeneration();
             return x;

@@ -1,6 +1,7 @@
 #include "record/storedatabase.h"
 
 #include "record/recordedflow.h"
+#include "record/storedblob.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -176,9 +177,10 @@ bool StoreDatabase::createSchemaV1(QSqlDatabase db, QString *error) {
 
 QString StoreDatabase::searchTextOfRow(const QByteArray &summary,
                                        const QByteArray &compressedHops) {
-    const QJsonArray hops = compressedHops.isEmpty()
-                                ? QJsonArray()
-                                : QJsonDocument::fromJson(qUncompress(compressedHops)).array();
+    const QJsonArray hops =
+        compressedHops.isEmpty()
+            ? QJsonArray()
+            : QJsonDocument::fromJson(StoredBlob::decompress(compressedHops)).array();
     return RecordedFlow::searchTextOfStored(QJsonDocument::fromJson(summary).object(), hops);
 }
 

@@ -2,6 +2,7 @@
 
 #include "record/recordedflow.h"
 #include "record/storedatabase.h"
+#include "record/storedblob.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -100,11 +101,10 @@ protected:
             verbatimBodies = m_verbatimBodies;
         }
         QByteArray s = QJsonDocument(summaryJson).toJson(QJsonDocument::Compact);
-        // zlib's fastest level: the default (6) took 60 % of the writer's CPU for a 1 MB
-        // request, whose body a pass-through flow holds twice, for a few percent more size
-        // (any level reads back the same way).
+        // Compressed at a fast level (StoredBlob): compressing was the largest single cost of
+        // recording a large flow.
         const QJsonArray stored = RecordedFlow::storedHops(hopsJson);
-        QByteArray h = qCompress(storedText(stored, verbatimBodies), 1);
+        QByteArray h = StoredBlob::compress(storedText(stored, verbatimBodies));
         // From what is stored, so that a delete can derive the same text from the row.
         QString t = RecordedFlow::searchTextOfStored(summaryJson, stored);
         if (keep([&] {

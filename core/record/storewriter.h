@@ -55,7 +55,7 @@ struct FlowRow {
     QString model;
     QString path;
     QByteArray summary; // compact JSON (empty until encode())
-    QByteArray hops;    // qCompress(compact JSON array)
+    QByteArray hops;    // StoredBlob::compress(compact JSON array)
     QString searchText;
     qint64 inputTokens = 0, outputTokens = 0, totalTokens = 0;
     double costUsd = 0;

@@ -258,9 +258,13 @@ test('a configured key printed, echoed and queried is never stored or shown, yet
   for (const row of rows) {
     for (const hex of row.split('|')) {
       const blob = Buffer.from(hex, 'hex');
-      // qCompress: a 4-byte length, then zlib; a summary may be stored as is.
+      // Hops: a Zstandard frame (Debian's zstd reads it; files written before hold qCompress
+      // blobs: a 4-byte length, then zlib); a summary is stored as is.
       let text;
-      try { text = inflateSync(blob.subarray(4)).toString('utf8'); } catch { text = blob.toString('utf8'); }
+      if (blob.subarray(0, 4).equals(Buffer.from([0x28, 0xb5, 0x2f, 0xfd])))
+        text = execFileSync('zstd', ['-dcq'], { input: blob }).toString('utf8');
+      else
+        try { text = inflateSync(blob.subarray(4)).toString('utf8'); } catch { text = blob.toString('utf8'); }
       decoded += text;
     }
   }
