@@ -51,6 +51,7 @@ QByteArray StoredBlob::compress(QByteArrayView text) {
     if (ZSTD_isError(n))
         return {};
     out.truncate(qsizetype(n));
+    out.squeeze(); // a row waiting for its batch (or kept in memory) holds only the frame
     return out;
 }
 
