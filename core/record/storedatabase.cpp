@@ -184,6 +184,12 @@ QString StoreDatabase::searchTextOfRow(const QByteArray &summary,
     return RecordedFlow::searchTextOfStored(QJsonDocument::fromJson(summary).object(), hops);
 }
 
+QVariant StoreDatabase::searchValue(const QString &text) {
+    if (!QStringView(text).isValidUtf16())
+        return text;
+    return text.toUtf8();
+}
+
 const char StoreDatabase::kIndexRowSql[] = "INSERT INTO flows_fts(rowid, body) VALUES(?, ?)";
 const char StoreDatabase::kUnindexRowSql[] =
     "INSERT INTO flows_fts(flows_fts, rowid, body) VALUES('delete', ?, ?)";
@@ -191,7 +197,7 @@ const char StoreDatabase::kUnindexRowSql[] =
 bool StoreDatabase::runSearchStatement(QSqlQuery &prepared, qint64 seq, const QByteArray &summary,
                                        const QByteArray &compressedHops) {
     prepared.addBindValue(seq);
-    prepared.addBindValue(searchTextOfRow(summary, compressedHops));
+    prepared.addBindValue(searchValue(searchTextOfRow(summary, compressedHops)));
     return prepared.exec();
 }
 

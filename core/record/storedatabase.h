@@ -5,6 +5,7 @@
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QString>
+#include <QVariant>
 
 class QThread;
 
@@ -54,6 +55,13 @@ public:
     static const char kUnindexRowSql[];
     static bool runSearchStatement(QSqlQuery &prepared, qint64 seq, const QByteArray &summary,
                                    const QByteArray &compressedHops);
+    // The value those statements bind for a text: its UTF-8 bytes (FTS5 reads a blob as UTF-8
+    // text), which spares SQLite converting a UTF-16 string itself, an eighth of recording a
+    // large flow. A text holding a lone surrogate is bound as it is: SQLite's own conversion
+    // spells one differently than Qt's, and a row is taken out of the index only with the very
+    // tokens it went in with (rows indexed before from UTF-16 strings convert to the same bytes
+    // otherwise).
+    static QVariant searchValue(const QString &text);
 
     // What a row adds to the file, the `bytes` column `history.max_mb` is counted in (schema
     // 4): its summary, its compressed hops, and its share of the search index, which keeps

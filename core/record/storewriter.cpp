@@ -87,7 +87,8 @@ public:
     // Set once the job is done.
     QByteArray summary;
     QByteArray hops;
-    QString searchText;
+    QVariant searchValue; // StoreDatabase::searchValue
+    qint64 searchTextChars = 0;
 
 protected:
     void run() override {
@@ -106,11 +107,13 @@ protected:
         const QJsonArray stored = RecordedFlow::storedHops(hopsJson);
         QByteArray h = StoredBlob::compress(storedText(stored, verbatimBodies));
         // From what is stored, so that a delete can derive the same text from the row.
-        QString t = RecordedFlow::searchTextOfStored(summaryJson, stored);
+        const QString t = RecordedFlow::searchTextOfStored(summaryJson, stored);
+        QVariant v = StoreDatabase::searchValue(t);
         if (keep([&] {
                 summary = std::move(s);
                 hops = std::move(h);
-                searchText = std::move(t);
+                searchValue = std::move(v);
+                searchTextChars = t.size();
             })) {
             QMutexLocker lock(&m_inputMutex);
             m_summaryJson = {};
@@ -184,7 +187,7 @@ void FlowRow::encodeIn(BackgroundLane &lane) {
 }
 
 qint64 FlowRow::storedBytes() const {
-    return StoreDatabase::storedBytes(summary.size(), hops.size(), searchText.size());
+    return StoreDatabase::storedBytes(summary.size(), hops.size(), searchTextChars);
 }
 
 void FlowRow::encode() {
@@ -197,7 +200,8 @@ void FlowRow::encode() {
     pendingEncode->finish();
     summary = std::move(pendingEncode->summary);
     hops = std::move(pendingEncode->hops);
-    searchText = std::move(pendingEncode->searchText);
+    searchValue = std::move(pendingEncode->searchValue);
+    searchTextChars = pendingEncode->searchTextChars;
     pendingEncode.reset();
 }
 
@@ -281,7 +285,7 @@ bool StoreWriter::insert(const FlowRow &row, qint64 *added, QString *error) {
     const qint64 seq = q.lastInsertId().toLongLong();
     QSqlQuery &fts = m_statements->fts;
     fts.addBindValue(seq);
-    fts.addBindValue(row.searchText);
+    fts.addBindValue(row.searchValue);
     fts.exec();
     if (!row.runId.isEmpty()) {
         QSqlQuery &run = m_statements->run;

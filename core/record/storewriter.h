@@ -14,6 +14,7 @@
 #include <QSqlQuery>
 #include <QStringList>
 #include <QTimer>
+#include <QVariant>
 
 #include <atomic>
 #include <memory>
@@ -34,7 +35,7 @@ struct FlowRow {
     // (RecordedFlow::verbatimBodies): a large body's re-serialisation was a fifth of recording
     // its flow.
     QList<std::pair<qsizetype, QByteArray>> verbatimBodies;
-    // Fills summary, hops and searchText: from the background encoding when one was started
+    // Fills summary, hops and the search text: from the background encoding when one was started
     // (waiting for it, or doing it here if the lane has not begun), else here.
     void encode();
     // Hands the encoding to `lane` (StoreWriter::enqueue): it starts on a spare CPU while the
@@ -54,9 +55,10 @@ struct FlowRow {
     int status = 0;
     QString model;
     QString path;
-    QByteArray summary; // compact JSON (empty until encode())
-    QByteArray hops;    // StoredBlob::compress(compact JSON array)
-    QString searchText;
+    QByteArray summary;   // compact JSON (empty until encode())
+    QByteArray hops;      // StoredBlob::compress(compact JSON array)
+    QVariant searchValue; // the search text as bound (StoreDatabase::searchValue)
+    qint64 searchTextChars = 0;
     qint64 inputTokens = 0, outputTokens = 0, totalTokens = 0;
     double costUsd = 0;
     bool costKnown = false;
