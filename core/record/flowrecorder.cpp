@@ -134,17 +134,14 @@ QJsonValue FlowRecorder::parseBody(const QByteArray &raw, bool *verbatim) const 
         return QJsonValue::Null;
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(raw, &error);
-    if (error.error == QJsonParseError::NoError) {
+    if (error.error == QJsonParseError::NoError && (doc.isObject() || doc.isArray())) {
         bool masked = true;
-        const QJsonValue body =
-            doc.isObject()  ? QJsonValue(m_credentials->maskObject(doc.object(), &masked))
-            : doc.isArray() ? QJsonValue(m_credentials->maskArray(doc.array(), &masked))
-                            : QJsonValue();
-        if (doc.isObject() || doc.isArray()) {
-            if (verbatim)
-                *verbatim = !masked;
-            return body;
-        }
+        const QJsonValue body = doc.isObject()
+                                    ? QJsonValue(m_credentials->maskObject(doc.object(), &masked))
+                                    : QJsonValue(m_credentials->maskArray(doc.array(), &masked));
+        if (verbatim)
+            *verbatim = !masked;
+        return body;
     }
     return m_credentials->maskText(QString::fromUtf8(raw.left(kMaxTextBody)));
 }

@@ -115,6 +115,27 @@ qint64 pragma(const QString &path, const QString &name) {
     });
 }
 
+// A flow's hops column as stored (compressed), read through a connection of its own.
+QByteArray storedHopsColumn(const QString &path, const QString &id) {
+    return readSqliteFile(path, QByteArray(), [&](QSqlDatabase db) {
+        QSqlQuery q(db);
+        q.prepare("SELECT hops FROM flows WHERE id = ?");
+        q.addBindValue(id);
+        return q.exec() && q.next() ? q.value(0).toByteArray() : QByteArray();
+    });
+}
+
+// FTS5's own check of its index, empty when it passes (a row taken out with other tokens than
+// it went in with fails it).
+QString searchIndexError(const QString &path) {
+    return readSqliteFile(path, QString("not read"), [](QSqlDatabase db) {
+        QSqlQuery q(db);
+        return q.exec("INSERT INTO flows_fts(flows_fts) VALUES('integrity-check')")
+                   ? QString()
+                   : q.lastError().text();
+    });
+}
+
 QString integrity(const QString &path) {
     return readSqliteFile(path, QString(), [](QSqlDatabase db) {
         QSqlQuery q(db);
@@ -328,18 +349,10 @@ private slots:
         QCOMPARE(hits.first().toObject().value("id").toString(), QString("req_two"));
         QVERIFY(!store->query()->flow("req_nope"));
         // Bodies are stored compressed: the raw column does not hold the text.
-        QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "raw");
-        {
-            db.setDatabaseName(dbPath());
-            QVERIFY(db.open());
-            QSqlQuery raw(db);
-            QVERIFY(raw.exec("SELECT hops FROM flows WHERE id='req_one'") && raw.next());
-            QVERIFY(!raw.value(0).toByteArray().contains("first question"));
-            QVERIFY(StoredBlob::decompress(raw.value(0).toByteArray()).contains("first question"));
-            db.close();
-        }
-        db = QSqlDatabase();
-        QSqlDatabase::removeDatabase("raw");
+        const QByteArray column = storedHopsColumn(dbPath(), "req_one");
+        QVERIFY(!column.isEmpty());
+        QVERIFY(!column.contains("first question"));
+        QVERIFY(StoredBlob::decompress(column).contains("first question"));
     }
 
     void searchPagesThroughEveryMatch() {
@@ -501,17 +514,8 @@ private slots:
             store->flush();
         }
         // In the file: each text once, the upstream hops pointing at the client's.
-        QByteArray stored;
-        {
-            QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "raw-relay");
-            db.setDatabaseName(dbPath());
-            QVERIFY(db.open());
-            QSqlQuery raw(db);
-            QVERIFY(raw.exec("SELECT hops FROM flows WHERE id='req_relay'") && raw.next());
-            stored = StoredBlob::decompress(raw.value(0).toByteArray());
-            db.close();
-        }
-        QSqlDatabase::removeDatabase("raw-relay");
+        const QByteArray stored = StoredBlob::decompress(storedHopsColumn(dbPath(), id));
+        QVERIFY(!stored.isEmpty());
         QCOMPARE(stored.count("zebraquestion"), 1);
         QCOMPARE(stored.count("zebraanswer"), 1);
         QVERIFY2(stored.contains(R"("body_from":"client_request")"), stored.constData());
@@ -587,17 +591,7 @@ private slots:
             bus.publish(Kind::ExchangeFinished, id, -1, {{"status", 200}, {"durationMs", 1.0}});
             store->flush();
         }
-        QByteArray stored;
-        {
-            QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "raw-verbatim");
-            db.setDatabaseName(dbPath());
-            QVERIFY(db.open());
-            QSqlQuery raw(db);
-            QVERIFY(raw.exec("SELECT hops FROM flows WHERE id='req_verbatim'") && raw.next());
-            stored = StoredBlob::decompress(raw.value(0).toByteArray());
-            db.close();
-        }
-        QSqlDatabase::removeDatabase("raw-verbatim");
+        const QByteArray stored = StoredBlob::decompress(storedHopsColumn(dbPath(), id));
         QVERIFY2(QJsonDocument::fromJson(stored).isArray(), stored.constData());
         QCOMPARE(stored.contains(request), verbatim);
         QCOMPARE(stored.contains(answer), verbatim);
@@ -847,14 +841,7 @@ private slots:
         if (how != "clear")
             QVERIFY(terms.contains("kingfisher"));
         QCOMPARE(countRows(dbPath(), "flows_fts"), countRows(dbPath(), "flows"));
-        // FTS5's own check of its index (a row taken out with other tokens than it went in
-        // with fails it).
-        const QString check = readSqliteFile(dbPath(), QString("not run"), [](QSqlDatabase db) {
-            QSqlQuery q(db);
-            return q.exec("INSERT INTO flows_fts(flows_fts) VALUES('integrity-check')")
-                       ? QString()
-                       : q.lastError().text();
-        });
+        const QString check = searchIndexError(dbPath());
         QVERIFY2(check.isEmpty(), qPrintable(check));
     }
 
@@ -907,12 +894,7 @@ private slots:
         auto store = openStore();
         QCOMPARE(store->remove({"req_odd", "req_lone"}), 2);
         QCOMPARE(indexedTerms(dbPath()), QStringList());
-        const QString check = readSqliteFile(dbPath(), QString("not run"), [](QSqlDatabase db) {
-            QSqlQuery q(db);
-            return q.exec("INSERT INTO flows_fts(flows_fts) VALUES('integrity-check')")
-                       ? QString()
-                       : q.lastError().text();
-        });
+        const QString check = searchIndexError(dbPath());
         QVERIFY2(check.isEmpty(), qPrintable(check));
     }
 
